@@ -1,0 +1,46 @@
+/**
+ * Finding and launching Chromium for the browser stage.
+ * Playwright's own browser download is not available everywhere, so a system Chromium comes first.
+ */
+import { existsSync } from 'node:fs';
+import { chromium } from 'playwright';
+
+/** System locations tried after `CHROMIUM_PATH`, before Playwright's bundled browser. */
+const SYSTEM_CHROMIUM_PATHS = [
+    '/usr/bin/chromium',
+    '/usr/bin/chromium-browser',
+    '/usr/bin/google-chrome-stable',
+    '/usr/bin/google-chrome',
+    '/snap/bin/chromium',
+    '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
+    '/Applications/Chromium.app/Contents/MacOS/Chromium',
+];
+
+/** Flags that keep a headless Chromium quiet and working in containers and on closed networks. */
+export const CHROMIUM_ARGS = [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-dev-shm-usage',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+];
+
+/** How to get a browser, for the message shown when none is found. */
+export const INSTALL_HINT =
+    'install one (Debian/Ubuntu: `apt-get install -y chromium`; elsewhere: `npx playwright install chromium`) ' +
+    'or point CHROMIUM_PATH at a Chromium or Chrome binary';
+
+/**
+ * The Chromium binary to use: `CHROMIUM_PATH`, else a system Chromium, else Playwright's
+ * bundled browser when it was downloaded; undefined when there is none.
+ */
+export function findChromium(env: NodeJS.ProcessEnv = process.env): string | undefined {
+    if (env.CHROMIUM_PATH) return existsSync(env.CHROMIUM_PATH) ? env.CHROMIUM_PATH : undefined;
+    const system = SYSTEM_CHROMIUM_PATHS.find((path) => existsSync(path));
+    if (system) return system;
+    const bundled = chromium.executablePath();
+    return existsSync(bundled) ? bundled : undefined;
+}

@@ -1,0 +1,135 @@
+/**
+ * The route API: the contract between dragnet and the contributors who add sites.
+ *
+ * A site is one module in `routes/` that default-exports `defineSite({...})`.
+ * Each route has one extractor, written against Cheerio's `$`, that runs on the
+ * cheap HTTP fetch and, when the route's schema says fields are missing, on the
+ * browser-rendered HTML too.
+ */
+import type { CheerioAPI } from 'cheerio';
+import type { z } from 'zod';
+
+/** Where a page's HTML came from. */
+export type Renderer = 'http' | 'browser';
+
+/**
+ * `auto` (default): cheap fetch first; the browser only when required fields are missing.
+ * `never`: never render; a page that misses fields is quarantined.
+ * `always`: skip the cheap fetch and render every page of this route.
+ */
+export type RenderPolicy = 'auto' | 'never' | 'always';
+
+/** What an extractor and a link function are told about the page. */
+export interface PageContext {
+    /** The page's URL after redirects (normalized). */
+    url: URL;
+    /** The route label the page was handled as. */
+    label: string;
+    /** Which stage produced the HTML. */
+    renderer: Renderer;
+    /** Whatever the enqueuing page attached to the request. */
+    userData: Record<string, unknown>;
+}
+
+/** One record, or a list of records (a page of quotes is ten records). */
+export type Extracted<T> = T | T[] | null | undefined;
+
+/** A rule for links a route discovers: a CSS selector of `<a href>` elements, or a function. */
+export type EnqueueRule =
+    | { selector: string; label: string }
+    | { links: ($: CheerioAPI, page: PageContext) => Iterable<string>; label: string };
+
+/** A URL pattern: a RegExp tested against the whole URL, or a predicate. */
+export type UrlMatcher = RegExp | ((url: URL) => boolean);
+
+export interface RouteDefinition<Schema extends z.ZodType = z.ZodType> {
+    /**
+     * URLs this route handles when they arrive without a label (start URLs, redirects).
+     * Routes are tried in declaration order; the first match wins.
+     */
+    match?: UrlMatcher;
+    /** Returns what the page holds. Omit for a navigation-only route (listings, indexes). */
+    extract?: ($: CheerioAPI, page: PageContext) => Extracted<z.input<Schema>>;
+    /**
+     * The zod schema each record must pass: which fields are required and what values are sane.
+     * A record that fails it escalates to the browser (`render: 'auto'`) or is quarantined.
+     */
+    schema?: Schema;
+    /**
+     * The fewest records a page of this route must yield; fewer counts like a missing field.
+     * Default: 1 for a route with an extractor.
+     */
+    minRecords?: number;
+    /** Links to follow from pages of this route. */
+    enqueue?: EnqueueRule[];
+    /** When to use the browser. Default: `auto`. */
+    render?: RenderPolicy;
+    /** Browser stage: a CSS selector to wait for before the HTML is read. */
+    waitFor?: string;
+}
+
+export interface SiteDefinition {
+    /** Short name; names the dataset and the other stores. */
+    name: string;
+    /** Where a run starts when no `--start-url` is given. */
+    startUrls: string[];
+    /** Routes keyed by label. */
+    routes: Record<string, RouteDefinition>;
+    /** Query parameters that never change the page, dropped before dedup (added to the built-in `utm_*`, `ref`, ...). */
+    trackingParams?: string[];
+}
+
+/** A route with its label and defaults filled in. */
+export interface Route extends RouteDefinition {
+    label: string;
+    render: RenderPolicy;
+    minRecords: number;
+}
+
+export interface Site extends Omit<SiteDefinition, 'routes'> {
+    routes: Map<string, Route>;
+    /** The route for a label, or for a URL through the routes' `match` patterns. */
+    routeFor(label: string | undefined, url: URL): Route | undefined;
+}
+
+/** Defines a site. Typed per route so each extractor is checked against its own schema. */
+export function defineSite<R extends Record<string, RouteDefinition<any>>>(
+    definition: Omit<SiteDefinition, 'routes'> & { routes: { [L in keyof R]: RouteDefinition<SchemaOf<R[L]>> } },
+): Site {
+    const { routes: routeDefinitions, ...rest } = definition;
+    if (!/^[a-z0-9][a-z0-9-]*$/.test(rest.name)) {
+        throw new Error(`site name "${rest.name}" must be lower-case letters, digits and dashes`);
+    }
+    const routes = new Map<string, Route>();
+    for (const [label, route] of Object.entries<RouteDefinition>(routeDefinitions)) {
+        routes.set(label, {
+            ...route,
+            label,
+            render: route.render ?? 'auto',
+            minRecords: route.minRecords ?? (route.extract ? 1 : 0),
+        });
+    }
+    return {
+        ...rest,
+        routes,
+        routeFor(label, url) {
+            if (label) return routes.get(label);
+            for (const route of routes.values()) {
+                if (route.match && matches(route.match, url)) return route;
+            }
+            return undefined;
+        },
+    };
+}
+
+type SchemaOf<R> = R extends RouteDefinition<infer S> ? S : z.ZodType;
+
+function matches(matcher: UrlMatcher, url: URL): boolean {
+    return matcher instanceof RegExp ? matcher.test(url.href) : matcher(url);
+}
+
+/** Collapsed, trimmed text of the first match, or undefined when nothing (or only blanks) matched. */
+export function textOf($: CheerioAPI, selector: string, root?: Parameters<CheerioAPI>[1]): string | undefined {
+    const text = $(selector, root).first().text().replace(/\s+/g, ' ').trim();
+    return text === '' ? undefined : text;
+}
