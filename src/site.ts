@@ -34,6 +34,9 @@ export interface PageContext {
 /** One record, or a list of records (a page of quotes is ten records). */
 export type Extracted<T> = T | T[] | null | undefined;
 
+/** A record as an extractor may return it: any field can be missing; the schema decides if that matters. */
+export type Draft<T> = T extends Record<string, unknown> ? { [K in keyof T]?: T[K] | null } : T;
+
 /** A rule for links a route discovers: a CSS selector of `<a href>` elements, or a function. */
 export type EnqueueRule =
     | { selector: string; label: string }
@@ -49,7 +52,7 @@ export interface RouteDefinition<Schema extends z.ZodType = z.ZodType> {
      */
     match?: UrlMatcher;
     /** Returns what the page holds. Omit for a navigation-only route (listings, indexes). */
-    extract?: ($: CheerioAPI, page: PageContext) => Extracted<z.input<Schema>>;
+    extract?: ($: CheerioAPI, page: PageContext) => Extracted<Draft<z.input<Schema>>>;
     /**
      * The zod schema each record must pass: which fields are required and what values are sane.
      * A record that fails it escalates to the browser (`render: 'auto'`) or is quarantined.
@@ -108,6 +111,13 @@ export function defineSite<R extends Record<string, RouteDefinition<any>>>(
             render: route.render ?? 'auto',
             minRecords: route.minRecords ?? (route.extract ? 1 : 0),
         });
+    }
+    for (const route of routes.values()) {
+        for (const rule of route.enqueue ?? []) {
+            if (!routes.has(rule.label)) {
+                throw new Error(`site ${rest.name}: route "${route.label}" enqueues links to unknown route "${rule.label}"`);
+            }
+        }
     }
     return {
         ...rest,

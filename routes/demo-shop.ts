@@ -1,0 +1,69 @@
+/**
+ * The demo shop (test/site/shop.ts), the site `npm start` crawls with no arguments.
+ * Home → category listings (paginated) → product pages. Some product pages fill in their
+ * title and price with a script, so their cheap fetch fails the schema and goes to the browser.
+ */
+import { z } from 'zod';
+import { defineSite, textOf } from '../src/site.js';
+
+const productSchema = z.object({
+    title: z.string().min(1, 'title is empty'),
+    // zod 4's z.number() already rejects NaN and ±Infinity, so an unparseable price fails here.
+    price: z.number().positive().max(100_000),
+    currency: z.string().regex(/^[A-Z]{3}$/).optional(),
+    sku: z.string().regex(/^SKU-\d{6}$/, 'SKU is SKU- and six digits'),
+    availability: z.enum(['in_stock', 'out_of_stock']).optional(),
+    stock: z.number().int().nonnegative().optional(),
+    description: z.string().min(1).optional(),
+    category: z.string().min(1).optional(),
+});
+
+export default defineSite({
+    name: 'demo-shop',
+    // The CLI replaces the host with the shop it starts in-process.
+    startUrls: ['http://127.0.0.1:8080/'],
+    routes: {
+        home: {
+            match: (url) => url.pathname === '/',
+            enqueue: [
+                { selector: 'a.category-link', label: 'category' },
+                // Alias links (`/p/<id>` answers 301 to the product page): the redirect goes through the frontier.
+                { selector: 'a.featured-link', label: 'product' },
+            ],
+        },
+        category: {
+            match: (url) => url.pathname.startsWith('/category/'),
+            enqueue: [
+                { selector: 'a.product-link', label: 'product' },
+                { selector: 'a.next', label: 'category' },
+            ],
+        },
+        product: {
+            match: (url) => url.pathname.startsWith('/products/'),
+            schema: productSchema,
+            render: 'auto',
+            waitFor: 'h1.product-title:not(:empty)',
+            enqueue: [{ selector: 'a.related-link', label: 'product' }],
+            extract: ($) => {
+                const priceText = textOf($, '.buy-box .price') ?? '';
+                const availabilityLine = $('p.availability').first();
+                const availability = availabilityLine.hasClass('in-stock') ? 'in_stock'
+                    : availabilityLine.hasClass('out-of-stock') ? 'out_of_stock'
+                    : undefined;
+                // "In stock (12 available)"; an out-of-stock product has none left.
+                const available = /\((\d+) available\)/.exec(availabilityLine.text())?.[1];
+                return {
+                    // Empty on script-only pages until the script has run: the schema sends those to the browser.
+                    title: textOf($, 'h1.product-title') ?? '',
+                    price: Number.parseFloat(priceText.replace(/[^\d.]/g, '')),
+                    currency: $('.buy-box .price').attr('data-currency'),
+                    sku: textOf($, '.buy-box .sku') ?? '',
+                    availability,
+                    stock: available !== undefined ? Number(available) : availability === 'out_of_stock' ? 0 : undefined,
+                    description: textOf($, '.description'),
+                    category: textOf($, 'nav.breadcrumb a.breadcrumb-category'),
+                };
+            },
+        },
+    },
+});

@@ -1,0 +1,113 @@
+/**
+ * Run configuration: command-line flags over environment variables (read from `.env`) over
+ * defaults. Every option is declared once below, with its flag, variable, default and help.
+ */
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+
+/** A configuration problem the user can fix; printed as one line, exit code 2. */
+export class ConfigError extends Error {
+    override readonly name = 'ConfigError';
+}
+
+const positiveInt = (what: string) =>
+    z.coerce.number({ error: `${what} must be a number` }).int(`${what} must be a whole number`).positive(`${what} must be at least 1`);
+
+/** Flags, their environment variables, defaults and help lines. */
+const OPTIONS = {
+    site: { env: 'DRAGNET_SITE', help: 'site name (a file in routes/) or path to a site module', default: 'demo-shop' },
+    'start-url': { env: 'DRAGNET_START_URLS', help: 'where to start instead of the site\'s start URLs (repeatable; env: space-separated)', multiple: true },
+    'max-concurrency': { env: 'DRAGNET_MAX_CONCURRENCY', help: 'most HTTP requests in flight', default: '20' },
+    'browser-concurrency': { env: 'DRAGNET_BROWSER_CONCURRENCY', help: 'most browser pages open at once', default: '4' },
+    'max-requests': { env: 'DRAGNET_MAX_REQUESTS', help: 'most URLs admitted to the frontier in a run (default: no limit)' },
+    'max-retries': { env: 'DRAGNET_MAX_RETRIES', help: 'retries of a transient failure before dead-letter', default: '3' },
+    'request-timeout': { env: 'DRAGNET_REQUEST_TIMEOUT_SECS', help: 'seconds for one fetch or navigation', default: '30' },
+    'storage-dir': { env: 'DRAGNET_STORAGE_DIR', help: 'where datasets, queues and raw pages go', default: './storage' },
+    'summary-json': { env: 'DRAGNET_SUMMARY_JSON', help: 'also write the run summary to this JSON file' },
+    'progress-interval': { env: 'DRAGNET_PROGRESS_INTERVAL_SECS', help: 'seconds between progress lines', default: '5' },
+    'log-level': { env: 'LOG_LEVEL', help: 'trace, debug, info, warn, error', default: 'info' },
+    help: { help: 'show this help' },
+} as const satisfies Record<string, { env?: string; help: string; default?: string; multiple?: boolean }>;
+
+const configSchema = z.object({
+    site: z.string().min(1, 'site must not be empty'),
+    startUrls: z.array(z.string()),
+    maxConcurrency: positiveInt('--max-concurrency'),
+    browserConcurrency: positiveInt('--browser-concurrency'),
+    maxRequests: positiveInt('--max-requests').optional(),
+    maxRetries: z.coerce.number().int().min(0, '--max-retries must be 0 or more'),
+    requestTimeoutSecs: positiveInt('--request-timeout'),
+    storageDir: z.string().min(1),
+    summaryJson: z.string().optional(),
+    progressIntervalSecs: positiveInt('--progress-interval'),
+    logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+/** The configuration for a run, or `'help'` when help was asked for. Throws ConfigError. */
+export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): Config | 'help' {
+    let values: Record<string, unknown>;
+    try {
+        ({ values } = parseArgs({
+            args: argv,
+            strict: true,
+            allowPositionals: false,
+            options: Object.fromEntries(
+                Object.entries(OPTIONS).map(([name, option]) => [
+                    name,
+                    { type: name === 'help' ? 'boolean' : 'string', multiple: 'multiple' in option && option.multiple },
+                ]),
+            ),
+        }));
+    } catch (error) {
+        throw new ConfigError(`${(error as Error).message.split('\n')[0]} (see --help)`);
+    }
+    if (values.help) return 'help';
+
+    const read = (name: Exclude<keyof typeof OPTIONS, 'help'>): unknown => {
+        const option = OPTIONS[name];
+        const fromEnv = env[option.env];
+        return values[name] ?? (fromEnv === '' ? undefined : fromEnv) ?? ('default' in option ? option.default : undefined);
+    };
+    const startUrls = read('start-url');
+    const parsed = configSchema.safeParse({
+        site: read('site'),
+        startUrls: typeof startUrls === 'string' ? startUrls.split(/\s+/).filter(Boolean) : (startUrls ?? []),
+        maxConcurrency: read('max-concurrency'),
+        browserConcurrency: read('browser-concurrency'),
+        maxRequests: read('max-requests'),
+        maxRetries: read('max-retries'),
+        requestTimeoutSecs: read('request-timeout'),
+        storageDir: read('storage-dir'),
+        summaryJson: read('summary-json'),
+        progressIntervalSecs: read('progress-interval'),
+        logLevel: read('log-level'),
+    });
+    if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new ConfigError(issue?.message ?? 'invalid configuration');
+    }
+    return parsed.data;
+}
+
+export function helpText(): string {
+    const lines = Object.entries(OPTIONS).map(([name, option]) => {
+        const flag = `--${name}${name === 'help' ? '' : ' <value>'}`.padEnd(30);
+        const extras = [
+            'default' in option ? `default: ${option.default}` : undefined,
+            'env' in option ? `env: ${option.env}` : undefined,
+        ].filter(Boolean);
+        return `  ${flag} ${option.help}${extras.length ? ` (${extras.join('; ')})` : ''}`;
+    });
+    return [
+        'dragnet — crawl a site through the whole pipeline',
+        '',
+        'Usage: npm start -- [options]',
+        '       npm start                  crawl the built-in demo shop (started in-process, offline)',
+        '',
+        'Options (flags override environment variables, which may be set in .env):',
+        ...lines,
+        '',
+    ].join('\n');
+}

@@ -1,0 +1,108 @@
+/**
+ * The expensive path: Crawlee's PlaywrightCrawler on Chromium, fed by escalation (and by
+ * `render: 'always'` routes). The rendered DOM goes to the same extractor as the cheap HTML.
+ */
+import { load } from 'cheerio';
+import { PlaywrightCrawler, type RequestQueue } from 'crawlee';
+import { chromium, type Page } from 'playwright';
+import type { DeadLetter } from '../frontier/deadLetter.js';
+import type { RequestData } from '../frontier/frontier.js';
+import type { RunStats } from '../monitor/stats.js';
+import type { Route } from '../site.js';
+import { CHROMIUM_ARGS, INSTALL_HINT } from './chromium.js';
+import { failureHandlers, rejectRequest } from './failureHandlers.js';
+import { checkResponse } from './failures.js';
+import type { StageOptions } from './httpStage.js';
+
+export interface BrowserStageOptions extends StageOptions {
+    /** The Chromium binary (see `findChromium`). */
+    executablePath: string;
+    /** Pages open at once in one browser. Default: 4. */
+    maxOpenPagesPerBrowser?: number;
+    /** A browser is replaced after this many pages, so leaks do not pile up. Default: 100. */
+    retireBrowserAfterPageCount?: number;
+    /** How long to wait for a route's `waitFor` selector. Default: 10 000 ms. */
+    waitForTimeoutMillis?: number;
+}
+
+export function createBrowserStage(options: BrowserStageOptions): PlaywrightCrawler {
+    const { site, frontier, pageHandler, stats } = options;
+    const waitForTimeoutMillis = options.waitForTimeoutMillis ?? 10_000;
+    return new PlaywrightCrawler(
+        {
+            requestQueue: options.queue,
+            maxConcurrency: options.maxConcurrency,
+            maxRequestRetries: options.maxRetries,
+            navigationTimeoutSecs: options.requestTimeoutSecs,
+            sessionPoolOptions: { blockedStatusCodes: [] },
+            launchContext: {
+                launcher: chromium,
+                launchOptions: { executablePath: options.executablePath, args: CHROMIUM_ARGS, headless: true },
+            },
+            browserPoolOptions: {
+                maxOpenPagesPerBrowser: options.maxOpenPagesPerBrowser ?? 4,
+                retireBrowserAfterPageCount: options.retireBrowserAfterPageCount ?? 100,
+            },
+            // Images, fonts, media and stylesheets never hold the fields we extract.
+            preNavigationHooks: [async ({ blockRequests }) => blockRequests()],
+            async requestHandler(context) {
+                const { request, response, page } = context;
+                const status = response?.status() ?? 200;
+                const headers = (await response?.allHeaders()) ?? {};
+                const failure = checkResponse(status, headers['content-type'] ?? 'text/html');
+                if (failure) rejectRequest(context, failure);
+
+                const route = site.routeFor(request.label, new URL(request.url));
+                if (!route) throw new Error(`no route "${request.label}" in site ${site.name}`);
+                await waitForContent(page, route, waitForTimeoutMillis);
+                const html = await page.content();
+                await pageHandler.handle({
+                    request: { url: request.url, label: request.label, userData: request.userData as RequestData },
+                    route,
+                    $: load(html),
+                    html,
+                    status,
+                    headers,
+                    finalUrl: frontier.normalize(page.url()) ?? request.url,
+                    renderer: 'browser',
+                });
+            },
+            ...failureHandlers({ stage: 'browser', deadLetter: options.deadLetter, stats, log: options.log }),
+        },
+        options.config,
+    );
+}
+
+/**
+ * Waits for the route's `waitFor` selector. A selector that never shows is not an error
+ * here: the extractor and the schema decide whether the page is usable.
+ */
+async function waitForContent(page: Page, route: Route, timeoutMillis: number): Promise<void> {
+    if (!route.waitFor) return;
+    await page.waitForSelector(route.waitFor, { timeout: timeoutMillis }).catch(() => undefined);
+}
+
+/**
+ * Without a browser, the pages waiting for one cannot be done in this run: each goes to
+ * dead-letter as `renderer-unavailable`, to be re-queued once a browser is installed.
+ * Returns how many there were.
+ */
+export async function deadLetterUnrendered(queue: RequestQueue, deadLetter: DeadLetter, stats: RunStats): Promise<number> {
+    let count = 0;
+    for (let request = await queue.fetchNextRequest(); request; request = await queue.fetchNextRequest()) {
+        await deadLetter.add({
+            url: request.url,
+            label: request.label,
+            failureClass: 'permanent',
+            reason: 'renderer-unavailable',
+            error: `no Chromium to render with: ${INSTALL_HINT}`,
+            attempts: 0,
+            stage: 'browser',
+        });
+        await queue.markRequestHandled(request);
+        stats.deadLettered += 1;
+        stats.errorsByClass.permanent += 1;
+        count += 1;
+    }
+    return count;
+}

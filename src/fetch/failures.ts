@@ -1,0 +1,105 @@
+/**
+ * The one place that decides what a failure is. Every stage asks here; nothing else
+ * interprets status codes or error messages.
+ *
+ * - transient: the same request may well succeed later (timeouts, resets, 5xx, 429) — retried;
+ * - blocked: the site refused this client (403) — retried on a fresh session;
+ * - permanent: asking again will not help (404, 410, 400, 401, unsupported content) — dead-lettered at once;
+ * - invalid: the page was fetched but its records fail the route's schema — quarantined.
+ */
+
+export type FailureClass = 'transient' | 'blocked' | 'permanent' | 'invalid';
+
+/** A failure with its class decided; thrown by the stages so the crawler's error path can read it back. */
+export class FetchFailure extends Error {
+    override readonly name = 'FetchFailure';
+
+    constructor(
+        readonly failureClass: FailureClass,
+        message: string,
+        readonly status?: number,
+        /** The stable reason; default: `http-<status>`, else the message. */
+        readonly reason = status && status >= 400 ? `http-${status}` : message,
+    ) {
+        super(message);
+    }
+}
+
+export interface ClassifiedFailure {
+    failureClass: FailureClass;
+    /** A short, stable reason for reports and the dead-letter store, e.g. `http-404`, `timeout`. */
+    reason: string;
+    status?: number;
+    message: string;
+}
+
+const PERMANENT_STATUSES = new Set([400, 401, 404, 405, 406, 410, 414, 451, 501]);
+
+/** The class of an HTTP status, or undefined when the response can be used (2xx, 3xx). */
+export function classifyStatus(status: number): FailureClass | undefined {
+    if (status < 400) return undefined;
+    if (status === 403) return 'blocked';
+    if (status === 408 || status === 425 || status === 429 || status >= 500) {
+        return PERMANENT_STATUSES.has(status) ? 'permanent' : 'transient';
+    }
+    return 'permanent';
+}
+
+const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+
+/** Why a non-redirect response cannot be used as a page, or undefined when it can. */
+export function checkResponse(status: number, contentType: string | undefined): FetchFailure | undefined {
+    const failureClass = classifyStatus(status);
+    if (failureClass) return new FetchFailure(failureClass, `HTTP ${status}`, status);
+    const type = contentType?.split(';')[0]?.trim().toLowerCase();
+    if (!type || !HTML_TYPES.has(type)) {
+        return new FetchFailure('permanent', `unsupported content type: ${type || 'none'}`, status, 'unsupported-content-type');
+    }
+    return undefined;
+}
+
+const TRANSIENT_ERROR_CODES = new Set([
+    'ECONNRESET',
+    'ECONNREFUSED',
+    'ECONNABORTED',
+    'EPIPE',
+    'ETIMEDOUT',
+    'ESOCKETTIMEDOUT',
+    'EAI_AGAIN',
+    'EHOSTUNREACH',
+    'ENETUNREACH',
+    'ERR_STREAM_PREMATURE_CLOSE',
+    'UND_ERR_SOCKET',
+]);
+
+/** Classifies anything a stage or the HTTP client threw. Unknown errors are transient: retrying is capped. */
+export function classifyError(error: unknown): ClassifiedFailure {
+    const message = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').trim();
+    if (error instanceof FetchFailure) {
+        return { failureClass: error.failureClass, reason: error.reason, status: error.status, message };
+    }
+    const code = errorCode(error);
+    if (code && TRANSIENT_ERROR_CODES.has(code)) {
+        return { failureClass: 'transient', reason: code.toLowerCase().replace(/_/g, '-'), message };
+    }
+    if (/timed? ?out|timeout/i.test(message)) return { failureClass: 'transient', reason: 'timeout', message };
+    if (/served Content-Type/i.test(message)) return { failureClass: 'permanent', reason: 'unsupported-content-type', message };
+    if (/redirect/i.test(message) && /(loop|max|times)/i.test(message)) {
+        return { failureClass: 'permanent', reason: 'redirect-loop', message };
+    }
+    return { failureClass: 'transient', reason: 'error', message };
+}
+
+/**
+ * The first error code on an error or its causes (got wraps the socket error), or named in
+ * its message (Crawlee re-throws connection errors as a SessionError with only the message).
+ */
+function errorCode(error: unknown): string | undefined {
+    for (let current = error, depth = 0; current && depth < 5; depth++) {
+        const { code, cause } = current as { code?: unknown; cause?: unknown };
+        if (typeof code === 'string' && TRANSIENT_ERROR_CODES.has(code)) return code;
+        current = cause;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    return message.match(/\b(E[A-Z_]{3,}|UND_ERR_[A-Z_]+)\b/)?.[1];
+}

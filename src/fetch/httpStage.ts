@@ -1,0 +1,91 @@
+/**
+ * The cheap path: Crawlee's CheerioCrawler (got-scraping with generated browser headers,
+ * a session pool, an autoscaled pool) over the HTTP queue. Redirects are not followed here:
+ * their targets go back through the frontier, so an alias never fetches a page twice.
+ */
+import type { CheerioAPI } from 'cheerio';
+import { CheerioCrawler, type Configuration, type RequestQueue } from 'crawlee';
+import type { Logger } from 'pino';
+import type { DeadLetter } from '../frontier/deadLetter.js';
+import type { Frontier, RequestData } from '../frontier/frontier.js';
+import type { RunStats } from '../monitor/stats.js';
+import type { Site } from '../site.js';
+import { failureHandlers, rejectRequest } from './failureHandlers.js';
+import { FetchFailure, checkResponse } from './failures.js';
+import type { PageHandler } from './pageHandler.js';
+
+export interface StageOptions {
+    site: Site;
+    queue: RequestQueue;
+    config: Configuration;
+    frontier: Frontier;
+    pageHandler: PageHandler;
+    deadLetter: DeadLetter;
+    stats: RunStats;
+    log: Logger;
+    /** Most requests in flight. */
+    maxConcurrency: number;
+    /** Retries after the first attempt, for transient and blocked failures. */
+    maxRetries: number;
+    /** Time for one fetch (or one browser navigation). */
+    requestTimeoutSecs: number;
+}
+
+/** Every 5xx reaches the request handler, so the failure classifier, not Crawlee, decides. */
+const ALL_5XX = Array.from({ length: 100 }, (_, index) => 500 + index);
+
+export function createHttpStage(options: StageOptions): CheerioCrawler {
+    const { site, frontier, pageHandler, stats } = options;
+    return new CheerioCrawler(
+        {
+            requestQueue: options.queue,
+            maxConcurrency: options.maxConcurrency,
+            maxRequestRetries: options.maxRetries,
+            navigationTimeoutSecs: options.requestTimeoutSecs,
+            ignoreHttpErrorStatusCodes: ALL_5XX,
+            // Every content type reaches the request handler too: redirects often have none.
+            additionalMimeTypes: ['*/*'],
+            // Blocking is decided by the failure classifier, which retires the session itself.
+            sessionPoolOptions: { blockedStatusCodes: [] },
+            preNavigationHooks: [
+                (_context, gotOptions) => {
+                    gotOptions.followRedirect = false;
+                },
+            ],
+            async requestHandler(context) {
+                const { request, response, body, $ } = context;
+                const userData = request.userData as RequestData;
+                const status = response.statusCode ?? 0;
+                const location = response.headers.location;
+                if (status >= 300 && status < 400 && location) {
+                    const outcome = await frontier.followRedirect({ url: request.url, label: request.label, userData }, location);
+                    if (outcome === 'loop') {
+                        rejectRequest(context, new FetchFailure('permanent', `redirect loop at ${request.url} → ${location}`, status, 'redirect-loop'));
+                    }
+                    stats.redirects += 1;
+                    if (outcome === 'duplicate') stats.duplicates += 1;
+                    stats.succeeded += 1;
+                    return;
+                }
+                const failure = checkResponse(status, response.headers['content-type']);
+                if (failure) rejectRequest(context, failure);
+
+                const route = site.routeFor(request.label, new URL(request.url));
+                if (!route) throw new Error(`no route "${request.label}" in site ${site.name}`);
+                await pageHandler.handle({
+                    request: { url: request.url, label: request.label, userData },
+                    route,
+                    // The same cheerio module; Crawlee's declarations reach it through its CommonJS types.
+                    $: $ as unknown as CheerioAPI,
+                    html: body.toString(),
+                    status,
+                    headers: response.headers,
+                    finalUrl: request.url,
+                    renderer: 'http',
+                });
+            },
+            ...failureHandlers({ stage: 'http', deadLetter: options.deadLetter, stats, log: options.log }),
+        },
+        options.config,
+    );
+}

@@ -1,0 +1,152 @@
+/**
+ * The frontier: the only door into the crawl. A URL is normalized, routed, checked against
+ * robots.txt and the seen-set, counted against the request budget, and only then queued —
+ * on the HTTP queue, or straight on the browser queue for `render: 'always'` routes.
+ */
+import type { RequestQueue, RequestOptions } from 'crawlee';
+import type { Logger } from 'pino';
+import type { Route, Site } from '../site.js';
+import type { RunStats } from '../monitor/stats.js';
+import { InvalidUrlError, normalizeUrl, urlKey } from './normalize.js';
+import type { RobotsPolicy } from './robots.js';
+import type { SeenSet } from './seenSet.js';
+
+/** A URL on its way in: from a start URL, a page's link, or a redirect. */
+export interface Link {
+    url: string;
+    /** The route to handle it; without one, the site's `match` patterns decide. */
+    label?: string;
+    userData?: Record<string, unknown>;
+}
+
+/** What the stages keep on every request. */
+export interface RequestData extends Record<string, unknown> {
+    /** Why the cheap fetch was not enough, when the page was escalated to the browser. */
+    escalation?: string;
+    /** Redirect hops behind this request. */
+    redirects?: number;
+}
+
+export interface FrontierOptions {
+    site: Site;
+    seenSet: SeenSet;
+    httpQueue: RequestQueue;
+    browserQueue: RequestQueue;
+    robots?: RobotsPolicy;
+    stats: RunStats;
+    log: Logger;
+    /** The most URLs admitted in a run; further links are skipped and counted. Default: no limit. */
+    maxRequests?: number;
+    /** Redirect hops followed before a request is a redirect loop. Default: 10. */
+    maxRedirects?: number;
+}
+
+export type RedirectOutcome = 'queued' | 'duplicate' | 'loop';
+
+export class Frontier {
+    private readonly site: Site;
+    private readonly maxRequests: number;
+    private readonly maxRedirects: number;
+
+    constructor(private readonly options: FrontierOptions) {
+        this.site = options.site;
+        this.maxRequests = options.maxRequests ?? Infinity;
+        this.maxRedirects = options.maxRedirects ?? 10;
+    }
+
+    /** Admits the links that are new, routable and allowed; returns how many were queued. */
+    async enqueue(links: Iterable<Link>, base?: URL): Promise<number> {
+        const { stats } = this.options;
+        const candidates: { url: string; route: Route; userData?: Record<string, unknown> }[] = [];
+        for (const link of links) {
+            const url = this.normalize(link.url, base);
+            if (!url) continue;
+            const route = this.site.routeFor(link.label, new URL(url));
+            if (!route) {
+                stats.linksSkipped.unrouted += 1;
+                continue;
+            }
+            if (this.options.robots && !(await this.options.robots.isAllowed(new URL(url)))) {
+                stats.linksSkipped.disallowed += 1;
+                continue;
+            }
+            candidates.push({ url, route, userData: link.userData });
+        }
+
+        const isNew = await this.options.seenSet.add(candidates.map(({ url }) => urlKey(url)));
+        const toHttp: RequestOptions[] = [];
+        const toBrowser: RequestOptions[] = [];
+        candidates.forEach(({ url, route, userData }, index) => {
+            if (!isNew[index]) {
+                stats.linksSkipped.seen += 1;
+            } else if (stats.admitted >= this.maxRequests) {
+                stats.linksSkipped.overBudget += 1;
+            } else {
+                stats.admitted += 1;
+                const request = { url, uniqueKey: url, label: route.label, userData: { ...userData } };
+                (route.render === 'always' ? toBrowser : toHttp).push(request);
+            }
+        });
+        await Promise.all([this.addTo(this.options.httpQueue, toHttp), this.addTo(this.options.browserQueue, toBrowser)]);
+        return toHttp.length + toBrowser.length;
+    }
+
+    /**
+     * Sends a page the cheap fetch could not carry to the browser queue. The page was already
+     * admitted, so it bypasses the seen-set and the budget.
+     */
+    async escalate(request: { url: string; label?: string; userData: RequestData }, reason: string): Promise<void> {
+        await this.options.browserQueue.addRequest({
+            url: request.url,
+            uniqueKey: request.url,
+            label: request.label,
+            userData: { ...request.userData, escalation: reason },
+        });
+    }
+
+    /**
+     * Puts a redirect target through the frontier, so a page reached through an alias is
+     * fetched once. A redirect to the same page (a trailing slash added) is followed directly.
+     */
+    async followRedirect(
+        request: { url: string; label?: string; userData: RequestData },
+        location: string,
+    ): Promise<RedirectOutcome> {
+        const hops = (request.userData.redirects ?? 0) + 1;
+        const target = this.normalize(location, new URL(request.url));
+        if (!target || target === request.url || hops > this.maxRedirects) return 'loop';
+        const userData = { ...request.userData, redirects: hops };
+        if (urlKey(target) === urlKey(request.url)) {
+            await this.options.httpQueue.addRequest({ url: target, uniqueKey: target, label: request.label, userData });
+            return 'queued';
+        }
+        const queued = await this.enqueue([{ url: target, label: request.label, userData }]);
+        return queued > 0 ? 'queued' : 'duplicate';
+    }
+
+    /**
+     * Claims a page's canonical URL for the page at hand. False when another request already
+     * holds it: the page is a duplicate and its records are not stored again.
+     */
+    async claimCanonical(canonicalUrl: string, requestUrl: string): Promise<boolean> {
+        if (urlKey(canonicalUrl) === urlKey(requestUrl)) return true;
+        const [isNew] = await this.options.seenSet.add([urlKey(canonicalUrl)]);
+        return isNew ?? false;
+    }
+
+    /** The fetch form of a URL, or undefined (counted) when it is not a crawlable URL. */
+    normalize(raw: string, base?: URL): string | undefined {
+        try {
+            return normalizeUrl(raw, { base, trackingParams: this.site.trackingParams });
+        } catch (error) {
+            if (!(error instanceof InvalidUrlError)) throw error;
+            this.options.stats.linksSkipped.invalid += 1;
+            this.options.log.debug({ url: raw, base: base?.href }, error.message);
+            return undefined;
+        }
+    }
+
+    private async addTo(queue: RequestQueue, requests: RequestOptions[]): Promise<void> {
+        if (requests.length > 0) await queue.addRequests(requests);
+    }
+}

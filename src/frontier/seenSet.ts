@@ -1,0 +1,28 @@
+/**
+ * The set of URL keys a run has already admitted, so a page enters the frontier once
+ * whichever path, redirect or canonical link leads to it.
+ */
+
+export interface SeenSet {
+    /** Adds the keys; for each, whether it was new (a key repeated within the call is new once). */
+    add(keys: readonly string[]): Promise<boolean[]>;
+    /** How many keys it holds. */
+    readonly size: number;
+}
+
+/** Exact, in memory: no false positives, about 100 bytes per URL. */
+export class MemorySeenSet implements SeenSet {
+    private readonly keys = new Set<string>();
+
+    async add(keys: readonly string[]): Promise<boolean[]> {
+        return keys.map((key) => {
+            if (this.keys.has(key)) return false;
+            this.keys.add(key);
+            return true;
+        });
+    }
+
+    get size(): number {
+        return this.keys.size;
+    }
+}

@@ -1,0 +1,57 @@
+/**
+ * One log for the whole run: pino, pretty on a terminal and JSON lines otherwise, on stderr
+ * so stdout carries only the summary. Crawlee's own log is routed into it.
+ */
+import { Logger as CrawleeLogger, LogLevel, log as crawleeLog } from 'crawlee';
+import { pino, type Logger } from 'pino';
+import pretty from 'pino-pretty';
+
+export type { Logger } from 'pino';
+
+export interface LoggerOptions {
+    /** pino level name. Default: `info`. */
+    level?: string;
+    /** Human-readable output. Default: when stderr is a terminal. */
+    pretty?: boolean;
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+    const level = options.level ?? 'info';
+    const usePretty = options.pretty ?? process.stderr.isTTY === true;
+    const destination = usePretty
+        ? pretty({ destination: 2, sync: true, colorize: true, translateTime: 'HH:MM:ss', ignore: 'pid,hostname' })
+        : pino.destination({ fd: 2, sync: true });
+    const logger = pino({ level, base: undefined }, destination);
+    routeCrawleeLog(logger);
+    return logger;
+}
+
+/**
+ * Crawlee messages that dragnet reports itself, with the failure class: at debug level they
+ * do not repeat every retry and dead-letter as a stack trace.
+ */
+const REPORTED_BY_DRAGNET = [/^Reclaiming failed request/, /^Request failed and reached maximum retries/];
+
+class PinoBridge extends CrawleeLogger {
+    constructor(private readonly target: Logger) {
+        super({});
+    }
+
+    override _log(level: LogLevel, message: string, data?: Record<string, unknown>, exception?: unknown): void {
+        const fields = { ...data, ...(exception ? { err: exception } : {}) };
+        if (REPORTED_BY_DRAGNET.some((pattern) => pattern.test(message))) {
+            this.target.debug(fields, message);
+        } else if (level <= LogLevel.ERROR) {
+            this.target.error(fields, message);
+        } else if (level <= LogLevel.WARNING) {
+            this.target.warn(fields, message);
+        } else {
+            // Crawlee's INFO lines (periodic statistics, "crawler started") repeat what the progress line says.
+            this.target.debug(fields, message);
+        }
+    }
+}
+
+function routeCrawleeLog(logger: Logger): void {
+    crawleeLog.setOptions({ logger: new PinoBridge(logger), level: logger.isLevelEnabled('debug') ? LogLevel.DEBUG : LogLevel.INFO });
+}

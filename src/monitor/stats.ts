@@ -1,0 +1,66 @@
+/**
+ * The run's counters. Every stage records here; the progress line, the summary and the
+ * tests read from here. Plain numbers, no logic beyond counting.
+ */
+import type { FailureClass } from '../fetch/failures.js';
+
+export interface RouteStats {
+    pages: number;
+    itemsStored: number;
+    itemsInvalid: number;
+    escalations: number;
+    /** Per schema field, how often it was why a page escalated or an item was quarantined. */
+    failingFields: Record<string, number>;
+}
+
+export class RunStats {
+    readonly startedAt = new Date();
+
+    /** URLs admitted to the frontier (start URLs, links, redirect targets). */
+    admitted = 0;
+    /** Pages finished successfully at their last stage (including redirects and duplicates found after fetching). */
+    succeeded = 0;
+    deadLettered = 0;
+    /** Requests that needed at least one retry, and the retries themselves. */
+    retriedRequests = 0;
+    retries = 0;
+    /** 3xx responses whose target went back through the frontier. */
+    redirects = 0;
+    /** Pages whose canonical URL or redirect target was already seen: nothing stored twice. */
+    duplicates = 0;
+
+    httpFetched = 0;
+    browserRendered = 0;
+    escalations = 0;
+
+    itemsStored = 0;
+    itemsInvalid = 0;
+
+    /** Discovered links that did not enter the frontier, by why. */
+    linksSkipped = { seen: 0, invalid: 0, disallowed: 0, overBudget: 0, unrouted: 0 };
+    errorsByClass: Record<FailureClass, number> = { transient: 0, blocked: 0, permanent: 0, invalid: 0 };
+    readonly routes = new Map<string, RouteStats>();
+
+    route(label: string): RouteStats {
+        let stats = this.routes.get(label);
+        if (!stats) {
+            stats = { pages: 0, itemsStored: 0, itemsInvalid: 0, escalations: 0, failingFields: {} };
+            this.routes.set(label, stats);
+        }
+        return stats;
+    }
+
+    countFailingFields(label: string, fields: Iterable<string>): void {
+        const { failingFields } = this.route(label);
+        for (const field of fields) failingFields[field] = (failingFields[field] ?? 0) + 1;
+    }
+
+    /** Pages finished either way. */
+    get finished(): number {
+        return this.succeeded + this.deadLettered;
+    }
+
+    get errors(): number {
+        return Object.values(this.errorsByClass).reduce((sum, count) => sum + count, 0);
+    }
+}

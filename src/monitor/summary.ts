@@ -1,0 +1,84 @@
+/**
+ * The run summary: the stable JSON contract (DESIGN: command line and outputs) plus a
+ * short human-readable version of it.
+ */
+import type { RunStats } from './stats.js';
+
+export interface RunSummary {
+    site: string;
+    startedAt: string;
+    finishedAt: string;
+    durationSec: number;
+    pagesPerSec: number;
+    requests: {
+        total: number;
+        succeeded: number;
+        retried: number;
+        deadLettered: number;
+        retries: number;
+        redirects: number;
+        duplicates: number;
+    };
+    http: { fetched: number };
+    browser: { rendered: number; available: boolean };
+    items: { stored: number; invalid: number };
+    escalations: { total: number; byRoute: Record<string, number> };
+    linksSkipped: RunStats['linksSkipped'];
+    errorsByClass: RunStats['errorsByClass'];
+    routes: Record<string, ReturnType<RunStats['route']>>;
+    storage: { dir: string; dataset: string; quarantine: string; deadLetter: string; rawPages: string };
+}
+
+export function buildSummary(
+    stats: RunStats,
+    context: { site: string; browserAvailable: boolean; storage: RunSummary['storage'] },
+): RunSummary {
+    const finishedAt = new Date();
+    const durationSec = (finishedAt.getTime() - stats.startedAt.getTime()) / 1000;
+    const routes = Object.fromEntries(stats.routes);
+    return {
+        site: context.site,
+        startedAt: stats.startedAt.toISOString(),
+        finishedAt: finishedAt.toISOString(),
+        durationSec: round(durationSec),
+        pagesPerSec: round(stats.finished / Math.max(durationSec, 0.001)),
+        requests: {
+            total: stats.admitted,
+            succeeded: stats.succeeded,
+            retried: stats.retriedRequests,
+            deadLettered: stats.deadLettered,
+            retries: stats.retries,
+            redirects: stats.redirects,
+            duplicates: stats.duplicates,
+        },
+        http: { fetched: stats.httpFetched },
+        browser: { rendered: stats.browserRendered, available: context.browserAvailable },
+        items: { stored: stats.itemsStored, invalid: stats.itemsInvalid },
+        escalations: {
+            total: stats.escalations,
+            byRoute: Object.fromEntries([...stats.routes].map(([label, route]) => [label, route.escalations])),
+        },
+        linksSkipped: { ...stats.linksSkipped },
+        errorsByClass: { ...stats.errorsByClass },
+        routes,
+        storage: context.storage,
+    };
+}
+
+export function formatSummary(summary: RunSummary): string {
+    const { requests, items } = summary;
+    return [
+        `dragnet: ${summary.site} finished in ${summary.durationSec}s (${summary.pagesPerSec} pages/s)`,
+        `  requests   ${requests.total} total: ${requests.succeeded} succeeded, ${requests.deadLettered} dead-lettered, ` +
+            `${requests.retried} retried (${requests.retries} retries), ${requests.redirects} redirects, ${requests.duplicates} duplicates`,
+        `  fetched    ${summary.http.fetched} by HTTP, ${summary.browser.rendered} rendered in the browser ` +
+            `(${summary.escalations.total} escalations${summary.browser.available ? '' : '; no browser available'})`,
+        `  items      ${items.stored} stored, ${items.invalid} quarantined`,
+        `  links      skipped: ${Object.entries(summary.linksSkipped).map(([why, n]) => `${n} ${why}`).join(', ')}`,
+        `  output     ${summary.storage.dir} (dataset ${summary.storage.dataset}, raw pages ${summary.storage.rawPages})`,
+    ].join('\n');
+}
+
+function round(value: number): number {
+    return Math.round(value * 100) / 100;
+}

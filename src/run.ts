@@ -1,0 +1,141 @@
+/**
+ * Wiring: opens the site's stores, builds the frontier and the two stages, and runs them in
+ * rounds until both queues are drained — the browser stage can discover links for the HTTP
+ * stage and the HTTP stage escalates pages to the browser.
+ */
+import { MemoryStorage } from '@crawlee/memory-storage';
+import { Configuration, Dataset, RequestQueue } from 'crawlee';
+import type { Logger } from 'pino';
+import { createBrowserStage, deadLetterUnrendered } from './fetch/browserStage.js';
+import { createHttpStage, type StageOptions } from './fetch/httpStage.js';
+import { PageHandler, type QuarantineEntry, type StoredItem } from './fetch/pageHandler.js';
+import { DeadLetter, type DeadLetterEntry } from './frontier/deadLetter.js';
+import { Frontier } from './frontier/frontier.js';
+import { RobotsPolicy } from './frontier/robots.js';
+import { MemorySeenSet } from './frontier/seenSet.js';
+import { startProgress } from './monitor/progress.js';
+import { RunStats } from './monitor/stats.js';
+import { buildSummary, type RunSummary } from './monitor/summary.js';
+import type { Site } from './site.js';
+import { DatasetSink, storeNames } from './store/datasets.js';
+import { RawStore } from './store/rawStore.js';
+
+export interface CrawlOptions {
+    site: Site;
+    /** Normalized start URLs; the site's own when empty. */
+    startUrls: string[];
+    /** Root of all storage; the site's stores in it are emptied when the run starts. */
+    storageDir: string;
+    maxConcurrency: number;
+    browserConcurrency: number;
+    maxRequests?: number;
+    maxRetries: number;
+    requestTimeoutSecs: number;
+    progressIntervalSecs: number;
+    /** The Chromium to render with; undefined when none was found, so escalated pages are dead-lettered. */
+    chromiumPath: string | undefined;
+    /** Obey robots.txt. Default: true. */
+    respectRobotsTxt?: boolean;
+    log: Logger;
+}
+
+export interface CrawlResult {
+    summary: RunSummary;
+    /** 0 when every page could be handled as the site asks; 1 when pages needed a browser that was missing. */
+    exitCode: number;
+}
+
+export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
+    const { site, log } = options;
+    const names = storeNames(site.name);
+    const storage = new MemoryStorage({ localDataDirectory: options.storageDir, persistStorage: true });
+    const config = new Configuration({ storageClient: storage, purgeOnStart: false });
+    await purgeSiteStores(site.name, options.storageDir, config);
+
+    const stats = new RunStats();
+    const httpQueue = await RequestQueue.open(names.httpQueue, { config });
+    const browserQueue = await RequestQueue.open(names.browserQueue, { config });
+    const items = await DatasetSink.open<StoredItem>(names.items, config);
+    const quarantine = await DatasetSink.open<QuarantineEntry>(names.quarantine, config);
+    const deadLetter = new DeadLetter(await DatasetSink.open<DeadLetterEntry>(names.deadLetter, config));
+    const raw = await RawStore.open({ storageDir: options.storageDir, site: site.name });
+
+    const frontier = new Frontier({
+        site,
+        seenSet: new MemorySeenSet(),
+        httpQueue,
+        browserQueue,
+        robots: options.respectRobotsTxt === false ? undefined : new RobotsPolicy(),
+        stats,
+        log,
+        maxRequests: options.maxRequests,
+    });
+    const pageHandler = new PageHandler({ frontier, items, quarantine, raw, stats, log });
+    const stageOptions: Omit<StageOptions, 'queue' | 'maxConcurrency'> = {
+        site,
+        config,
+        frontier,
+        pageHandler,
+        deadLetter,
+        stats,
+        log,
+        maxRetries: options.maxRetries,
+        requestTimeoutSecs: options.requestTimeoutSecs,
+    };
+
+    const startUrls = options.startUrls.length > 0 ? options.startUrls : site.startUrls;
+    await frontier.enqueue(startUrls.map((url) => ({ url })));
+    log.info({ site: site.name, startUrls, storageDir: options.storageDir }, `crawling ${site.name}`);
+    if (!options.chromiumPath) log.warn('no Chromium found: pages that need rendering will be dead-lettered');
+
+    const stopProgress = startProgress({ stats, log, intervalMs: options.progressIntervalSecs * 1000 });
+    let unrendered = 0;
+    try {
+        while (!((await httpQueue.isFinished()) && (await browserQueue.isFinished()))) {
+            await createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency: options.maxConcurrency }).run();
+            if (await browserQueue.isEmpty()) continue;
+            if (options.chromiumPath) {
+                await createBrowserStage({
+                    ...stageOptions,
+                    queue: browserQueue,
+                    maxConcurrency: options.browserConcurrency,
+                    executablePath: options.chromiumPath,
+                }).run();
+            } else {
+                unrendered += await deadLetterUnrendered(browserQueue, deadLetter, stats);
+            }
+        }
+    } finally {
+        stopProgress();
+        await Promise.all([items.flush(), quarantine.flush(), deadLetter.flush(), raw.flush()]);
+        await storage.teardown();
+    }
+
+    const summary = buildSummary(stats, {
+        site: site.name,
+        browserAvailable: options.chromiumPath !== undefined,
+        storage: {
+            dir: options.storageDir,
+            dataset: names.items,
+            quarantine: names.quarantine,
+            deadLetter: names.deadLetter,
+            rawPages: raw.dir,
+        },
+    });
+    if (unrendered > 0) {
+        log.error({ pages: unrendered }, `${unrendered} pages needed a browser and none was available; they are in dead-letter`);
+    }
+    return { summary, exitCode: unrendered > 0 ? 1 : 0 };
+}
+
+/** A run starts clean: the site's queues, datasets and raw pages from an earlier run are removed. */
+async function purgeSiteStores(site: string, storageDir: string, config: Configuration): Promise<void> {
+    const names = storeNames(site);
+    for (const name of [names.httpQueue, names.browserQueue]) {
+        await (await RequestQueue.open(name, { config })).drop();
+    }
+    for (const name of [names.items, names.quarantine, names.deadLetter]) {
+        await (await Dataset.open(name, { config })).drop();
+    }
+    await RawStore.purge({ storageDir, site });
+}

@@ -1,0 +1,135 @@
+/**
+ * Raw pages, kept apart from parsed items so pages can be re-parsed without re-crawling.
+ *
+ * Layout: `<storageDir>/raw_pages/<site>/pages-000001.jsonl`, one JSON object per line,
+ * appended in batches; a new segment starts past `maxSegmentBytes`. A line cut short by a
+ * crash is skipped on read, so a killed process never leaves the store unreadable.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { appendFile, mkdir, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Renderer } from '../site.js';
+import { BatchWriter } from './batchWriter.js';
+
+export interface RawPage {
+    /** Identifies the page; parsed items and quarantine entries point here. */
+    key: string;
+    url: string;
+    finalUrl: string;
+    status: number;
+    headers: Record<string, string | string[] | undefined>;
+    fetchedAt: string;
+    renderer: Renderer;
+    label: string;
+    body: string;
+}
+
+export interface RawStoreOptions {
+    storageDir: string;
+    site: string;
+    /** Pages per write. Default: 50. */
+    maxBatchSize?: number;
+    /** Longest a page waits in memory before it is written. Default: 1000 ms. */
+    maxDelayMs?: number;
+    /** Size at which a new segment file starts. Default: 64 MiB. */
+    maxSegmentBytes?: number;
+}
+
+/** The key of a page fetched from `finalUrl` by `renderer`: stable, so re-fetches overwrite nothing. */
+export function rawPageKey(finalUrl: string, renderer: Renderer): string {
+    return `${createHash('sha1').update(finalUrl).digest('hex').slice(0, 20)}-${renderer}`;
+}
+
+export class RawStore {
+    readonly dir: string;
+    private readonly writer: BatchWriter<RawPage>;
+    private readonly maxSegmentBytes: number;
+    private segment = 0;
+    private segmentBytes = Infinity;
+
+    private constructor(options: RawStoreOptions) {
+        this.dir = join(options.storageDir, 'raw_pages', options.site);
+        this.maxSegmentBytes = options.maxSegmentBytes ?? 64 * 1024 * 1024;
+        this.writer = new BatchWriter({
+            write: (pages) => this.append(pages),
+            maxBatchSize: options.maxBatchSize ?? 50,
+            maxDelayMs: options.maxDelayMs ?? 1000,
+        });
+    }
+
+    /**
+     * Opens the store. Writing starts in a new segment, so a line a crash cut short in the
+     * last one is never glued to the next page.
+     */
+    static async open(options: RawStoreOptions): Promise<RawStore> {
+        const store = new RawStore(options);
+        await mkdir(store.dir, { recursive: true });
+        store.segment = (await store.segmentFiles()).length;
+        return store;
+    }
+
+    /** Removes every stored page of the site. */
+    static async purge(options: Pick<RawStoreOptions, 'storageDir' | 'site'>): Promise<void> {
+        await rm(join(options.storageDir, 'raw_pages', options.site), { recursive: true, force: true });
+    }
+
+    async put(page: RawPage): Promise<void> {
+        await this.writer.add(page);
+    }
+
+    async flush(): Promise<void> {
+        await this.writer.flush();
+    }
+
+    /** Every stored page, oldest first. */
+    async *pages(): AsyncGenerator<RawPage> {
+        await this.flush();
+        for (const file of await this.segmentFiles()) {
+            const lines = createInterface({ input: createReadStream(join(this.dir, file)), crlfDelay: Infinity });
+            for await (const line of lines) {
+                const page = parseLine(line);
+                if (page) yield page;
+            }
+        }
+    }
+
+    /** The newest stored page with this key. */
+    async get(key: string): Promise<RawPage | undefined> {
+        let found: RawPage | undefined;
+        for await (const page of this.pages()) {
+            if (page.key === key) found = page;
+        }
+        return found;
+    }
+
+    private async append(pages: RawPage[]): Promise<void> {
+        const chunk = pages.map((page) => `${JSON.stringify(page)}\n`).join('');
+        const bytes = Buffer.byteLength(chunk);
+        if (this.segmentBytes + bytes > this.maxSegmentBytes) {
+            this.segment += 1;
+            this.segmentBytes = 0;
+        }
+        await appendFile(join(this.dir, segmentName(this.segment)), chunk);
+        this.segmentBytes += bytes;
+    }
+
+    private async segmentFiles(): Promise<string[]> {
+        const files = await readdir(this.dir).catch(() => []);
+        return files.filter((file) => /^pages-\d{6}\.jsonl$/.test(file)).sort();
+    }
+}
+
+function segmentName(index: number): string {
+    return `pages-${String(index).padStart(6, '0')}.jsonl`;
+}
+
+function parseLine(line: string): RawPage | undefined {
+    if (line.trim() === '') return undefined;
+    try {
+        return JSON.parse(line) as RawPage;
+    } catch {
+        return undefined; // a line cut short by a crash
+    }
+}

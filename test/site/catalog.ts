@@ -1,0 +1,266 @@
+/**
+ * The fixture shop's generated data: categories, products and dead links, all derived from
+ * one seed so a test knows the truth about every page before it crawls a single one.
+ *
+ * Everything random comes from one mulberry32 stream consumed in a fixed order, so the same
+ * options always give the same catalog (and a different seed gives a different one).
+ */
+
+export interface ProductTruth {
+    id: number;
+    slug: string;
+    /** Canonical path, e.g. `/products/rustic-steel-lamp-42`. */
+    path: string;
+    title: string;
+    price: number;
+    currency: 'USD';
+    /** `SKU-000042` */
+    sku: string;
+    availability: 'in_stock' | 'out_of_stock';
+    /** 0 when out of stock. */
+    stock: number;
+    description: string;
+    /** The category's display name, as the breadcrumb shows it. */
+    category: string;
+    /** Title and price are filled in only by an inline script. */
+    scriptOnly: boolean;
+    /** The first request to `path` fails (503 or connection reset). */
+    transientFailure: boolean;
+}
+
+/** How a product's first request fails. */
+export type TransientFailure = '503' | 'reset';
+
+export interface Category {
+    name: string;
+    slug: string;
+    /** Path of page 1, e.g. `/category/kitchen`. */
+    path: string;
+    products: ProductTruth[];
+    pageCount: number;
+}
+
+/** A listing card pointing at a product that does not exist (any more). */
+export interface DeadLink {
+    path: string;
+    status: 404 | 410;
+    title: string;
+    price: number;
+    /** Where the card sits: category slug, listing page (1-based) and card position on it. */
+    categorySlug: string;
+    page: number;
+    position: number;
+}
+
+export interface CatalogOptions {
+    seed: number;
+    products: number;
+    categories: number;
+    productsPerPage: number;
+    scriptOnlyRate: number;
+    transientFailureRate: number;
+    notFoundLinks: number;
+}
+
+export interface Catalog {
+    categories: Category[];
+    products: ProductTruth[];
+    /** Products the home page features (through the `/p/<id>` alias). */
+    featured: ProductTruth[];
+    /** Each product's "Related products", by id. */
+    related: Map<number, ProductTruth[]>;
+    /** How each transiently failing product path fails. */
+    transientFailures: Map<string, TransientFailure>;
+    deadLinks: DeadLink[];
+}
+
+const FEATURED_COUNT = 5;
+const RELATED_COUNT = 3;
+/** Share of products that are out of stock. */
+const OUT_OF_STOCK_RATE = 0.15;
+
+const CATEGORY_NAMES = [
+    'Kitchen', 'Garden', 'Lighting', 'Office', 'Outdoor', 'Bath',
+    'Bedroom', 'Tools', 'Travel', 'Pets', 'Kids', 'Storage',
+];
+const ADJECTIVES = [
+    'Rustic', 'Modern', 'Classic', 'Compact', 'Sleek', 'Vintage', 'Sturdy', 'Elegant',
+    'Handmade', 'Minimal', 'Deluxe', 'Everyday', 'Foldable', 'Portable', 'Heavy-Duty', 'Cozy',
+];
+const MATERIALS = [
+    'Steel', 'Oak', 'Bamboo', 'Ceramic', 'Linen', 'Copper', 'Walnut', 'Glass',
+    'Leather', 'Wool', 'Marble', 'Cotton', 'Brass', 'Concrete', 'Cork', 'Aluminum',
+];
+const NOUNS = [
+    'Lamp', 'Chair', 'Mug', 'Shelf', 'Basket', 'Clock', 'Vase', 'Bowl', 'Tray', 'Stool',
+    'Planter', 'Blanket', 'Kettle', 'Organizer', 'Mirror', 'Bench', 'Lantern', 'Jar',
+];
+const QUALITIES = ['durable', 'easy to clean', 'lightweight', 'built to last', 'made to order', 'gift-ready'];
+const PLACES = ['the kitchen', 'a small apartment', 'the patio', 'a home office', 'the guest room', 'a cabin'];
+
+/** A small, fast, seedable PRNG (mulberry32); returns floats in [0, 1). */
+export function mulberry32(seed: number): () => number {
+    let state = seed >>> 0;
+    return () => {
+        state = (state + 0x6d2b79f5) >>> 0;
+        let t = state;
+        t = Math.imul(t ^ (t >>> 15), t | 1);
+        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+}
+
+type Random = () => number;
+
+export function buildCatalog(options: CatalogOptions): Catalog {
+    const random = mulberry32(options.seed);
+    const categories = buildCategories(options.categories);
+    const scriptOnly = new Set(pickShare(random, options.products, options.scriptOnlyRate));
+    const failing = pickShare(random, options.products, options.transientFailureRate);
+    const failingIds = new Set(failing);
+
+    const products: ProductTruth[] = [];
+    for (let id = 1; id <= options.products; id++) {
+        // Round-robin keeps the categories within one product of each other in size.
+        const category = categories[(id - 1) % categories.length]!;
+        const product = buildProduct(random, id, category.name, scriptOnly.has(id), failingIds.has(id));
+        products.push(product);
+        category.products.push(product);
+    }
+    for (const category of categories) {
+        category.pageCount = Math.max(1, Math.ceil(category.products.length / options.productsPerPage));
+    }
+
+    return {
+        categories,
+        products,
+        featured: shuffled(random, products).slice(0, FEATURED_COUNT),
+        related: pickRelated(random, categories, products),
+        // Alternate in pick order so the failures split half 503, half reset.
+        transientFailures: new Map(failing.map((id, i) => [products[id - 1]!.path, i % 2 === 0 ? '503' : 'reset'])),
+        deadLinks: placeDeadLinks(random, categories, options),
+    };
+}
+
+function buildCategories(count: number): Category[] {
+    return Array.from({ length: count }, (_, i) => {
+        const round = Math.floor(i / CATEGORY_NAMES.length);
+        const base = CATEGORY_NAMES[i % CATEGORY_NAMES.length]!;
+        const name = round === 0 ? base : `${base} ${round + 1}`;
+        const slug = slugify(name);
+        return { name, slug, path: `/category/${slug}`, products: [], pageCount: 1 };
+    });
+}
+
+function buildProduct(random: Random, id: number, category: string, scriptOnly: boolean, transientFailure: boolean): ProductTruth {
+    const adjective = pick(random, ADJECTIVES);
+    const material = pick(random, MATERIALS);
+    const noun = pick(random, NOUNS);
+    const title = `${adjective} ${material} ${noun}`;
+    const slug = slugify(title);
+    const stock = random() < OUT_OF_STOCK_RATE ? 0 : 1 + Math.floor(random() * 250);
+    return {
+        id,
+        slug,
+        path: `/products/${slug}-${id}`,
+        title,
+        price: randomPrice(random),
+        currency: 'USD',
+        sku: `SKU-${String(id).padStart(6, '0')}`,
+        availability: stock > 0 ? 'in_stock' : 'out_of_stock',
+        stock,
+        description: describe(random, material, noun),
+        category,
+        scriptOnly,
+        transientFailure,
+    };
+}
+
+/** 1.00 to 999.99, whole cents. */
+function randomPrice(random: Random): number {
+    return (100 + Math.floor(random() * 99_900)) / 100;
+}
+
+/** One to three sentences. */
+function describe(random: Random, material: string, noun: string): string {
+    const sentences = [
+        `This ${noun.toLowerCase()} is made of ${material.toLowerCase()} and is ${pick(random, QUALITIES)}.`,
+        `It fits right in ${pick(random, PLACES)}.`,
+        `Each piece is inspected by hand before it ships.`,
+        `Pairs well with anything else in ${material.toLowerCase()}.`,
+    ];
+    const count = 1 + Math.floor(random() * 3);
+    return [sentences[0]!, ...shuffled(random, sentences.slice(1)).slice(0, count - 1)].join(' ');
+}
+
+/** For each product, three others from its own category (from the whole shop when the category is too small). */
+function pickRelated(random: Random, categories: Category[], products: ProductTruth[]): Map<number, ProductTruth[]> {
+    const categoryOf = new Map(categories.map((category) => [category.name, category]));
+    const related = new Map<number, ProductTruth[]>();
+    for (const product of products) {
+        const sameCategory = categoryOf.get(product.category)!.products;
+        const pool = sameCategory.length > RELATED_COUNT ? sameCategory : products;
+        related.set(product.id, sampleOthers(random, pool, RELATED_COUNT, product));
+    }
+    return related;
+}
+
+/**
+ * Spreads the dead links evenly over all listing pages (in category, then page order), each at
+ * a random position among the page's cards. The last one answers 410 Gone when there are two
+ * or more, the rest 404.
+ */
+function placeDeadLinks(random: Random, categories: Category[], options: CatalogOptions): DeadLink[] {
+    const pages = categories.flatMap((category) =>
+        Array.from({ length: category.pageCount }, (_, i) => ({ category, page: i + 1 })),
+    );
+    return Array.from({ length: options.notFoundLinks }, (_, i) => {
+        const { category, page } = pages[Math.floor((i * pages.length) / options.notFoundLinks)]!;
+        const cardsOnPage = category.products.slice((page - 1) * options.productsPerPage, page * options.productsPerPage).length;
+        return {
+            path: `/products/discontinued-${i + 1}`,
+            status: options.notFoundLinks >= 2 && i === options.notFoundLinks - 1 ? 410 : 404,
+            title: `${pick(random, ADJECTIVES)} ${pick(random, MATERIALS)} ${pick(random, NOUNS)}`,
+            price: randomPrice(random),
+            categorySlug: category.slug,
+            page,
+            position: Math.floor(random() * (cardsOnPage + 1)),
+        };
+    });
+}
+
+/** `Math.round(rate * count)` distinct ids from 1..count, in random order. */
+function pickShare(random: Random, count: number, rate: number): number[] {
+    const ids = Array.from({ length: count }, (_, i) => i + 1);
+    return shuffled(random, ids).slice(0, Math.round(rate * count));
+}
+
+/** Up to `count` distinct items of `pool` (which holds `except`) other than `except`. */
+function sampleOthers<T>(random: Random, pool: readonly T[], count: number, except: T): T[] {
+    const chosen = new Set<T>();
+    const wanted = Math.min(count, pool.length - 1);
+    // Rejection sampling: cheap because `count` is tiny next to the pool.
+    while (chosen.size < wanted) {
+        const item = pick(random, pool);
+        if (item !== except) chosen.add(item);
+    }
+    return [...chosen];
+}
+
+function pick<T>(random: Random, items: readonly T[]): T {
+    return items[Math.floor(random() * items.length)]!;
+}
+
+/** A shuffled copy (Fisher-Yates). */
+function shuffled<T>(random: Random, items: readonly T[]): T[] {
+    const copy = [...items];
+    for (let i = copy.length - 1; i > 0; i--) {
+        const j = Math.floor(random() * (i + 1));
+        [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+    }
+    return copy;
+}
+
+function slugify(text: string): string {
+    return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+}

@@ -1,0 +1,213 @@
+/**
+ * The fixture shop: a local e-commerce site on 127.0.0.1 for integration tests, benchmarks and
+ * the `npm start` demo. It is generated from a seed (see catalog.ts), so a test knows every
+ * product a crawl should find, and it misbehaves the way real shops do: redirects, tracking
+ * parameters, duplicate links, a robots.txt, dead links, pages that need a browser, and
+ * requests that fail once and then succeed.
+ *
+ * Every request except `GET /__stats` is counted by pathname and status (`'reset'` for a
+ * dropped connection); `/__stats` serves the counts as JSON for tests in another process.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { buildCatalog, type Catalog, type ProductTruth } from './catalog.js';
+import { adminPage, gonePage, homePage, listingPage, notFoundPage, productPage, robotsTxt, unavailablePage } from './pages.js';
+
+export type { ProductTruth } from './catalog.js';
+
+export interface ShopOptions {
+    /** Seed of the generated catalog; the same seed gives the same shop. Default: 1. */
+    seed?: number;
+    /** Number of products, ids 1..products. Default: 200. */
+    products?: number;
+    /** Number of categories; products are spread evenly over them. Default: 5. */
+    categories?: number;
+    /** Product cards per listing page (dead links come on top). Default: 20. */
+    productsPerPage?: number;
+    /** Share of product pages whose title and price are filled in only by an inline script. Default: 0.1. */
+    scriptOnlyRate?: number;
+    /**
+     * Share of product pages whose first request fails, half with a 503, half with a
+     * connection reset (the socket is destroyed without a response); later requests succeed.
+     * Default: 0.03.
+     */
+    transientFailureRate?: number;
+    /** Listing-page links to products that do not exist: 404, and the last one 410 Gone when there are 2 or more. Default: 5. */
+    notFoundLinks?: number;
+    /** Delay before every response, in milliseconds (not before `/__stats`). Default: 0. */
+    latencyMs?: number;
+}
+
+export interface ShopStats {
+    /** Requests counted (all but `/__stats`). */
+    total: number;
+    /** Pathname (no query) → status code as a string, or `'reset'` → count. */
+    byPath: Record<string, Record<string, number>>;
+}
+
+export interface Shop {
+    /** `http://127.0.0.1:PORT`, no trailing slash. */
+    url: string;
+    port: number;
+    /** Ground truth of every product, by id order. */
+    products: ProductTruth[];
+    /** Paths of the dead product links on the listing pages. */
+    notFoundPaths: string[];
+    /** Every listing page: `/category/<slug>` for page 1, `/category/<slug>?page=N` after it. */
+    listingPaths: string[];
+    stats(): ShopStats;
+    /** Zeroes the counts. Products that already failed once keep succeeding. */
+    resetStats(): void;
+    close(): Promise<void>;
+}
+
+type ResolvedOptions = Required<ShopOptions>;
+
+/** A response: a status and a body, or a dropped connection. */
+type Reply =
+    | { status: number; body: string; contentType?: string; location?: string }
+    | { reset: true };
+
+const HTML = 'text/html; charset=utf-8';
+
+export async function startShop(options: ShopOptions = {}): Promise<Shop> {
+    const resolved = resolveOptions(options);
+    const catalog = buildCatalog(resolved);
+    const productsByPath = new Map(catalog.products.map((p) => [p.path, p]));
+    const categoriesByPath = new Map(catalog.categories.map((c) => [c.path, c]));
+    const deadLinksByPath = new Map(catalog.deadLinks.map((d) => [d.path, d]));
+    const failedOnce = new Set<string>();
+    let stats: ShopStats = { total: 0, byPath: {} };
+    let origin = '';
+
+    /** Decides the reply to one request; the only place that knows the shop's URL space. */
+    function route(method: string, url: URL): Reply {
+        const { pathname } = url;
+        if (method !== 'GET' && method !== 'HEAD') return { status: 405, body: '' };
+        if (pathname === '/') return page(200, homePage(catalog));
+        if (pathname === '/robots.txt') return { status: 200, body: robotsTxt, contentType: 'text/plain; charset=utf-8' };
+        if (pathname === '/admin/') return page(200, adminPage(catalog));
+
+        const alias = /^\/p\/(\d+)$/.exec(pathname);
+        const aliased = alias && catalog.products[Number(alias[1]) - 1];
+        if (aliased) return { status: 301, body: '', location: aliased.path };
+
+        const category = categoriesByPath.get(pathname);
+        if (category) {
+            const pageNumber = Number(url.searchParams.get('page') ?? '1');
+            const valid = Number.isInteger(pageNumber) && pageNumber >= 1 && pageNumber <= category.pageCount;
+            return valid ? page(200, listingPage(catalog, category, pageNumber, resolved.productsPerPage)) : notFound();
+        }
+
+        const product = productsByPath.get(pathname);
+        if (product) return productReply(product);
+
+        if (deadLinksByPath.get(pathname)?.status === 410) return page(410, gonePage(catalog));
+        return notFound();
+    }
+
+    function productReply(product: ProductTruth): Reply {
+        const failure = catalog.transientFailures.get(product.path);
+        if (failure && !failedOnce.has(product.path)) {
+            failedOnce.add(product.path);
+            return failure === 'reset' ? { reset: true } : page(503, unavailablePage(catalog));
+        }
+        return page(200, productPage(catalog, product, origin));
+    }
+
+    function notFound(): Reply {
+        return page(404, notFoundPage(catalog));
+    }
+
+    async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+        const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+        if (url.pathname === '/__stats') {
+            send(res, { status: 200, body: JSON.stringify(stats), contentType: 'application/json' });
+            return;
+        }
+        if (resolved.latencyMs > 0) await sleep(resolved.latencyMs);
+        // The client gave up or the shop closed while we slept: nothing to answer, nothing to count.
+        if (req.socket.destroyed) return;
+        const reply = route(req.method ?? 'GET', url);
+        count(stats, url.pathname, 'reset' in reply ? 'reset' : String(reply.status));
+        if ('reset' in reply) req.socket.resetAndDestroy();
+        else send(res, reply);
+    }
+
+    const server = createServer((req, res) => {
+        handle(req, res).catch(() => res.destroy());
+    });
+    await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', resolve);
+    });
+    const { port } = server.address() as AddressInfo;
+    origin = `http://127.0.0.1:${port}`;
+
+    return {
+        url: origin,
+        port,
+        products: catalog.products,
+        notFoundPaths: catalog.deadLinks.map((d) => d.path),
+        listingPaths: listingPaths(catalog),
+        stats: () => structuredClone(stats),
+        resetStats: () => {
+            stats = { total: 0, byPath: {} };
+        },
+        close: () =>
+            new Promise<void>((resolve, reject) => {
+                server.close((error) => (error ? reject(error) : resolve()));
+                // Keep-alive connections would hold close() open until they time out.
+                server.closeAllConnections();
+            }),
+    };
+}
+
+function resolveOptions(options: ShopOptions): ResolvedOptions {
+    const resolved: ResolvedOptions = {
+        seed: options.seed ?? 1,
+        products: options.products ?? 200,
+        categories: options.categories ?? 5,
+        productsPerPage: options.productsPerPage ?? 20,
+        scriptOnlyRate: options.scriptOnlyRate ?? 0.1,
+        transientFailureRate: options.transientFailureRate ?? 0.03,
+        notFoundLinks: options.notFoundLinks ?? 5,
+        latencyMs: options.latencyMs ?? 0,
+    };
+    const counts = ['products', 'notFoundLinks', 'latencyMs'] as const;
+    for (const name of counts) {
+        if (!Number.isInteger(resolved[name]) || resolved[name] < 0) throw new RangeError(`shop option ${name} must be a whole number >= 0`);
+    }
+    for (const name of ['categories', 'productsPerPage'] as const) {
+        if (!Number.isInteger(resolved[name]) || resolved[name] < 1) throw new RangeError(`shop option ${name} must be a whole number >= 1`);
+    }
+    for (const name of ['scriptOnlyRate', 'transientFailureRate'] as const) {
+        if (!(resolved[name] >= 0 && resolved[name] <= 1)) throw new RangeError(`shop option ${name} must be between 0 and 1`);
+    }
+    return resolved;
+}
+
+function listingPaths(catalog: Catalog): string[] {
+    return catalog.categories.flatMap((category) =>
+        Array.from({ length: category.pageCount }, (_, i) => (i === 0 ? category.path : `${category.path}?page=${i + 1}`)),
+    );
+}
+
+function page(status: number, body: string): Reply {
+    return { status, body, contentType: HTML };
+}
+
+function count(stats: ShopStats, pathname: string, outcome: string): void {
+    stats.total++;
+    const byOutcome = (stats.byPath[pathname] ??= {});
+    byOutcome[outcome] = (byOutcome[outcome] ?? 0) + 1;
+}
+
+function send(res: ServerResponse, reply: Exclude<Reply, { reset: true }>): void {
+    const headers: Record<string, string | number> = { 'Content-Length': Buffer.byteLength(reply.body) };
+    if (reply.contentType) headers['Content-Type'] = reply.contentType;
+    if (reply.location) headers.Location = reply.location;
+    res.writeHead(reply.status, headers);
+    res.end(reply.body);
+}
