@@ -3,8 +3,7 @@
  * rounds until both queues are drained — the browser stage can discover links for the HTTP
  * stage and the HTTP stage escalates pages to the browser.
  */
-import { MemoryStorage } from '@crawlee/memory-storage';
-import { Configuration, Dataset, RequestQueue } from 'crawlee';
+import { type Configuration, Dataset, RequestQueue } from 'crawlee';
 import type { Logger } from 'pino';
 import { createBrowserStage, deadLetterUnrendered } from './fetch/browserStage.js';
 import { createHttpStage, type StageOptions } from './fetch/httpStage.js';
@@ -17,7 +16,7 @@ import { startProgress } from './monitor/progress.js';
 import { RunStats } from './monitor/stats.js';
 import { buildSummary, type RunSummary } from './monitor/summary.js';
 import type { Site } from './site.js';
-import { DatasetSink, storeNames } from './store/datasets.js';
+import { DatasetSink, openStorage, storeNames } from './store/datasets.js';
 import { RawStore } from './store/rawStore.js';
 
 export interface CrawlOptions {
@@ -48,8 +47,7 @@ export interface CrawlResult {
 export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     const { site, log } = options;
     const names = storeNames(site.name);
-    const storage = new MemoryStorage({ localDataDirectory: options.storageDir, persistStorage: true });
-    const config = new Configuration({ storageClient: storage, purgeOnStart: false });
+    const { config, storage } = openStorage(options.storageDir);
     await purgeSiteStores(site.name, options.storageDir, config);
 
     const stats = new RunStats();

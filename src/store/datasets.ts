@@ -2,8 +2,15 @@
  * The Crawlee datasets of a site: parsed items, quarantine and dead-letter, each written in
  * batches. Names are fixed here so every command (run, export, reparse) finds the same stores.
  */
-import { Dataset, type Configuration } from 'crawlee';
+import { MemoryStorage } from '@crawlee/memory-storage';
+import { Configuration, Dataset } from 'crawlee';
 import { BatchWriter } from './batchWriter.js';
+
+/** Crawlee storage persisted under `storageDir` (Crawlee's local layout); `teardown()` waits for pending writes. */
+export function openStorage(storageDir: string): { config: Configuration; storage: MemoryStorage } {
+    const storage = new MemoryStorage({ localDataDirectory: storageDir, persistStorage: true });
+    return { config: new Configuration({ storageClient: storage, purgeOnStart: false }), storage };
+}
 
 /** The storage names of a site's stores. */
 export function storeNames(site: string) {

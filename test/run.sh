@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The test command (`npm test`): makes sure what the tests need is on the machine, then runs them.
+# Needs: a Chromium (CHROMIUM_PATH, a system Chromium, or Playwright's own). When none is found and
+# we are root on Debian/Ubuntu, Debian's `chromium` is installed; otherwise we say what to run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+has_chromium() {
+    npx tsx -e "import { findChromium } from './src/fetch/chromium.ts'; process.exit(findChromium() ? 0 : 1)"
+}
+
+if ! has_chromium; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "npm test: no Chromium found; installing Debian's chromium package" >&2
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+        echo "npm test: no Chromium found. Install one and run again:" >&2
+        echo "  sudo apt-get install -y chromium     (Debian/Ubuntu)" >&2
+        echo "  npx playwright install chromium      (elsewhere)" >&2
+        echo "  or set CHROMIUM_PATH to a Chromium or Chrome binary" >&2
+        exit 1
+    fi
+fi
+
+npx tsc --noEmit -p .
+# Test files given as arguments run alone: `npm test -- test/frontier/normalize.test.ts`.
+if [ "$#" -gt 0 ]; then files=("$@"); else mapfile -t files < <(find test -name '*.test.ts' | sort); fi
+exec node --import tsx --test --test-reporter=spec "${files[@]}"
