@@ -1,0 +1,159 @@
+/**
+ * The whole pipeline against the fixture shop: 50 listing pages x 20 products, 10% of product
+ * pages filled in only by script, 3% transient failures, 5 dead links, tracking-parameter and
+ * alias duplicates. Everything is asserted from the shop's own request counts and the stores.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Dataset } from 'crawlee';
+import siteDefinition from '../../routes/demo-shop.js';
+import { findChromium } from '../../src/fetch/chromium.js';
+import type { QuarantineEntry, StoredItem } from '../../src/fetch/pageHandler.js';
+import type { DeadLetterEntry } from '../../src/frontier/deadLetter.js';
+import { createLogger } from '../../src/monitor/logger.js';
+import type { RunSummary } from '../../src/monitor/summary.js';
+import { crawl } from '../../src/run.js';
+import { openStorage, storeNames } from '../../src/store/datasets.js';
+import { RawStore, type RawPage } from '../../src/store/rawStore.js';
+import { startShop, type Shop } from '../site/shop.js';
+
+const chromiumPath = findChromium();
+
+describe('crawl of the fixture shop (1,000 products)', { skip: chromiumPath ? false : 'no Chromium found' }, () => {
+    let shop: Shop;
+    let storageDir: string;
+    let summary: RunSummary;
+    let exitCode: number;
+    let items: StoredItem[];
+    let quarantine: QuarantineEntry[];
+    let deadLetters: DeadLetterEntry[];
+    let rawPages: RawPage[];
+
+    const countsFor = (path: string) => shop.stats().byPath[path] ?? {};
+    const total = (counts: Record<string, number>) => Object.values(counts).reduce((sum, n) => sum + n, 0);
+
+    before(async () => {
+        shop = await startShop({
+            seed: 3,
+            products: 1000,
+            categories: 5,
+            productsPerPage: 20,
+            scriptOnlyRate: 0.1,
+            transientFailureRate: 0.03,
+            notFoundLinks: 5,
+        });
+        storageDir = await mkdtemp(join(tmpdir(), 'dragnet-pipeline-'));
+        ({ summary, exitCode } = await crawl({
+            site: siteDefinition,
+            startUrls: [`${shop.url}/`],
+            storageDir,
+            maxConcurrency: 20,
+            browserConcurrency: 4,
+            maxRetries: 3,
+            requestTimeoutSecs: 15,
+            progressIntervalSecs: 60,
+            chromiumPath,
+            log: createLogger({ level: 'silent' }),
+        }));
+
+        const { config } = openStorage(storageDir);
+        const names = storeNames(siteDefinition.name);
+        items = (await (await Dataset.open<StoredItem>(names.items, { config })).getData({ limit: 1e6 })).items;
+        quarantine = (await (await Dataset.open<QuarantineEntry>(names.quarantine, { config })).getData({ limit: 1e6 })).items;
+        deadLetters = (await (await Dataset.open<DeadLetterEntry>(names.deadLetter, { config })).getData({ limit: 1e6 })).items;
+        rawPages = [];
+        const raw = await RawStore.open({ storageDir, site: siteDefinition.name });
+        for await (const page of raw.pages()) rawPages.push(page);
+    });
+
+    after(async () => {
+        await shop?.close();
+        if (storageDir) await rm(storageDir, { recursive: true, force: true });
+    });
+
+    test('the shop has the shape the test is about', () => {
+        assert.equal(shop.listingPaths.length, 50);
+        assert.equal(shop.products.filter((p) => p.scriptOnly).length, 100);
+        assert.equal(shop.products.filter((p) => p.transientFailure).length, 30);
+        assert.equal(shop.notFoundPaths.length, 5);
+    });
+
+    test('every product is in the dataset once, with the shop\'s values', () => {
+        assert.equal(items.length, shop.products.length);
+        const byUrl = new Map(items.map((item) => [item._url, item]));
+        assert.equal(byUrl.size, items.length, 'no product stored twice');
+        for (const product of shop.products) {
+            const item = byUrl.get(`${shop.url}${product.path}`);
+            assert.ok(item, `product ${product.path} is in the dataset`);
+            assert.equal(item.title, product.title);
+            assert.equal(item.price, product.price);
+            assert.equal(item.sku, product.sku);
+            assert.equal(item.availability, product.availability);
+            assert.equal(item._renderer, product.scriptOnly ? 'browser' : 'http');
+        }
+        assert.equal(quarantine.length, 0);
+    });
+
+    test('the browser rendered exactly the script-only product pages', () => {
+        const rendered = new Set(rawPages.filter((page) => page.renderer === 'browser').map((page) => new URL(page.url).pathname));
+        const scriptOnly = new Set(shop.products.filter((p) => p.scriptOnly).map((p) => p.path));
+        assert.deepEqual([...rendered].sort(), [...scriptOnly].sort());
+        assert.equal(summary.browser.rendered, scriptOnly.size);
+    });
+
+    test('no product page is fetched twice, except a retry of a transient failure and the browser render', () => {
+        for (const product of shop.products) {
+            const counts = countsFor(product.path);
+            const expected = 1 + (product.scriptOnly ? 1 : 0) + (product.transientFailure ? 1 : 0);
+            assert.equal(total(counts), expected, `${product.path}: ${JSON.stringify(counts)}`);
+            assert.equal(counts['200'], 1 + (product.scriptOnly ? 1 : 0), `${product.path} answered 200`);
+        }
+    });
+
+    test('aliases redirect once and listing pages are fetched once, whatever tracking parameters were on the links', () => {
+        for (const path of shop.listingPaths) {
+            const pathname = path.split('?')[0]!;
+            const pages = shop.listingPaths.filter((other) => other.split('?')[0] === pathname).length;
+            // Page 2 links back to page 1 as `/category/x?page=1`: one page behind two URLs, each asked once.
+            assert.equal(total(countsFor(pathname)), pages + 1, `${pathname}: ${JSON.stringify(countsFor(pathname))}`);
+        }
+        const aliases = Object.entries(shop.stats().byPath).filter(([path]) => path.startsWith('/p/'));
+        assert.ok(aliases.length > 0, 'the home page links aliases');
+        for (const [path, counts] of aliases) assert.deepEqual(counts, { '301': 1 }, path);
+        assert.equal(countsFor('/admin/')['200'], undefined, 'robots.txt disallows /admin/');
+    });
+
+    test('each dead link is fetched once and dead-lettered with its reason', () => {
+        for (const path of shop.notFoundPaths) {
+            const counts = countsFor(path);
+            assert.equal(total(counts), 1, `${path}: ${JSON.stringify(counts)}`);
+            const entry = deadLetters.find((dead) => new URL(dead.url).pathname === path);
+            assert.ok(entry, `${path} is in dead-letter`);
+            const status = Number(Object.keys(counts)[0]);
+            assert.equal(entry.reason, `http-${status}`);
+            assert.equal(entry.failureClass, 'permanent');
+            assert.equal(entry.attempts, 1);
+        }
+        assert.equal(deadLetters.length, shop.notFoundPaths.length);
+    });
+
+    test('the summary agrees with the stores', () => {
+        assert.equal(exitCode, 0);
+        assert.equal(summary.items.stored, items.length);
+        assert.equal(summary.items.invalid, quarantine.length);
+        assert.equal(summary.requests.deadLettered, deadLetters.length);
+        assert.equal(summary.http.fetched, rawPages.filter((page) => page.renderer === 'http').length);
+        assert.equal(summary.browser.rendered, rawPages.filter((page) => page.renderer === 'browser').length);
+        assert.equal(summary.requests.total, summary.requests.succeeded + summary.requests.deadLettered);
+        assert.equal(summary.requests.retried, shop.products.filter((p) => p.transientFailure).length);
+        assert.equal(summary.escalations.total, summary.browser.rendered);
+    });
+
+    test('every stored item points to its raw page', () => {
+        const keys = new Set(rawPages.map((page) => page.key));
+        for (const item of items) assert.ok(keys.has(item._rawKey), `${item._url} → ${item._rawKey}`);
+    });
+});
