@@ -117,6 +117,7 @@ export class Frontier {
         if (!target || target === request.url || hops > this.maxRedirects) return 'loop';
         const userData = { ...request.userData, redirects: hops };
         if (urlKey(target) === urlKey(request.url)) {
+            this.options.stats.admitted += 1;
             await this.options.httpQueue.addRequest({ url: target, uniqueKey: target, label: request.label, userData });
             return 'queued';
         }

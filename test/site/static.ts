@@ -19,6 +19,8 @@ export interface StaticSiteOptions {
      * but the fixtures may not include script files. Default: true.
      */
     jquery?: boolean;
+    /** Port on 127.0.0.1. Default: 0, a free one. */
+    port?: number;
 }
 
 export interface StaticSite {
@@ -112,7 +114,7 @@ export async function startStaticSite(rootDir: string, options: StaticSiteOption
 
     await new Promise<void>((resolveListen, reject) => {
         server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => resolveListen());
+        server.listen(options.port ?? 0, '127.0.0.1', () => resolveListen());
     });
     const { port } = server.address() as AddressInfo;
 

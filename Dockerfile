@@ -1,0 +1,27 @@
+# dragnet: the same pipeline as `npm start`, in a container for a cloud runner.
+#   docker build -t dragnet .
+#   docker run --rm -v "$PWD/storage:/app/storage" dragnet --site quotes-toscrape --summary-json storage/summary.json
+FROM node:20-bookworm-slim
+
+# Debian's Chromium renders the pages that need a browser; Playwright's own download is not used.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends chromium fonts-liberation ca-certificates \
+    && rm -rf /var/lib/apt/lists/*
+ENV PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
+    CHROMIUM_PATH=/usr/bin/chromium \
+    DRAGNET_STORAGE_DIR=/app/storage
+
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev && npm cache clean --force
+
+COPY tsconfig.json ./
+COPY src ./src
+COPY routes ./routes
+# The demo shop that `npm start` crawls with no arguments.
+COPY test/site ./test/site
+RUN mkdir -p storage && chown node:node storage
+
+USER node
+VOLUME /app/storage
+ENTRYPOINT ["node", "--import", "tsx", "src/main.ts"]
