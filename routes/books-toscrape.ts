@@ -4,7 +4,7 @@
  */
 import type { CheerioAPI } from 'cheerio';
 import { z } from 'zod';
-import { defineSite, textOf } from '../src/site.js';
+import { defineSite, numberOf, textOf } from '../src/site.js';
 
 const bookSchema = z.object({
     title: z.string().min(1),
@@ -49,19 +49,19 @@ export default defineSite({
             schema: bookSchema,
             extract: ($, page) => {
                 const main = $('.product_main');
-                const priceText = textOf($, 'p.price_color', main) ?? '';
+                const priceText = textOf($, 'p.price_color', main);
                 const availabilityText = textOf($, 'p.availability', main) ?? '';
                 const ratingWord = $('p.star-rating', main).attr('class')?.split(/\s+/).find((word) => Object.hasOwn(RATINGS, word));
                 const available = /\((\d+) available\)/.exec(availabilityText)?.[1];
                 const imageSrc = $('#product_gallery img').first().attr('src');
                 return {
-                    title: textOf($, 'h1', main) ?? '',
-                    price: Number.parseFloat(priceText.replace(/[^\d.]/g, '')),
-                    currency: CURRENCIES[priceText.charAt(0)],
+                    title: textOf($, 'h1', main),
+                    price: numberOf($, 'p.price_color', main),
+                    currency: priceText && CURRENCIES[priceText.charAt(0)],
                     availability: available === undefined ? undefined : Number(available),
                     inStock: /\bin stock\b/i.test(availabilityText),
                     rating: ratingWord === undefined ? undefined : RATINGS[ratingWord],
-                    upc: productInfo($, 'UPC') ?? '',
+                    upc: productInfo($, 'UPC'),
                     // Home > Books > <category> > <title>
                     category: textOf($, 'ul.breadcrumb li:nth-last-child(2)'),
                     description: textOf($, '#product_description + p'),

@@ -4,11 +4,10 @@
  * title and price with a script, so their cheap fetch fails the schema and goes to the browser.
  */
 import { z } from 'zod';
-import { defineSite, textOf } from '../src/site.js';
+import { defineSite, numberOf, textOf } from '../src/site.js';
 
 const productSchema = z.object({
     title: z.string().min(1, 'title is empty'),
-    // zod 4's z.number() already rejects NaN and ±Infinity, so an unparseable price fails here.
     price: z.number().positive().max(100_000),
     currency: z.string().regex(/^[A-Z]{3}$/).optional(),
     sku: z.string().regex(/^SKU-\d{6}$/, 'SKU is SKU- and six digits'),
@@ -45,7 +44,6 @@ export default defineSite({
             waitFor: 'h1.product-title:not(:empty)',
             enqueue: [{ selector: 'a.related-link', label: 'product' }],
             extract: ($) => {
-                const priceText = textOf($, '.buy-box .price') ?? '';
                 const availabilityLine = $('p.availability').first();
                 const availability = availabilityLine.hasClass('in-stock') ? 'in_stock'
                     : availabilityLine.hasClass('out-of-stock') ? 'out_of_stock'
@@ -54,10 +52,10 @@ export default defineSite({
                 const available = /\((\d+) available\)/.exec(availabilityLine.text())?.[1];
                 return {
                     // Empty on script-only pages until the script has run: the schema sends those to the browser.
-                    title: textOf($, 'h1.product-title') ?? '',
-                    price: Number.parseFloat(priceText.replace(/[^\d.]/g, '')),
+                    title: textOf($, 'h1.product-title'),
+                    price: numberOf($, '.buy-box .price'),
                     currency: $('.buy-box .price').attr('data-currency'),
-                    sku: textOf($, '.buy-box .sku') ?? '',
+                    sku: textOf($, '.buy-box .sku'),
                     availability,
                     stock: available !== undefined ? Number(available) : availability === 'out_of_stock' ? 0 : undefined,
                     description: textOf($, '.description'),

@@ -46,8 +46,8 @@ export default defineSite({
                     .map((quote) => {
                         const about = $(quote).find('a[href*="/author/"]').attr('href');
                         return {
-                            text: textOf($, 'span.text', quote) ?? '',
-                            author: textOf($, 'small.author', quote) ?? '',
+                            text: textOf($, 'span.text', quote),
+                            author: textOf($, 'small.author', quote),
                             authorUrl: about === undefined ? undefined : new URL(about, page.url).href,
                             tags: $(quote)
                                 .find('div.tags a.tag')
@@ -67,8 +67,8 @@ export default defineSite({
             match: (url) => AUTHOR_PATH.test(withSlash(url.pathname)),
             schema: authorSchema,
             extract: ($) => ({
-                name: textOf($, 'h3.author-title') ?? '',
-                born: textOf($, 'span.author-born-date') ?? '',
+                name: textOf($, 'h3.author-title'),
+                born: textOf($, 'span.author-born-date'),
                 location: textOf($, 'span.author-born-location')?.replace(/^in /, ''),
                 description: textOf($, 'div.author-description'),
             }),

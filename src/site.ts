@@ -143,3 +143,9 @@ export function textOf($: CheerioAPI, selector: string, root?: Parameters<Cheeri
     const text = $(selector, root).first().text().replace(/\s+/g, ' ').trim();
     return text === '' ? undefined : text;
 }
+
+/** The first number in the matched text (`£1,234.50` → 1234.5; a dot is the decimal point), or undefined. */
+export function numberOf($: CheerioAPI, selector: string, root?: Parameters<CheerioAPI>[1]): number | undefined {
+    const match = textOf($, selector, root)?.replace(/,/g, '').match(/-?\d+(?:\.\d+)?/);
+    return match ? Number(match[0]) : undefined;
+}

@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { load } from 'cheerio';
+import { z } from 'zod';
+
+import { defineSite, textOf } from '../src/site.js';
+
+const item = z.object({ name: z.string() });
+
+describe('defineSite', () => {
+    const site = defineSite({
+        name: 'shop-1',
+        startUrls: ['http://127.0.0.1/'],
+        routes: {
+            listing: { match: /\/category\//, enqueue: [{ selector: 'a.product', label: 'product' }] },
+            product: { match: (url) => url.pathname.startsWith('/products/'), schema: item, extract: () => ({ name: 'x' }) },
+            rendered: { schema: item, extract: () => ({ name: 'x' }), render: 'always', minRecords: 5 },
+        },
+    });
+
+    it('keys routes by label and fills in the label', () => {
+        assert.deepEqual([...site.routes.keys()], ['listing', 'product', 'rendered']);
+        for (const [label, route] of site.routes) assert.equal(route.label, label);
+        assert.equal(site.name, 'shop-1');
+        assert.deepEqual(site.startUrls, ['http://127.0.0.1/']);
+    });
+
+    it("defaults render to 'auto' and keeps an explicit one", () => {
+        assert.equal(site.routes.get('listing')?.render, 'auto');
+        assert.equal(site.routes.get('product')?.render, 'auto');
+        assert.equal(site.routes.get('rendered')?.render, 'always');
+    });
+
+    it('defaults minRecords to 1 with an extractor, 0 without, and keeps an explicit one', () => {
+        assert.equal(site.routes.get('product')?.minRecords, 1);
+        assert.equal(site.routes.get('listing')?.minRecords, 0);
+        assert.equal(site.routes.get('rendered')?.minRecords, 5);
+    });
+
+    it('rejects an enqueue rule naming an unknown route', () => {
+        assert.throws(
+            () =>
+                defineSite({
+                    name: 'broken',
+                    startUrls: [],
+                    routes: { listing: { enqueue: [{ selector: 'a', label: 'detail' }] } },
+                }),
+            /site broken: route "listing" enqueues links to unknown route "detail"/,
+        );
+    });
+
+    it('rejects a site name that cannot name a store', () => {
+        for (const name of ['My Site', 'Shop', '-shop', 'shop_1', 'shop/1', '']) {
+            assert.throws(() => defineSite({ name, startUrls: [], routes: {} }), /must be lower-case letters, digits and dashes/, name);
+        }
+        assert.doesNotThrow(() => defineSite({ name: '0-shop-2', startUrls: [], routes: {} }));
+    });
+});
+
+describe('routeFor', () => {
+    const site = defineSite({
+        name: 'routing',
+        startUrls: [],
+        routes: {
+            // Declared first, so it wins over `anyPage` for /special/ URLs.
+            special: { match: (url) => url.pathname.startsWith('/special/') },
+            category: { match: /^https?:\/\/[^/]+\/category\// },
+            anyPage: { match: /\/[a-z]+\/$/ },
+            labelOnly: {},
+        },
+    });
+    const at = (path: string) => new URL(path, 'http://127.0.0.1:8080');
+
+    it('finds a route by its label, whatever the URL', () => {
+        assert.equal(site.routeFor('labelOnly', at('/category/x'))?.label, 'labelOnly');
+        assert.equal(site.routeFor('category', at('/nothing'))?.label, 'category');
+    });
+
+    it('returns undefined for an unknown label rather than falling back to matching', () => {
+        assert.equal(site.routeFor('nope', at('/category/x')), undefined);
+    });
+
+    it('matches a RegExp against the whole URL', () => {
+        assert.equal(site.routeFor(undefined, at('/category/lamps'))?.label, 'category');
+        // The pattern is anchored at the scheme, so the path alone would not match it.
+        assert.equal(site.routeFor(undefined, at('/x/category/lamps'))?.label, undefined);
+    });
+
+    it('matches a function against the parsed URL', () => {
+        assert.equal(site.routeFor(undefined, at('/special/7'))?.label, 'special');
+    });
+
+    it('tries routes in declaration order: the first match wins', () => {
+        assert.equal(site.routeFor(undefined, at('/special/'))?.label, 'special');
+        assert.equal(site.routeFor(undefined, at('/other/'))?.label, 'anyPage');
+    });
+
+    it('returns undefined when no route matches', () => {
+        assert.equal(site.routeFor(undefined, at('/')), undefined);
+        assert.equal(site.routeFor(undefined, at('/products/1')), undefined);
+    });
+});
+
+describe('textOf', () => {
+    const $ = load(`
+        <h1>  A   Light
+            in the <em>Attic</em> </h1>
+        <p class="blank">   </p>
+        <div class="card"><span class="price">£1</span></div>
+        <div class="card"><span class="price">£2</span></div>`);
+
+    it('collapses and trims the text of the first match', () => {
+        assert.equal(textOf($, 'h1'), 'A Light in the Attic');
+        assert.equal(textOf($, 'span.price'), '£1');
+    });
+
+    it('returns undefined when nothing matched or only blanks', () => {
+        assert.equal(textOf($, 'h2'), undefined);
+        assert.equal(textOf($, 'p.blank'), undefined);
+    });
+
+    it('searches inside a root element', () => {
+        const second = $('div.card').get(1);
+        assert.ok(second);
+        assert.equal(textOf($, 'span.price', second), '£2');
+    });
+});
