@@ -1,6 +1,7 @@
 /**
  * One log for the whole run: pino, pretty on a terminal and JSON lines otherwise, on stderr
- * so stdout carries only the summary. Crawlee's own log is routed into it.
+ * so stdout carries only the summary. Crawlee's own log is routed into it. The progress line's
+ * numbers ride under `progress`: fields in JSON, hidden on a terminal where the message says it all.
  */
 import { Logger as CrawleeLogger, LogLevel, log as crawleeLog } from 'crawlee';
 import { pino, type Logger } from 'pino';
@@ -19,7 +20,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     const level = options.level ?? 'info';
     const usePretty = options.pretty ?? process.stderr.isTTY === true;
     const destination = usePretty
-        ? pretty({ destination: 2, sync: true, colorize: true, translateTime: 'HH:MM:ss', ignore: 'pid,hostname' })
+        ? pretty({ destination: 2, sync: true, colorize: true, singleLine: true, translateTime: 'HH:MM:ss', ignore: 'pid,hostname,progress' })
         : pino.destination({ fd: 2, sync: true });
     const logger = pino({ level, base: undefined }, destination);
     routeCrawleeLog(logger);

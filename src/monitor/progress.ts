@@ -20,20 +20,20 @@ export function startProgress({ stats, log, intervalMs = 5000 }: ProgressOptions
         const rate = ((stats.finished - lastFinished) * 1000) / Math.max(1, now - lastAt);
         lastFinished = stats.finished;
         lastAt = now;
+        const progress = {
+            pages: stats.finished,
+            pagesPerSec: Number(rate.toFixed(1)),
+            queued: stats.admitted - stats.finished,
+            errors: stats.errors,
+            escalations: stats.escalations,
+            deadLettered: stats.deadLettered,
+            items: stats.itemsStored,
+            invalid: stats.itemsInvalid,
+        };
         log.info(
-            {
-                pages: stats.finished,
-                pagesPerSec: Number(rate.toFixed(1)),
-                queued: stats.admitted - stats.finished,
-                errors: stats.errors,
-                escalations: stats.escalations,
-                deadLettered: stats.deadLettered,
-                items: stats.itemsStored,
-                invalid: stats.itemsInvalid,
-            },
-            `pages ${stats.finished} · ${rate.toFixed(1)}/s · queue ${stats.admitted - stats.finished} · ` +
-                `errors ${stats.errors} · escalations ${stats.escalations} · dead ${stats.deadLettered} · ` +
-                `items ${stats.itemsStored} (+${stats.itemsInvalid} invalid)`,
+            { progress },
+            `pages ${progress.pages} · ${progress.pagesPerSec}/s · queue ${progress.queued} · errors ${progress.errors} · ` +
+                `escalations ${progress.escalations} · dead ${progress.deadLettered} · items ${progress.items} (+${progress.invalid} invalid)`,
         );
     }, intervalMs);
     timer.unref();

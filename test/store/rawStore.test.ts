@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { appendFile, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it, type TestContext } from 'node:test';
+
+import type { Renderer } from '../../src/site.js';
+import { rawPageKey, RawStore, type RawPage, type RawStoreOptions } from '../../src/store/rawStore.js';
+
+/** A fresh storage directory, removed when the test ends. */
+async function storageDir(t: TestContext): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'dragnet-raw-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    return dir;
+}
+
+function page(n: number, renderer: Renderer = 'http'): RawPage {
+    const url = `http://127.0.0.1:8080/products/${n}`;
+    return {
+        key: rawPageKey(url, renderer),
+        url,
+        finalUrl: url,
+        status: 200,
+        headers: { 'content-type': 'text/html; charset=utf-8', 'set-cookie': ['a=1', 'b=2'] },
+        fetchedAt: new Date(Date.UTC(2024, 0, 1, 0, 0, n)).toISOString(),
+        renderer,
+        label: 'product',
+        body: `<html><body><h1>Product ${n}</h1>\n<p>“quoted” – ünïcode</p></body></html>`,
+    };
+}
+
+async function readAll(store: RawStore): Promise<RawPage[]> {
+    const pages: RawPage[] = [];
+    for await (const stored of store.pages()) pages.push(stored);
+    return pages;
+}
+
+async function segments(store: RawStore): Promise<string[]> {
+    return (await readdir(store.dir)).sort();
+}
+
+async function lineCount(file: string): Promise<number> {
+    return (await readFile(file, 'utf8')).split('\n').filter(Boolean).length;
+}
+
+describe('rawPageKey', () => {
+    it('is stable for the same URL and renderer', () => {
+        assert.equal(rawPageKey('http://a.test/x', 'http'), rawPageKey('http://a.test/x', 'http'));
+        assert.match(rawPageKey('http://a.test/x', 'http'), /^[0-9a-f]{20}-http$/);
+    });
+
+    it('differs by renderer and by URL', () => {
+        assert.match(rawPageKey('http://a.test/x', 'browser'), /^[0-9a-f]{20}-browser$/);
+        assert.notEqual(rawPageKey('http://a.test/x', 'http').split('-')[0], rawPageKey('http://a.test/y', 'http').split('-')[0]);
+        assert.equal(rawPageKey('http://a.test/x', 'http').split('-')[0], rawPageKey('http://a.test/x', 'browser').split('-')[0]);
+    });
+});
+
+describe('RawStore', () => {
+    it('stores pages under raw_pages/<site>/ and reads them back whole, in order', async (t) => {
+        const dir = await storageDir(t);
+        const store = await RawStore.open({ storageDir: dir, site: 'shop' });
+        assert.equal(store.dir, join(dir, 'raw_pages', 'shop'));
+        const written = Array.from({ length: 7 }, (_, i) => page(i + 1, i % 2 ? 'browser' : 'http'));
+        for (const p of written) await store.put(p);
+        assert.deepEqual(await readAll(store), written);
+    });
+
+    it('writes in batches of maxBatchSize, not page by page', async (t) => {
+        const dir = await storageDir(t);
+        const store = await RawStore.open({ storageDir: dir, site: 'shop', maxBatchSize: 3, maxDelayMs: 60_000 });
+        await store.put(page(1));
+        await store.put(page(2));
+        assert.deepEqual(await segments(store), [], 'nothing on disk before the batch is full');
+        await store.put(page(3));
+        const [segment] = await segments(store);
+        assert.equal(segment, 'pages-000001.jsonl');
+        assert.equal(await lineCount(join(store.dir, segment)), 3);
+        await store.put(page(4));
+        assert.equal(await lineCount(join(store.dir, segment)), 3);
+        await store.flush();
+        assert.equal(await lineCount(join(store.dir, segment)), 4);
+    });
+
+    it('writes a partial batch after maxDelayMs', async (t) => {
+        const dir = await storageDir(t);
+        const store = await RawStore.open({ storageDir: dir, site: 'shop', maxBatchSize: 50, maxDelayMs: 20 });
+        await store.put(page(1));
+        assert.deepEqual(await segments(store), []);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        assert.equal(await lineCount(join(store.dir, 'pages-000001.jsonl')), 1);
+    });
+
+    it('reads pages still waiting in memory too (pages() flushes first)', async (t) => {
+        const dir = await storageDir(t);
+        const store = await RawStore.open({ storageDir: dir, site: 'shop', maxDelayMs: 60_000 });
+        await store.put(page(1));
+        assert.deepEqual(await readAll(store), [page(1)]);
+    });
+
+    it('get(key) finds a page, the newest of a re-fetched one, and undefined for an unknown key', async (t) => {
+        const dir = await storageDir(t);
+        const store = await RawStore.open({ storageDir: dir, site: 'shop', maxBatchSize: 2 });
+        for (const n of [1, 2, 3]) await store.put(page(n));
+        const refetched = { ...page(2), status: 203, body: 'second fetch' };
+        await store.put(refetched);
+        await store.put(page(2, 'browser'));
+        assert.deepEqual(await store.get(page(1).key), page(1));
+        assert.deepEqual(await store.get(page(2).key), refetched);
+        assert.equal((await store.get(page(2, 'browser').key))?.renderer, 'browser');
+        assert.equal(await store.get('0000-http'), undefined);
+    });
+
+    it('starts a new segment past maxSegmentBytes and reads across segments in order', async (t) => {
+        const dir = await storageDir(t);
+        const lineBytes = Buffer.byteLength(`${JSON.stringify(page(1))}\n`);
+        // Room for two pages (all test pages are the same size) but not three.
+        const store = await RawStore.open({ storageDir: dir, site: 'shop', maxBatchSize: 1, maxSegmentBytes: lineBytes * 2 + 1 });
+        const written = Array.from({ length: 5 }, (_, i) => page(i + 1));
+        for (const p of written) await store.put(p);
+        await store.flush();
+        const files = await segments(store);
+        assert.deepEqual(files, ['pages-000001.jsonl', 'pages-000002.jsonl', 'pages-000003.jsonl']);
+        assert.deepEqual(await Promise.all(files.map((f) => lineCount(join(store.dir, f)))), [2, 2, 1]);
+        for (const f of files) assert.ok((await stat(join(store.dir, f))).size <= lineBytes * 2 + 1);
+        assert.deepEqual(await readAll(store), written);
+    });
+
+    it('skips a line a crash cut short, and a reopened store keeps writing readable pages', async (t) => {
+        const dir = await storageDir(t);
+        const options: RawStoreOptions = { storageDir: dir, site: 'shop', maxBatchSize: 2 };
+        const first = await RawStore.open(options);
+        for (const n of [1, 2, 3]) await first.put(page(n));
+        await first.flush();
+        // The process dies halfway through writing page 4.
+        const torn = JSON.stringify(page(4));
+        await appendFile(join(first.dir, 'pages-000001.jsonl'), torn.slice(0, Math.floor(torn.length / 2)));
+
+        assert.deepEqual(await readAll(first), [page(1), page(2), page(3)]);
+
+        const reopened = await RawStore.open(options);
+        for (const n of [4, 5]) await reopened.put(page(n));
+        await reopened.flush();
+        // The new pages go to a new segment, so the torn line is not glued to the next page.
+        assert.deepEqual(await segments(reopened), ['pages-000001.jsonl', 'pages-000002.jsonl']);
+        assert.deepEqual(await readAll(reopened), [1, 2, 3, 4, 5].map((n) => page(n)));
+        assert.deepEqual(await reopened.get(page(4).key), page(4));
+    });
+
+    it('purge removes every page of the site and no other', async (t) => {
+        const dir = await storageDir(t);
+        const shop = await RawStore.open({ storageDir: dir, site: 'shop' });
+        const other = await RawStore.open({ storageDir: dir, site: 'other' });
+        await shop.put(page(1));
+        await other.put(page(2));
+        await Promise.all([shop.flush(), other.flush()]);
+
+        await RawStore.purge({ storageDir: dir, site: 'shop' });
+        await assert.rejects(stat(shop.dir), { code: 'ENOENT' });
+        assert.deepEqual(await readAll(await RawStore.open({ storageDir: dir, site: 'shop' })), []);
+        assert.deepEqual(await readAll(other), [page(2)]);
+        await RawStore.purge({ storageDir: dir, site: 'never-written' }); // nothing there: no error
+    });
+});
