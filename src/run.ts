@@ -9,6 +9,7 @@ import { createBrowserStage, deadLetterUnrendered } from './fetch/browserStage.j
 import { createHttpStage, type StageOptions } from './fetch/httpStage.js';
 import { PageHandler, type QuarantineEntry, type StoredItem } from './fetch/pageHandler.js';
 import { DeadLetter, type DeadLetterEntry } from './frontier/deadLetter.js';
+import { BloomSeenSet } from './frontier/bloomSeenSet.js';
 import { Frontier } from './frontier/frontier.js';
 import { RobotsPolicy } from './frontier/robots.js';
 import { MemorySeenSet } from './frontier/seenSet.js';
@@ -33,6 +34,10 @@ export interface CrawlOptions {
     progressIntervalSecs: number;
     /** The Chromium to render with; undefined when none was found, so escalated pages are dead-lettered. */
     chromiumPath: string | undefined;
+    /** `exact` (default) or `bloom`: a fixed-memory filter sized by `expectedUrls` and `bloomErrorRate`. */
+    seenSet?: 'exact' | 'bloom';
+    expectedUrls?: number;
+    bloomErrorRate?: number;
     /** Obey robots.txt. Default: true. */
     respectRobotsTxt?: boolean;
     log: Logger;
@@ -58,9 +63,13 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     const deadLetter = new DeadLetter(await DatasetSink.open<DeadLetterEntry>(names.deadLetter, config));
     const raw = await RawStore.open({ storageDir: options.storageDir, site: site.name });
 
+    const seenSet =
+        options.seenSet === 'bloom'
+            ? new BloomSeenSet({ expectedItems: options.expectedUrls, falsePositiveRate: options.bloomErrorRate })
+            : new MemorySeenSet();
     const frontier = new Frontier({
         site,
-        seenSet: new MemorySeenSet(),
+        seenSet,
         httpQueue,
         browserQueue,
         robots: options.respectRobotsTxt === false ? undefined : new RobotsPolicy(),
@@ -111,6 +120,7 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
 
     const summary = buildSummary(stats, {
         site: site.name,
+        seenSet,
         browserAvailable: options.chromiumPath !== undefined,
         storage: {
             dir: options.storageDir,

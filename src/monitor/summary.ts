@@ -2,6 +2,7 @@
  * The run summary: the stable JSON contract (DESIGN: command line and outputs) plus a
  * short human-readable version of it.
  */
+import type { SeenSet, SeenSetReport } from '../frontier/seenSet.js';
 import type { RunStats } from './stats.js';
 
 export interface RunSummary {
@@ -24,6 +25,7 @@ export interface RunSummary {
     items: { stored: number; invalid: number };
     escalations: { total: number; byRoute: Record<string, number> };
     linksSkipped: RunStats['linksSkipped'];
+    seenSet: SeenSetReport;
     errorsByClass: RunStats['errorsByClass'];
     routes: Record<string, ReturnType<RunStats['route']>>;
     storage: { dir: string; dataset: string; quarantine: string; deadLetter: string; rawPages: string };
@@ -31,7 +33,7 @@ export interface RunSummary {
 
 export function buildSummary(
     stats: RunStats,
-    context: { site: string; browserAvailable: boolean; storage: RunSummary['storage'] },
+    context: { site: string; seenSet: SeenSet; browserAvailable: boolean; storage: RunSummary['storage'] },
 ): RunSummary {
     const finishedAt = new Date();
     const durationSec = (finishedAt.getTime() - stats.startedAt.getTime()) / 1000;
@@ -59,6 +61,7 @@ export function buildSummary(
             byRoute: Object.fromEntries([...stats.routes].map(([label, route]) => [label, route.escalations])),
         },
         linksSkipped: { ...stats.linksSkipped },
+        seenSet: context.seenSet.describe(),
         errorsByClass: { ...stats.errorsByClass },
         routes,
         storage: context.storage,
