@@ -38,15 +38,20 @@ const configSchema = z.object({
     maxConcurrency: positiveInt('--max-concurrency'),
     browserConcurrency: positiveInt('--browser-concurrency'),
     maxRequests: positiveInt('--max-requests').optional(),
-    maxRetries: z.coerce.number().int().min(0, '--max-retries must be 0 or more'),
+    maxRetries: z.coerce
+        .number({ error: '--max-retries must be a number' })
+        .int('--max-retries must be a whole number')
+        .min(0, '--max-retries must be 0 or more'),
     requestTimeoutSecs: positiveInt('--request-timeout'),
     seenSet: z.enum(['exact', 'bloom'], { error: '--seen-set must be exact or bloom' }),
     expectedUrls: positiveInt('--expected-urls'),
-    bloomErrorRate: z.coerce.number().gt(0, '--bloom-error-rate must be between 0 and 1').lt(1, '--bloom-error-rate must be between 0 and 1'),
+    bloomErrorRate: z.coerce.number({ error: '--bloom-error-rate must be a number' }).gt(0, '--bloom-error-rate must be between 0 and 1').lt(1, '--bloom-error-rate must be between 0 and 1'),
     storageDir: z.string().min(1),
     summaryJson: z.string().optional(),
     progressIntervalSecs: positiveInt('--progress-interval'),
-    logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
+    logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], {
+        error: '--log-level must be one of trace, debug, info, warn, error, fatal, silent',
+    }),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -101,5 +101,5 @@ function errorCode(error: unknown): string | undefined {
         current = cause;
     }
     const message = error instanceof Error ? error.message : String(error);
-    return message.match(/\b(E[A-Z_]{3,}|UND_ERR_[A-Z_]+)\b/)?.[1];
+    return message.match(/\b(?:E[A-Z_]{3,}|UND_ERR_[A-Z_]+)\b/g)?.find((word) => TRANSIENT_ERROR_CODES.has(word));
 }

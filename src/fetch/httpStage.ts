@@ -59,8 +59,9 @@ export function createHttpStage(options: StageOptions): CheerioCrawler {
                 const location = response.headers.location;
                 if (status >= 300 && status < 400 && location) {
                     const outcome = await frontier.followRedirect({ url: request.url, label: request.label, userData }, location);
-                    if (outcome === 'loop') {
-                        rejectRequest(context, new FetchFailure('permanent', `redirect loop at ${request.url} → ${location}`, status, 'redirect-loop'));
+                    if (outcome === 'loop' || outcome === 'invalid') {
+                        const reason = outcome === 'loop' ? 'redirect-loop' : 'invalid-redirect';
+                        rejectRequest(context, new FetchFailure('permanent', `${reason}: ${request.url} → ${location}`, status, reason));
                     }
                     stats.redirects += 1;
                     if (outcome === 'duplicate') stats.duplicates += 1;

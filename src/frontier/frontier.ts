@@ -41,7 +41,15 @@ export interface FrontierOptions {
     maxRedirects?: number;
 }
 
-export type RedirectOutcome = 'queued' | 'duplicate' | 'loop';
+/** What became of a link: queued, or why not. */
+type Admission = 'queued' | 'seen' | 'invalid' | 'unrouted' | 'disallowed' | 'overBudget';
+
+/**
+ * `queued`: the target will be fetched; `duplicate`: it already was (or is queued);
+ * `skipped`: robots.txt, the budget or the routes keep it out; `invalid`: the Location is not a
+ * crawlable URL; `loop`: it leads back to where it came from or too many hops deep.
+ */
+export type RedirectOutcome = 'queued' | 'duplicate' | 'skipped' | 'invalid' | 'loop';
 
 export class Frontier {
     private readonly site: Site;
@@ -56,39 +64,49 @@ export class Frontier {
 
     /** Admits the links that are new, routable and allowed; returns how many were queued. */
     async enqueue(links: Iterable<Link>, base?: URL): Promise<number> {
+        const admissions = await this.admit(links, base);
+        return admissions.filter((admission) => admission === 'queued').length;
+    }
+
+    /** What became of each link, in order; every skip is counted in the stats by its reason. */
+    private async admit(links: Iterable<Link>, base?: URL): Promise<Admission[]> {
         const { stats } = this.options;
-        const candidates: { url: string; route: Route; userData?: Record<string, unknown> }[] = [];
+        const admissions: Admission[] = [];
+        const candidates: { index: number; url: string; route: Route; userData?: Record<string, unknown> }[] = [];
         for (const link of links) {
+            const index = admissions.push('invalid') - 1;
             const url = this.normalize(link.url, base);
             if (!url) continue;
             const route = this.site.routeFor(link.label, new URL(url));
             if (!route) {
-                stats.linksSkipped.unrouted += 1;
-                continue;
+                admissions[index] = 'unrouted';
+            } else if (this.options.robots && !(await this.options.robots.isAllowed(new URL(url)))) {
+                admissions[index] = 'disallowed';
+            } else {
+                candidates.push({ index, url, route, userData: link.userData });
             }
-            if (this.options.robots && !(await this.options.robots.isAllowed(new URL(url)))) {
-                stats.linksSkipped.disallowed += 1;
-                continue;
-            }
-            candidates.push({ url, route, userData: link.userData });
         }
 
         const isNew = await this.options.seenSet.add(candidates.map(({ url }) => urlKey(url)));
         const toHttp: RequestOptions[] = [];
         const toBrowser: RequestOptions[] = [];
-        candidates.forEach(({ url, route, userData }, index) => {
-            if (!isNew[index]) {
-                stats.linksSkipped.seen += 1;
+        candidates.forEach(({ index, url, route, userData }, candidate) => {
+            if (!isNew[candidate]) {
+                admissions[index] = 'seen';
             } else if (stats.admitted >= this.maxRequests) {
-                stats.linksSkipped.overBudget += 1;
+                admissions[index] = 'overBudget';
             } else {
+                admissions[index] = 'queued';
                 stats.admitted += 1;
                 const request = { url, uniqueKey: url, label: route.label, userData: { ...userData } };
                 (route.render === 'always' ? toBrowser : toHttp).push(request);
             }
         });
+        for (const admission of admissions) {
+            if (admission !== 'queued' && admission !== 'invalid') stats.linksSkipped[admission] += 1;
+        }
         await Promise.all([this.addTo(this.options.httpQueue, toHttp), this.addTo(this.options.browserQueue, toBrowser)]);
-        return toHttp.length + toBrowser.length;
+        return admissions;
     }
 
     /**
@@ -106,7 +124,8 @@ export class Frontier {
 
     /**
      * Puts a redirect target through the frontier, so a page reached through an alias is
-     * fetched once. A redirect to the same page (a trailing slash added) is followed directly.
+     * fetched once. A redirect to the same page (a trailing slash added) is queued directly:
+     * the page holds its seen-set key already.
      */
     async followRedirect(
         request: { url: string; label?: string; userData: RequestData },
@@ -114,15 +133,21 @@ export class Frontier {
     ): Promise<RedirectOutcome> {
         const hops = (request.userData.redirects ?? 0) + 1;
         const target = this.normalize(location, new URL(request.url));
-        if (!target || target === request.url || hops > this.maxRedirects) return 'loop';
+        if (!target) return 'invalid';
+        if (target === request.url || hops > this.maxRedirects) return 'loop';
         const userData = { ...request.userData, redirects: hops };
-        if (urlKey(target) === urlKey(request.url)) {
-            this.options.stats.admitted += 1;
-            await this.options.httpQueue.addRequest({ url: target, uniqueKey: target, label: request.label, userData });
-            return 'queued';
+        if (urlKey(target) !== urlKey(request.url)) {
+            const [admission] = await this.admit([{ url: target, label: request.label, userData }]);
+            return admission === 'queued' ? 'queued' : admission === 'seen' ? 'duplicate' : 'skipped';
         }
-        const queued = await this.enqueue([{ url: target, label: request.label, userData }]);
-        return queued > 0 ? 'queued' : 'duplicate';
+        if (this.options.stats.admitted >= this.maxRequests) {
+            this.options.stats.linksSkipped.overBudget += 1;
+            return 'skipped';
+        }
+        const { wasAlreadyPresent } = await this.options.httpQueue.addRequest({ url: target, uniqueKey: target, label: request.label, userData });
+        if (wasAlreadyPresent) return 'loop'; // `/x` → `/x/` → `/x`
+        this.options.stats.admitted += 1;
+        return 'queued';
     }
 
     /**

@@ -204,7 +204,41 @@ describe('Frontier.followRedirect', () => {
         assert.deepEqual(await drain(httpQueue), [
             { url: `${ORIGIN}/author/Jane-Austen/`, label: 'author', userData: { redirects: 1 } },
         ]);
-        assert.equal(stats.admitted, 1, 'the same page is not admitted twice');
+        // The target is one more request to fetch, so it counts as admitted, though the seen-set is not asked.
+        assert.equal(stats.admitted, 2);
+        assert.equal(stats.linksSkipped.seen, 0);
+    });
+
+    it("calls a slash redirect that comes back to a URL already queued a 'loop', and counts nothing", async (t) => {
+        const { frontier, stats } = await openFrontier(t);
+        await frontier.enqueue([{ url: `${ORIGIN}/author/Jane-Austen` }]);
+        assert.equal(await frontier.followRedirect(request(`${ORIGIN}/author/Jane-Austen`), '/author/Jane-Austen/'), 'queued');
+        // `/x/` → `/x`: the first URL again.
+        assert.equal(
+            await frontier.followRedirect(request(`${ORIGIN}/author/Jane-Austen/`, { redirects: 1 }), '/author/Jane-Austen'),
+            'loop',
+        );
+        assert.equal(stats.admitted, 2);
+    });
+
+    it('keeps a slash redirect within the request budget', async (t) => {
+        const { frontier, stats, httpQueue } = await openFrontier(t, { maxRequests: 1 });
+        await frontier.enqueue([{ url: `${ORIGIN}/author/Jane-Austen` }]);
+        await drain(httpQueue);
+        assert.equal(await frontier.followRedirect(request(`${ORIGIN}/author/Jane-Austen`), '/author/Jane-Austen/'), 'skipped');
+        assert.equal(stats.admitted, 1);
+        assert.equal(stats.linksSkipped.overBudget, 1);
+        assert.deepEqual(await urls(httpQueue), []);
+    });
+
+    it("calls a target kept out by the budget 'skipped' (not a duplicate) and a Location that is no URL 'invalid'", async (t) => {
+        const { frontier, stats } = await openFrontier(t, { maxRequests: 1 });
+        await frontier.enqueue([{ url: `${ORIGIN}/products/1` }]);
+        assert.equal(await frontier.followRedirect(request(`${ORIGIN}/products/1`), '/products/2'), 'skipped');
+        assert.equal(stats.linksSkipped.overBudget, 1);
+        assert.equal(stats.linksSkipped.seen, 0);
+        assert.equal(await frontier.followRedirect(request(`${ORIGIN}/products/1`), 'mailto:shop@example.com'), 'invalid');
+        assert.equal(stats.linksSkipped.invalid, 1);
     });
 
     it("calls a redirect to itself a 'loop'", async (t) => {

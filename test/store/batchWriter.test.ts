@@ -115,4 +115,47 @@ describe('BatchWriter', () => {
         await tick();
         assert.deepEqual(batches[1], [100]);
     });
+
+    it('a failed write loses nothing: the error reaches the caller and the records go out with the next flush', async () => {
+        const stored: number[][] = [];
+        let failNext = true;
+        const writer = new BatchWriter<number>({
+            maxBatchSize: 2,
+            maxDelayMs: 60_000,
+            write: async (batch) => {
+                if (failNext) {
+                    failNext = false;
+                    throw new Error('disk full');
+                }
+                stored.push([...batch]);
+            },
+        });
+        await writer.add(1);
+        await assert.rejects(writer.add(2), /disk full/);
+        await writer.add(3);
+        await writer.flush();
+        assert.deepEqual(stored.flat(), [1, 2, 3]);
+    });
+
+    it('a failed timed flush does not crash the process; its error reaches the next caller', async (t) => {
+        t.mock.timers.enable({ apis: ['setTimeout'] });
+        const stored: number[] = [];
+        let fail = true;
+        const writer = new BatchWriter<number>({
+            maxDelayMs: 10,
+            write: async (batch) => {
+                if (fail) throw new Error('disk full');
+                stored.push(...batch);
+            },
+        });
+        await writer.add(1);
+        t.mock.timers.tick(10);
+        await tick();
+        await tick();
+        await assert.rejects(writer.add(2), /disk full/);
+        fail = false;
+        await writer.add(2);
+        await writer.flush();
+        assert.deepEqual(stored, [1, 2]);
+    });
 });
