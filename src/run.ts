@@ -6,8 +6,10 @@
 import { type Configuration, Dataset, RequestQueue } from 'crawlee';
 import type { Logger } from 'pino';
 import { createBrowserStage, deadLetterUnrendered } from './fetch/browserStage.js';
+import { INSTALL_HINT } from './fetch/chromium.js';
 import { createHttpStage, type StageOptions } from './fetch/httpStage.js';
 import { PageHandler, type QuarantineEntry, type StoredItem } from './fetch/pageHandler.js';
+import { RenderLearner, type RenderLearningOptions } from './fetch/renderLearning.js';
 import { DeadLetter, type DeadLetterEntry } from './frontier/deadLetter.js';
 import { BloomSeenSet } from './frontier/bloomSeenSet.js';
 import { Frontier } from './frontier/frontier.js';
@@ -38,6 +40,8 @@ export interface CrawlOptions {
     seenSet?: 'exact' | 'bloom';
     expectedUrls?: number;
     bloomErrorRate?: number;
+    /** When an `auto` route learns to skip the cheap fetch. Defaults: see RenderLearningOptions. */
+    renderLearning?: RenderLearningOptions;
     /** Obey robots.txt. Default: true. */
     respectRobotsTxt?: boolean;
     log: Logger;
@@ -77,7 +81,8 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
         log,
         maxRequests: options.maxRequests,
     });
-    const pageHandler = new PageHandler({ frontier, items, quarantine, raw, stats, log });
+    const renderLearner = new RenderLearner(options.renderLearning);
+    const pageHandler = new PageHandler({ frontier, items, quarantine, raw, stats, renderLearner, log });
     const stageOptions: Omit<StageOptions, 'queue' | 'maxConcurrency'> = {
         site,
         config,
@@ -93,13 +98,12 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     const startUrls = options.startUrls.length > 0 ? options.startUrls : site.startUrls;
     await frontier.enqueue(startUrls.map((url) => ({ url })));
     log.info({ site: site.name, startUrls, storageDir: options.storageDir }, `crawling ${site.name}`);
-    if (!options.chromiumPath) log.warn('no Chromium found: pages that need rendering will be dead-lettered');
 
     const stopProgress = startProgress({ stats, log, intervalMs: options.progressIntervalSecs * 1000 });
     let unrendered = 0;
     try {
         while (!((await httpQueue.isFinished()) && (await browserQueue.isFinished()))) {
-            await createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency: options.maxConcurrency }).run();
+            await createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency: options.maxConcurrency, renderLearner }).run();
             if (await browserQueue.isEmpty()) continue;
             if (options.chromiumPath) {
                 await createBrowserStage({
@@ -109,6 +113,9 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
                     executablePath: options.chromiumPath,
                 }).run();
             } else {
+                if (unrendered === 0) {
+                    log.error(`no Chromium found: pages that need a browser go to dead-letter as renderer-unavailable; ${INSTALL_HINT}`);
+                }
                 unrendered += await deadLetterUnrendered(browserQueue, deadLetter, stats);
             }
         }
@@ -121,6 +128,7 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     const summary = buildSummary(stats, {
         site: site.name,
         seenSet,
+        render: renderLearner.decisions(),
         browserAvailable: options.chromiumPath !== undefined,
         storage: {
             dir: options.storageDir,
@@ -130,9 +138,6 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
             rawPages: raw.dir,
         },
     });
-    if (unrendered > 0) {
-        log.error({ pages: unrendered }, `${unrendered} pages needed a browser and none was available; they are in dead-letter`);
-    }
     return { summary, exitCode: unrendered > 0 ? 1 : 0 };
 }
 

@@ -4,7 +4,7 @@
  * their targets go back through the frontier, so an alias never fetches a page twice.
  */
 import type { CheerioAPI } from 'cheerio';
-import { CheerioCrawler, type Configuration, type RequestQueue } from 'crawlee';
+import { CheerioCrawler, type CheerioCrawlerOptions, type CheerioCrawlingContext, type Configuration, type RequestQueue } from 'crawlee';
 import type { Logger } from 'pino';
 import type { DeadLetter } from '../frontier/deadLetter.js';
 import type { Frontier, RequestData } from '../frontier/frontier.js';
@@ -13,6 +13,7 @@ import type { Site } from '../site.js';
 import { failureHandlers, rejectRequest } from './failureHandlers.js';
 import { FetchFailure, checkResponse } from './failures.js';
 import type { PageHandler } from './pageHandler.js';
+import type { RenderLearner } from './renderLearning.js';
 
 export interface StageOptions {
     site: Site;
@@ -34,9 +35,37 @@ export interface StageOptions {
 /** Every 5xx reaches the request handler, so the failure classifier, not Crawlee, decides. */
 const ALL_5XX = Array.from({ length: 100 }, (_, index) => 500 + index);
 
-export function createHttpStage(options: StageOptions): CheerioCrawler {
-    const { site, frontier, pageHandler, stats } = options;
-    return new CheerioCrawler(
+export interface HttpStageOptions extends StageOptions {
+    renderLearner: RenderLearner;
+}
+
+/**
+ * A CheerioCrawler that can leave out the fetch: the page of a route that learned to need the
+ * browser is marked before Crawlee's navigation, which then skips the HTTP request.
+ */
+class HttpStageCrawler extends CheerioCrawler {
+    constructor(
+        options: CheerioCrawlerOptions,
+        config: Configuration,
+        private readonly skipFetch: (request: CheerioCrawlingContext['request']) => boolean,
+    ) {
+        super(options, config);
+    }
+
+    protected override async _runRequestHandler(context: CheerioCrawlingContext): Promise<void> {
+        if (this.skipFetch(context.request)) context.request.skipNavigation = true;
+        await super._runRequestHandler(context);
+    }
+}
+
+export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
+    const { site, frontier, pageHandler, stats, renderLearner } = options;
+    const routeOf = (request: { label?: string; url: string }) => {
+        const route = site.routeFor(request.label, new URL(request.url));
+        if (!route) throw new Error(`no route "${request.label}" in site ${site.name}`);
+        return route;
+    };
+    return new HttpStageCrawler(
         {
             requestQueue: options.queue,
             maxConcurrency: options.maxConcurrency,
@@ -55,6 +84,11 @@ export function createHttpStage(options: StageOptions): CheerioCrawler {
             async requestHandler(context) {
                 const { request, response, body, $ } = context;
                 const userData = request.userData as RequestData;
+                if (request.skipNavigation) {
+                    stats.directToBrowser += 1;
+                    await frontier.escalate({ url: request.url, label: request.label, userData }, 'the route needs the browser (learned)');
+                    return;
+                }
                 const status = response.statusCode ?? 0;
                 const location = response.headers.location;
                 if (status >= 300 && status < 400 && location) {
@@ -71,11 +105,9 @@ export function createHttpStage(options: StageOptions): CheerioCrawler {
                 const failure = checkResponse(status, response.headers['content-type']);
                 if (failure) rejectRequest(context, failure);
 
-                const route = site.routeFor(request.label, new URL(request.url));
-                if (!route) throw new Error(`no route "${request.label}" in site ${site.name}`);
                 await pageHandler.handle({
                     request: { url: request.url, label: request.label, userData },
-                    route,
+                    route: routeOf(request),
                     // The same cheerio module; Crawlee's declarations reach it through its CommonJS types.
                     $: $ as unknown as CheerioAPI,
                     html: body.toString(),
@@ -88,5 +120,9 @@ export function createHttpStage(options: StageOptions): CheerioCrawler {
             ...failureHandlers({ stage: 'http', deadLetter: options.deadLetter, stats, log: options.log }),
         },
         options.config,
+        (request) => {
+            const route = routeOf(request);
+            return route.render === 'auto' && renderLearner.goDirectToBrowser(route.label);
+        },
     );
 }

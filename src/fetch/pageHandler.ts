@@ -11,6 +11,7 @@ import { describeIncomplete, isIncomplete, validatePage, type Verdict } from '..
 import type { DatasetSink } from '../store/datasets.js';
 import { rawPageKey, type RawStore } from '../store/rawStore.js';
 import type { PageContext, Renderer, Route } from '../site.js';
+import type { RenderLearner } from './renderLearning.js';
 
 export interface FetchedPage {
     request: { url: string; label?: string; userData: RequestData };
@@ -51,6 +52,7 @@ export interface PageHandlerOptions {
     quarantine: DatasetSink<QuarantineEntry>;
     raw: RawStore;
     stats: RunStats;
+    renderLearner: RenderLearner;
     log: Logger;
 }
 
@@ -79,8 +81,7 @@ export class PageHandler {
 
         const base = documentBase($, page.finalUrl);
         const canonical = canonicalUrl($, base, frontier);
-        // An escalated page claimed its canonical URL in the cheap stage already.
-        if (canonical && !request.userData.escalation && !(await frontier.claimCanonical(canonical, request.url))) {
+        if (canonical && !request.userData.canonicalChecked && !(await frontier.claimCanonical(canonical, request.url))) {
             log.debug({ url: request.url, canonical }, 'duplicate of a page already seen');
             stats.duplicates += 1;
             stats.succeeded += 1;
@@ -91,14 +92,18 @@ export class PageHandler {
         const verdict = extractAndValidate(route, $, context);
         await frontier.enqueue(discoverLinks(route, $, context), base);
 
-        if (isIncomplete(verdict) && renderer === 'http' && route.render === 'auto') {
-            const reason = describeIncomplete(verdict);
-            stats.escalations += 1;
-            stats.route(route.label).escalations += 1;
-            stats.countFailingFields(route.label, failingFields(verdict));
-            log.debug({ url: request.url, route: route.label, reason }, 'escalating to the browser');
-            await frontier.escalate(request, reason);
-            return;
+        const incomplete = isIncomplete(verdict);
+        if (renderer === 'http' && route.render === 'auto' && route.extract) {
+            this.options.renderLearner.record(route.label, incomplete);
+            if (incomplete) {
+                const reason = describeIncomplete(verdict);
+                stats.escalations += 1;
+                stats.route(route.label).escalations += 1;
+                stats.countFailingFields(route.label, failingFields(verdict));
+                log.debug({ url: request.url, route: route.label, reason }, 'escalating to the browser');
+                await frontier.escalate({ ...request, userData: { ...request.userData, canonicalChecked: true } }, reason);
+                return;
+            }
         }
 
         await this.store(verdict, { url: canonical ?? request.url, route: route.label, rawKey, renderer, fetchedAt });

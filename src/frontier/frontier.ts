@@ -21,8 +21,10 @@ export interface Link {
 
 /** What the stages keep on every request. */
 export interface RequestData extends Record<string, unknown> {
-    /** Why the cheap fetch was not enough, when the page was escalated to the browser. */
+    /** Why the page went to the browser: what the cheap fetch missed, or that its route learned to render. */
     escalation?: string;
+    /** The page's canonical URL was checked already (in the cheap stage), so the browser stage does not again. */
+    canonicalChecked?: boolean;
     /** Redirect hops behind this request. */
     redirects?: number;
 }

@@ -32,6 +32,8 @@ export class RunStats {
     httpFetched = 0;
     browserRendered = 0;
     escalations = 0;
+    /** Pages of routes that learned to need the browser, sent there without a cheap fetch. */
+    directToBrowser = 0;
 
     itemsStored = 0;
     itemsInvalid = 0;

@@ -2,6 +2,7 @@
  * The run summary: the stable JSON contract (DESIGN: command line and outputs) plus a
  * short human-readable version of it.
  */
+import type { RenderDecision } from '../fetch/renderLearning.js';
 import type { SeenSet, SeenSetReport } from '../frontier/seenSet.js';
 import type { RunStats } from './stats.js';
 
@@ -21,9 +22,11 @@ export interface RunSummary {
         duplicates: number;
     };
     http: { fetched: number };
-    browser: { rendered: number; available: boolean };
+    browser: { rendered: number; available: boolean; direct: number };
     items: { stored: number; invalid: number };
     escalations: { total: number; byRoute: Record<string, number> };
+    /** Per `auto` route: whether it learned to skip the cheap fetch, and the evidence. */
+    render: Record<string, RenderDecision>;
     linksSkipped: RunStats['linksSkipped'];
     seenSet: SeenSetReport;
     errorsByClass: RunStats['errorsByClass'];
@@ -33,7 +36,13 @@ export interface RunSummary {
 
 export function buildSummary(
     stats: RunStats,
-    context: { site: string; seenSet: SeenSet; browserAvailable: boolean; storage: RunSummary['storage'] },
+    context: {
+        site: string;
+        seenSet: SeenSet;
+        render: Record<string, RenderDecision>;
+        browserAvailable: boolean;
+        storage: RunSummary['storage'];
+    },
 ): RunSummary {
     const finishedAt = new Date();
     const durationSec = (finishedAt.getTime() - stats.startedAt.getTime()) / 1000;
@@ -54,12 +63,13 @@ export function buildSummary(
             duplicates: stats.duplicates,
         },
         http: { fetched: stats.httpFetched },
-        browser: { rendered: stats.browserRendered, available: context.browserAvailable },
+        browser: { rendered: stats.browserRendered, available: context.browserAvailable, direct: stats.directToBrowser },
         items: { stored: stats.itemsStored, invalid: stats.itemsInvalid },
         escalations: {
             total: stats.escalations,
             byRoute: Object.fromEntries([...stats.routes].map(([label, route]) => [label, route.escalations])),
         },
+        render: context.render,
         linksSkipped: { ...stats.linksSkipped },
         seenSet: context.seenSet.describe(),
         errorsByClass: { ...stats.errorsByClass },
@@ -75,7 +85,8 @@ export function formatSummary(summary: RunSummary): string {
         `  requests   ${requests.total} total: ${requests.succeeded} succeeded, ${requests.deadLettered} dead-lettered, ` +
             `${requests.retried} retried (${requests.retries} retries), ${requests.redirects} redirects, ${requests.duplicates} duplicates`,
         `  fetched    ${summary.http.fetched} by HTTP, ${summary.browser.rendered} rendered in the browser ` +
-            `(${summary.escalations.total} escalations${summary.browser.available ? '' : '; no browser available'})`,
+            `(${summary.escalations.total} escalated, ${summary.browser.direct} sent directly` +
+            `${summary.browser.available ? '' : '; no browser was found'})`,
         `  items      ${items.stored} stored, ${items.invalid} quarantined`,
         `  links      skipped: ${Object.entries(summary.linksSkipped).map(([why, n]) => `${n} ${why}`).join(', ')}`,
         `  output     ${summary.storage.dir} (dataset ${summary.storage.dataset}, raw pages ${summary.storage.rawPages})`,

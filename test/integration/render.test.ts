@@ -1,0 +1,93 @@
+/**
+ * Rendering only when needed, end to end against the fixture shop: a route whose every page
+ * is script-only learns to skip the cheap fetch, and a run without a browser completes and
+ * dead-letters exactly the pages that needed one.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import siteDefinition from '../../routes/demo-shop.js';
+import { findChromium } from '../../src/fetch/chromium.js';
+import { createLogger } from '../../src/monitor/logger.js';
+import { crawl } from '../../src/run.js';
+import { startShop } from '../site/shop.js';
+
+const chromiumPath = findChromium();
+
+describe('render learning', { skip: chromiumPath ? false : 'no Chromium found' }, () => {
+    it('a route whose pages all need the browser stops paying for the cheap fetch after the learning window', async (t) => {
+        const shop = await startShop({ seed: 5, products: 120, scriptOnlyRate: 1, transientFailureRate: 0, notFoundLinks: 0 });
+        const storageDir = await mkdtemp(join(tmpdir(), 'dragnet-learning-'));
+        t.after(async () => {
+            await shop.close();
+            await rm(storageDir, { recursive: true, force: true });
+        });
+        const maxConcurrency = 4;
+        const minSamples = 20;
+        const { summary } = await crawl({
+            site: siteDefinition,
+            startUrls: [`${shop.url}/`],
+            storageDir,
+            maxConcurrency,
+            browserConcurrency: 4,
+            maxRetries: 2,
+            requestTimeoutSecs: 15,
+            progressIntervalSecs: 60,
+            chromiumPath,
+            renderLearning: { minSamples },
+            log: createLogger({ level: 'silent' }),
+        });
+
+        assert.equal(summary.items.stored, shop.products.length, 'every product is still stored');
+        // From the shop's side: a page asked twice was fetched cheaply and then rendered; once, rendered directly.
+        const requestsPerProduct = shop.products.map((product) =>
+            Object.values(shop.stats().byPath[product.path] ?? {}).reduce((sum, count) => sum + count, 0),
+        );
+        assert.ok(requestsPerProduct.every((count) => count === 1 || count === 2), JSON.stringify(requestsPerProduct));
+        const cheapFetches = requestsPerProduct.filter((count) => count === 2).length;
+        // The learning window: the first minSamples cheap fetches, plus those already in flight when the decision fell.
+        const window = minSamples + maxConcurrency;
+        const afterWindow = shop.products.length - window;
+        assert.ok((cheapFetches - window) / afterWindow <= 0.05, `${cheapFetches} cheap fetches of ${shop.products.length} pages`);
+        assert.equal(summary.render.product?.mode, 'browser-direct');
+        assert.equal(summary.browser.direct, shop.products.length - cheapFetches);
+        assert.equal(summary.browser.rendered, shop.products.length);
+    });
+});
+
+describe('no browser available', () => {
+    it('completes the run, dead-letters exactly the script-only pages as renderer-unavailable, and exits non-zero with a clear message', async (t) => {
+        const shop = await startShop({ seed: 9, products: 100, scriptOnlyRate: 0.2, transientFailureRate: 0, notFoundLinks: 0 });
+        const storageDir = await mkdtemp(join(tmpdir(), 'dragnet-nobrowser-'));
+        t.after(async () => {
+            await shop.close();
+            await rm(storageDir, { recursive: true, force: true });
+        });
+        const failure = await promisify(execFile)(
+            process.execPath,
+            ['--import', 'tsx', 'src/main.ts', '--site', 'demo-shop', '--start-url', `${shop.url}/`, '--storage-dir', storageDir],
+            { env: { ...process.env, CHROMIUM_PATH: '/nonexistent/chromium', LOG_LEVEL: 'warn' }, timeout: 120_000 },
+        ).then(
+            () => assert.fail('the run should exit non-zero'),
+            (error: { code: number; stdout: string; stderr: string }) => error,
+        );
+        assert.equal(failure.code, 1);
+        assert.match(failure.stderr, /no Chromium found/);
+        assert.match(failure.stderr, /apt-get install -y chromium|CHROMIUM_PATH/);
+        assert.match(failure.stdout, /items\s+80 stored/);
+
+        const deadLetterDir = join(storageDir, 'datasets', 'demo-shop-dead-letter');
+        const entries = await Promise.all(
+            (await readdir(deadLetterDir))
+                .filter((file) => /^\d+\.json$/.test(file))
+                .map(async (file) => JSON.parse(await readFile(join(deadLetterDir, file), 'utf8')) as { url: string; reason: string }),
+        );
+        const scriptOnly = shop.products.filter((product) => product.scriptOnly).map((product) => `${shop.url}${product.path}`);
+        assert.deepEqual(entries.map((entry) => entry.url).sort(), scriptOnly.sort());
+        assert.ok(entries.every((entry) => entry.reason === 'renderer-unavailable'));
+    });
+});
