@@ -5,8 +5,7 @@
  */
 import { type Configuration, Dataset, RequestQueue } from 'crawlee';
 import type { Logger } from 'pino';
-import { createBrowserStage, deadLetterUnrendered } from './fetch/browserStage.js';
-import { INSTALL_HINT } from './fetch/chromium.js';
+import { browserProblem, createBrowserStage, deadLetterUnrendered } from './fetch/browserStage.js';
 import { createHttpStage, type StageOptions } from './fetch/httpStage.js';
 import { PageHandler, type QuarantineEntry, type StoredItem } from './fetch/pageHandler.js';
 import { RenderLearner, type RenderLearningOptions } from './fetch/renderLearning.js';
@@ -101,23 +100,24 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
 
     const stopProgress = startProgress({ stats, log, intervalMs: options.progressIntervalSecs * 1000 });
     let unrendered = 0;
+    let rendererProblem: Promise<string | undefined> | undefined;
     try {
         while (!((await httpQueue.isFinished()) && (await browserQueue.isFinished()))) {
             await createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency: options.maxConcurrency, renderLearner }).run();
             if (await browserQueue.isEmpty()) continue;
-            if (options.chromiumPath) {
+            rendererProblem ??= browserProblem(options.chromiumPath);
+            const problem = await rendererProblem;
+            if (!problem) {
                 await createBrowserStage({
                     ...stageOptions,
                     queue: browserQueue,
                     maxConcurrency: options.browserConcurrency,
-                    executablePath: options.chromiumPath,
+                    executablePath: options.chromiumPath!,
                 }).run();
-            } else {
-                if (unrendered === 0) {
-                    log.error(`no Chromium found: pages that need a browser go to dead-letter as renderer-unavailable; ${INSTALL_HINT}`);
-                }
-                unrendered += await deadLetterUnrendered(browserQueue, deadLetter, stats);
+                continue;
             }
+            if (unrendered === 0) log.error(`cannot render pages: ${problem}. They go to dead-letter as renderer-unavailable.`);
+            unrendered += await deadLetterUnrendered(browserQueue, deadLetter, stats, problem);
         }
     } finally {
         stopProgress();
@@ -129,7 +129,7 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
         site: site.name,
         seenSet,
         render: renderLearner.decisions(),
-        browserAvailable: options.chromiumPath !== undefined,
+        browserAvailable: (await rendererProblem) === undefined && options.chromiumPath !== undefined,
         storage: {
             dir: options.storageDir,
             dataset: names.items,

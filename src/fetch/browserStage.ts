@@ -83,11 +83,33 @@ async function waitForContent(page: Page, route: Route, timeoutMillis: number): 
 }
 
 /**
+ * Why pages cannot be rendered, or undefined when Chromium starts. Checked by launching it once
+ * before the browser stage runs, so a missing or broken browser is one clear message rather
+ * than a crash in the middle of the crawl.
+ */
+export async function browserProblem(executablePath: string | undefined): Promise<string | undefined> {
+    if (!executablePath) return `no Chromium found; ${INSTALL_HINT}`;
+    try {
+        const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true, timeout: 30_000 });
+        await browser.close();
+        return undefined;
+    } catch (error) {
+        const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0];
+        return `Chromium at ${executablePath} does not start (${reason}); ${INSTALL_HINT}`;
+    }
+}
+
+/**
  * Without a browser, the pages waiting for one cannot be done in this run: each goes to
  * dead-letter as `renderer-unavailable`, to be re-queued once a browser is installed.
  * Returns how many there were.
  */
-export async function deadLetterUnrendered(queue: RequestQueue, deadLetter: DeadLetter, stats: RunStats): Promise<number> {
+export async function deadLetterUnrendered(
+    queue: RequestQueue,
+    deadLetter: DeadLetter,
+    stats: RunStats,
+    problem: string,
+): Promise<number> {
     let count = 0;
     for (let request = await queue.fetchNextRequest(); request; request = await queue.fetchNextRequest()) {
         await deadLetter.add({
@@ -95,7 +117,7 @@ export async function deadLetterUnrendered(queue: RequestQueue, deadLetter: Dead
             label: request.label,
             failureClass: 'permanent',
             reason: 'renderer-unavailable',
-            error: `no Chromium to render with: ${INSTALL_HINT}`,
+            error: problem,
             attempts: 0,
             stage: 'browser',
         });

@@ -86,7 +86,7 @@ export function formatSummary(summary: RunSummary): string {
             `${requests.retried} retried (${requests.retries} retries), ${requests.redirects} redirects, ${requests.duplicates} duplicates`,
         `  fetched    ${summary.http.fetched} by HTTP, ${summary.browser.rendered} rendered in the browser ` +
             `(${summary.escalations.total} escalated, ${summary.browser.direct} sent directly` +
-            `${summary.browser.available ? '' : '; no browser was found'})`,
+            `${summary.browser.available ? '' : '; no working browser'})`,
         `  items      ${items.stored} stored, ${items.invalid} quarantined`,
         `  links      skipped: ${Object.entries(summary.linksSkipped).map(([why, n]) => `${n} ${why}`).join(', ')}`,
         `  output     ${summary.storage.dir} (dataset ${summary.storage.dataset}, raw pages ${summary.storage.rawPages})`,
