@@ -41,7 +41,8 @@ export default defineSite({
             match: (url) => url.pathname.startsWith('/products/'),
             schema: productSchema,
             render: 'auto',
-            waitFor: 'h1.product-title:not(:empty)',
+            // Script-only pages fill in title and price after parsing: wait until the record is valid.
+            waitUntil: 'fields',
             enqueue: [{ selector: 'a.related-link', label: 'product' }],
             extract: ($) => {
                 const availabilityLine = $('p.availability').first();

@@ -69,6 +69,13 @@ export interface RouteDefinition<Schema extends z.ZodType = z.ZodType> {
     render?: RenderPolicy;
     /** Browser stage: a CSS selector to wait for before the HTML is read. */
     waitFor?: string;
+    /**
+     * Browser stage: what else to wait for, instead of a fixed sleep. `load` (default): the load
+     * event; `networkidle`: no network traffic for 500 ms; `fields`: until the extractor's records
+     * pass the schema (checked every 100 ms). Each gives up at the wait timeout and lets the
+     * schema judge what is there.
+     */
+    waitUntil?: 'load' | 'networkidle' | 'fields';
 }
 
 export interface SiteDefinition {

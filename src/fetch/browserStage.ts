@@ -8,11 +8,15 @@ import { chromium, type Page } from 'playwright';
 import type { DeadLetter } from '../frontier/deadLetter.js';
 import type { RequestData } from '../frontier/frontier.js';
 import type { RunStats } from '../monitor/stats.js';
-import type { Route } from '../site.js';
+import { isIncomplete, validatePage } from '../quality/validate.js';
+import type { PageContext, Route } from '../site.js';
 import { CHROMIUM_ARGS, INSTALL_HINT } from './chromium.js';
 import { failureHandlers, rejectRequest } from './failureHandlers.js';
 import { checkResponse } from './failures.js';
 import type { StageOptions } from './httpStage.js';
+
+/** How often `waitUntil: 'fields'` looks at the page again. */
+const FIELDS_POLL_MILLIS = 100;
 
 export interface BrowserStageOptions extends StageOptions {
     /** The Chromium binary (see `findChromium`). */
@@ -21,7 +25,7 @@ export interface BrowserStageOptions extends StageOptions {
     maxOpenPagesPerBrowser?: number;
     /** A browser is replaced after this many pages, so leaks do not pile up. Default: 100. */
     retireBrowserAfterPageCount?: number;
-    /** How long to wait for a route's `waitFor` selector. Default: 10 000 ms. */
+    /** How long to wait for a route's `waitFor` selector and `waitUntil` condition together. Default: 10 000 ms. */
     waitForTimeoutMillis?: number;
 }
 
@@ -54,10 +58,12 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
 
                 const route = site.routeFor(request.label, new URL(request.url));
                 if (!route) throw new Error(`no route "${request.label}" in site ${site.name}`);
-                await waitForContent(page, route, waitForTimeoutMillis);
+                const userData = request.userData as RequestData;
+                const pageContext = { url: new URL(page.url()), label: route.label, renderer: 'browser' as const, userData };
+                await waitForContent(page, route, pageContext, waitForTimeoutMillis);
                 const html = await page.content();
                 await pageHandler.handle({
-                    request: { url: request.url, label: request.label, userData: request.userData as RequestData },
+                    request: { url: request.url, label: request.label, userData },
                     route,
                     $: load(html),
                     html,
@@ -74,12 +80,24 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
 }
 
 /**
- * Waits for the route's `waitFor` selector. A selector that never shows is not an error
- * here: the extractor and the schema decide whether the page is usable.
+ * Waits for what the route says shows its data is there: its `waitFor` selector, then its
+ * `waitUntil` condition. Running out of time is not an error here: the extractor and the
+ * schema decide whether the page is usable.
  */
-async function waitForContent(page: Page, route: Route, timeoutMillis: number): Promise<void> {
-    if (!route.waitFor) return;
-    await page.waitForSelector(route.waitFor, { timeout: timeoutMillis }).catch(() => undefined);
+async function waitForContent(page: Page, route: Route, context: PageContext, timeoutMillis: number): Promise<void> {
+    const deadline = Date.now() + timeoutMillis;
+    const remaining = () => Math.max(1, deadline - Date.now());
+    if (route.waitFor) await page.waitForSelector(route.waitFor, { timeout: remaining() }).catch(() => undefined);
+    if (route.waitUntil === 'networkidle') {
+        await page.waitForLoadState('networkidle', { timeout: remaining() }).catch(() => undefined);
+    } else if (route.waitUntil === 'fields' && route.extract) {
+        const extract = route.extract;
+        while (Date.now() < deadline) {
+            const $ = load(await page.content());
+            if (!isIncomplete(validatePage(route, extract($, context)))) return;
+            await page.waitForTimeout(Math.min(FIELDS_POLL_MILLIS, remaining()));
+        }
+    }
 }
 
 /**
