@@ -40,6 +40,12 @@ async function main(): Promise<number> {
             ...config,
             site,
             startUrls: checkStartUrls(site, startUrls),
+            driftBreaker: {
+                window: config.driftWindow,
+                threshold: config.driftThreshold,
+                minSamples: config.driftMinPages,
+                scope: config.driftScope,
+            },
             chromiumPath: findChromium(),
             log,
         });

@@ -5,10 +5,12 @@
  */
 import { type Configuration, Dataset, RequestQueue } from 'crawlee';
 import type { Logger } from 'pino';
-import { browserProblem, createBrowserStage, deadLetterUnrendered } from './fetch/browserStage.js';
+import { createBrowserStage } from './fetch/browserStage.js';
+import { BrowserStageRunner } from './fetch/browserStageRunner.js';
 import { createHttpStage, type StageOptions } from './fetch/httpStage.js';
 import { PageHandler, type QuarantineEntry, type StoredItem } from './fetch/pageHandler.js';
 import { RenderLearner, type RenderLearningOptions } from './fetch/renderLearning.js';
+import { DriftBreaker, type DriftBreakerOptions } from './quality/driftBreaker.js';
 import { DeadLetter, type DeadLetterEntry } from './frontier/deadLetter.js';
 import { BloomSeenSet } from './frontier/bloomSeenSet.js';
 import { Frontier } from './frontier/frontier.js';
@@ -41,6 +43,8 @@ export interface CrawlOptions {
     bloomErrorRate?: number;
     /** When an `auto` route learns to skip the cheap fetch. Defaults: see RenderLearningOptions. */
     renderLearning?: RenderLearningOptions;
+    /** When a route's invalid share stops it (or the run). Defaults: see DriftBreakerOptions. */
+    driftBreaker?: DriftBreakerOptions;
     /** Obey robots.txt. Default: true. */
     respectRobotsTxt?: boolean;
     log: Logger;
@@ -48,7 +52,7 @@ export interface CrawlOptions {
 
 export interface CrawlResult {
     summary: RunSummary;
-    /** 0 when every page could be handled as the site asks; 1 when pages needed a browser that was missing. */
+    /** 0 when every page could be handled as the site asks; 1 when pages needed a browser that was missing; 3 when the drift breaker stopped a route. */
     exitCode: number;
 }
 
@@ -81,7 +85,8 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
         maxRequests: options.maxRequests,
     });
     const renderLearner = new RenderLearner(options.renderLearning);
-    const pageHandler = new PageHandler({ frontier, items, quarantine, raw, stats, renderLearner, log });
+    const driftBreaker = new DriftBreaker(options.driftBreaker);
+    const pageHandler = new PageHandler({ frontier, items, quarantine, raw, stats, renderLearner, driftBreaker, log });
     const stageOptions: Omit<StageOptions, 'queue' | 'maxConcurrency'> = {
         site,
         config,
@@ -92,6 +97,7 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
         log,
         maxRetries: options.maxRetries,
         requestTimeoutSecs: options.requestTimeoutSecs,
+        driftBreaker,
     };
 
     const startUrls = options.startUrls.length > 0 ? options.startUrls : site.startUrls;
@@ -99,28 +105,27 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     log.info({ site: site.name, startUrls, storageDir: options.storageDir }, `crawling ${site.name}`);
 
     const stopProgress = startProgress({ stats, log, intervalMs: options.progressIntervalSecs * 1000 });
-    let unrendered = 0;
-    let rendererProblem: Promise<string | undefined> | undefined;
+    const browserStage = new BrowserStageRunner({
+        queue: browserQueue,
+        createStage: (executablePath) =>
+            createBrowserStage({ ...stageOptions, queue: browserQueue, maxConcurrency: options.browserConcurrency, executablePath }),
+        chromiumPath: options.chromiumPath,
+        deadLetter,
+        stats,
+        log,
+    });
+    // Both crawlers share one event manager that neither owns, so one finishing does not stop the other's.
+    const events = config.getEventManager();
+    await events.init();
     try {
         while (!((await httpQueue.isFinished()) && (await browserQueue.isFinished()))) {
+            browserStage.start();
             await createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency: options.maxConcurrency, renderLearner }).run();
-            if (await browserQueue.isEmpty()) continue;
-            rendererProblem ??= browserProblem(options.chromiumPath);
-            const problem = await rendererProblem;
-            if (!problem) {
-                await createBrowserStage({
-                    ...stageOptions,
-                    queue: browserQueue,
-                    maxConcurrency: options.browserConcurrency,
-                    executablePath: options.chromiumPath!,
-                }).run();
-                continue;
-            }
-            if (unrendered === 0) log.error(`cannot render pages: ${problem}. They go to dead-letter as renderer-unavailable.`);
-            unrendered += await deadLetterUnrendered(browserQueue, deadLetter, stats, problem);
+            await browserStage.finish();
         }
     } finally {
         stopProgress();
+        await events.close();
         await Promise.all([items.flush(), quarantine.flush(), deadLetter.flush(), raw.flush()]);
         await storage.teardown();
     }
@@ -129,7 +134,8 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
         site: site.name,
         seenSet,
         render: renderLearner.decisions(),
-        browserAvailable: (await rendererProblem) === undefined && options.chromiumPath !== undefined,
+        drift: driftBreaker.tripped,
+        browserAvailable: (await browserStage.available()) ?? options.chromiumPath !== undefined,
         storage: {
             dir: options.storageDir,
             dataset: names.items,
@@ -138,7 +144,7 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
             rawPages: raw.dir,
         },
     });
-    return { summary, exitCode: unrendered > 0 ? 1 : 0 };
+    return { summary, exitCode: driftBreaker.tripped.length > 0 ? 3 : browserStage.unrendered > 0 ? 1 : 0 };
 }
 
 /** A run starts clean: the site's queues, datasets and raw pages from an earlier run are removed. */

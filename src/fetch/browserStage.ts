@@ -11,7 +11,7 @@ import type { RunStats } from '../monitor/stats.js';
 import { isIncomplete, validatePage } from '../quality/validate.js';
 import type { PageContext, Route } from '../site.js';
 import { CHROMIUM_ARGS, INSTALL_HINT } from './chromium.js';
-import { failureHandlers, rejectRequest } from './failureHandlers.js';
+import { deadLetterStopped, deadLetterUnfetched, failureHandlers, rejectRequest } from './failureHandlers.js';
 import { checkResponse } from './failures.js';
 import type { StageOptions } from './httpStage.js';
 
@@ -35,6 +35,8 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
     return new PlaywrightCrawler(
         {
             requestQueue: options.queue,
+            // It runs beside the HTTP stage and waits for escalations; the runner stops it when both are done.
+            keepAlive: true,
             maxConcurrency: options.maxConcurrency,
             maxRequestRetries: options.maxRetries,
             navigationTimeoutSecs: options.requestTimeoutSecs,
@@ -58,6 +60,8 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
 
                 const route = site.routeFor(request.label, new URL(request.url));
                 if (!route) throw new Error(`no route "${request.label}" in site ${site.name}`);
+                // Escalated before its route was stopped: the render is done, but its records would be judged broken.
+                if (options.driftBreaker.isStopped(route.label)) return deadLetterStopped(request, 'browser', options);
                 const userData = request.userData as RequestData;
                 const pageContext = { url: new URL(page.url()), label: route.label, renderer: 'browser' as const, userData };
                 await waitForContent(page, route, pageContext, waitForTimeoutMillis);
@@ -130,18 +134,11 @@ export async function deadLetterUnrendered(
 ): Promise<number> {
     let count = 0;
     for (let request = await queue.fetchNextRequest(); request; request = await queue.fetchNextRequest()) {
-        await deadLetter.add({
-            url: request.url,
-            label: request.label,
-            failureClass: 'permanent',
-            reason: 'renderer-unavailable',
-            error: problem,
-            attempts: 0,
-            stage: 'browser',
-        });
+        await deadLetterUnfetched(
+            { deadLetter, stats },
+            { url: request.url, label: request.label, failureClass: 'permanent', reason: 'renderer-unavailable', error: problem, stage: 'browser' },
+        );
         await queue.markRequestHandled(request);
-        stats.deadLettered += 1;
-        stats.errorsByClass.permanent += 1;
         count += 1;
     }
     return count;

@@ -3,7 +3,7 @@
  * succeed later, and put what will not into dead-letter with its reason.
  */
 import type { Logger } from 'pino';
-import type { DeadLetter } from '../frontier/deadLetter.js';
+import type { DeadLetter, DeadLetterEntry } from '../frontier/deadLetter.js';
 import type { RunStats } from '../monitor/stats.js';
 import { classifyError, FetchFailure } from './failures.js';
 
@@ -60,4 +60,33 @@ export function failureHandlers({ stage, deadLetter, stats, log }: FailureHandle
             log.warn({ url: request.url, stage, class: failure.failureClass, reason: failure.reason }, 'dead-lettered');
         },
     };
+}
+
+/**
+ * A request that will not be fetched in this run because its route's drift breaker tripped:
+ * dead-lettered as `route-stopped`, to be re-queued once the extractor is fixed.
+ */
+export async function deadLetterStopped(
+    request: { url: string; label?: string },
+    stage: 'http' | 'browser',
+    { deadLetter, stats }: { deadLetter: DeadLetter; stats: RunStats },
+): Promise<void> {
+    await deadLetterUnfetched({ deadLetter, stats }, {
+        url: request.url,
+        label: request.label,
+        failureClass: 'invalid',
+        reason: 'route-stopped',
+        error: `the drift breaker stopped route "${request.label}": its pages fail the schema`,
+        stage,
+    });
+}
+
+/** Dead-letters a request that was given up on before it was fetched (attempts: 0). */
+export async function deadLetterUnfetched(
+    { deadLetter, stats }: { deadLetter: DeadLetter; stats: RunStats },
+    entry: Omit<DeadLetterEntry, 'attempts' | 'deadLetteredAt'>,
+): Promise<void> {
+    await deadLetter.add({ ...entry, attempts: 0 });
+    stats.deadLettered += 1;
+    stats.errorsByClass[entry.failureClass] += 1;
 }

@@ -10,7 +10,8 @@ import type { DeadLetter } from '../frontier/deadLetter.js';
 import type { Frontier, RequestData } from '../frontier/frontier.js';
 import type { RunStats } from '../monitor/stats.js';
 import type { Site } from '../site.js';
-import { failureHandlers, rejectRequest } from './failureHandlers.js';
+import type { DriftBreaker } from '../quality/driftBreaker.js';
+import { deadLetterStopped, failureHandlers, rejectRequest } from './failureHandlers.js';
 import { FetchFailure, checkResponse } from './failures.js';
 import type { PageHandler } from './pageHandler.js';
 import type { RenderLearner } from './renderLearning.js';
@@ -30,6 +31,7 @@ export interface StageOptions {
     maxRetries: number;
     /** Time for one fetch (or one browser navigation). */
     requestTimeoutSecs: number;
+    driftBreaker: DriftBreaker;
 }
 
 /** Every 5xx reaches the request handler, so the failure classifier, not Crawlee, decides. */
@@ -40,26 +42,27 @@ export interface HttpStageOptions extends StageOptions {
 }
 
 /**
- * A CheerioCrawler that can leave out the fetch: the page of a route that learned to need the
- * browser is marked before Crawlee's navigation, which then skips the HTTP request.
+ * A CheerioCrawler that asks, before each fetch, whether the request needs it at all: the page
+ * of a route that learned to need the browser goes there directly, and the page of a route the
+ * drift breaker stopped goes to dead-letter. Either way no HTTP request is made.
  */
 class HttpStageCrawler extends CheerioCrawler {
     constructor(
         options: CheerioCrawlerOptions,
         config: Configuration,
-        private readonly skipFetch: (request: CheerioCrawlingContext['request']) => boolean,
+        private readonly handledWithoutFetch: (request: CheerioCrawlingContext['request']) => Promise<boolean>,
     ) {
         super(options, config);
     }
 
     protected override async _runRequestHandler(context: CheerioCrawlingContext): Promise<void> {
-        if (this.skipFetch(context.request)) context.request.skipNavigation = true;
+        if (await this.handledWithoutFetch(context.request)) return;
         await super._runRequestHandler(context);
     }
 }
 
 export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
-    const { site, frontier, pageHandler, stats, renderLearner } = options;
+    const { site, frontier, pageHandler, stats, renderLearner, driftBreaker } = options;
     const routeOf = (request: { label?: string; url: string }) => {
         const route = site.routeFor(request.label, new URL(request.url));
         if (!route) throw new Error(`no route "${request.label}" in site ${site.name}`);
@@ -84,11 +87,6 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
             async requestHandler(context) {
                 const { request, response, body, $ } = context;
                 const userData = request.userData as RequestData;
-                if (request.skipNavigation) {
-                    stats.directToBrowser += 1;
-                    await frontier.escalate({ url: request.url, label: request.label, userData }, 'the route needs the browser (learned)');
-                    return;
-                }
                 const status = response.statusCode ?? 0;
                 const location = response.headers.location;
                 if (status >= 300 && status < 400 && location) {
@@ -120,9 +118,17 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
             ...failureHandlers({ stage: 'http', deadLetter: options.deadLetter, stats, log: options.log }),
         },
         options.config,
-        (request) => {
+        async (request) => {
             const route = routeOf(request);
-            return route.render === 'auto' && renderLearner.goDirectToBrowser(route.label);
+            if (driftBreaker.isStopped(route.label)) {
+                await deadLetterStopped(request, 'http', options);
+                return true;
+            }
+            if (route.render !== 'auto' || !renderLearner.goDirectToBrowser(route.label)) return false;
+            stats.directToBrowser += 1;
+            const userData = request.userData as RequestData;
+            await frontier.escalate({ url: request.url, label: request.label, userData }, 'the route needs the browser (learned)');
+            return true;
         },
     );
 }

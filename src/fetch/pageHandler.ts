@@ -7,6 +7,7 @@ import type { CheerioAPI } from 'cheerio';
 import type { Logger } from 'pino';
 import type { Frontier, Link, RequestData } from '../frontier/frontier.js';
 import type { RunStats } from '../monitor/stats.js';
+import type { DriftBreaker } from '../quality/driftBreaker.js';
 import { describeIncomplete, isIncomplete, validatePage, type Verdict } from '../quality/validate.js';
 import type { DatasetSink } from '../store/datasets.js';
 import { rawPageKey, type RawStore } from '../store/rawStore.js';
@@ -53,6 +54,7 @@ export interface PageHandlerOptions {
     raw: RawStore;
     stats: RunStats;
     renderLearner: RenderLearner;
+    driftBreaker: DriftBreaker;
     log: Logger;
 }
 
@@ -106,13 +108,13 @@ export class PageHandler {
             }
         }
 
-        await this.store(verdict, { url: canonical ?? request.url, route: route.label, rawKey, renderer, fetchedAt });
+        await this.store(verdict, { url: canonical ?? request.url, route: route.label, rawKey, renderer, fetchedAt, judged: route.extract !== undefined });
         stats.succeeded += 1;
     }
 
     private async store(
         verdict: Verdict,
-        origin: { url: string; route: string; rawKey: string; renderer: Renderer; fetchedAt: string },
+        origin: { url: string; route: string; rawKey: string; renderer: Renderer; fetchedAt: string; judged: boolean },
     ): Promise<void> {
         const { items, quarantine, stats } = this.options;
         const routeStats = stats.route(origin.route);
@@ -138,6 +140,26 @@ export class PageHandler {
         stats.itemsInvalid += rejected.length;
         routeStats.itemsInvalid += rejected.length;
         stats.countFailingFields(origin.route, failingFields(verdict));
+        if (origin.judged) this.judge(verdict, origin, rejected);
+    }
+
+    /** Hands the page's final verdict to the drift breaker, and says so loudly when it trips. */
+    private judge(verdict: Verdict, origin: { url: string; route: string; rawKey: string }, rejected: { issues: string[] }[]): void {
+        const trip = this.options.driftBreaker.judge(origin.route, {
+            invalid: rejected.length > 0,
+            fields: failingFields(verdict),
+            url: origin.url,
+            rawKey: origin.rawKey,
+            issues: rejected.flatMap((rejection) => rejection.issues),
+        });
+        if (!trip) return;
+        const fields = Object.entries(trip.failingFields).map(([field, count]) => `${field} ×${count}`).join(', ');
+        this.options.log.error(
+            { drift: trip },
+            `drift breaker tripped on route "${trip.route}" after ${trip.pagesJudged} pages: ` +
+                `${Math.round(trip.invalidShare * 100)}% of recent pages invalid (${fields}); e.g. ${trip.samples[0]?.url}. ` +
+                `Stopping the ${this.options.driftBreaker.scope === 'run' ? 'run' : 'route'}; raw pages of the samples are kept for reparse.`,
+        );
     }
 }
 

@@ -4,6 +4,7 @@
  */
 import type { RenderDecision } from '../fetch/renderLearning.js';
 import type { SeenSet, SeenSetReport } from '../frontier/seenSet.js';
+import type { Trip } from '../quality/driftBreaker.js';
 import type { RunStats } from './stats.js';
 
 export interface RunSummary {
@@ -27,6 +28,8 @@ export interface RunSummary {
     escalations: { total: number; byRoute: Record<string, number> };
     /** Per `auto` route: whether it learned to skip the cheap fetch, and the evidence. */
     render: Record<string, RenderDecision>;
+    /** Routes the drift breaker stopped, with the failing fields and sample pages. */
+    drift: Trip[];
     linksSkipped: RunStats['linksSkipped'];
     seenSet: SeenSetReport;
     errorsByClass: RunStats['errorsByClass'];
@@ -40,6 +43,7 @@ export function buildSummary(
         site: string;
         seenSet: SeenSet;
         render: Record<string, RenderDecision>;
+        drift: Trip[];
         browserAvailable: boolean;
         storage: RunSummary['storage'];
     },
@@ -70,6 +74,7 @@ export function buildSummary(
             byRoute: Object.fromEntries([...stats.routes].map(([label, route]) => [label, route.escalations])),
         },
         render: context.render,
+        drift: context.drift,
         linksSkipped: { ...stats.linksSkipped },
         seenSet: context.seenSet.describe(),
         errorsByClass: { ...stats.errorsByClass },
@@ -88,6 +93,11 @@ export function formatSummary(summary: RunSummary): string {
             `(${summary.escalations.total} escalated, ${summary.browser.direct} sent directly` +
             `${summary.browser.available ? '' : '; no working browser'})`,
         `  items      ${items.stored} stored, ${items.invalid} quarantined`,
+        ...summary.drift.map(
+            (trip) =>
+                `  STOPPED    route "${trip.route}" by the drift breaker after ${trip.pagesJudged} pages ` +
+                `(${Math.round(trip.invalidShare * 100)}% invalid; fields: ${Object.keys(trip.failingFields).join(', ')})`,
+        ),
         `  links      skipped: ${Object.entries(summary.linksSkipped).map(([why, n]) => `${n} ${why}`).join(', ')}`,
         `  output     ${summary.storage.dir} (dataset ${summary.storage.dataset}, raw pages ${summary.storage.rawPages})`,
     ].join('\n');

@@ -62,7 +62,8 @@ ${cards.join('\n')}
 ${pagination(category, page)}`);
 }
 
-export function productPage(catalog: Catalog, product: ProductTruth, origin: string): string {
+export function productPage(catalog: Catalog, product: ProductTruth, origin: string, { redesigned = false } = {}): string {
+    const titleClass = redesigned ? 'product-name' : 'product-title';
     const category = catalog.categories.find((c) => c.name === product.category)!;
     // Script-only pages ship an empty shell; the script below fills it in, as client-rendered shops do.
     const shown = product.scriptOnly ? { title: '', price: '' } : { title: escapeHtml(product.title), price: formatPrice(product.price) };
@@ -78,7 +79,7 @@ export function productPage(catalog: Catalog, product: ProductTruth, origin: str
   </ol>
 </nav>
 <article class="product">
-  <h1 class="product-title">${shown.title}</h1>
+  <h1 class="${titleClass}">${shown.title}</h1>
   <div class="buy-box">
     <span class="price" data-currency="${product.currency}">${shown.price}</span>
     <span class="sku">${product.sku}</span>
@@ -96,7 +97,7 @@ export function productPage(catalog: Catalog, product: ProductTruth, origin: str
   <ul>
 ${related}
   </ul>
-</section>${product.scriptOnly ? fillInScript(product) : ''}`;
+</section>${product.scriptOnly ? fillInScript(product, titleClass) : ''}`;
     return layout(catalog, product.scriptOnly ? 'Loading…' : product.title, body, `<link rel="canonical" href="${origin}${product.path}">`);
 }
 
@@ -199,14 +200,14 @@ function availability(product: ProductTruth): string {
 }
 
 /** The inline script that fills in a script-only page's title and price once the DOM is ready. */
-function fillInScript(product: ProductTruth): string {
+function fillInScript(product: ProductTruth, titleClass: string): string {
     const data = JSON.stringify({ title: product.title, price: product.price }).replace(/</g, '\\u003c');
     return `
 <script>
   var product = ${data};
   document.addEventListener('DOMContentLoaded', function () {
     var price = '$' + product.price.toFixed(2);
-    document.querySelector('h1.product-title').textContent = product.title;
+    document.querySelector('h1.${titleClass}').textContent = product.title;
     document.querySelector('.breadcrumb-current').textContent = product.title;
     document.querySelector('.buy-box .price').textContent = price;
     document.title = product.title + ' | ${SHOP_NAME}';

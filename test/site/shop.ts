@@ -37,6 +37,12 @@ export interface ShopOptions {
     notFoundLinks?: number;
     /** Delay before every response, in milliseconds (not before `/__stats`). Default: 0. */
     latencyMs?: number;
+    /**
+     * After this many product pages have been served, the shop "redesigns" its product page:
+     * the title moves to `h1.product-name`, so a selector written for the old layout finds
+     * nothing — layout drift. Default: never.
+     */
+    redesignAfter?: number;
 }
 
 export interface ShopStats {
@@ -78,6 +84,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     const categoriesByPath = new Map(catalog.categories.map((c) => [c.path, c]));
     const deadLinksByPath = new Map(catalog.deadLinks.map((d) => [d.path, d]));
     const failedOnce = new Set<string>();
+    let productPagesServed = 0;
     let stats: ShopStats = { total: 0, byPath: {} };
     let origin = '';
 
@@ -113,7 +120,8 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
             failedOnce.add(product.path);
             return failure === 'reset' ? { reset: true } : page(503, unavailablePage(catalog));
         }
-        return page(200, productPage(catalog, product, origin));
+        productPagesServed += 1;
+        return page(200, productPage(catalog, product, origin, { redesigned: productPagesServed > resolved.redesignAfter }));
     }
 
     function notFound(): Reply {
@@ -174,8 +182,10 @@ function resolveOptions(options: ShopOptions): ResolvedOptions {
         transientFailureRate: options.transientFailureRate ?? 0.03,
         notFoundLinks: options.notFoundLinks ?? 5,
         latencyMs: options.latencyMs ?? 0,
+        redesignAfter: options.redesignAfter ?? Infinity,
     };
     const counts = ['products', 'notFoundLinks', 'latencyMs'] as const;
+    if (!(resolved.redesignAfter >= 0)) throw new RangeError('shop option redesignAfter must be >= 0');
     for (const name of counts) {
         if (!Number.isInteger(resolved[name]) || resolved[name] < 0) throw new RangeError(`shop option ${name} must be a whole number >= 0`);
     }

@@ -1,0 +1,87 @@
+/**
+ * Runs the browser stage beside the HTTP stage, so escalated pages are rendered (and judged)
+ * while the cheap crawl goes on, not after it. The browser starts only once a page needs it;
+ * when no working browser is there, those pages go to dead-letter instead, with one message.
+ */
+import type { PlaywrightCrawler, RequestQueue } from 'crawlee';
+import type { Logger } from 'pino';
+import type { DeadLetter } from '../frontier/deadLetter.js';
+import type { RunStats } from '../monitor/stats.js';
+import { browserProblem, deadLetterUnrendered } from './browserStage.js';
+
+export interface BrowserStageRunnerOptions {
+    queue: RequestQueue;
+    /** Builds the browser stage (a keep-alive PlaywrightCrawler) for this Chromium. */
+    createStage: (executablePath: string) => PlaywrightCrawler;
+    chromiumPath: string | undefined;
+    deadLetter: DeadLetter;
+    stats: RunStats;
+    log: Logger;
+    /** How often to look at the browser queue. Default: 250 ms. */
+    pollMillis?: number;
+}
+
+export class BrowserStageRunner {
+    /** Pages dead-lettered because no browser could render them. */
+    unrendered = 0;
+    private problem: Promise<string | undefined> | undefined;
+    private crawler: PlaywrightCrawler | undefined;
+    /** The stage's run; a failure is kept for `finish()` to throw, not left unhandled. */
+    private running: Promise<unknown> | undefined;
+    private failure: unknown;
+    private announced = false;
+    private watcher: NodeJS.Timeout | undefined;
+    private readonly pollMillis: number;
+
+    constructor(private readonly options: BrowserStageRunnerOptions) {
+        this.pollMillis = options.pollMillis ?? 250;
+    }
+
+    /** Starts watching the browser queue; the stage starts when the queue first has work. */
+    start(): void {
+        this.watcher = setInterval(() => void this.startIfNeeded(), this.pollMillis);
+    }
+
+    /** Waits until the browser queue is drained (by rendering or by dead-lettering), then stops the stage. */
+    async finish(): Promise<void> {
+        clearInterval(this.watcher);
+        await this.startIfNeeded();
+        if (this.crawler) {
+            while (!this.failure && !(await this.options.queue.isFinished())) {
+                await new Promise((resolve) => setTimeout(resolve, this.pollMillis));
+            }
+            this.crawler.stop('the browser queue is drained');
+            await this.running;
+            this.crawler = undefined;
+            this.running = undefined;
+            if (this.failure) throw this.failure;
+        }
+        const problem = await this.problem;
+        if (problem) await this.deadLetterQueued(problem);
+    }
+
+    /** Whether a browser was found and starts (undefined until a page needed one). */
+    async available(): Promise<boolean | undefined> {
+        return this.problem && (await this.problem) === undefined;
+    }
+
+    private async startIfNeeded(): Promise<void> {
+        if (this.crawler || (await this.options.queue.isEmpty())) return;
+        this.problem ??= browserProblem(this.options.chromiumPath);
+        const problem = await this.problem;
+        if (problem) return this.deadLetterQueued(problem);
+        if (this.crawler) return;
+        this.crawler = this.options.createStage(this.options.chromiumPath!);
+        this.running = this.crawler.run().catch((error: unknown) => {
+            this.failure = error;
+        });
+    }
+
+    private async deadLetterQueued(problem: string): Promise<void> {
+        if (!this.announced && !(await this.options.queue.isEmpty())) {
+            this.announced = true;
+            this.options.log.error(`cannot render pages: ${problem}. They go to dead-letter as renderer-unavailable.`);
+        }
+        this.unrendered += await deadLetterUnrendered(this.options.queue, this.options.deadLetter, this.options.stats, problem);
+    }
+}

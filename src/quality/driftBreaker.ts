@@ -1,0 +1,94 @@
+/**
+ * The drift breaker: a run can answer 200 to every request and still produce garbage when the
+ * site's layout changed and the selectors match nothing. Per route, it watches the share of
+ * pages whose records fail the schema over a sliding window; past the threshold it trips,
+ * stopping the route (or the run) on page ~5,000, not after 5,000,000 empty rows.
+ */
+
+export interface DriftBreakerOptions {
+    /** Pages of a route the invalid share is measured over. Default: 100. */
+    window?: number;
+    /** Share of invalid pages in the window that trips the breaker. Default: 0.5. */
+    threshold?: number;
+    /** Fewest pages of a route before it can trip. Default: 50. */
+    minSamples?: number;
+    /** What a trip stops: the route's remaining pages, or the whole run. Default: `route`. */
+    scope?: 'route' | 'run';
+}
+
+/** Why a route tripped: enough for a person to see what broke and where. */
+export interface Trip {
+    route: string;
+    /** Pages of the route judged when it tripped, and the invalid share in the window. */
+    pagesJudged: number;
+    invalidShare: number;
+    /** Fields that failed in the window, most often first, with their counts. */
+    failingFields: Record<string, number>;
+    /** Some invalid pages of the window: their URLs and raw page keys, kept for inspection and reparse. */
+    samples: { url: string; rawKey: string; issues: string[] }[];
+    at: string;
+}
+
+interface Judgement {
+    invalid: boolean;
+    fields: string[];
+    url: string;
+    rawKey: string;
+    issues: string[];
+}
+
+const SAMPLES_KEPT = 5;
+
+export class DriftBreaker {
+    readonly scope: 'route' | 'run';
+    private readonly window: number;
+    private readonly threshold: number;
+    private readonly minSamples: number;
+    private readonly judgements = new Map<string, Judgement[]>();
+    private readonly judged = new Map<string, number>();
+    private readonly trips = new Map<string, Trip>();
+
+    constructor(options: DriftBreakerOptions = {}) {
+        this.window = options.window ?? 100;
+        this.threshold = options.threshold ?? 0.5;
+        this.minSamples = Math.min(options.minSamples ?? 50, this.window);
+        this.scope = options.scope ?? 'route';
+    }
+
+    /** Records the final verdict on one page of a route; returns the trip if this page tripped it. */
+    judge(route: string, page: Judgement): Trip | undefined {
+        if (this.trips.has(route)) return undefined;
+        const recent = this.judgements.get(route) ?? [];
+        recent.push(page);
+        if (recent.length > this.window) recent.shift();
+        this.judgements.set(route, recent);
+        const judged = (this.judged.get(route) ?? 0) + 1;
+        this.judged.set(route, judged);
+
+        const invalid = recent.filter((judgement) => judgement.invalid);
+        const invalidShare = invalid.length / recent.length;
+        if (recent.length < this.minSamples || invalidShare < this.threshold) return undefined;
+
+        const failingFields: Record<string, number> = {};
+        for (const field of invalid.flatMap((judgement) => judgement.fields)) failingFields[field] = (failingFields[field] ?? 0) + 1;
+        const trip: Trip = {
+            route,
+            pagesJudged: judged,
+            invalidShare: Math.round(invalidShare * 1000) / 1000,
+            failingFields: Object.fromEntries(Object.entries(failingFields).sort(([, a], [, b]) => b - a)),
+            samples: invalid.slice(-SAMPLES_KEPT).map(({ url, rawKey, issues }) => ({ url, rawKey, issues })),
+            at: new Date().toISOString(),
+        };
+        this.trips.set(route, trip);
+        return trip;
+    }
+
+    /** Whether pages of this route should still be fetched. */
+    isStopped(route: string): boolean {
+        return this.scope === 'run' ? this.trips.size > 0 : this.trips.has(route);
+    }
+
+    get tripped(): Trip[] {
+        return [...this.trips.values()];
+    }
+}
