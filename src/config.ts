@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { CRAWL_DEFAULTS } from './run.js';
 
 /** A configuration problem the user can fix; printed as one line, exit code 2. */
 export class ConfigError extends Error {
@@ -17,11 +18,12 @@ const positiveInt = (what: string) =>
 const OPTIONS = {
     site: { env: 'DRAGNET_SITE', help: 'site name (a file in routes/) or path to a site module', default: 'demo-shop' },
     'start-url': { env: 'DRAGNET_START_URLS', help: 'where to start instead of the site\'s start URLs (repeatable; env: space-separated)', multiple: true },
-    'max-concurrency': { env: 'DRAGNET_MAX_CONCURRENCY', help: 'most HTTP requests in flight', default: '20' },
-    'browser-concurrency': { env: 'DRAGNET_BROWSER_CONCURRENCY', help: 'most browser pages open at once', default: '4' },
+    'max-concurrency': { env: 'DRAGNET_MAX_CONCURRENCY', help: 'most HTTP requests in flight', default: String(CRAWL_DEFAULTS.maxConcurrency) },
+    'browser-concurrency': { env: 'DRAGNET_BROWSER_CONCURRENCY', help: 'most browser pages open at once', default: String(CRAWL_DEFAULTS.browserConcurrency) },
+    'browser-wait': { env: 'DRAGNET_BROWSER_WAIT_SECS', help: 'seconds a browser page may wait for its route\'s waitFor/waitUntil', default: String(CRAWL_DEFAULTS.browserWaitSecs) },
     'max-requests': { env: 'DRAGNET_MAX_REQUESTS', help: 'most URLs admitted to the frontier in a run (default: no limit)' },
-    'max-retries': { env: 'DRAGNET_MAX_RETRIES', help: 'retries of a transient failure before dead-letter', default: '3' },
-    'request-timeout': { env: 'DRAGNET_REQUEST_TIMEOUT_SECS', help: 'seconds for one fetch or navigation', default: '30' },
+    'max-retries': { env: 'DRAGNET_MAX_RETRIES', help: 'retries of a transient failure before dead-letter', default: String(CRAWL_DEFAULTS.maxRetries) },
+    'request-timeout': { env: 'DRAGNET_REQUEST_TIMEOUT_SECS', help: 'seconds for one fetch or navigation', default: String(CRAWL_DEFAULTS.requestTimeoutSecs) },
     'seen-set': { env: 'DRAGNET_SEEN_SET', help: 'exact (no URL ever wrongly skipped) or bloom (fixed memory, rare false skips)', default: 'exact' },
     'expected-urls': { env: 'DRAGNET_EXPECTED_URLS', help: 'bloom: URLs the run is expected to see; sizes the filter', default: '10000000' },
     'bloom-error-rate': { env: 'DRAGNET_BLOOM_ERROR_RATE', help: 'bloom: accepted chance that a new URL is taken for a seen one', default: '0.000001' },
@@ -31,7 +33,7 @@ const OPTIONS = {
     'drift-scope': { env: 'DRAGNET_DRIFT_SCOPE', help: 'what a trip stops: route or run', default: 'route' },
     'storage-dir': { env: 'DRAGNET_STORAGE_DIR', help: 'where datasets, queues and raw pages go', default: './storage' },
     'summary-json': { env: 'DRAGNET_SUMMARY_JSON', help: 'also write the run summary to this JSON file' },
-    'progress-interval': { env: 'DRAGNET_PROGRESS_INTERVAL_SECS', help: 'seconds between progress lines', default: '5' },
+    'progress-interval': { env: 'DRAGNET_PROGRESS_INTERVAL_SECS', help: 'seconds between progress lines', default: String(CRAWL_DEFAULTS.progressIntervalSecs) },
     'log-level': { env: 'LOG_LEVEL', help: 'trace, debug, info, warn, error', default: 'info' },
     help: { help: 'show this help' },
 } as const satisfies Record<string, { env?: string; help: string; default?: string; multiple?: boolean }>;
@@ -41,6 +43,7 @@ const configSchema = z.object({
     startUrls: z.array(z.string()),
     maxConcurrency: positiveInt('--max-concurrency'),
     browserConcurrency: positiveInt('--browser-concurrency'),
+    browserWaitSecs: positiveInt('--browser-wait'),
     maxRequests: positiveInt('--max-requests').optional(),
     maxRetries: z.coerce
         .number({ error: '--max-retries must be a number' })
@@ -98,6 +101,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): Config | 'h
         startUrls: typeof startUrls === 'string' ? startUrls.split(/\s+/).filter(Boolean) : (startUrls ?? []),
         maxConcurrency: read('max-concurrency'),
         browserConcurrency: read('browser-concurrency'),
+        browserWaitSecs: read('browser-wait'),
         maxRequests: read('max-requests'),
         maxRetries: read('max-retries'),
         requestTimeoutSecs: read('request-timeout'),

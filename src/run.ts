@@ -23,18 +23,36 @@ import type { Site } from './site.js';
 import { DatasetSink, openStorage, storeNames } from './store/datasets.js';
 import { RawStore } from './store/rawStore.js';
 
+/** Defaults of the crawl options; the command line shows and uses the same. */
+export const CRAWL_DEFAULTS = {
+    maxConcurrency: 20,
+    browserConcurrency: 4,
+    maxRetries: 3,
+    requestTimeoutSecs: 30,
+    browserWaitSecs: 10,
+    progressIntervalSecs: 5,
+};
+
 export interface CrawlOptions {
     site: Site;
     /** Normalized start URLs; the site's own when empty. */
     startUrls: string[];
     /** Root of all storage; the site's stores in it are emptied when the run starts. */
     storageDir: string;
-    maxConcurrency: number;
-    browserConcurrency: number;
+    /** Most HTTP requests in flight. Default: 20. */
+    maxConcurrency?: number;
+    /** Most browser pages open at once. Default: 4. */
+    browserConcurrency?: number;
+    /** Most URLs admitted to the frontier. Default: no limit. */
     maxRequests?: number;
-    maxRetries: number;
-    requestTimeoutSecs: number;
-    progressIntervalSecs: number;
+    /** Retries of a transient failure before dead-letter. Default: 3. */
+    maxRetries?: number;
+    /** Time for one fetch or browser navigation. Default: 30 s. */
+    requestTimeoutSecs?: number;
+    /** Browser stage: the longest wait for a route's `waitFor`/`waitUntil` before the page is read as it is. Default: 10 s. */
+    browserWaitSecs?: number;
+    /** Time between progress lines. Default: 5 s. */
+    progressIntervalSecs?: number;
     /** The Chromium to render with; undefined when none was found, so escalated pages are dead-lettered. */
     chromiumPath: string | undefined;
     /** `exact` (default) or `bloom`: a fixed-memory filter sized by `expectedUrls` and `bloomErrorRate`. */
@@ -58,6 +76,14 @@ export interface CrawlResult {
 
 export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     const { site, log } = options;
+    const {
+        maxConcurrency = CRAWL_DEFAULTS.maxConcurrency,
+        browserConcurrency = CRAWL_DEFAULTS.browserConcurrency,
+        maxRetries = CRAWL_DEFAULTS.maxRetries,
+        requestTimeoutSecs = CRAWL_DEFAULTS.requestTimeoutSecs,
+        browserWaitSecs = CRAWL_DEFAULTS.browserWaitSecs,
+        progressIntervalSecs = CRAWL_DEFAULTS.progressIntervalSecs,
+    } = options;
     const names = storeNames(site.name);
     const { config, storage } = openStorage(options.storageDir);
     await purgeSiteStores(site.name, options.storageDir, config);
@@ -95,8 +121,8 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
         deadLetter,
         stats,
         log,
-        maxRetries: options.maxRetries,
-        requestTimeoutSecs: options.requestTimeoutSecs,
+        maxRetries,
+        requestTimeoutSecs,
         driftBreaker,
     };
 
@@ -104,11 +130,17 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     await frontier.enqueue(startUrls.map((url) => ({ url })));
     log.info({ site: site.name, startUrls, storageDir: options.storageDir }, `crawling ${site.name}`);
 
-    const stopProgress = startProgress({ stats, log, intervalMs: options.progressIntervalSecs * 1000 });
+    const stopProgress = startProgress({ stats, log, intervalMs: progressIntervalSecs * 1000 });
     const browserStage = new BrowserStageRunner({
         queue: browserQueue,
         createStage: (executablePath) =>
-            createBrowserStage({ ...stageOptions, queue: browserQueue, maxConcurrency: options.browserConcurrency, executablePath }),
+            createBrowserStage({
+                ...stageOptions,
+                queue: browserQueue,
+                maxConcurrency: browserConcurrency,
+                executablePath,
+                waitForTimeoutMillis: browserWaitSecs * 1000,
+            }),
         chromiumPath: options.chromiumPath,
         deadLetter,
         stats,
@@ -120,7 +152,7 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     try {
         while (!((await httpQueue.isFinished()) && (await browserQueue.isFinished()))) {
             browserStage.start();
-            await createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency: options.maxConcurrency, renderLearner }).run();
+            await createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency, renderLearner }).run();
             await browserStage.finish();
         }
     } finally {

@@ -3,7 +3,7 @@
  * `render: 'always'` routes). The rendered DOM goes to the same extractor as the cheap HTML.
  */
 import { load } from 'cheerio';
-import { PlaywrightCrawler, type RequestQueue } from 'crawlee';
+import type { PlaywrightCrawler, RequestQueue } from 'crawlee';
 import { chromium, type Page } from 'playwright';
 import type { DeadLetter } from '../frontier/deadLetter.js';
 import type { RequestData } from '../frontier/frontier.js';
@@ -13,6 +13,7 @@ import type { PageContext, Route } from '../site.js';
 import { CHROMIUM_ARGS, INSTALL_HINT } from './chromium.js';
 import { deadLetterStopped, deadLetterUnfetched, failureHandlers, rejectRequest } from './failureHandlers.js';
 import { checkResponse } from './failures.js';
+import { CheckedPlaywrightCrawler } from './preFetchCheck.js';
 import type { StageOptions } from './httpStage.js';
 
 /** How often `waitUntil: 'fields'` looks at the page again. */
@@ -32,7 +33,7 @@ export interface BrowserStageOptions extends StageOptions {
 export function createBrowserStage(options: BrowserStageOptions): PlaywrightCrawler {
     const { site, frontier, pageHandler, stats } = options;
     const waitForTimeoutMillis = options.waitForTimeoutMillis ?? 10_000;
-    return new PlaywrightCrawler(
+    const crawler = new CheckedPlaywrightCrawler(
         {
             requestQueue: options.queue,
             // It runs beside the HTTP stage and waits for escalations; the runner stops it when both are done.
@@ -60,8 +61,6 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
 
                 const route = site.routeFor(request.label, new URL(request.url));
                 if (!route) throw new Error(`no route "${request.label}" in site ${site.name}`);
-                // Escalated before its route was stopped: the render is done, but its records would be judged broken.
-                if (options.driftBreaker.isStopped(route.label)) return deadLetterStopped(request, 'browser', options);
                 const userData = request.userData as RequestData;
                 const pageContext = { url: new URL(page.url()), label: route.label, renderer: 'browser' as const, userData };
                 await waitForContent(page, route, pageContext, waitForTimeoutMillis);
@@ -81,6 +80,13 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
         },
         options.config,
     );
+    // A page escalated before its route was stopped is not rendered any more.
+    crawler.preFetchCheck = async (request) => {
+        if (!options.driftBreaker.isStopped(request.label ?? '')) return false;
+        await deadLetterStopped(request, 'browser', options);
+        return true;
+    };
+    return crawler;
 }
 
 /**

@@ -4,7 +4,7 @@
  * their targets go back through the frontier, so an alias never fetches a page twice.
  */
 import type { CheerioAPI } from 'cheerio';
-import { CheerioCrawler, type CheerioCrawlerOptions, type CheerioCrawlingContext, type Configuration, type RequestQueue } from 'crawlee';
+import type { CheerioCrawler, Configuration, RequestQueue } from 'crawlee';
 import type { Logger } from 'pino';
 import type { DeadLetter } from '../frontier/deadLetter.js';
 import type { Frontier, RequestData } from '../frontier/frontier.js';
@@ -14,6 +14,7 @@ import type { DriftBreaker } from '../quality/driftBreaker.js';
 import { deadLetterStopped, failureHandlers, rejectRequest } from './failureHandlers.js';
 import { FetchFailure, checkResponse } from './failures.js';
 import type { PageHandler } from './pageHandler.js';
+import { CheckedCheerioCrawler } from './preFetchCheck.js';
 import type { RenderLearner } from './renderLearning.js';
 
 export interface StageOptions {
@@ -41,26 +42,6 @@ export interface HttpStageOptions extends StageOptions {
     renderLearner: RenderLearner;
 }
 
-/**
- * A CheerioCrawler that asks, before each fetch, whether the request needs it at all: the page
- * of a route that learned to need the browser goes there directly, and the page of a route the
- * drift breaker stopped goes to dead-letter. Either way no HTTP request is made.
- */
-class HttpStageCrawler extends CheerioCrawler {
-    constructor(
-        options: CheerioCrawlerOptions,
-        config: Configuration,
-        private readonly handledWithoutFetch: (request: CheerioCrawlingContext['request']) => Promise<boolean>,
-    ) {
-        super(options, config);
-    }
-
-    protected override async _runRequestHandler(context: CheerioCrawlingContext): Promise<void> {
-        if (await this.handledWithoutFetch(context.request)) return;
-        await super._runRequestHandler(context);
-    }
-}
-
 export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
     const { site, frontier, pageHandler, stats, renderLearner, driftBreaker } = options;
     const routeOf = (request: { label?: string; url: string }) => {
@@ -68,7 +49,7 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
         if (!route) throw new Error(`no route "${request.label}" in site ${site.name}`);
         return route;
     };
-    return new HttpStageCrawler(
+    const crawler = new CheckedCheerioCrawler(
         {
             requestQueue: options.queue,
             maxConcurrency: options.maxConcurrency,
@@ -118,17 +99,18 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
             ...failureHandlers({ stage: 'http', deadLetter: options.deadLetter, stats, log: options.log }),
         },
         options.config,
-        async (request) => {
-            const route = routeOf(request);
-            if (driftBreaker.isStopped(route.label)) {
-                await deadLetterStopped(request, 'http', options);
-                return true;
-            }
-            if (route.render !== 'auto' || !renderLearner.goDirectToBrowser(route.label)) return false;
-            stats.directToBrowser += 1;
-            const userData = request.userData as RequestData;
-            await frontier.escalate({ url: request.url, label: request.label, userData }, 'the route needs the browser (learned)');
-            return true;
-        },
     );
+    crawler.preFetchCheck = async (request) => {
+        const route = routeOf(request);
+        if (driftBreaker.isStopped(route.label)) {
+            await deadLetterStopped(request, 'http', options);
+            return true;
+        }
+        if (route.render !== 'auto' || !renderLearner.goDirectToBrowser(route.label)) return false;
+        stats.directToBrowser += 1;
+        const userData = request.userData as RequestData;
+        await frontier.escalate({ url: request.url, label: request.label, userData }, 'the route needs the browser (learned)');
+        return true;
+    };
+    return crawler;
 }

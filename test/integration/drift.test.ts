@@ -1,0 +1,108 @@
+/**
+ * Layout drift: the fixture shop redesigns its product page part-way through the crawl, so the
+ * title selector stops matching. The drift breaker must stop the route within its window, say
+ * which route and fields, and the run must end non-zero with every product URL accounted for.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Dataset } from 'crawlee';
+import siteDefinition from '../../routes/demo-shop.js';
+import { findChromium } from '../../src/fetch/chromium.js';
+import type { QuarantineEntry, StoredItem } from '../../src/fetch/pageHandler.js';
+import type { DeadLetterEntry } from '../../src/frontier/deadLetter.js';
+import { createLogger } from '../../src/monitor/logger.js';
+import type { RunSummary } from '../../src/monitor/summary.js';
+import { crawl } from '../../src/run.js';
+import { openStorage, storeNames } from '../../src/store/datasets.js';
+import { startShop, type Shop } from '../site/shop.js';
+
+const chromiumPath = findChromium();
+const REDESIGN_AFTER = 100;
+const DRIFT = { window: 100, threshold: 0.5, minSamples: 50 };
+
+describe('drift breaker against a shop that redesigns its product page', { skip: chromiumPath ? false : 'no Chromium found' }, () => {
+    let shop: Shop;
+    let storageDir: string;
+    let summary: RunSummary;
+    let exitCode: number;
+    let items: StoredItem[];
+    let quarantine: QuarantineEntry[];
+    let deadLetters: DeadLetterEntry[];
+
+    before(async () => {
+        shop = await startShop({
+            seed: 11,
+            products: 600,
+            scriptOnlyRate: 0,
+            transientFailureRate: 0,
+            notFoundLinks: 0,
+            redesignAfter: REDESIGN_AFTER,
+        });
+        storageDir = await mkdtemp(join(tmpdir(), 'dragnet-drift-'));
+        ({ summary, exitCode } = await crawl({
+            site: siteDefinition,
+            startUrls: [`${shop.url}/`],
+            storageDir,
+            maxConcurrency: 8,
+            browserConcurrency: 4,
+            maxRetries: 2,
+            requestTimeoutSecs: 15,
+            progressIntervalSecs: 60,
+            chromiumPath,
+            driftBreaker: DRIFT,
+            browserWaitSecs: 2,
+            log: createLogger({ level: 'silent' }),
+        }));
+        const { config } = openStorage(storageDir);
+        const names = storeNames(siteDefinition.name);
+        const read = async <T extends object>(name: string) =>
+            (await (await Dataset.open<T & Record<string, unknown>>(name, { config })).getData({ limit: 1e6 })).items as T[];
+        items = await read<StoredItem>(names.items);
+        quarantine = await read<QuarantineEntry>(names.quarantine);
+        deadLetters = await read<DeadLetterEntry>(names.deadLetter);
+    });
+
+    after(async () => {
+        await shop?.close();
+        if (storageDir) await rm(storageDir, { recursive: true, force: true });
+    });
+
+    it('trips within the window, naming the route and the failing field, and the run exits non-zero', () => {
+        assert.equal(exitCode, 3);
+        assert.equal(summary.drift.length, 1);
+        const [trip] = summary.drift;
+        assert.equal(trip!.route, 'product');
+        assert.deepEqual(Object.keys(trip!.failingFields), ['title']);
+        // The breaker needs threshold x window invalid pages among the last `window`; judging is a little out of
+        // fetch order under concurrency, so allow the pages in flight on top.
+        const invalidPagesBeforeTrip = trip!.pagesJudged - REDESIGN_AFTER;
+        assert.ok(
+            invalidPagesBeforeTrip >= DRIFT.window * DRIFT.threshold && invalidPagesBeforeTrip <= DRIFT.window * DRIFT.threshold + 12,
+            `tripped after ${trip!.pagesJudged} judged pages`,
+        );
+        assert.ok(trip!.samples.length > 0 && trip!.samples.every((sample) => sample.url.includes('/products/') && sample.rawKey));
+    });
+
+    it('stops fetching the route: far fewer product pages asked than exist, and every product URL ends in one place', () => {
+        const productRequests = Object.entries(shop.stats().byPath)
+            .filter(([path]) => path.startsWith('/products/'))
+            .reduce((sum, [, counts]) => sum + Object.values(counts).reduce((a, b) => a + b, 0), 0);
+        assert.ok(productRequests < shop.products.length, `${productRequests} product requests`);
+
+        const stopped = deadLetters.filter((entry) => entry.reason === 'route-stopped');
+        assert.ok(stopped.length > 0);
+        const places = new Map<string, string>();
+        const place = (url: string, where: string) => {
+            assert.ok(!places.has(url), `${url} is in ${places.get(url)} and ${where}`);
+            places.set(url, where);
+        };
+        for (const item of items) place(item._url, 'dataset');
+        for (const entry of quarantine) place(entry.url, 'quarantine');
+        for (const entry of stopped) place(entry.url, 'dead-letter');
+        for (const product of shop.products) assert.ok(places.has(`${shop.url}${product.path}`), `${product.path} ended somewhere`);
+        assert.equal(items.length, REDESIGN_AFTER);
+    });
+});
