@@ -53,6 +53,13 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
         {
             requestQueue: options.queue,
             maxConcurrency: options.maxConcurrency,
+            autoscaledPoolOptions: {
+                // Fetching is waiting on the network: start at the limit instead of creeping up 5% per 10 s
+                // (hundreds of seconds to reach 200), and let our own event loop, not other processes'
+                // CPU use, say when this process is saturated.
+                desiredConcurrency: options.maxConcurrency,
+                systemStatusOptions: { maxCpuOverloadedRatio: 1 },
+            },
             maxRequestRetries: options.maxRetries,
             navigationTimeoutSecs: options.requestTimeoutSecs,
             ignoreHttpErrorStatusCodes: ALL_5XX,

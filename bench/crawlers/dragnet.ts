@@ -1,0 +1,37 @@
+/**
+ * Crawler child: dragnet's `crawl()` over the fixture shop, configured as `npm start` would be
+ * (the CLI's defaults from src/config.ts) with the case's concurrency and storage dir, logs off
+ * and no Chromium (the bench shops have no script-only pages). Prints one CrawlerResult line.
+ *
+ *   node --import tsx bench/crawlers/dragnet.ts '<CrawlerCase as JSON>'
+ */
+import demoShop from '../../routes/demo-shop.js';
+import { parseConfig } from '../../src/config.js';
+import { createLogger } from '../../src/monitor/logger.js';
+import { crawl } from '../../src/run.js';
+import { startMeasurement } from './measure.js';
+import { readCase, reportAndExit } from './protocol.js';
+
+const crawlerCase = readCase();
+// The environment is left out on purpose: a developer's .env or DRAGNET_* must not change the bench.
+const config = parseConfig(
+    ['--max-concurrency', String(crawlerCase.maxConcurrency), '--storage-dir', crawlerCase.storageDir, '--log-level', 'silent'],
+    {},
+);
+if (config === 'help') throw new Error('unreachable: no --help given');
+const log = createLogger({ level: 'silent', pretty: false });
+
+const measurement = startMeasurement({ sampleIntervalMs: crawlerCase.sampleIntervalMs });
+const timeLimit = setTimeout(() => {
+    reportAndExit({ ...measurement.stop(), crawlerPages: -1, items: -1, finished: false });
+}, crawlerCase.timeLimitSec * 1000);
+
+const { summary } = await crawl({
+    ...config,
+    site: demoShop,
+    startUrls: [`${crawlerCase.shopUrl}/`],
+    chromiumPath: undefined,
+    log,
+});
+clearTimeout(timeLimit);
+reportAndExit({ ...measurement.stop(), crawlerPages: summary.requests.succeeded, items: summary.items.stored, finished: true });

@@ -1,0 +1,112 @@
+/**
+ * The measurements every crawler child takes the same way, without looking inside the crawler:
+ * it watches the process's own HTTP client through Node's diagnostics channel
+ * (`http.client.request.start`), so a request counts as in flight from the moment the client
+ * creates it until it closes, and as a page when it closed with a response.
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { ClientRequest } from 'node:http';
+import { cpus } from 'node:os';
+import type { CrawlerResult } from './protocol.js';
+
+/** The steady part of a run: its middle 60% of wall time, ramp-up and tail dropped. */
+export const STEADY_WINDOW = { from: 0.2, to: 0.8 } as const;
+
+export interface MeasurementOptions {
+    sampleIntervalMs: number;
+    /** Extra series sampled with the in-flight count (plain Crawlee's autoscaled pool). */
+    extraSeries?: Partial<Record<ExtraSeries, () => number | undefined>>;
+}
+
+type ExtraSeries = 'poolConcurrencySamples' | 'poolDesiredSamples';
+
+export type Measured = Omit<CrawlerResult, 'crawlerPages' | 'items' | 'finished'>;
+
+export interface Measurement {
+    /** Stops counting and sampling; returns what was measured since `startMeasurement`. */
+    stop(): Measured;
+}
+
+const REQUEST_START = 'http.client.request.start';
+
+export function startMeasurement(options: MeasurementOptions): Measurement {
+    const startRssMb = peakRssMb();
+    const startCpu = process.cpuUsage();
+    const startTicks = machineTicks();
+    const startedAtMs = Date.now();
+    const completions: number[] = [];
+    const inflightSamples: number[] = [];
+    const extraSeries: Partial<Record<ExtraSeries, number[]>> = {};
+    const extraReaders = Object.entries(options.extraSeries ?? {}) as [ExtraSeries, () => number | undefined][];
+    let inflight = 0;
+
+    const onRequest = (message: unknown) => {
+        const request = (message as { request: ClientRequest }).request;
+        let answered = false;
+        inflight += 1;
+        request.once('response', () => {
+            answered = true;
+        });
+        // 'close' comes once, whether the response was read to the end or the request failed.
+        request.once('close', () => {
+            inflight -= 1;
+            if (answered) completions.push(Date.now());
+        });
+    };
+    subscribe(REQUEST_START, onRequest);
+
+    const timer = setInterval(() => {
+        inflightSamples.push(inflight);
+        for (const [name, read] of extraReaders) {
+            (extraSeries[name] ??= []).push(read() ?? 0);
+        }
+    }, options.sampleIntervalMs);
+
+    return {
+        stop() {
+            const endedAtMs = Date.now();
+            const cpu = process.cpuUsage(startCpu);
+            const ticks = machineTicks();
+            clearInterval(timer);
+            unsubscribe(REQUEST_START, onRequest);
+            const durationSec = (endedAtMs - startedAtMs) / 1000;
+            const windowStart = startedAtMs + STEADY_WINDOW.from * (endedAtMs - startedAtMs);
+            const windowEnd = startedAtMs + STEADY_WINDOW.to * (endedAtMs - startedAtMs);
+            const inWindow = completions.filter((t) => t >= windowStart && t < windowEnd).length;
+            return {
+                pages: completions.length,
+                durationSec: round(durationSec, 3),
+                pagesPerSec: round(completions.length / durationSec, 1),
+                steadyPagesPerSec: round(inWindow / ((windowEnd - windowStart) / 1000), 1),
+                peakRssMb: peakRssMb(),
+                startRssMb,
+                cpuSec: round((cpu.user + cpu.system) / 1e6, 2),
+                machineCpuBusy: round(1 - (ticks.idle - startTicks.idle) / (ticks.total - startTicks.total || 1), 3),
+                startedAtMs,
+                endedAtMs,
+                inflightSamples,
+                ...extraSeries,
+            };
+        },
+    };
+}
+
+/** CPU time of all cores so far, idle and total, in the units os.cpus() reports. */
+function machineTicks(): { idle: number; total: number } {
+    let idle = 0;
+    let total = 0;
+    for (const { times } of cpus()) {
+        idle += times.idle;
+        total += times.user + times.nice + times.sys + times.idle + times.irq;
+    }
+    return { idle, total };
+}
+
+function peakRssMb(): number {
+    return Math.round(process.resourceUsage().maxRSS / 1024);
+}
+
+function round(value: number, digits: number): number {
+    const factor = 10 ** digits;
+    return Math.round(value * factor) / factor;
+}

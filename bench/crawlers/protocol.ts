@@ -1,0 +1,65 @@
+/**
+ * What the bench parent and a crawler child say to each other. The parent passes a
+ * `CrawlerCase` as JSON in argv[2]; the child runs one crawl and prints one `CrawlerResult`
+ * as the last line of its stdout. Nothing else is shared, so a crawler child depends on
+ * nothing but the crawler it measures.
+ */
+
+export interface CrawlerCase {
+    /** The shop's origin, `http://127.0.0.1:PORT` (no trailing slash); the crawl starts at `/`. */
+    shopUrl: string;
+    /** An empty directory the crawl may write to; the parent removes it afterwards. */
+    storageDir: string;
+    maxConcurrency: number;
+    /** The child stops measuring and exits after this many seconds, reporting `finished: false`. */
+    timeLimitSec: number;
+    /** Milliseconds between in-flight samples. */
+    sampleIntervalMs: number;
+    /** plain Crawlee only: Crawlee's `persistStorage` (its default is true). */
+    persistStorage?: boolean;
+}
+
+export interface CrawlerResult {
+    /** HTTP responses the crawler received (counted at its HTTP client, the same way for every crawler). */
+    pages: number;
+    /** Pages the crawler itself counts as handled (dragnet: requests succeeded; Crawlee: requests finished). */
+    crawlerPages: number;
+    /** Items the crawler stored (read after the timed part; -1 when the run was cut short). */
+    items: number;
+    /** False when the time limit cut the crawl short. */
+    finished: boolean;
+    /** Wall time of the crawl call, from building the crawler to its promise settling (storage flushed). */
+    durationSec: number;
+    pagesPerSec: number;
+    /** Responses completed in the middle 60% of the run's wall time, per second of that window. */
+    steadyPagesPerSec: number;
+    /** `process.resourceUsage().maxRSS`, in MB. */
+    peakRssMb: number;
+    /** The same just before the crawl started: what loading the code took (tsx, Crawlee, the crawler's modules). */
+    startRssMb: number;
+    /** CPU seconds (user + system) this process spent in the timed part. */
+    cpuSec: number;
+    /** Share of all the machine's cores busy during the timed part, whoever used them (from os.cpus()). */
+    machineCpuBusy: number;
+    /** Epoch milliseconds of the start and end of the timed part, so the parent can line up its own samples. */
+    startedAtMs: number;
+    endedAtMs: number;
+    /** Requests open at the crawler's HTTP client, one sample per `sampleIntervalMs` from the start. */
+    inflightSamples: number[];
+    /** plain Crawlee only: `crawler.autoscaledPool.currentConcurrency`, sampled with the above. */
+    poolConcurrencySamples?: number[];
+    /** plain Crawlee only: `crawler.autoscaledPool.desiredConcurrency`, sampled with the above. */
+    poolDesiredSamples?: number[];
+}
+
+/** The case a child was started with (argv[2]). */
+export function readCase(): CrawlerCase {
+    const json = process.argv[2];
+    if (!json) throw new Error('usage: crawler child <case as JSON>');
+    return JSON.parse(json) as CrawlerCase;
+}
+
+/** Prints the result as the last stdout line and exits once it is written (the crawl may still hold timers). */
+export function reportAndExit(result: CrawlerResult): void {
+    process.stdout.write(`${JSON.stringify(result)}\n`, () => process.exit(0));
+}

@@ -1,0 +1,115 @@
+/**
+ * The comparison loop shared by the crawl suites: each crawler in turn (dragnet, plain, dragnet,
+ * plain, …) so that drift in the machine's load hits all of them alike, `runs` times; each run
+ * against a fresh shop of the same seed, into a fresh storage dir, in a fresh child process.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ShopOptions } from '../../test/site/shop.js';
+import type { CrawlerCase } from '../crawlers/protocol.js';
+import { startCountingShop } from './countingShop.js';
+import { median as medianOf, round } from './stats.js';
+import { runCrawler, type Crawler, type RunOutcome } from './runCrawler.js';
+
+export interface ComparisonOptions {
+    /** Names the comparison in progress lines. */
+    title: string;
+    crawlers: Crawler[];
+    runs: number;
+    shop: ShopOptions;
+    crawl: Omit<CrawlerCase, 'shopUrl' | 'storageDir'>;
+}
+
+export interface RunRecord {
+    run: number;
+    outcome: RunOutcome;
+    /** In-flight requests at the shop, one per sample interval, from the crawler's start to its end. */
+    shopInflightSamples: number[];
+    /** CPU seconds the shop (this process) spent during the run. */
+    shopCpuSec: number;
+    /**
+     * Share of the machine's cores that neither the crawler nor the shop used during the crawl:
+     * other people's work on a shared machine. High values make a run's figures suspect.
+     */
+    othersCpuShare: number | null;
+}
+
+/** Every run of every crawler, by crawler name, in run order. */
+export async function compareCrawlers(options: ComparisonOptions): Promise<Map<string, RunRecord[]>> {
+    const records = new Map<string, RunRecord[]>(options.crawlers.map((crawler) => [crawler.name, []]));
+    for (let run = 1; run <= options.runs; run++) {
+        for (const crawler of options.crawlers) {
+            const record = await runOnce(crawler, run, options);
+            records.get(crawler.name)!.push(record);
+            process.stderr.write(`bench ${options.title}: ${crawler.name} run ${run}/${options.runs}: ${describe(record)}\n`);
+        }
+    }
+    return records;
+}
+
+async function runOnce(crawler: Crawler, run: number, options: ComparisonOptions): Promise<RunRecord> {
+    const storageDir = await mkdtemp(join(tmpdir(), `dragnet-bench-${crawler.name}-`));
+    const shop = await startCountingShop(options.shop, options.crawl.sampleIntervalMs);
+    try {
+        const shopCpuBefore = process.cpuUsage();
+        const outcome = await runCrawler(crawler, { ...options.crawl, shopUrl: shop.shop.url, storageDir });
+        const shopCpu = process.cpuUsage(shopCpuBefore);
+        const shopCpuSec = round((shopCpu.user + shopCpu.system) / 1e6, 2);
+        if (!outcome.ok) return { run, outcome, shopInflightSamples: [], shopCpuSec, othersCpuShare: null };
+        const { result } = outcome;
+        const shopInflightSamples = shop
+            .samples()
+            .filter((s) => s.atMs >= result.startedAtMs && s.atMs <= result.endedAtMs)
+            .map((s) => s.inflight);
+        // The shop is idle outside the crawl, so all of its CPU time falls in the crawl's window.
+        const ours = (result.cpuSec + shopCpuSec) / (cpus().length * result.durationSec);
+        return { run, outcome, shopInflightSamples, shopCpuSec, othersCpuShare: round(Math.max(0, result.machineCpuBusy - ours), 3) };
+    } finally {
+        await shop.close();
+        await rm(storageDir, { recursive: true, force: true });
+    }
+}
+
+function describe({ outcome, othersCpuShare }: RunRecord): string {
+    if (!outcome.ok) return `FAILED (${outcome.error})`;
+    const r = outcome.result;
+    const cut = r.finished ? '' : ' (cut at the time limit)';
+    return `${r.pages} pages in ${r.durationSec}s, ${r.pagesPerSec} pages/s, steady ${r.steadyPagesPerSec}/s, ${r.peakRssMb} MB, machine ${Math.round(r.machineCpuBusy * 100)}% busy (others ${Math.round((othersCpuShare ?? 0) * 100)}%)${cut}`;
+}
+
+export interface RunsSummary<K extends string> {
+    /** Median of each metric over the runs that completed without error. */
+    median: Record<K, number | null>;
+    /** Each run's metrics, or its error. */
+    runs: Array<({ run: number } & Record<K, number | null> & Record<string, unknown>) | { run: number; error: string; peakRssMb?: number }>;
+    failedRuns: number;
+}
+
+/**
+ * Medians over the successful runs of one crawler. `metrics` picks the numbers to take medians
+ * of; `details` adds per-run fields that are reported but not aggregated (series, flags).
+ */
+export function summarizeRuns<K extends string>(
+    records: readonly RunRecord[],
+    metrics: (record: RunRecord & { outcome: { ok: true } }) => Record<K, number | null>,
+    details: (record: RunRecord & { outcome: { ok: true } }) => Record<string, unknown> = () => ({}),
+): RunsSummary<K> {
+    const runs: RunsSummary<K>['runs'] = [];
+    const values = new Map<K, number[]>();
+    for (const record of records) {
+        if (!record.outcome.ok) {
+            runs.push({ run: record.run, error: record.outcome.error, peakRssMb: record.outcome.peakRssMb });
+            continue;
+        }
+        const ok = record as RunRecord & { outcome: { ok: true } };
+        const picked = metrics(ok);
+        for (const [name, value] of Object.entries(picked) as [K, number | null][]) {
+            if (!values.has(name)) values.set(name, []);
+            if (value !== null) values.get(name)!.push(value);
+        }
+        runs.push({ run: record.run, ...picked, ...details(ok) });
+    }
+    const median = Object.fromEntries([...values].map(([name, list]) => [name, medianOf(list)])) as Record<K, number | null>;
+    return { median, runs, failedRuns: records.filter((r) => !r.outcome.ok).length };
+}

@@ -1,0 +1,36 @@
+/**
+ * What a bench suite is. A suite is a file `bench/<name>.ts` that default-exports
+ * `defineSuite({...})`; `npm run bench -- <name>` runs it, and it runs with no names given
+ * when `runByDefault` is set. Adding a suite is adding that file.
+ */
+
+export interface BenchOptions {
+    /** `--runs`: runs of each crawler (or each measurement) per case. Default: 3. */
+    runs: number;
+    /** `--products`: shop sizes to run, when given; otherwise the suite's own defaults. */
+    products?: number[];
+    /** `--large`: the suite's large sizes (those the issue's figures are for) instead of its quick defaults. */
+    large: boolean;
+}
+
+export type TableRow = Record<string, string | number | null>;
+
+export interface CaseReport {
+    /** Printed as one JSON line on stdout, with `suite` added. */
+    json: Record<string, unknown>;
+    /** Rows of the suite's table, printed on stderr at the end; the first row's keys are the columns. */
+    rows: TableRow[];
+}
+
+export interface Suite {
+    /** One line for `--help`. */
+    description: string;
+    /** Part of `npm run bench` with no suite named; keep such suites to a minute or two at their defaults. */
+    runByDefault: boolean;
+    /** Runs every case, calling `report` once per case as soon as it is done. */
+    run(options: BenchOptions, report: (result: CaseReport) => void): Promise<void>;
+}
+
+export function defineSuite(suite: Suite): Suite {
+    return suite;
+}

@@ -1,0 +1,132 @@
+/**
+ * `npm run bench [-- <suite> ...] [--runs N] [--products N,N] [--large]`
+ *
+ * Runs the named suites (default: every suite with `runByDefault`), each a file `bench/<name>.ts`
+ * that default-exports `defineSuite({...})` (lib/suite.ts). A file in bench/ that does not is a
+ * standalone script: it runs, in a child process, only when named. Every case prints one JSON line on stdout as soon as it is done; a short table per suite goes
+ * to stderr at the end. The machine is shared and noisy: suites report medians over runs and
+ * ratios of medians, with the crawlers alternating run by run.
+ */
+import { spawn } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { BenchOptions, CaseReport, Suite, TableRow } from './lib/suite.js';
+import { formatTable } from './lib/table.js';
+
+const benchDir = new URL('./', import.meta.url);
+const projectRoot = fileURLToPath(new URL('../', import.meta.url));
+
+/**
+ * What is in bench/: every .ts file directly in it but this runner. A file that calls
+ * `defineSuite(` is a suite module (importing it has no side effects); any other file is a
+ * standalone script, which runs when imported, so it is only ever started as a child process.
+ */
+interface Entry {
+    name: string;
+    kind: 'suite' | 'script';
+}
+
+async function discover(): Promise<Entry[]> {
+    const files = (await readdir(benchDir)).filter((file) => file.endsWith('.ts') && file !== 'run.ts').sort();
+    return Promise.all(
+        files.map(async (file) => {
+            const source = await readFile(new URL(file, benchDir), 'utf8');
+            return { name: file.slice(0, -'.ts'.length), kind: /\bdefineSuite\(/.test(source) ? ('suite' as const) : ('script' as const) };
+        }),
+    );
+}
+
+async function loadSuite(name: string): Promise<Suite> {
+    const module = (await import(new URL(`./${name}.ts`, benchDir).href)) as { default?: Suite };
+    if (!module.default || typeof module.default.run !== 'function') throw new Error(`bench/${name}.ts does not default-export defineSuite({...})`);
+    return module.default;
+}
+
+/** A standalone script: run with its own defaults, its stdout (JSON lines) passed through as is. */
+async function runScript(name: string): Promise<void> {
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(`./${name}.ts`, benchDir))], {
+        cwd: projectRoot,
+        stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    if (code !== 0) throw new Error(`bench/${name}.ts exited with code ${code}`);
+}
+
+function parseOptions(argv: string[]): { suites: string[]; options: BenchOptions; help: boolean } {
+    const { values, positionals } = parseArgs({
+        args: argv,
+        allowPositionals: true,
+        options: {
+            runs: { type: 'string' },
+            products: { type: 'string' },
+            large: { type: 'boolean', default: false },
+            help: { type: 'boolean', short: 'h', default: false },
+        },
+    });
+    const runs = Number(values.runs ?? '3');
+    if (!Number.isInteger(runs) || runs < 1) throw new UsageError('--runs must be a whole number >= 1');
+    const products = values.products?.split(',').map((size) => Number(size.replace(/_/g, '')));
+    if (products?.some((size) => !Number.isInteger(size) || size < 1)) throw new UsageError('--products must be whole numbers >= 1, comma-separated');
+    return { suites: positionals, options: { runs, products, large: values.large ?? false }, help: values.help ?? false };
+}
+
+class UsageError extends Error {}
+
+async function help(entries: Entry[]): Promise<string> {
+    const lines = ['usage: npm run bench [-- <suite> ...] [--runs N] [--products N,N] [--large]', '', 'suites (* = run when none is named):'];
+    for (const { name, kind } of entries) {
+        const description = kind === 'suite' ? await loadSuite(name).then((suite) => `${suite.runByDefault ? '*' : ' '} ${name.padEnd(10)} ${suite.description}`)
+            : `  ${name.padEnd(10)} standalone script, run with its own defaults (no defineSuite); for its flags: npx tsx bench/${name}.ts`;
+        lines.push(`  ${description}`);
+    }
+    lines.push('', '--runs N        runs of each crawler per case (default 3); medians are reported');
+    lines.push('--products N,N  shop sizes instead of the suites\' defaults');
+    lines.push('--large         the suites\' large sizes (slow)');
+    return `${lines.join('\n')}\n`;
+}
+
+async function main(): Promise<void> {
+    const { suites: named, options, help: wantsHelp } = parseOptions(process.argv.slice(2));
+    const entries = await discover();
+    if (wantsHelp) {
+        process.stdout.write(await help(entries));
+        return;
+    }
+    const unknown = named.filter((name) => !entries.some((entry) => entry.name === name));
+    if (unknown.length > 0) throw new UsageError(`unknown suite ${unknown.join(', ')}; suites: ${entries.map((e) => e.name).join(', ')}`);
+
+    // Named: those, in the order given. None named: the suite modules that ask to run by default.
+    const chosen: Array<{ name: string; suite?: Suite }> = [];
+    for (const entry of named.length > 0 ? named.map((name) => entries.find((e) => e.name === name)!) : entries) {
+        if (entry.kind === 'script') {
+            if (named.length > 0) chosen.push({ name: entry.name });
+            continue;
+        }
+        const suite = await loadSuite(entry.name);
+        if (named.length > 0 || suite.runByDefault) chosen.push({ name: entry.name, suite });
+    }
+
+    const tables: string[] = [];
+    for (const { name, suite } of chosen) {
+        if (!suite) {
+            await runScript(name);
+            continue;
+        }
+        const rows: TableRow[] = [];
+        await suite.run(options, (result: CaseReport) => {
+            const machine = { node: process.version, cpus: cpus().length, loadAvg1m: Math.round(loadavg()[0]! * 100) / 100 };
+            process.stdout.write(`${JSON.stringify({ suite: name, ...result.json, machine })}\n`);
+            rows.push(...result.rows);
+        });
+        tables.push(formatTable(`bench ${name} (medians of ${options.runs} runs each)`, rows));
+    }
+    if (tables.length > 0) process.stderr.write(`\n${tables.join('\n')}`);
+}
+
+main().catch((error: unknown) => {
+    const usage = error instanceof UsageError || (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'));
+    process.stderr.write(`bench: ${usage ? (error as Error).message : error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = usage ? 2 : 1;
+});
