@@ -4,8 +4,8 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { config as loadDotenv } from 'dotenv';
 import { startShop, type Shop } from '../test/site/shop.js';
+import { runCommand } from './commands/command.js';
 import { ConfigError, helpText, parseConfig } from './config.js';
 import { findChromium } from './fetch/chromium.js';
 import { InvalidUrlError, normalizeUrl } from './frontier/normalize.js';
@@ -19,7 +19,6 @@ import { loadSite } from './sites.js';
 const DEMO_SHOP = { seed: 7, products: 200, scriptOnlyRate: 0.1, transientFailureRate: 0.03, notFoundLinks: 3 };
 
 async function main(): Promise<number> {
-    loadDotenv({ quiet: true });
     const config = parseConfig(process.argv.slice(2), process.env);
     if (config === 'help') {
         process.stdout.write(helpText());
@@ -77,17 +76,4 @@ function checkStartUrls(site: Site, urls: string[]): string[] {
     });
 }
 
-main().then(
-    (exitCode) => {
-        process.exitCode = exitCode;
-    },
-    (error: unknown) => {
-        if (error instanceof ConfigError) {
-            process.stderr.write(`dragnet: ${error.message}\n`);
-            process.exitCode = 2;
-        } else {
-            process.stderr.write(`dragnet: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-            process.exitCode = 1;
-        }
-    },
-);
+runCommand(main);

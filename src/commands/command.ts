@@ -1,0 +1,46 @@
+/**
+ * What every dragnet command shares: `.env` loading, flag parsing with one-line errors, and the
+ * exit codes (0 done, 1 failed, 2 bad configuration — printed as one line, no stack trace).
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { config as loadDotenv } from 'dotenv';
+import { ConfigError } from '../config.js';
+
+/** Runs a command's main function and turns its outcome into an exit code. */
+export function runCommand(main: () => Promise<number>): void {
+    loadDotenv({ quiet: true });
+    // Piped into `head`: the reader has what it wanted; that is not a failure.
+    process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+        if (error.code === 'EPIPE') process.exit(0);
+        throw error;
+    });
+    main().then(
+        (exitCode) => {
+            process.exitCode = exitCode;
+        },
+        (error: unknown) => {
+            if (error instanceof ConfigError) {
+                process.stderr.write(`dragnet: ${error.message}\n`);
+                process.exitCode = 2;
+            } else {
+                process.stderr.write(`dragnet: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+                process.exitCode = 1;
+            }
+        },
+    );
+}
+
+/** Parses flags, turning a parse failure into a ConfigError. */
+export function parseFlags<O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O) {
+    try {
+        return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
+    } catch (error) {
+        throw new ConfigError(`${(error as Error).message.split('\n')[0]} (see --help)`);
+    }
+}
+
+/** A required flag's value, or a ConfigError naming it. */
+export function required<T>(value: T | undefined, flag: string): T {
+    if (value === undefined || value === '') throw new ConfigError(`${flag} is required (see --help)`);
+    return value;
+}
