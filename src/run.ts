@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { createBrowserStage } from './fetch/browserStage.js';
 import { BrowserStageRunner } from './fetch/browserStageRunner.js';
 import { createHttpStage, type StageOptions } from './fetch/httpStage.js';
-import { PageHandler, type QuarantineEntry, type StoredItem } from './fetch/pageHandler.js';
+import { PageHandler } from './fetch/pageHandler.js';
 import { RenderLearner, type RenderLearningOptions } from './fetch/renderLearning.js';
 import { DriftBreaker, type DriftBreakerOptions } from './quality/driftBreaker.js';
 import { DeadLetter, type DeadLetterEntry } from './frontier/deadLetter.js';
@@ -22,6 +22,7 @@ import { buildSummary, type RunSummary } from './monitor/summary.js';
 import type { Site } from './site.js';
 import { DatasetSink, openStorage, storeNames } from './store/datasets.js';
 import { RawStore } from './store/rawStore.js';
+import type { QuarantineEntry, StoredItem } from './store/records.js';
 
 /** Defaults of the crawl options; the command line shows and uses the same. */
 export const CRAWL_DEFAULTS = {

@@ -8,7 +8,7 @@ import { chromium, type Page } from 'playwright';
 import type { DeadLetter } from '../frontier/deadLetter.js';
 import type { RequestData } from '../frontier/frontier.js';
 import type { RunStats } from '../monitor/stats.js';
-import { isIncomplete, validatePage } from '../quality/validate.js';
+import { extractAndValidate, isIncomplete } from '../quality/validate.js';
 import type { PageContext, Route } from '../site.js';
 import { CHROMIUM_ARGS, INSTALL_HINT } from './chromium.js';
 import { deadLetterStopped, deadLetterUnfetched, failureHandlers, rejectRequest } from './failureHandlers.js';
@@ -100,11 +100,9 @@ async function waitForContent(page: Page, route: Route, context: PageContext, ti
     if (route.waitFor) await page.waitForSelector(route.waitFor, { timeout: remaining() }).catch(() => undefined);
     if (route.waitUntil === 'networkidle') {
         await page.waitForLoadState('networkidle', { timeout: remaining() }).catch(() => undefined);
-    } else if (route.waitUntil === 'fields' && route.extract) {
-        const extract = route.extract;
+    } else if (route.waitUntil === 'fields') {
         while (Date.now() < deadline) {
-            const $ = load(await page.content());
-            if (!isIncomplete(validatePage(route, extract($, context)))) return;
+            if (!isIncomplete(extractAndValidate(route, load(await page.content()), context))) return;
             await page.waitForTimeout(Math.min(FIELDS_POLL_MILLIS, remaining()));
         }
     }

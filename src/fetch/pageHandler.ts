@@ -5,12 +5,14 @@
  */
 import type { CheerioAPI } from 'cheerio';
 import type { Logger } from 'pino';
+import { canonicalUrl, documentBase } from '../frontier/canonical.js';
 import type { Frontier, Link, RequestData } from '../frontier/frontier.js';
 import type { RunStats } from '../monitor/stats.js';
 import type { DriftBreaker } from '../quality/driftBreaker.js';
-import { describeIncomplete, isIncomplete, validatePage, type Verdict } from '../quality/validate.js';
+import { describeIncomplete, extractAndValidate, failingFields, isIncomplete, type Verdict } from '../quality/validate.js';
 import type { DatasetSink } from '../store/datasets.js';
 import { rawPageKey, type RawStore } from '../store/rawStore.js';
+import { quarantineEntries, storedItems, type QuarantineEntry, type RecordOrigin, type StoredItem } from '../store/records.js';
 import type { PageContext, Renderer, Route } from '../site.js';
 import type { RenderLearner } from './renderLearning.js';
 
@@ -25,27 +27,6 @@ export interface FetchedPage {
     finalUrl: string;
     renderer: Renderer;
 }
-
-/** A record as stored in the dataset: the route's fields plus where it came from. */
-export type StoredItem = Record<string, unknown> & {
-    _url: string;
-    _route: string;
-    _rawKey: string;
-    _renderer: Renderer;
-    _fetchedAt: string;
-};
-
-/** A record (or a page's missing records) kept out of the dataset, with the reasons. */
-export type QuarantineEntry = {
-    url: string;
-    route: string;
-    rawKey: string;
-    renderer: Renderer;
-    issues: string[];
-    fields: string[];
-    record: unknown;
-    quarantinedAt: string;
-};
 
 export interface PageHandlerOptions {
     frontier: Frontier;
@@ -82,7 +63,7 @@ export class PageHandler {
         stats.route(route.label).pages += 1;
 
         const base = documentBase($, page.finalUrl);
-        const canonical = canonicalUrl($, base, frontier);
+        const canonical = canonicalUrl($, base, frontier.trackingParams);
         if (canonical && !request.userData.canonicalChecked && !(await frontier.claimCanonical(canonical, request.url))) {
             log.debug({ url: request.url, canonical }, 'duplicate of a page already seen');
             stats.duplicates += 1;
@@ -112,31 +93,15 @@ export class PageHandler {
         stats.succeeded += 1;
     }
 
-    private async store(
-        verdict: Verdict,
-        origin: { url: string; route: string; rawKey: string; renderer: Renderer; fetchedAt: string; judged: boolean },
-    ): Promise<void> {
+    private async store(verdict: Verdict, origin: RecordOrigin & { judged: boolean }): Promise<void> {
         const { items, quarantine, stats } = this.options;
         const routeStats = stats.route(origin.route);
-        for (const record of verdict.valid) {
-            await items.push({
-                ...record,
-                _url: origin.url,
-                _route: origin.route,
-                _rawKey: origin.rawKey,
-                _renderer: origin.renderer,
-                _fetchedAt: origin.fetchedAt,
-            });
-        }
+        for (const item of storedItems(verdict, origin)) await items.push(item);
         stats.itemsStored += verdict.valid.length;
         routeStats.itemsStored += verdict.valid.length;
 
-        const rejected = verdict.invalid.map(({ record, issues, fields }) => ({ record, issues, fields }));
-        if (verdict.shortfall) rejected.push({ record: null, issues: [verdict.shortfall], fields: ['(records)'] });
-        for (const { record, issues, fields } of rejected) {
-            const { url, route, rawKey, renderer } = origin;
-            await quarantine.push({ url, route, rawKey, renderer, issues, fields, record, quarantinedAt: new Date().toISOString() });
-        }
+        const rejected = quarantineEntries(verdict, origin);
+        for (const entry of rejected) await quarantine.push(entry);
         stats.itemsInvalid += rejected.length;
         routeStats.itemsInvalid += rejected.length;
         stats.countFailingFields(origin.route, failingFields(verdict));
@@ -163,17 +128,6 @@ export class PageHandler {
     }
 }
 
-/** Runs the extractor; an extractor that throws makes the page invalid rather than crashing the run. */
-function extractAndValidate(route: Route, $: CheerioAPI, context: PageContext): Verdict {
-    if (!route.extract) return validatePage(route, []);
-    try {
-        return validatePage(route, route.extract($, context));
-    } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        return { valid: [], invalid: [{ record: null, issues: [`extract threw: ${message}`], fields: ['(extract)'] }] };
-    }
-}
-
 function* discoverLinks(route: Route, $: CheerioAPI, context: PageContext): Iterable<Link> {
     for (const rule of route.enqueue ?? []) {
         if ('selector' in rule) {
@@ -185,24 +139,4 @@ function* discoverLinks(route: Route, $: CheerioAPI, context: PageContext): Iter
             for (const url of rule.links($, context)) yield { url, label: rule.label };
         }
     }
-}
-
-function failingFields(verdict: Verdict): string[] {
-    const fields = verdict.invalid.flatMap((invalid) => invalid.fields);
-    return verdict.shortfall ? [...fields, '(records)'] : fields;
-}
-
-/** The URL relative links resolve against: the page's `<base href>` when it has one. */
-function documentBase($: CheerioAPI, pageUrl: string): URL {
-    const href = $('base[href]').first().attr('href');
-    try {
-        return new URL(href ?? pageUrl, pageUrl);
-    } catch {
-        return new URL(pageUrl);
-    }
-}
-
-function canonicalUrl($: CheerioAPI, base: URL, frontier: Frontier): string | undefined {
-    const href = $('link[rel="canonical"]').first().attr('href');
-    return href ? frontier.normalize(href, base) : undefined;
 }

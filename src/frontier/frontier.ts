@@ -162,6 +162,11 @@ export class Frontier {
         return isNew ?? false;
     }
 
+    /** The site's extra tracking parameters, dropped in normalization. */
+    get trackingParams(): readonly string[] | undefined {
+        return this.site.trackingParams;
+    }
+
     /** The fetch form of a URL, or undefined (counted) when it is not a crawlable URL. */
     normalize(raw: string, base?: URL): string | undefined {
         try {

@@ -2,7 +2,8 @@
  * Checks what an extractor returned against its route's schema. The verdict decides
  * whether a page goes to the dataset, to the browser, or to quarantine.
  */
-import type { Extracted, Route } from '../site.js';
+import type { CheerioAPI } from 'cheerio';
+import type { Extracted, PageContext, Route } from '../site.js';
 
 export interface InvalidRecord {
     record: unknown;
@@ -52,4 +53,21 @@ export function describeIncomplete(verdict: Verdict): string {
     if (fields.length > 0) parts.push(`missing or invalid: ${fields.join(', ')}`);
     if (verdict.shortfall) parts.push(verdict.shortfall);
     return parts.join('; ');
+}
+
+/** Runs the extractor; an extractor that throws makes the page invalid rather than crashing the run. */
+export function extractAndValidate(route: Route, $: CheerioAPI, context: PageContext): Verdict {
+    if (!route.extract) return validatePage(route, []);
+    try {
+        return validatePage(route, route.extract($, context));
+    } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        return { valid: [], invalid: [{ record: null, issues: [`extract threw: ${message}`], fields: ['(extract)'] }] };
+    }
+}
+
+/** The fields a page failed on, for counts and the drift breaker; `(records)` for too few records. */
+export function failingFields(verdict: Verdict): string[] {
+    const fields = verdict.invalid.flatMap((invalid) => invalid.fields);
+    return verdict.shortfall ? [...fields, '(records)'] : fields;
 }

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { Dataset } from 'crawlee';
 import siteDefinition from '../../routes/demo-shop.js';
 import { findChromium } from '../../src/fetch/chromium.js';
-import type { QuarantineEntry, StoredItem } from '../../src/fetch/pageHandler.js';
+import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
 import type { DeadLetterEntry } from '../../src/frontier/deadLetter.js';
 import { createLogger } from '../../src/monitor/logger.js';
 import type { RunSummary } from '../../src/monitor/summary.js';
