@@ -160,7 +160,7 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
         stopProgress();
         await events.close();
         await Promise.all([items.flush(), quarantine.flush(), deadLetter.flush(), raw.flush()]);
-        await storage.teardown();
+        await storage.close();
     }
 
     const summary = buildSummary(stats, {

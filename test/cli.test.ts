@@ -15,6 +15,7 @@ import { load } from 'cheerio';
 
 import { helpText } from '../src/config.js';
 import { startStaticSite, type StaticSite } from './site/static.js';
+import { readDataset } from './helpers/stores.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const FIXTURES = join(ROOT, 'test/fixtures/quotes.toscrape.com');
@@ -64,13 +65,6 @@ function assertConfigError(result: CliResult, message: RegExp): void {
     assert.ok(!result.stderr.includes('    at '), 'no stack trace');
     assert.match(lines[0] ?? '', message);
     assert.equal(result.stdout, '');
-}
-
-/** Records of a Crawlee dataset on disk (one JSON file per record), in order. */
-async function readDataset(storage: string, name: string): Promise<Record<string, unknown>[]> {
-    const dir = join(storage, 'datasets', name);
-    const files = (await readdir(dir).catch(() => [])).filter((file) => file.endsWith('.json')).sort();
-    return Promise.all(files.map(async (file) => JSON.parse(await readFile(join(dir, file), 'utf8')) as Record<string, unknown>));
 }
 
 /** Whether the static server has a page at this URL path (`/x/` or `/x` is `x/index.html`). */

@@ -37,7 +37,7 @@ runCommand(async () => {
     const { config, storage } = openStorage(flags['storage-dir']!);
     const dataset = await Dataset.open(storeNames(site)[store], { config });
     const count = await exportDataset({ dataset, format, out: flags.out });
-    await storage.teardown();
+    await storage.close();
     process.stderr.write(`dragnet: exported ${count} ${flags.store} of ${site}${flags.out ? ` to ${flags.out}` : ''}\n`);
     return 0;
 });

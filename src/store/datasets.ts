@@ -2,13 +2,17 @@
  * The Crawlee datasets of a site: parsed items, quarantine and dead-letter, each written in
  * batches. Names are fixed here so every command (run, export, reparse) finds the same stores.
  */
-import { MemoryStorage } from '@crawlee/memory-storage';
 import { Configuration, Dataset } from 'crawlee';
 import { BatchWriter } from './batchWriter.js';
+import { SqliteStorageClient } from './sqlite/storageClient.js';
 
-/** Crawlee storage persisted under `storageDir` (Crawlee's local layout); `teardown()` waits for pending writes. */
-export function openStorage(storageDir: string): { config: Configuration; storage: MemoryStorage } {
-    const storage = new MemoryStorage({ localDataDirectory: storageDir, persistStorage: true });
+/**
+ * Crawlee storage under `storageDir`: request queues and datasets in one SQLite file (their cost
+ * per operation stays flat at millions of rows), Crawlee's small key-value records as files.
+ * `close()` when done.
+ */
+export function openStorage(storageDir: string): { config: Configuration; storage: SqliteStorageClient } {
+    const storage = new SqliteStorageClient({ storageDir });
     return { config: new Configuration({ storageClient: storage, purgeOnStart: false }), storage };
 }
 

@@ -48,7 +48,7 @@ async function openFrontier(t: TestContext, options: Partial<FrontierOptions> = 
         ...options,
     });
     t.after(async () => {
-        await storage.teardown();
+        await storage.close();
         await rm(dir, { recursive: true, force: true });
     });
     return { frontier, stats, seenSet, httpQueue, browserQueue };

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Dataset } from 'crawlee';
+import type { CheerioAPI } from 'cheerio';
 import siteDefinition from '../../routes/demo-shop.js';
 import { findChromium } from '../../src/fetch/chromium.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
@@ -16,7 +16,10 @@ import type { DeadLetterEntry } from '../../src/frontier/deadLetter.js';
 import { createLogger } from '../../src/monitor/logger.js';
 import type { RunSummary } from '../../src/monitor/summary.js';
 import { crawl } from '../../src/run.js';
+import { defineSite, textOf, type PageContext } from '../../src/site.js';
 import { openStorage, storeNames } from '../../src/store/datasets.js';
+import { reparse } from '../../src/store/reparse.js';
+import { readDataset } from '../helpers/stores.js';
 import { startShop, type Shop } from '../site/shop.js';
 
 const chromiumPath = findChromium();
@@ -56,13 +59,10 @@ describe('drift breaker against a shop that redesigns its product page', { skip:
             browserWaitSecs: 2,
             log: createLogger({ level: 'silent' }),
         }));
-        const { config } = openStorage(storageDir);
         const names = storeNames(siteDefinition.name);
-        const read = async <T extends object>(name: string) =>
-            (await (await Dataset.open<T & Record<string, unknown>>(name, { config })).getData({ limit: 1e6 })).items as T[];
-        items = await read<StoredItem>(names.items);
-        quarantine = await read<QuarantineEntry>(names.quarantine);
-        deadLetters = await read<DeadLetterEntry>(names.deadLetter);
+        items = await readDataset<StoredItem>(storageDir, names.items);
+        quarantine = await readDataset<QuarantineEntry>(storageDir, names.quarantine);
+        deadLetters = await readDataset<DeadLetterEntry>(storageDir, names.deadLetter);
     });
 
     after(async () => {
@@ -104,5 +104,44 @@ describe('drift breaker against a shop that redesigns its product page', { skip:
         for (const entry of stopped) place(entry.url, 'dead-letter');
         for (const product of shop.products) assert.ok(places.has(`${shop.url}${product.path}`), `${product.path} ended somewhere`);
         assert.equal(items.length, REDESIGN_AFTER);
+    });
+
+    it('after the extractor is fixed, reparse turns the quarantined items into valid ones without a request to the shop', async () => {
+        const broken = siteDefinition.routes.get('product')!;
+        // The fix a contributor would make: read the title from either layout.
+        const fixed = defineSite({
+            name: siteDefinition.name,
+            startUrls: siteDefinition.startUrls,
+            routes: Object.fromEntries(
+                [...siteDefinition.routes].map(([label, route]) => [
+                    label,
+                    label !== 'product'
+                        ? route
+                        : { ...route, extract: ($: CheerioAPI, page: PageContext) => ({ ...(broken.extract!($, page) as object), title: textOf($, 'h1.product-title, h1.product-name') }) },
+                ]),
+            ),
+        });
+        const requestsBefore = shop.stats().total;
+        const { config, storage } = openStorage(storageDir);
+        const result = await reparse({ site: fixed, storageDir, config });
+        await storage.close();
+
+        assert.equal(shop.stats().total, requestsBefore, 'not a single request to the shop');
+        assert.equal(result.quarantined.before, quarantine.length);
+        assert.equal(result.quarantined.after, 0);
+        assert.ok(result.items.after >= items.length + quarantine.length, JSON.stringify(result));
+        assert.ok((result.changedByField.title ?? 0) >= quarantine.length, 'every fixed item gained its title');
+
+        const names = storeNames(siteDefinition.name);
+        const reparsed = await readDataset<StoredItem>(storageDir, names.items);
+        const deadAfter = await readDataset<DeadLetterEntry>(storageDir, names.deadLetter);
+        assert.equal(reparsed.length, result.items.after);
+        const byUrl = new Map(shop.products.map((product) => [`${shop.url}${product.path}`, product]));
+        for (const item of reparsed) assert.equal(item.title, byUrl.get(item._url)?.title, item._url);
+        // Still exactly one place per product: pages fetched before the stop are items now; the rest wait in dead-letter.
+        const places = [...reparsed.map((item) => item._url), ...deadAfter.map((entry) => entry.url)];
+        assert.equal(new Set(places).size, places.length, 'no product in two places');
+        for (const url of byUrl.keys()) assert.ok(places.includes(url), `${url} ended somewhere`);
+        assert.equal((await readDataset(storageDir, `${names.items}-previous`)).length, items.length, 'the version before is kept');
     });
 });

@@ -8,7 +8,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Dataset } from 'crawlee';
 import siteDefinition from '../../routes/demo-shop.js';
 import { findChromium } from '../../src/fetch/chromium.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
@@ -16,8 +15,9 @@ import type { DeadLetterEntry } from '../../src/frontier/deadLetter.js';
 import { createLogger } from '../../src/monitor/logger.js';
 import type { RunSummary } from '../../src/monitor/summary.js';
 import { crawl } from '../../src/run.js';
-import { openStorage, storeNames } from '../../src/store/datasets.js';
+import { storeNames } from '../../src/store/datasets.js';
 import { RawStore, type RawPage } from '../../src/store/rawStore.js';
+import { readDataset } from '../helpers/stores.js';
 import { startShop, type Shop } from '../site/shop.js';
 
 const chromiumPath = findChromium();
@@ -59,11 +59,10 @@ describe('crawl of the fixture shop (1,000 products)', { skip: chromiumPath ? fa
             log: createLogger({ level: 'silent' }),
         }));
 
-        const { config } = openStorage(storageDir);
         const names = storeNames(siteDefinition.name);
-        items = (await (await Dataset.open<StoredItem>(names.items, { config })).getData({ limit: 1e6 })).items;
-        quarantine = (await (await Dataset.open<QuarantineEntry>(names.quarantine, { config })).getData({ limit: 1e6 })).items;
-        deadLetters = (await (await Dataset.open<DeadLetterEntry>(names.deadLetter, { config })).getData({ limit: 1e6 })).items;
+        items = await readDataset<StoredItem>(storageDir, names.items);
+        quarantine = await readDataset<QuarantineEntry>(storageDir, names.quarantine);
+        deadLetters = await readDataset<DeadLetterEntry>(storageDir, names.deadLetter);
         rawPages = [];
         const raw = await RawStore.open({ storageDir, site: siteDefinition.name });
         for await (const page of raw.pages()) rawPages.push(page);

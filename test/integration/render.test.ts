@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -14,6 +14,7 @@ import siteDefinition from '../../routes/demo-shop.js';
 import { findChromium } from '../../src/fetch/chromium.js';
 import { createLogger } from '../../src/monitor/logger.js';
 import { crawl } from '../../src/run.js';
+import { readDataset } from '../helpers/stores.js';
 import { startShop } from '../site/shop.js';
 
 const chromiumPath = findChromium();
@@ -80,12 +81,7 @@ describe('no browser available', () => {
         assert.match(failure.stderr, /apt-get install -y chromium|CHROMIUM_PATH/);
         assert.match(failure.stdout, /items\s+80 stored/);
 
-        const deadLetterDir = join(storageDir, 'datasets', 'demo-shop-dead-letter');
-        const entries = await Promise.all(
-            (await readdir(deadLetterDir))
-                .filter((file) => /^\d+\.json$/.test(file))
-                .map(async (file) => JSON.parse(await readFile(join(deadLetterDir, file), 'utf8')) as { url: string; reason: string }),
-        );
+        const entries = await readDataset<{ url: string; reason: string }>(storageDir, 'demo-shop-dead-letter');
         const scriptOnly = shop.products.filter((product) => product.scriptOnly).map((product) => `${shop.url}${product.path}`);
         assert.deepEqual(entries.map((entry) => entry.url).sort(), scriptOnly.sort());
         assert.ok(entries.every((entry) => entry.reason === 'renderer-unavailable'));

@@ -13,7 +13,7 @@ async function datasetWith(t: TestContext, items: Record<string, unknown>[]) {
     const dataset = await Dataset.open('items', { config });
     await dataset.pushData(items);
     t.after(async () => {
-        await storage.teardown();
+        await storage.close();
         await rm(dir, { recursive: true, force: true });
     });
     return { dataset, dir };

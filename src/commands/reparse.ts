@@ -1,0 +1,45 @@
+/**
+ * `npm run reparse -- --site S [--route R]`: runs the current extractors over the stored raw
+ * pages and replaces the dataset and quarantine with the result, without fetching anything.
+ */
+import { openStorage } from '../store/datasets.js';
+import { reparse } from '../store/reparse.js';
+import { loadSite } from '../sites.js';
+import { parseFlags, required, runCommand } from './command.js';
+
+const HELP = `Usage: npm run reparse -- --site <name|path> [--route <label>] [--storage-dir DIR]
+Re-runs the site's extractors over its stored raw pages: items that now pass move from quarantine
+to the dataset and back; the versions before are kept as <name>-previous. Nothing is fetched.
+`;
+
+runCommand(async () => {
+    const flags = parseFlags(process.argv.slice(2), {
+        site: { type: 'string', default: process.env.DRAGNET_SITE },
+        route: { type: 'string' },
+        'storage-dir': { type: 'string', default: process.env.DRAGNET_STORAGE_DIR ?? './storage' },
+        help: { type: 'boolean' },
+    });
+    if (flags.help) {
+        process.stdout.write(HELP);
+        return 0;
+    }
+    const site = await loadSite(required(flags.site, '--site'));
+    const storageDir = flags['storage-dir']!;
+    const { config, storage } = openStorage(storageDir);
+    const result = await reparse({ site, storageDir, config, route: flags.route });
+    await storage.close();
+    const changes = Object.entries(result.changedByField)
+        .sort(([, a], [, b]) => b - a)
+        .map(([field, count]) => `${field} ${count}`);
+    process.stdout.write(
+        [
+            `dragnet: re-parsed ${result.pages} pages of ${site.name}${flags.route ? ` (route ${flags.route})` : ''}`,
+            `  items        ${result.items.before} → ${result.items.after}`,
+            `  quarantined  ${result.quarantined.before} → ${result.quarantined.after}`,
+            ...(result.needBrowser > 0 ? [`  unchanged    ${result.needBrowser} cheap fetches still need the browser`] : []),
+            `  changed      ${changes.length > 0 ? changes.join(', ') : 'nothing'}`,
+            '',
+        ].join('\n'),
+    );
+    return 0;
+});
