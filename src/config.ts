@@ -33,6 +33,7 @@ const OPTIONS = {
     'drift-scope': { env: 'DRAGNET_DRIFT_SCOPE', help: 'what a trip stops: route or run', default: 'route' },
     'storage-dir': { env: 'DRAGNET_STORAGE_DIR', help: 'where datasets, queues and raw pages go', default: './storage' },
     'summary-json': { env: 'DRAGNET_SUMMARY_JSON', help: 'also write the run summary to this JSON file' },
+    'metrics-port': { env: 'DRAGNET_METRICS_PORT', help: 'serve Prometheus /metrics and JSON /status on this port of 127.0.0.1 during the run (0: any free port; default: off)' },
     'progress-interval': { env: 'DRAGNET_PROGRESS_INTERVAL_SECS', help: 'seconds between progress lines', default: String(CRAWL_DEFAULTS.progressIntervalSecs) },
     'log-level': { env: 'LOG_LEVEL', help: 'trace, debug, info, warn, error', default: 'info' },
     help: { help: 'show this help' },
@@ -63,6 +64,12 @@ const configSchema = z.object({
     storageDir: z.string().min(1),
     summaryJson: z.string().optional(),
     progressIntervalSecs: positiveInt('--progress-interval'),
+    metricsPort: z.coerce
+        .number({ error: '--metrics-port must be a number' })
+        .int('--metrics-port must be a whole number')
+        .min(0, '--metrics-port must be between 0 and 65535')
+        .max(65535, '--metrics-port must be between 0 and 65535')
+        .optional(),
     logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], {
         error: '--log-level must be one of trace, debug, info, warn, error, fatal, silent',
     }),
@@ -115,6 +122,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): Config | 'h
         storageDir: read('storage-dir'),
         summaryJson: read('summary-json'),
         progressIntervalSecs: read('progress-interval'),
+        metricsPort: read('metrics-port'),
         logLevel: read('log-level'),
     });
     if (!parsed.success) {

@@ -16,7 +16,13 @@ import { BloomSeenSet } from './frontier/bloomSeenSet.js';
 import { Frontier } from './frontier/frontier.js';
 import { RobotsPolicy } from './frontier/robots.js';
 import { MemorySeenSet } from './frontier/seenSet.js';
+import { LiveStatus, RunningStages } from './monitor/live.js';
+import { Metrics } from './monitor/metrics.js';
 import { startProgress } from './monitor/progress.js';
+import { renderReport } from './monitor/report.js';
+import { Timeline } from './monitor/timeline.js';
+import { runId, writeReport } from './monitor/writeReport.js';
+import { startStatusServer } from './monitor/statusServer.js';
 import { RunStats } from './monitor/stats.js';
 import { buildSummary, type RunSummary } from './monitor/summary.js';
 import type { Site } from './site.js';
@@ -64,6 +70,8 @@ export interface CrawlOptions {
     renderLearning?: RenderLearningOptions;
     /** When a route's invalid share stops it (or the run). Defaults: see DriftBreakerOptions. */
     driftBreaker?: DriftBreakerOptions;
+    /** Serve Prometheus `/metrics` and JSON `/status` on this port of 127.0.0.1 while the run lasts (0: any free port). Default: no server. */
+    metricsPort?: number;
     /** Obey robots.txt. Default: true. */
     respectRobotsTxt?: boolean;
     log: Logger;
@@ -114,6 +122,8 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     const renderLearner = new RenderLearner(options.renderLearning);
     const driftBreaker = new DriftBreaker(options.driftBreaker);
     const pageHandler = new PageHandler({ frontier, items, quarantine, raw, stats, renderLearner, driftBreaker, log });
+    const stages = new RunningStages();
+    const metrics = options.metricsPort === undefined ? undefined : new Metrics({ stats, load: stages.load });
     const stageOptions: Omit<StageOptions, 'queue' | 'maxConcurrency'> = {
         site,
         config,
@@ -125,23 +135,45 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
         maxRetries,
         requestTimeoutSecs,
         driftBreaker,
+        metrics,
     };
 
     const startUrls = options.startUrls.length > 0 ? options.startUrls : site.startUrls;
     await frontier.enqueue(startUrls.map((url) => ({ url })));
     log.info({ site: site.name, startUrls, storageDir: options.storageDir }, `crawling ${site.name}`);
 
-    const stopProgress = startProgress({ stats, log, intervalMs: progressIntervalSecs * 1000 });
+    const live = new LiveStatus({ stats, load: stages.load });
+    const statusServer =
+        metrics && options.metricsPort !== undefined
+            ? await startStatusServer({ port: options.metricsPort, metrics, status: () => ({ site: site.name, ...live.snapshot(), stages: stages.load() }) })
+            : undefined;
+    if (statusServer) log.info(`metrics at ${statusServer.url}/metrics, status at ${statusServer.url}/status`);
+    const stopProgress = startProgress({ stats, log, intervalMs: progressIntervalSecs * 1000, load: stages.load });
+    const timeline = new Timeline(stats, {
+        gauges: () => {
+            const { http, browser } = stages.load();
+            return {
+                httpInFlight: http.inFlight,
+                httpConcurrency: http.concurrencyLimit,
+                browserInFlight: browser.inFlight,
+                browserConcurrency: browser.concurrencyLimit,
+            };
+        },
+    });
+    timeline.start();
     const browserStage = new BrowserStageRunner({
         queue: browserQueue,
         createStage: (executablePath) =>
-            createBrowserStage({
-                ...stageOptions,
-                queue: browserQueue,
-                maxConcurrency: browserConcurrency,
-                executablePath,
-                waitForTimeoutMillis: browserWaitSecs * 1000,
-            }),
+            stages.watch(
+                'browser',
+                createBrowserStage({
+                    ...stageOptions,
+                    queue: browserQueue,
+                    maxConcurrency: browserConcurrency,
+                    executablePath,
+                    waitForTimeoutMillis: browserWaitSecs * 1000,
+                }),
+            ),
         chromiumPath: options.chromiumPath,
         deadLetter,
         stats,
@@ -153,11 +185,13 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     try {
         while (!((await httpQueue.isFinished()) && (await browserQueue.isFinished()))) {
             browserStage.start();
-            await createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency, renderLearner }).run();
+            await stages.watch('http', createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency, renderLearner })).run();
             await browserStage.finish();
         }
     } finally {
         stopProgress();
+        timeline.stop();
+        await statusServer?.close();
         await events.close();
         await Promise.all([items.flush(), quarantine.flush(), deadLetter.flush(), raw.flush()]);
         await storage.close();
@@ -177,7 +211,10 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
             rawPages: raw.dir,
         },
     });
-    return { summary, exitCode: driftBreaker.tripped.length > 0 ? 3 : browserStage.unrendered > 0 ? 1 : 0 };
+    const exitCode = driftBreaker.tripped.length > 0 ? 3 : browserStage.unrendered > 0 ? 1 : 0;
+    const report = await writeReport(options.storageDir, runId(site.name, stats.startedAt), renderReport({ ...summary, exitCode }, timeline.points));
+    log.info({ report }, `run report: ${report}`);
+    return { summary: { ...summary, report }, exitCode };
 }
 
 /** A run starts clean: the site's queues, datasets and raw pages from an earlier run are removed. */

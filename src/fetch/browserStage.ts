@@ -51,10 +51,16 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
                 retireBrowserAfterPageCount: options.retireBrowserAfterPageCount ?? 100,
             },
             // Images, fonts, media and stylesheets never hold the fields we extract.
-            preNavigationHooks: [async ({ blockRequests }) => blockRequests()],
+            preNavigationHooks: [
+                async ({ blockRequests, request }) => {
+                    await blockRequests();
+                    options.metrics?.fetchStarted(request);
+                },
+            ],
             async requestHandler(context) {
                 const { request, response, page } = context;
                 const status = response?.status() ?? 200;
+                options.metrics?.responded(request, { stage: 'browser', status });
                 const headers = (await response?.allHeaders()) ?? {};
                 const failure = checkResponse(status, headers['content-type'] ?? 'text/html');
                 if (failure) rejectRequest(context, failure);
@@ -76,7 +82,7 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
                     renderer: 'browser',
                 });
             },
-            ...failureHandlers({ stage: 'browser', deadLetter: options.deadLetter, stats, log: options.log }),
+            ...failureHandlers({ stage: 'browser', deadLetter: options.deadLetter, stats, log: options.log, metrics: options.metrics }),
         },
         options.config,
     );

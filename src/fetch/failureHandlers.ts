@@ -4,6 +4,7 @@
  */
 import type { Logger } from 'pino';
 import type { DeadLetter, DeadLetterEntry } from '../frontier/deadLetter.js';
+import type { Metrics } from '../monitor/metrics.js';
 import type { RunStats } from '../monitor/stats.js';
 import { classifyError, FetchFailure } from './failures.js';
 
@@ -18,6 +19,8 @@ export interface FailureHandlerOptions {
     deadLetter: DeadLetter;
     stats: RunStats;
     log: Logger;
+    /** Counts attempts that got no response; undefined when no metrics are served. */
+    metrics?: Metrics;
 }
 
 /**
@@ -31,10 +34,11 @@ export function rejectRequest(context: FailedContext, failure: FetchFailure): ne
 }
 
 /** Crawlee's `errorHandler` (before a retry) and `failedRequestHandler` (given up) for a stage. */
-export function failureHandlers({ stage, deadLetter, stats, log }: FailureHandlerOptions) {
+export function failureHandlers({ stage, deadLetter, stats, log, metrics }: FailureHandlerOptions) {
     return {
         errorHandler({ request }: FailedContext, error: Error): void {
             const failure = classifyError(error);
+            metrics?.fetchFailed(request, stage);
             stats.errorsByClass[failure.failureClass] += 1;
             stats.retries += 1;
             if (request.retryCount === 0) stats.retriedRequests += 1;
@@ -45,8 +49,8 @@ export function failureHandlers({ stage, deadLetter, stats, log }: FailureHandle
         },
         async failedRequestHandler({ request }: FailedContext, error: Error): Promise<void> {
             const failure = classifyError(error);
-            stats.errorsByClass[failure.failureClass] += 1;
-            stats.deadLettered += 1;
+            metrics?.fetchFailed(request, stage);
+            stats.countDeadLetter(failure.failureClass, failure.reason);
             await deadLetter.add({
                 url: request.url,
                 label: request.label,
@@ -87,6 +91,5 @@ export async function deadLetterUnfetched(
     entry: Omit<DeadLetterEntry, 'attempts' | 'deadLetteredAt'>,
 ): Promise<void> {
     await deadLetter.add({ ...entry, attempts: 0 });
-    stats.deadLettered += 1;
-    stats.errorsByClass[entry.failureClass] += 1;
+    stats.countDeadLetter(entry.failureClass, entry.reason);
 }

@@ -8,6 +8,7 @@ import type { CheerioCrawler, Configuration, RequestQueue } from 'crawlee';
 import type { Logger } from 'pino';
 import type { DeadLetter } from '../frontier/deadLetter.js';
 import type { Frontier, RequestData } from '../frontier/frontier.js';
+import type { Metrics } from '../monitor/metrics.js';
 import type { RunStats } from '../monitor/stats.js';
 import type { Site } from '../site.js';
 import type { DriftBreaker } from '../quality/driftBreaker.js';
@@ -33,6 +34,8 @@ export interface StageOptions {
     /** Time for one fetch (or one browser navigation). */
     requestTimeoutSecs: number;
     driftBreaker: DriftBreaker;
+    /** Records each fetch's status and latency; undefined when no metrics are served. */
+    metrics?: Metrics;
 }
 
 /** Every 5xx reaches the request handler, so the failure classifier, not Crawlee, decides. */
@@ -68,14 +71,16 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
             // Blocking is decided by the failure classifier, which retires the session itself.
             sessionPoolOptions: { blockedStatusCodes: [] },
             preNavigationHooks: [
-                (_context, gotOptions) => {
+                ({ request }, gotOptions) => {
                     gotOptions.followRedirect = false;
+                    options.metrics?.fetchStarted(request);
                 },
             ],
             async requestHandler(context) {
                 const { request, response, body, $ } = context;
                 const userData = request.userData as RequestData;
                 const status = response.statusCode ?? 0;
+                options.metrics?.responded(request, { stage: 'http', status });
                 const location = response.headers.location;
                 if (status >= 300 && status < 400 && location) {
                     const outcome = await frontier.followRedirect({ url: request.url, label: request.label, userData }, location);
@@ -103,7 +108,7 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
                     renderer: 'http',
                 });
             },
-            ...failureHandlers({ stage: 'http', deadLetter: options.deadLetter, stats, log: options.log }),
+            ...failureHandlers({ stage: 'http', deadLetter: options.deadLetter, stats, log: options.log, metrics: options.metrics }),
         },
         options.config,
     );

@@ -21,6 +21,8 @@ export class RunStats {
     /** Pages finished successfully at their last stage (including redirects and duplicates found after fetching). */
     succeeded = 0;
     deadLettered = 0;
+    /** Dead-lettered requests by reason: `http-404`, `timeout`, `renderer-unavailable`, … */
+    deadLetterReasons: Record<string, number> = {};
     /** Requests that needed at least one retry, and the retries themselves. */
     retriedRequests = 0;
     retries = 0;
@@ -55,6 +57,13 @@ export class RunStats {
     countFailingFields(label: string, fields: Iterable<string>): void {
         const { failingFields } = this.route(label);
         for (const field of fields) failingFields[field] = (failingFields[field] ?? 0) + 1;
+    }
+
+    /** A request went to dead-letter: counted in all, by class and by reason. */
+    countDeadLetter(failureClass: FailureClass, reason: string): void {
+        this.deadLettered += 1;
+        this.errorsByClass[failureClass] += 1;
+        this.deadLetterReasons[reason] = (this.deadLetterReasons[reason] ?? 0) + 1;
     }
 
     /** Pages finished either way. */

@@ -35,6 +35,10 @@ export interface RunSummary {
     errorsByClass: RunStats['errorsByClass'];
     routes: Record<string, ReturnType<RunStats['route']>>;
     storage: { dir: string; dataset: string; quarantine: string; deadLetter: string; rawPages: string };
+    /** Dead-lettered requests by reason (`http-404`, `renderer-unavailable`, …). */
+    deadLetterByReason: Record<string, number>;
+    /** The run report's path, once written. */
+    report?: string;
 }
 
 export function buildSummary(
@@ -76,6 +80,7 @@ export function buildSummary(
         render: context.render,
         drift: context.drift,
         linksSkipped: { ...stats.linksSkipped },
+        deadLetterByReason: { ...stats.deadLetterReasons },
         seenSet: context.seenSet.describe(),
         errorsByClass: { ...stats.errorsByClass },
         routes,
@@ -100,6 +105,7 @@ export function formatSummary(summary: RunSummary): string {
         ),
         `  links      skipped: ${Object.entries(summary.linksSkipped).map(([why, n]) => `${n} ${why}`).join(', ')}`,
         `  output     ${summary.storage.dir} (dataset ${summary.storage.dataset}, raw pages ${summary.storage.rawPages})`,
+        ...(summary.report ? [`  report     ${summary.report}`] : []),
     ].join('\n');
 }
 
