@@ -1,8 +1,18 @@
 # dragnet: the same pipeline as `npm start`, in a container for a cloud runner.
 #   docker build -t dragnet .
 #   docker run --rm -v "$PWD/storage:/app/storage" dragnet --site quotes-toscrape --summary-json storage/summary.json
-FROM node:20-bookworm-slim
 
+# Dependencies, built where a compiler is at hand: better-sqlite3 compiles its native module on install.
+FROM node:20-bookworm-slim AS deps
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends python3 make g++ \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json ./
+ENV PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+RUN npm ci --omit=dev && npm cache clean --force
+
+FROM node:20-bookworm-slim
 # Debian's Chromium renders the pages that need a browser; Playwright's own download is not used.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends chromium fonts-liberation ca-certificates \
@@ -12,10 +22,8 @@ ENV PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
     DRAGNET_STORAGE_DIR=/app/storage
 
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev && npm cache clean --force
-
-COPY tsconfig.json ./
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json package-lock.json tsconfig.json ./
 COPY src ./src
 COPY routes ./routes
 # The demo shop that `npm start` crawls with no arguments.
@@ -24,4 +32,6 @@ RUN mkdir -p storage && chown node:node storage
 
 USER node
 VOLUME /app/storage
+# The metrics endpoint, when --metrics-port 9464 is given.
+EXPOSE 9464
 ENTRYPOINT ["node", "--import", "tsx", "src/main.ts"]
