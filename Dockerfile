@@ -19,7 +19,8 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 ENV PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
     CHROMIUM_PATH=/usr/bin/chromium \
-    DRAGNET_STORAGE_DIR=/app/storage
+    DRAGNET_STORAGE_DIR=/app/storage \
+    DRAGNET_METRICS_HOST=0.0.0.0
 
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules

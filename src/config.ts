@@ -33,7 +33,8 @@ const OPTIONS = {
     'drift-scope': { env: 'DRAGNET_DRIFT_SCOPE', help: 'what a trip stops: route or run', default: 'route' },
     'storage-dir': { env: 'DRAGNET_STORAGE_DIR', help: 'where datasets, queues and raw pages go', default: './storage' },
     'summary-json': { env: 'DRAGNET_SUMMARY_JSON', help: 'also write the run summary to this JSON file' },
-    'metrics-port': { env: 'DRAGNET_METRICS_PORT', help: 'serve Prometheus /metrics and JSON /status on this port of 127.0.0.1 during the run (0: any free port; default: off)' },
+    'metrics-port': { env: 'DRAGNET_METRICS_PORT', help: 'serve Prometheus /metrics and JSON /status on this port during the run (0: any free port; default: off)' },
+    'metrics-host': { env: 'DRAGNET_METRICS_HOST', help: 'address the metrics server listens on (0.0.0.0 in a container)', default: '127.0.0.1' },
     'progress-interval': { env: 'DRAGNET_PROGRESS_INTERVAL_SECS', help: 'seconds between progress lines', default: String(CRAWL_DEFAULTS.progressIntervalSecs) },
     'log-level': { env: 'LOG_LEVEL', help: 'trace, debug, info, warn, error', default: 'info' },
     help: { help: 'show this help' },
@@ -64,6 +65,7 @@ const configSchema = z.object({
     storageDir: z.string().min(1),
     summaryJson: z.string().optional(),
     progressIntervalSecs: positiveInt('--progress-interval'),
+    metricsHost: z.string().min(1),
     metricsPort: z.coerce
         .number({ error: '--metrics-port must be a number' })
         .int('--metrics-port must be a whole number')
@@ -123,6 +125,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): Config | 'h
         summaryJson: read('summary-json'),
         progressIntervalSecs: read('progress-interval'),
         metricsPort: read('metrics-port'),
+        metricsHost: read('metrics-host'),
         logLevel: read('log-level'),
     });
     if (!parsed.success) {

@@ -72,6 +72,8 @@ export interface CrawlOptions {
     driftBreaker?: DriftBreakerOptions;
     /** Serve Prometheus `/metrics` and JSON `/status` on this port of 127.0.0.1 while the run lasts (0: any free port). Default: no server. */
     metricsPort?: number;
+    /** Where the metrics server listens. Default: 127.0.0.1. */
+    metricsHost?: string;
     /** Obey robots.txt. Default: true. */
     respectRobotsTxt?: boolean;
     log: Logger;
@@ -145,7 +147,12 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     const live = new LiveStatus({ stats, load: stages.load });
     const statusServer =
         metrics && options.metricsPort !== undefined
-            ? await startStatusServer({ port: options.metricsPort, metrics, status: () => ({ site: site.name, ...live.snapshot(), stages: stages.load() }) })
+            ? await startStatusServer({
+                  port: options.metricsPort,
+                  host: options.metricsHost,
+                  metrics,
+                  status: () => ({ site: site.name, ...live.snapshot(), stages: stages.load() }),
+              })
             : undefined;
     if (statusServer) log.info(`metrics at ${statusServer.url}/metrics, status at ${statusServer.url}/status`);
     const stopProgress = startProgress({ stats, log, intervalMs: progressIntervalSecs * 1000, load: stages.load });
