@@ -3,10 +3,11 @@
  * rounds until both queues are drained — the browser stage can discover links for the HTTP
  * stage and the HTTP stage escalates pages to the browser.
  */
-import { type Configuration, Dataset, RequestQueue } from 'crawlee';
+import { type Configuration, Dataset } from '@crawlee/core';
 import type { Logger } from 'pino';
 import { createBrowserStage } from './fetch/browserStage.js';
 import { BrowserStageRunner } from './fetch/browserStageRunner.js';
+import { ConcurrencyController, runAtControlledConcurrency, type ConcurrencyControllerOptions, type ConcurrencyDecision } from './fetch/concurrencyController.js';
 import { createHttpStage, type StageOptions } from './fetch/httpStage.js';
 import { PageHandler } from './fetch/pageHandler.js';
 import { RenderLearner, type RenderLearningOptions } from './fetch/renderLearning.js';
@@ -28,6 +29,7 @@ import { buildSummary, type RunSummary } from './monitor/summary.js';
 import type { Site } from './site.js';
 import { DatasetSink, openStorage, storeNames } from './store/datasets.js';
 import { RawStore } from './store/rawStore.js';
+import { BoundedRequestQueue } from './store/sqlite/boundedRequestQueue.js';
 import type { QuarantineEntry, StoredItem } from './store/records.js';
 
 /** Defaults of the crawl options; the command line shows and uses the same. */
@@ -74,6 +76,12 @@ export interface CrawlOptions {
     metricsPort?: number;
     /** Where the metrics server listens. Default: 127.0.0.1. */
     metricsHost?: string;
+    /**
+     * Lower and raise the HTTP stage's concurrency per domain by the site's error rate (AIMD,
+     * within 1..maxConcurrency, starting at maxConcurrency); `true` with the defaults, or options.
+     * Default: true — at a healthy site it stays at maxConcurrency, so it costs nothing there.
+     */
+    adaptiveConcurrency?: boolean | Omit<ConcurrencyControllerOptions, 'maxConcurrency' | 'now'>;
     /** Obey robots.txt. Default: true. */
     respectRobotsTxt?: boolean;
     log: Logger;
@@ -83,6 +91,8 @@ export interface CrawlResult {
     summary: RunSummary;
     /** 0 when every page could be handled as the site asks; 1 when pages needed a browser that was missing; 3 when the drift breaker stopped a route. */
     exitCode: number;
+    /** The concurrency controller's recent decisions, oldest first; empty when adaptive concurrency is off. */
+    concurrencyDecisions: ConcurrencyDecision[];
 }
 
 export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
@@ -100,8 +110,8 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     await purgeSiteStores(site.name, options.storageDir, config);
 
     const stats = new RunStats();
-    const httpQueue = await RequestQueue.open(names.httpQueue, { config });
-    const browserQueue = await RequestQueue.open(names.browserQueue, { config });
+    const httpQueue = await BoundedRequestQueue.open(names.httpQueue, { config });
+    const browserQueue = await BoundedRequestQueue.open(names.browserQueue, { config });
     const items = await DatasetSink.open<StoredItem>(names.items, config);
     const quarantine = await DatasetSink.open<QuarantineEntry>(names.quarantine, config);
     const deadLetter = new DeadLetter(await DatasetSink.open<DeadLetterEntry>(names.deadLetter, config));
@@ -125,7 +135,9 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     const driftBreaker = new DriftBreaker(options.driftBreaker);
     const pageHandler = new PageHandler({ frontier, items, quarantine, raw, stats, renderLearner, driftBreaker, log });
     const stages = new RunningStages();
-    const metrics = options.metricsPort === undefined ? undefined : new Metrics({ stats, load: stages.load });
+    const adaptive = options.adaptiveConcurrency ?? true;
+    const concurrency = adaptive ? new ConcurrencyController({ ...(adaptive === true ? {} : adaptive), maxConcurrency }) : undefined;
+    const metrics = options.metricsPort === undefined ? undefined : new Metrics({ stats, load: stages.load, concurrency });
     const stageOptions: Omit<StageOptions, 'queue' | 'maxConcurrency'> = {
         site,
         config,
@@ -192,7 +204,8 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     try {
         while (!((await httpQueue.isFinished()) && (await browserQueue.isFinished()))) {
             browserStage.start();
-            await stages.watch('http', createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency, renderLearner })).run();
+            const httpStage = stages.watch('http', createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency, renderLearner, concurrency }));
+            await runAtControlledConcurrency(httpStage, concurrency);
             await browserStage.finish();
         }
     } finally {
@@ -209,6 +222,7 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
         seenSet,
         render: renderLearner.decisions(),
         drift: driftBreaker.tripped,
+        concurrency: concurrency?.byDomain(),
         browserAvailable: (await browserStage.available()) ?? options.chromiumPath !== undefined,
         storage: {
             dir: options.storageDir,
@@ -221,14 +235,14 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     const exitCode = driftBreaker.tripped.length > 0 ? 3 : browserStage.unrendered > 0 ? 1 : 0;
     const report = await writeReport(options.storageDir, runId(site.name, stats.startedAt), renderReport({ ...summary, exitCode }, timeline.points));
     log.info({ report }, `run report: ${report}`);
-    return { summary: { ...summary, report }, exitCode };
+    return { summary: { ...summary, report }, exitCode, concurrencyDecisions: concurrency?.decisions() ?? [] };
 }
 
 /** A run starts clean: the site's queues, datasets and raw pages from an earlier run are removed. */
 async function purgeSiteStores(site: string, storageDir: string, config: Configuration): Promise<void> {
     const names = storeNames(site);
     for (const name of [names.httpQueue, names.browserQueue]) {
-        await (await RequestQueue.open(name, { config })).drop();
+        await (await BoundedRequestQueue.open(name, { config })).drop();
     }
     for (const name of [names.items, names.quarantine, names.deadLetter]) {
         await (await Dataset.open(name, { config })).drop();

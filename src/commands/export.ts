@@ -2,7 +2,7 @@
  * `npm run export -- --site S --format jsonl|csv [--out FILE] [--store items|quarantine|dead-letter]`
  * Streams a site's stored items (or its quarantine or dead-letter) to a file or standard output.
  */
-import { Dataset } from 'crawlee';
+import { Dataset } from '@crawlee/core';
 import { ConfigError } from '../config.js';
 import { exportDataset } from '../store/export.js';
 import { openStorage, storeNames } from '../store/datasets.js';

@@ -3,7 +3,8 @@
  * `render: 'always'` routes). The rendered DOM goes to the same extractor as the cheap HTML.
  */
 import { load } from 'cheerio';
-import type { PlaywrightCrawler, RequestQueue } from 'crawlee';
+import type { RequestQueue } from '@crawlee/core';
+import type { PlaywrightCrawler } from '@crawlee/playwright';
 import { chromium, type Page } from 'playwright';
 import type { DeadLetter } from '../frontier/deadLetter.js';
 import type { RequestData } from '../frontier/frontier.js';

@@ -3,7 +3,8 @@
  * while the cheap crawl goes on, not after it. The browser starts only once a page needs it;
  * when no working browser is there, those pages go to dead-letter instead, with one message.
  */
-import type { PlaywrightCrawler, RequestQueue } from 'crawlee';
+import type { RequestQueue } from '@crawlee/core';
+import type { PlaywrightCrawler } from '@crawlee/playwright';
 import type { Logger } from 'pino';
 import type { DeadLetter } from '../frontier/deadLetter.js';
 import type { RunStats } from '../monitor/stats.js';

@@ -21,6 +21,8 @@ export interface FailureHandlerOptions {
     log: Logger;
     /** Counts attempts that got no response; undefined when no metrics are served. */
     metrics?: Metrics;
+    /** Told of attempts that got no response, as evidence of the site's load; undefined when concurrency is fixed. */
+    concurrency?: { failed(request: object, error: unknown): void };
 }
 
 /**
@@ -34,11 +36,12 @@ export function rejectRequest(context: FailedContext, failure: FetchFailure): ne
 }
 
 /** Crawlee's `errorHandler` (before a retry) and `failedRequestHandler` (given up) for a stage. */
-export function failureHandlers({ stage, deadLetter, stats, log, metrics }: FailureHandlerOptions) {
+export function failureHandlers({ stage, deadLetter, stats, log, metrics, concurrency }: FailureHandlerOptions) {
     return {
         errorHandler({ request }: FailedContext, error: Error): void {
             const failure = classifyError(error);
             metrics?.fetchFailed(request, stage);
+            concurrency?.failed(request, error);
             stats.errorsByClass[failure.failureClass] += 1;
             stats.retries += 1;
             if (request.retryCount === 0) stats.retriedRequests += 1;
@@ -50,6 +53,7 @@ export function failureHandlers({ stage, deadLetter, stats, log, metrics }: Fail
         async failedRequestHandler({ request }: FailedContext, error: Error): Promise<void> {
             const failure = classifyError(error);
             metrics?.fetchFailed(request, stage);
+            concurrency?.failed(request, error);
             stats.countDeadLetter(failure.failureClass, failure.reason);
             await deadLetter.add({
                 url: request.url,

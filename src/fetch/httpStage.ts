@@ -4,7 +4,8 @@
  * their targets go back through the frontier, so an alias never fetches a page twice.
  */
 import type { CheerioAPI } from 'cheerio';
-import type { CheerioCrawler, Configuration, RequestQueue } from 'crawlee';
+import type { CheerioCrawler } from '@crawlee/cheerio';
+import type { Configuration, RequestQueue } from '@crawlee/core';
 import type { Logger } from 'pino';
 import type { DeadLetter } from '../frontier/deadLetter.js';
 import type { Frontier, RequestData } from '../frontier/frontier.js';
@@ -15,6 +16,7 @@ import type { DriftBreaker } from '../quality/driftBreaker.js';
 import { deadLetterStopped, failureHandlers, rejectRequest } from './failureHandlers.js';
 import { FetchFailure, checkResponse } from './failures.js';
 import type { PageHandler } from './pageHandler.js';
+import type { ConcurrencyController } from './concurrencyController.js';
 import { CheckedCheerioCrawler } from './preFetchCheck.js';
 import type { RenderLearner } from './renderLearning.js';
 
@@ -43,6 +45,8 @@ const ALL_5XX = Array.from({ length: 100 }, (_, index) => 500 + index);
 
 export interface HttpStageOptions extends StageOptions {
     renderLearner: RenderLearner;
+    /** Learns each domain's concurrency from its error rate; the pool starts at its limit (run it with `runAtControlledConcurrency`). Undefined: fixed at `maxConcurrency`. */
+    concurrency?: ConcurrencyController;
 }
 
 export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
@@ -52,15 +56,18 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
         if (!route) throw new Error(`no route "${request.label}" in site ${site.name}`);
         return route;
     };
+    const concurrency = options.concurrency;
+    const startConcurrency = concurrency ? Math.min(concurrency.poolLimit(), options.maxConcurrency) : options.maxConcurrency;
     const crawler = new CheckedCheerioCrawler(
         {
             requestQueue: options.queue,
-            maxConcurrency: options.maxConcurrency,
+            maxConcurrency: startConcurrency,
             autoscaledPoolOptions: {
                 // Fetching is waiting on the network: start at the limit instead of creeping up 5% per 10 s
                 // (hundreds of seconds to reach 200), and let our own event loop, not other processes'
                 // CPU use, say when this process is saturated.
-                desiredConcurrency: options.maxConcurrency,
+                // The concurrency controller, when there is one, lowers and raises it from there.
+                desiredConcurrency: startConcurrency,
                 systemStatusOptions: { maxCpuOverloadedRatio: 1 },
             },
             maxRequestRetries: options.maxRetries,
@@ -74,6 +81,7 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
                 ({ request }, gotOptions) => {
                     gotOptions.followRedirect = false;
                     options.metrics?.fetchStarted(request);
+                    concurrency?.started(request, request.url);
                 },
             ],
             async requestHandler(context) {
@@ -81,6 +89,7 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
                 const userData = request.userData as RequestData;
                 const status = response.statusCode ?? 0;
                 options.metrics?.responded(request, { stage: 'http', status });
+                concurrency?.responded(request, status);
                 const location = response.headers.location;
                 if (status >= 300 && status < 400 && location) {
                     const outcome = await frontier.followRedirect({ url: request.url, label: request.label, userData }, location);
@@ -108,7 +117,7 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
                     renderer: 'http',
                 });
             },
-            ...failureHandlers({ stage: 'http', deadLetter: options.deadLetter, stats, log: options.log, metrics: options.metrics }),
+            ...failureHandlers({ stage: 'http', deadLetter: options.deadLetter, stats, log: options.log, metrics: options.metrics, concurrency }),
         },
         options.config,
     );

@@ -3,7 +3,9 @@
  * of a route that learned to need the browser goes there directly, and the page of a route the
  * drift breaker stopped goes to dead-letter — without an HTTP request or a browser page.
  */
-import { CheerioCrawler, PlaywrightCrawler, type Request } from 'crawlee';
+import { CheerioCrawler } from '@crawlee/cheerio';
+import type { Request } from '@crawlee/core';
+import { PlaywrightCrawler } from '@crawlee/playwright';
 
 /** Deals with the request without fetching it and returns true, or returns false to fetch as usual. */
 export type PreFetchCheck = (request: Request) => Promise<boolean>;

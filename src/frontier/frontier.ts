@@ -3,7 +3,7 @@
  * robots.txt and the seen-set, counted against the request budget, and only then queued —
  * on the HTTP queue, or straight on the browser queue for `render: 'always'` routes.
  */
-import type { RequestQueue, RequestOptions } from 'crawlee';
+import type { RequestQueue, RequestOptions } from '@crawlee/core';
 import type { Logger } from 'pino';
 import type { Route, Site } from '../site.js';
 import type { RunStats } from '../monitor/stats.js';

@@ -2,7 +2,7 @@
  * robots.txt, checked before a URL enters the frontier: a disallowed URL is never queued.
  * One robots.txt per origin, fetched once per run (Crawlee's RobotsTxtFile, robots-parser inside).
  */
-import { RobotsTxtFile } from 'crawlee';
+import { RobotsTxtFile } from '@crawlee/utils';
 
 export interface RobotsPolicyOptions {
     /** The user agent matched against robots.txt groups. Default: `*`. */

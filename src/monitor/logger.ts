@@ -3,7 +3,7 @@
  * so stdout carries only the summary. Crawlee's own log is routed into it. The progress line's
  * numbers ride under `progress`: fields in JSON, hidden on a terminal where the message says it all.
  */
-import { Logger as CrawleeLogger, LogLevel, log as crawleeLog } from 'crawlee';
+import { Logger as CrawleeLogger, LogLevel, log as crawleeLog } from '@crawlee/core';
 import { pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 

@@ -10,6 +10,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type LabelValues } from 'prom-client';
+import type { DomainConcurrency } from '../fetch/concurrencyController.js';
 import { inFlightOf, type Load, type Stage } from './live.js';
 import type { RunStats } from './stats.js';
 
@@ -22,6 +23,8 @@ export interface MetricsOptions {
     stats: RunStats;
     /** The stages' load (see RunningStages), read at scrape time. Default: in-flight and limit stay 0. */
     load?: () => Load;
+    /** The adaptive concurrency controller's per-domain limits, read at scrape time. Default: none exported. */
+    concurrency?: { byDomain(): Record<string, DomainConcurrency> };
     /** Also export Node's process metrics (CPU, memory, event-loop lag, GC). Default: true. */
     processMetrics?: boolean;
 }
@@ -37,7 +40,7 @@ export class Metrics {
     /** Fetch attempts under way: when each started. Keyed by Crawlee's request object, held weakly. */
     private readonly attempts = new WeakMap<object, number>();
 
-    constructor({ stats, load, processMetrics = true }: MetricsOptions) {
+    constructor({ stats, load, concurrency, processMetrics = true }: MetricsOptions) {
         const registers = [this.registry];
         this.requests = new Counter({
             name: 'dragnet_requests_total',
@@ -97,6 +100,19 @@ export class Metrics {
             const now = load?.();
             for (const stage of STAGES) set({ stage }, now?.[stage].concurrencyLimit ?? 0);
         });
+
+        if (concurrency) {
+            // A name of its own: `dragnet_concurrency_limit` is per stage, and one name with two label sets would double-count in sums.
+            gauge('dragnet_domain_concurrency_limit', 'Requests the adaptive concurrency controller allows in flight to each domain just now.', ['domain'], (set) => {
+                for (const [domain, { limit }] of Object.entries(concurrency.byDomain())) set({ domain }, limit);
+            });
+            counted('dragnet_concurrency_changes_total', 'Adaptive concurrency decisions by domain and direction (up: a clean window; down: errors climbed).', ['domain', 'direction'], (set) => {
+                for (const [domain, { increases, decreases }] of Object.entries(concurrency.byDomain())) {
+                    set({ domain, direction: 'up' }, increases);
+                    set({ domain, direction: 'down' }, decreases);
+                }
+            });
+        }
 
         if (processMetrics) collectDefaultMetrics({ register: this.registry });
     }

@@ -2,6 +2,7 @@
  * The run summary: the stable JSON contract (DESIGN: command line and outputs) plus a
  * short human-readable version of it.
  */
+import type { DomainConcurrency } from '../fetch/concurrencyController.js';
 import type { RenderDecision } from '../fetch/renderLearning.js';
 import type { SeenSet, SeenSetReport } from '../frontier/seenSet.js';
 import type { Trip } from '../quality/driftBreaker.js';
@@ -30,6 +31,8 @@ export interface RunSummary {
     render: Record<string, RenderDecision>;
     /** Routes the drift breaker stopped, with the failing fields and sample pages. */
     drift: Trip[];
+    /** Adaptive concurrency: each domain's limit at the end, its lowest and highest, and how often it changed. Absent when it is off. */
+    concurrency?: Record<string, DomainConcurrency>;
     linksSkipped: RunStats['linksSkipped'];
     seenSet: SeenSetReport;
     errorsByClass: RunStats['errorsByClass'];
@@ -48,6 +51,7 @@ export function buildSummary(
         seenSet: SeenSet;
         render: Record<string, RenderDecision>;
         drift: Trip[];
+        concurrency?: Record<string, DomainConcurrency>;
         browserAvailable: boolean;
         storage: RunSummary['storage'];
     },
@@ -79,6 +83,7 @@ export function buildSummary(
         },
         render: context.render,
         drift: context.drift,
+        ...(context.concurrency ? { concurrency: context.concurrency } : {}),
         linksSkipped: { ...stats.linksSkipped },
         deadLetterByReason: { ...stats.deadLetterReasons },
         seenSet: context.seenSet.describe(),
@@ -102,6 +107,10 @@ export function formatSummary(summary: RunSummary): string {
             (trip) =>
                 `  STOPPED    route "${trip.route}" by the drift breaker after ${trip.pagesJudged} pages ` +
                 `(${Math.round(trip.invalidShare * 100)}% invalid; fields: ${Object.keys(trip.failingFields).join(', ')})`,
+        ),
+        ...Object.entries(summary.concurrency ?? {}).map(
+            ([domain, c]) =>
+                `  concurrency ${domain}: ${c.limit} at the end (lowest ${c.lowest}, highest ${c.highest}; lowered ${c.decreases}x, raised ${c.increases}x)`,
         ),
         `  links      skipped: ${Object.entries(summary.linksSkipped).map(([why, n]) => `${n} ${why}`).join(', ')}`,
         `  output     ${summary.storage.dir} (dataset ${summary.storage.dataset}, raw pages ${summary.storage.rawPages})`,

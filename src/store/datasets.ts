@@ -2,7 +2,7 @@
  * The Crawlee datasets of a site: parsed items, quarantine and dead-letter, each written in
  * batches. Names are fixed here so every command (run, export, reparse) finds the same stores.
  */
-import { Configuration, Dataset } from 'crawlee';
+import { Configuration, Dataset } from '@crawlee/core';
 import { BatchWriter } from './batchWriter.js';
 import { SqliteStorageClient } from './sqlite/storageClient.js';
 

@@ -6,7 +6,7 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
-import type { Dataset } from 'crawlee';
+import type { Dataset } from '@crawlee/core';
 
 export type ExportFormat = 'jsonl' | 'csv';
 

@@ -5,7 +5,7 @@
  * `<name>-previous`), and what changed is counted per field. Not a single request goes to the site.
  */
 import { load } from 'cheerio';
-import { Dataset, type Configuration } from 'crawlee';
+import { Dataset, type Configuration } from '@crawlee/core';
 import { canonicalUrl, documentBase } from '../frontier/canonical.js';
 import { urlKey } from '../frontier/normalize.js';
 import type { DeadLetterEntry } from '../frontier/deadLetter.js';

@@ -13,7 +13,7 @@
  *
  *     const queue = await BoundedRequestQueue.open('http', { config });
  */
-import { type Configuration, RequestQueue, type RequestProviderOptions } from 'crawlee';
+import { type Configuration, RequestQueue, type RequestProviderOptions } from '@crawlee/core';
 
 type SeenCache = BoundedRequestQueue['requestSeenCache'];
 

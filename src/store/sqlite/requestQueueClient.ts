@@ -34,7 +34,7 @@ import type {
     RequestSchema,
     UpdateRequestSchema,
 } from '@crawlee/types';
-import { getRequestId } from 'crawlee';
+import { getRequestId } from '@crawlee/core';
 import type { SqliteDb } from './database.js';
 import { type HeadRow, type QueueRow, type RequestRow, statements } from './requestQueueSql.js';
 import { StorageTable } from './storageTable.js';
