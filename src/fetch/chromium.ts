@@ -16,16 +16,28 @@ const SYSTEM_CHROMIUM_PATHS = [
     '/Applications/Chromium.app/Contents/MacOS/Chromium',
 ];
 
-/** Flags that keep a headless Chromium quiet and working in containers and on closed networks. */
+/**
+ * Flags for a headless Chromium in containers and on closed networks. Chromium phones home on its
+ * own (component updates, sign-in, network time, safe browsing): the last group turns that off or
+ * points it at a dead loopback port, so the browser asks only for the pages we crawl.
+ */
 export const CHROMIUM_ARGS = [
     '--headless',
     '--no-sandbox',
     '--disable-gpu',
     '--disable-dev-shm-usage',
+    '--no-first-run',
+    '--disable-quic',
+    '--disable-sync',
+    '--disable-extensions',
     '--disable-background-networking',
     '--disable-component-update',
-    '--disable-sync',
-    '--no-first-run',
+    '--component-updater=url-source=http://127.0.0.1:9/',
+    '--gaia-url=http://127.0.0.1:9',
+    '--no-pings',
+    '--disable-domain-reliability',
+    '--disable-client-side-phishing-detection',
+    '--disable-features=OptimizationHints,Translate,MediaRouter,AutofillServerCommunication,CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying',
 ];
 
 /** How to get a browser, for the message shown when none is found. */

@@ -1,0 +1,44 @@
+/**
+ * Chromium calls home on its own (updates, sign-in, network time). With CHROMIUM_ARGS it must not:
+ * the browser is given a proxy that records every request it did not send to loopback.
+ */
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, it } from 'node:test';
+import { chromium } from 'playwright';
+import { CHROMIUM_ARGS, findChromium } from '../../src/fetch/chromium.js';
+
+const executablePath = findChromium();
+
+describe('CHROMIUM_ARGS', { skip: executablePath ? false : 'no Chromium found' }, () => {
+    it('keep the browser from calling anywhere but the pages it is sent to', async (t) => {
+        const offLoopback: string[] = [];
+        const proxy = createServer((request, response) => {
+            offLoopback.push(request.url ?? '');
+            response.writeHead(502).end();
+        });
+        proxy.on('connect', (request, socket) => {
+            offLoopback.push(`CONNECT ${request.url}`);
+            socket.destroy();
+        });
+        const site = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<h1>ok</h1>'));
+        await Promise.all([proxy, site].map((server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))));
+        t.after(() => {
+            proxy.close();
+            site.close();
+        });
+
+        const browser = await chromium.launch({
+            executablePath,
+            args: CHROMIUM_ARGS,
+            proxy: { server: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, bypass: '127.0.0.1' },
+        });
+        const page = await browser.newPage();
+        for (let visit = 0; visit < 3; visit++) await page.goto(`http://127.0.0.1:${(site.address() as AddressInfo).port}/?visit=${visit}`);
+        await sleep(8000); // background updaters start a few seconds after launch
+        await browser.close();
+        assert.deepEqual(offLoopback, []);
+    });
+});
