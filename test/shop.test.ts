@@ -189,8 +189,28 @@ test('latencyMs delays every response', async (t) => {
     assert.ok(performance.now() - started >= 140, 'the response took the latency');
 });
 
+test('rateLimit refuses, at once and counted, the requests beyond maxConcurrent in progress', async (t) => {
+    const shop = await openShop(t, { products: 10, latencyMs: 150, rateLimit: { maxConcurrent: 2 } });
+    const started = performance.now();
+    const answers = await Promise.all(
+        Array.from({ length: 5 }, async () => {
+            const response = await get(shop, '/');
+            return { status: response.status, ms: performance.now() - started };
+        }),
+    );
+    assert.deepEqual(answers.map((a) => a.status).sort(), [200, 200, 429, 429, 429]);
+    assert.ok(answers.filter((a) => a.status === 429).every((a) => a.ms < 140), 'refusals do not wait for the latency');
+    assert.deepEqual(shop.stats().byPath['/'], { '200': 2, '429': 3 });
+    // Once those are done there is room again; and the status can be 503.
+    assert.equal((await get(shop, '/')).status, 200);
+    const unavailable = await openShop(t, { products: 10, latencyMs: 150, rateLimit: { maxConcurrent: 1, status: 503 } });
+    const statuses = await Promise.all([get(unavailable, '/'), get(unavailable, '/')].map(async (r) => (await r).status));
+    assert.deepEqual(statuses.sort(), [200, 503]);
+});
+
 test('bad options are refused', async () => {
     await assert.rejects(startShop({ products: -1 }), RangeError);
     await assert.rejects(startShop({ categories: 0 }), RangeError);
     await assert.rejects(startShop({ scriptOnlyRate: 1.5 }), RangeError);
+    await assert.rejects(startShop({ rateLimit: { maxConcurrent: 0 } }), RangeError);
 });

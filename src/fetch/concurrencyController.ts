@@ -10,7 +10,7 @@
  * transient failures (429, 5xx, timeouts, resets) are the site saying "too much", blocked (403)
  * is it refusing this client; permanent and invalid pages say nothing about load and count as
  * answers. Its output is the concurrency to allow per domain, and the one for the HTTP stage's
- * pool (see `poolLimit`).
+ * pool (see `poolLimit`; controlledPool.ts puts it into Crawlee's autoscaled pool).
  */
 import { classifyError, classifyStatus, type FailureClass } from './failures.js';
 
@@ -31,8 +31,18 @@ export interface ConcurrencyControllerOptions {
     decreaseFactor?: number;
     /** A window is clean, and the limit may rise, when both its error and its block rate are under this. Default: 0.02. */
     lowThreshold?: number;
-    /** The limit falls as soon as the current window's error or block rate is above this. Default: 0.1. */
+    /**
+     * The limit falls as soon as the current window's error or block rate is above this, counting
+     * the outcomes still missing to `minSamples` as clean. Default: 0.1.
+     */
     highThreshold?: number;
+    /**
+     * The limit is not raised while the window's median response time is more than this many
+     * times the domain's lowest recent one: requests are queueing somewhere — at the site, or in
+     * this process when it cannot keep up — so more of them at once would only wait longer.
+     * `Infinity` turns this off. Default: 2.
+     */
+    latencyTolerance?: number;
     /** Outcomes a window needs before it can raise or lower the limit. Default: 20. */
     minSamples?: number;
     /** Decisions kept for `decisions()`, newest last; older ones are dropped. Default: 500. */
@@ -49,6 +59,7 @@ export const CONCURRENCY_DEFAULTS = {
     decreaseFactor: 0.75,
     lowThreshold: 0.02,
     highThreshold: 0.1,
+    latencyTolerance: 2,
     minSamples: 20,
     maxDecisions: 500,
 } satisfies Partial<ConcurrencyControllerOptions>;
@@ -60,6 +71,12 @@ export const CONCURRENCY_DEFAULTS = {
  * comes back — the flaw RFC 7661 fixes in TCP.
  */
 const USED_SHARE_TO_RAISE = 0.8;
+
+/** The baseline response time is the lowest window median among this many recent windows, so it follows a site that got slower for good. */
+const BASELINE_WINDOWS = 30;
+
+/** Response times under this are as good as instant (a local or cached page): their doubling means nothing. */
+const LATENCY_FLOOR_MS = 25;
 
 /** A domain's limit counts for the pool while it had an outcome within this many intervals. */
 const ACTIVE_INTERVALS = 3;
@@ -78,6 +95,8 @@ export interface ConcurrencyDecision {
     blockRate: number;
     /** Outcomes in the window that decided it. */
     samples: number;
+    /** Median time from sending to a usable response in that window (ms); null when none was usable. */
+    latencyMs: number | null;
 }
 
 /** One domain's limit, how it got there, and what its window has seen so far. */
@@ -97,6 +116,10 @@ interface DomainState extends DomainConcurrency {
     samples: number;
     errors: number;
     blocks: number;
+    /** Times to a usable response in the window, ms. */
+    latencies: number[];
+    /** Median response times of recent windows, oldest first: the baseline is their lowest. */
+    medians: number[];
     inFlight: number;
     /** Most fetches in flight at once during the window. */
     peakInFlight: number;
@@ -107,6 +130,7 @@ interface DomainState extends DomainConcurrency {
 interface Attempt {
     domain: string;
     epoch: number;
+    startedAt: number;
 }
 
 export class ConcurrencyController {
@@ -128,6 +152,7 @@ export class ConcurrencyController {
             throw new RangeError('minConcurrency must be a whole number between 1 and maxConcurrency');
         }
         if (!(decreaseFactor > 0 && decreaseFactor < 1)) throw new RangeError('decreaseFactor must be between 0 and 1');
+        if (!(this.options.latencyTolerance >= 1)) throw new RangeError('latencyTolerance must be 1 or more');
         if (!(lowThreshold >= 0 && lowThreshold <= highThreshold && highThreshold <= 1)) {
             throw new RangeError('thresholds must satisfy 0 <= lowThreshold <= highThreshold <= 1');
         }
@@ -141,7 +166,7 @@ export class ConcurrencyController {
         const state = this.state(domain);
         state.inFlight += 1;
         state.peakInFlight = Math.max(state.peakInFlight, state.inFlight);
-        this.attempts.set(request, { domain, epoch: state.epoch });
+        this.attempts.set(request, { domain, epoch: state.epoch, startedAt: this.now() });
     }
 
     /** The attempt got a response: its status is judged by the failure classifier. */
@@ -169,6 +194,7 @@ export class ConcurrencyController {
             state.samples += 1;
             if (outcome === 'transient') state.errors += 1;
             if (outcome === 'blocked') state.blocks += 1;
+            if (outcome === 'ok') state.latencies.push(state.lastOutcomeAt - attempt.startedAt);
         }
         this.adjust(attempt.domain, state);
         this.notify();
@@ -222,33 +248,53 @@ export class ConcurrencyController {
      * The policy, run after every outcome. Lowering is urgent: every moment over the site's
      * ceiling it refuses requests (and may start blocking us), so the limit falls as soon as the
      * window has enough outcomes to show it, not at the window's end. Raising is patient: only
-     * after a whole clean window in which the limit was actually used. Either way a new window
-     * starts, and only fetches started under the new limit judge it — those still in flight were
-     * sent under the old one.
+     * after a whole clean window in which the limit was actually used and responses did not slow
+     * down. Either way a new window starts, and only fetches started under the new limit judge
+     * it — those still in flight were sent under the old one.
      */
     private adjust(domain: string, state: DomainState): void {
         const { intervalMs, minSamples, lowThreshold, highThreshold, decreaseFactor, increaseStep, minConcurrency } = this.options;
-        if (state.samples < minSamples) return;
         const errorRate = state.errors / state.samples;
         const blockRate = state.blocks / state.samples;
         const now = this.now();
 
-        if (errorRate > highThreshold || blockRate > highThreshold) {
+        // Over the ceiling, a site refuses almost everything past it, and refusals come back at once: a window
+        // waiting for `minSamples` would be all errors. So the limit falls as soon as the errors seen are enough
+        // to put the window over the threshold even if every outcome still missing to `minSamples` were clean.
+        const judged = Math.max(state.samples, minSamples);
+        if (state.errors > highThreshold * judged || state.blocks > highThreshold * judged) {
             this.change(domain, state, Math.max(minConcurrency, Math.floor(state.limit * decreaseFactor)), { errorRate, blockRate, now });
             return;
         }
-        if (now - state.windowStart < intervalMs) return;
+        if (state.samples < minSamples || now - state.windowStart < intervalMs) return;
         const clean = errorRate < lowThreshold && blockRate < lowThreshold;
         const used = state.peakInFlight >= USED_SHARE_TO_RAISE * state.limit;
-        const raised = clean && used ? Math.min(this.maxConcurrency, state.limit + increaseStep) : state.limit;
-        // Neither clean nor bad enough (or not used): hold the limit and judge it again over a fresh window.
+        const latency = median(state.latencies);
+        const baseline = state.medians.length > 0 ? Math.max(LATENCY_FLOOR_MS, Math.min(...state.medians)) : undefined;
+        const queueing = latency !== null && baseline !== undefined && latency > this.options.latencyTolerance * baseline;
+        const raised = clean && used && !queueing ? Math.min(this.maxConcurrency, state.limit + increaseStep) : state.limit;
+        // Neither clean nor bad enough (or the limit unused, or responses slowing): hold it, and judge it again over a fresh window.
         this.change(domain, state, raised, { errorRate, blockRate, now });
     }
 
     /** Sets a domain's limit (recording the decision when it changed) and starts a new window. */
     private change(domain: string, state: DomainState, to: number, { errorRate, blockRate, now }: { errorRate: number; blockRate: number; now: number }): void {
+        const latency = median(state.latencies);
+        if (latency !== null) {
+            state.medians.push(latency);
+            if (state.medians.length > BASELINE_WINDOWS) state.medians.shift();
+        }
         if (to !== state.limit) {
-            this.record({ at: now, domain, from: state.limit, to, errorRate: round(errorRate), blockRate: round(blockRate), samples: state.samples });
+            this.record({
+                at: now,
+                domain,
+                from: state.limit,
+                to,
+                errorRate: round(errorRate),
+                blockRate: round(blockRate),
+                samples: state.samples,
+                latencyMs: latency,
+            });
             if (to > state.limit) state.increases += 1;
             else state.decreases += 1;
             state.limit = to;
@@ -260,6 +306,7 @@ export class ConcurrencyController {
         state.samples = 0;
         state.errors = 0;
         state.blocks = 0;
+        state.latencies = [];
         state.peakInFlight = state.inFlight;
     }
 
@@ -279,46 +326,13 @@ export class ConcurrencyController {
         let state = this.domains.get(domain);
         if (!state) {
             const limit = this.maxConcurrency;
-            state = { limit, increases: 0, decreases: 0, lowest: limit, highest: limit, epoch: 0, windowStart: this.now(), samples: 0, errors: 0, blocks: 0, inFlight: 0, peakInFlight: 0, lastOutcomeAt: 0 };
+            state = {
+                ...{ limit, increases: 0, decreases: 0, lowest: limit, highest: limit, epoch: 0, windowStart: this.now() },
+                ...{ samples: 0, errors: 0, blocks: 0, latencies: [], medians: [], inFlight: 0, peakInFlight: 0, lastOutcomeAt: 0 },
+            };
             this.domains.set(domain, state);
         }
         return state;
-    }
-}
-
-/** The part of Crawlee's AutoscaledPool the controller drives; both are settable while it runs. */
-export interface ConcurrencyPool {
-    maxConcurrency: number;
-    desiredConcurrency: number;
-}
-
-/**
- * Puts a running pool at `limit`. The pool's maximum becomes the limit, so Crawlee's own
- * autoscaling (which creeps the desired concurrency up toward the maximum while the machine is
- * idle) cannot take it above. Its desired concurrency follows the limit, unless Crawlee had
- * lowered it because this machine is overloaded: then it stays as low as it was.
- */
-export function applyPoolLimit(pool: ConcurrencyPool, limit: number): void {
-    const heldBackByCrawlee = pool.desiredConcurrency < pool.maxConcurrency;
-    pool.maxConcurrency = limit;
-    pool.desiredConcurrency = heldBackByCrawlee ? Math.max(1, Math.min(pool.desiredConcurrency, limit)) : limit;
-}
-
-/**
- * Runs a crawler with its pool kept at the controller's pool limit while the run lasts (the pool
- * exists only then); without a controller, just runs it.
- */
-export async function runAtControlledConcurrency(
-    crawler: { run(): Promise<unknown>; autoscaledPool?: ConcurrencyPool },
-    controller: ConcurrencyController | undefined,
-): Promise<void> {
-    const stop = controller?.onPoolLimit((limit) => {
-        if (crawler.autoscaledPool) applyPoolLimit(crawler.autoscaledPool, limit);
-    });
-    try {
-        await crawler.run();
-    } finally {
-        stop?.();
     }
 }
 
@@ -333,6 +347,12 @@ export function domainOf(url: string): string {
 
 function definedOnly<T extends object>(options: T): Partial<T> {
     return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
+
+function median(values: number[]): number | null {
+    if (values.length === 0) return null;
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 function round(value: number): number {

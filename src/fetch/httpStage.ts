@@ -45,7 +45,7 @@ const ALL_5XX = Array.from({ length: 100 }, (_, index) => 500 + index);
 
 export interface HttpStageOptions extends StageOptions {
     renderLearner: RenderLearner;
-    /** Learns each domain's concurrency from its error rate; the pool starts at its limit (run it with `runAtControlledConcurrency`). Undefined: fixed at `maxConcurrency`. */
+    /** Learns each domain's concurrency from its error rate; the pool starts at its limit (run it with controlledPool.ts's `runAtControlledConcurrency`). Undefined: fixed at `maxConcurrency`. */
     concurrency?: ConcurrencyController;
 }
 

@@ -110,7 +110,7 @@ export function formatSummary(summary: RunSummary): string {
         ),
         ...Object.entries(summary.concurrency ?? {}).map(
             ([domain, c]) =>
-                `  concurrency ${domain}: ${c.limit} at the end (lowest ${c.lowest}, highest ${c.highest}; lowered ${c.decreases}x, raised ${c.increases}x)`,
+                `  limit      ${domain}: ${c.limit} requests at once (lowest ${c.lowest}, highest ${c.highest}; lowered ${c.decreases}, raised ${c.increases} times)`,
         ),
         `  links      skipped: ${Object.entries(summary.linksSkipped).map(([why, n]) => `${n} ${why}`).join(', ')}`,
         `  output     ${summary.storage.dir} (dataset ${summary.storage.dataset}, raw pages ${summary.storage.rawPages})`,

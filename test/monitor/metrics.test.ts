@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import siteDefinition from '../../routes/demo-shop.js';
+import { ConcurrencyController } from '../../src/fetch/concurrencyController.js';
 import type { Load } from '../../src/monitor/live.js';
 import { LiveStatus } from '../../src/monitor/live.js';
 import { createLogger } from '../../src/monitor/logger.js';
@@ -110,6 +111,17 @@ describe('Metrics', () => {
         assert.match(a.body, /^nodejs_heap_size_used_bytes /m);
         assert.equal(valueOf(a.body, 'dragnet_requests_total{stage="http",status="200"}'), 1);
         assert.equal(valueOf(b.body, 'dragnet_requests_total{stage="http",status="200"}'), 0);
+    });
+
+    it("exports the adaptive concurrency controller's limit and decisions per domain", async () => {
+        const concurrency = new ConcurrencyController({ maxConcurrency: 20 });
+        const requests = Array.from({ length: 3 }, () => ({}));
+        for (const request of requests) concurrency.started(request, 'http://a.test/');
+        for (const request of requests) concurrency.responded(request, 429);
+        const { body } = await new Metrics({ stats: new RunStats(), concurrency, processMetrics: false }).scrape();
+        assert.equal(valueOf(body, 'dragnet_domain_concurrency_limit{domain="a.test"}'), 15);
+        assert.equal(valueOf(body, 'dragnet_concurrency_changes_total{domain="a.test",direction="down"}'), 1);
+        assert.equal(valueOf(body, 'dragnet_concurrency_changes_total{domain="a.test",direction="up"}'), 0);
     });
 });
 

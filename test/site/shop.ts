@@ -43,6 +43,14 @@ export interface ShopOptions {
      * nothing — layout drift. Default: never.
      */
     redesignAfter?: number;
+    /**
+     * Rate-limited mode: at most `maxConcurrent` requests are served at once (counted from
+     * arrival to the end of the response, so use `latencyMs` to make them overlap); a request
+     * arriving while that many are in progress gets `status` at once, without the latency, and
+     * is counted in the stats under that status. Real sites limit by concurrency or by requests
+     * per window; concurrency is what a client's concurrency controller can learn. Default: no limit.
+     */
+    rateLimit?: { maxConcurrent: number; status?: 429 | 503 };
 }
 
 export interface ShopStats {
@@ -68,7 +76,8 @@ export interface Shop {
     close(): Promise<void>;
 }
 
-type ResolvedOptions = Required<ShopOptions>;
+/** `rateLimit` stays optional: absent means no limit. */
+type ResolvedOptions = Required<Omit<ShopOptions, 'rateLimit'>>;
 
 /** A response: a status and a body, or a dropped connection. */
 type Reply =
@@ -85,6 +94,8 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     const deadLinksByPath = new Map(catalog.deadLinks.map((d) => [d.path, d]));
     const failedOnce = new Set<string>();
     let productPagesServed = 0;
+    /** Requests being served now, for `rateLimit`. */
+    let serving = 0;
     let stats: ShopStats = { total: 0, byPath: {} };
     let origin = '';
 
@@ -133,6 +144,16 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         if (url.pathname === '/__stats') {
             send(res, { status: 200, body: JSON.stringify(stats), contentType: 'application/json' });
             return;
+        }
+        if (options.rateLimit) {
+            if (serving >= options.rateLimit.maxConcurrent) {
+                const status = options.rateLimit.status ?? 429;
+                count(stats, url.pathname, String(status));
+                send(res, { status, body: '', contentType: HTML });
+                return;
+            }
+            serving += 1;
+            res.once('close', () => (serving -= 1));
         }
         if (resolved.latencyMs > 0) await sleep(resolved.latencyMs);
         // The client gave up or the shop closed while we slept: nothing to answer, nothing to count.
@@ -186,6 +207,10 @@ function resolveOptions(options: ShopOptions): ResolvedOptions {
     };
     const counts = ['products', 'notFoundLinks', 'latencyMs'] as const;
     if (!(resolved.redesignAfter >= 0)) throw new RangeError('shop option redesignAfter must be >= 0');
+    const maxConcurrent = options.rateLimit?.maxConcurrent;
+    if (maxConcurrent !== undefined && !(Number.isInteger(maxConcurrent) && maxConcurrent >= 1)) {
+        throw new RangeError('shop option rateLimit.maxConcurrent must be a whole number >= 1');
+    }
     for (const name of counts) {
         if (!Number.isInteger(resolved[name]) || resolved[name] < 0) throw new RangeError(`shop option ${name} must be a whole number >= 0`);
     }
