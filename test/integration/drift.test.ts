@@ -4,29 +4,26 @@
  * which route and fields, and the run must end non-zero with every product URL accounted for.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CheerioAPI } from 'cheerio';
 import siteDefinition from '../../routes/demo-shop.js';
 import { findChromium } from '../../src/fetch/chromium.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
 import type { DeadLetterEntry } from '../../src/frontier/deadLetter.js';
-import { createLogger } from '../../src/monitor/logger.js';
 import type { RunSummary } from '../../src/monitor/summary.js';
-import { crawl } from '../../src/run.js';
 import { defineSite, textOf, type PageContext } from '../../src/site.js';
 import { openStorage, storeNames } from '../../src/store/datasets.js';
 import { reparse } from '../../src/store/reparse.js';
 import { readDataset } from '../helpers/stores.js';
-import { startShop, type Shop } from '../site/shop.js';
+import { crawlShop, type ShopCrawl } from '../helpers/crawlShop.js';
+import type { Shop } from '../site/shop.js';
 
 const chromiumPath = findChromium();
 const REDESIGN_AFTER = 100;
 const DRIFT = { window: 100, threshold: 0.5, minSamples: 50 };
 
 describe('drift breaker against a shop that redesigns its product page', { skip: chromiumPath ? false : 'no Chromium found' }, () => {
+    let run: ShopCrawl;
     let shop: Shop;
     let storageDir: string;
     let summary: RunSummary;
@@ -36,39 +33,14 @@ describe('drift breaker against a shop that redesigns its product page', { skip:
     let deadLetters: DeadLetterEntry[];
 
     before(async () => {
-        shop = await startShop({
-            seed: 11,
-            products: 600,
-            scriptOnlyRate: 0,
-            transientFailureRate: 0,
-            notFoundLinks: 0,
-            redesignAfter: REDESIGN_AFTER,
-        });
-        storageDir = await mkdtemp(join(tmpdir(), 'dragnet-drift-'));
-        ({ summary, exitCode } = await crawl({
-            site: siteDefinition,
-            startUrls: [`${shop.url}/`],
-            storageDir,
-            maxConcurrency: 8,
-            browserConcurrency: 4,
-            maxRetries: 2,
-            requestTimeoutSecs: 15,
-            progressIntervalSecs: 60,
-            chromiumPath,
-            driftBreaker: DRIFT,
-            browserWaitSecs: 2,
-            log: createLogger({ level: 'silent' }),
-        }));
-        const names = storeNames(siteDefinition.name);
-        items = await readDataset<StoredItem>(storageDir, names.items);
-        quarantine = await readDataset<QuarantineEntry>(storageDir, names.quarantine);
-        deadLetters = await readDataset<DeadLetterEntry>(storageDir, names.deadLetter);
+        run = await crawlShop(
+            { seed: 11, products: 600, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, redesignAfter: REDESIGN_AFTER },
+            { maxConcurrency: 8, browserConcurrency: 4, maxRetries: 2, requestTimeoutSecs: 15, browserWaitSecs: 2, driftBreaker: DRIFT, chromiumPath },
+        );
+        ({ shop, storageDir, summary, exitCode, items, quarantine, deadLetters } = run);
     });
 
-    after(async () => {
-        await shop?.close();
-        if (storageDir) await rm(storageDir, { recursive: true, force: true });
-    });
+    after(() => run?.close());
 
     it('trips within the window, naming the route and the failing field, and the run exits non-zero', () => {
         assert.equal(exitCode, 3);

@@ -4,27 +4,21 @@
  * alias duplicates. Everything is asserted from the shop's own request counts and the stores.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import siteDefinition from '../../routes/demo-shop.js';
 import { findChromium } from '../../src/fetch/chromium.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
 import type { DeadLetterEntry } from '../../src/frontier/deadLetter.js';
-import { createLogger } from '../../src/monitor/logger.js';
 import type { RunSummary } from '../../src/monitor/summary.js';
-import { crawl } from '../../src/run.js';
-import { storeNames } from '../../src/store/datasets.js';
 import { RawStore, type RawPage } from '../../src/store/rawStore.js';
-import { readDataset } from '../helpers/stores.js';
-import { startShop, type Shop } from '../site/shop.js';
+import { crawlShop, type ShopCrawl } from '../helpers/crawlShop.js';
+import type { Shop } from '../site/shop.js';
 
 const chromiumPath = findChromium();
 
 describe('crawl of the fixture shop (1,000 products)', { skip: chromiumPath ? false : 'no Chromium found' }, () => {
+    let run: ShopCrawl;
     let shop: Shop;
-    let storageDir: string;
     let summary: RunSummary;
     let exitCode: number;
     let items: StoredItem[];
@@ -36,42 +30,17 @@ describe('crawl of the fixture shop (1,000 products)', { skip: chromiumPath ? fa
     const total = (counts: Record<string, number>) => Object.values(counts).reduce((sum, n) => sum + n, 0);
 
     before(async () => {
-        shop = await startShop({
-            seed: 3,
-            products: 1000,
-            categories: 5,
-            productsPerPage: 20,
-            scriptOnlyRate: 0.1,
-            transientFailureRate: 0.03,
-            notFoundLinks: 5,
-        });
-        storageDir = await mkdtemp(join(tmpdir(), 'dragnet-pipeline-'));
-        ({ summary, exitCode } = await crawl({
-            site: siteDefinition,
-            startUrls: [`${shop.url}/`],
-            storageDir,
-            maxConcurrency: 20,
-            browserConcurrency: 4,
-            maxRetries: 3,
-            requestTimeoutSecs: 15,
-            progressIntervalSecs: 60,
-            chromiumPath,
-            log: createLogger({ level: 'silent' }),
-        }));
-
-        const names = storeNames(siteDefinition.name);
-        items = await readDataset<StoredItem>(storageDir, names.items);
-        quarantine = await readDataset<QuarantineEntry>(storageDir, names.quarantine);
-        deadLetters = await readDataset<DeadLetterEntry>(storageDir, names.deadLetter);
+        run = await crawlShop(
+            { seed: 3, products: 1000, categories: 5, productsPerPage: 20, scriptOnlyRate: 0.1, transientFailureRate: 0.03, notFoundLinks: 5 },
+            { maxConcurrency: 20, browserConcurrency: 4, maxRetries: 3, requestTimeoutSecs: 15, chromiumPath },
+        );
+        ({ shop, summary, exitCode, items, quarantine, deadLetters } = run);
         rawPages = [];
-        const raw = await RawStore.open({ storageDir, site: siteDefinition.name });
+        const raw = await RawStore.open({ storageDir: run.storageDir, site: siteDefinition.name });
         for await (const page of raw.pages()) rawPages.push(page);
     });
 
-    after(async () => {
-        await shop?.close();
-        if (storageDir) await rm(storageDir, { recursive: true, force: true });
-    });
+    after(() => run?.close());
 
     test('the shop has the shape the test is about', () => {
         assert.equal(shop.listingPaths.length, 50);

@@ -5,25 +5,18 @@
  * 100%, counted from the shop's own request log — and every product must be stored valid.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import siteDefinition from '../../routes/demo-shop.js';
 import { findChromium } from '../../src/fetch/chromium.js';
-import { createLogger } from '../../src/monitor/logger.js';
 import type { RunSummary } from '../../src/monitor/summary.js';
-import { crawl } from '../../src/run.js';
-import { storeNames } from '../../src/store/datasets.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
-import { readDataset } from '../helpers/stores.js';
-import { startShop, type Shop } from '../site/shop.js';
+import { crawlShop, type ShopCrawl } from '../helpers/crawlShop.js';
+import type { Shop } from '../site/shop.js';
 
 const chromiumPath = findChromium();
 
 describe('rendering of the fixture shop (1,000 products, 20% script-only)', { skip: chromiumPath ? false : 'no Chromium found' }, () => {
+    let run: ShopCrawl;
     let shop: Shop;
-    let storageDir: string;
     let summary: RunSummary;
     let exitCode: number;
     let items: StoredItem[];
@@ -32,36 +25,15 @@ describe('rendering of the fixture shop (1,000 products, 20% script-only)', { sk
     const total = (counts: Record<string, number>) => Object.values(counts).reduce((sum, n) => sum + n, 0);
 
     before(async () => {
-        shop = await startShop({
-            seed: 20,
-            products: 1000,
-            scriptOnlyRate: 0.2,
-            transientFailureRate: 0.02,
-            notFoundLinks: 3,
-        });
-        storageDir = await mkdtemp(join(tmpdir(), 'dragnet-render20-'));
-        ({ summary, exitCode } = await crawl({
-            site: siteDefinition,
-            startUrls: [`${shop.url}/`],
-            storageDir,
-            maxConcurrency: 20,
-            // The default; 8 was no faster on a 2-core machine, where Chromium's CPU is the limit.
-            browserConcurrency: 4,
-            maxRetries: 3,
-            requestTimeoutSecs: 20,
-            progressIntervalSecs: 3600,
-            chromiumPath,
-            log: createLogger({ level: 'silent' }),
-        }));
-        const names = storeNames(siteDefinition.name);
-        items = await readDataset<StoredItem>(storageDir, names.items);
-        quarantine = await readDataset<QuarantineEntry>(storageDir, names.quarantine);
+        run = await crawlShop(
+            { seed: 20, products: 1000, scriptOnlyRate: 0.2, transientFailureRate: 0.02, notFoundLinks: 3 },
+            // Browser concurrency is the default 4: 8 was no faster on a 2-core machine, where Chromium's CPU is the limit.
+            { maxConcurrency: 20, browserConcurrency: 4, maxRetries: 3, requestTimeoutSecs: 20, chromiumPath },
+        );
+        ({ shop, summary, exitCode, items, quarantine } = run);
     });
 
-    after(async () => {
-        await shop?.close();
-        if (storageDir) await rm(storageDir, { recursive: true, force: true });
-    });
+    after(() => run?.close());
 
     test('the shop has the shape the test is about', () => {
         assert.equal(shop.products.length, 1000);

@@ -1,0 +1,66 @@
+/**
+ * The setup the integration tests share: start the fixture shop, crawl it with the demo-shop site
+ * into a fresh storage dir, and read back what the run stored.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import siteDefinition from '../../routes/demo-shop.js';
+import type { DeadLetterEntry } from '../../src/frontier/deadLetter.js';
+import { createLogger } from '../../src/monitor/logger.js';
+import type { RunSummary } from '../../src/monitor/summary.js';
+import { crawl, type CrawlOptions } from '../../src/run.js';
+import { storeNames } from '../../src/store/datasets.js';
+import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
+import { startShop, type Shop, type ShopOptions } from '../site/shop.js';
+import { readDataset } from './stores.js';
+
+export interface ShopCrawl {
+    shop: Shop;
+    storageDir: string;
+    summary: RunSummary;
+    exitCode: number;
+    items: StoredItem[];
+    quarantine: QuarantineEntry[];
+    deadLetters: DeadLetterEntry[];
+    /** Stops the shop and removes the storage dir. */
+    close(): Promise<void>;
+}
+
+/** Crawls a fixture shop end to end; `crawlOptions` override the defaults of the crawl (logs off). */
+export async function crawlShop(
+    shopOptions: ShopOptions,
+    crawlOptions: Partial<CrawlOptions> & Pick<CrawlOptions, 'chromiumPath'>,
+): Promise<ShopCrawl> {
+    const shop = await startShop(shopOptions);
+    const storageDir = await mkdtemp(join(tmpdir(), 'dragnet-shop-crawl-'));
+    const close = async () => {
+        await shop.close();
+        await rm(storageDir, { recursive: true, force: true });
+    };
+    try {
+        const site = crawlOptions.site ?? siteDefinition;
+        const { summary, exitCode } = await crawl({
+            site,
+            startUrls: [`${shop.url}/`],
+            storageDir,
+            progressIntervalSecs: 3600,
+            log: createLogger({ level: 'silent' }),
+            ...crawlOptions,
+        });
+        const names = storeNames(site.name);
+        return {
+            shop,
+            storageDir,
+            summary,
+            exitCode,
+            items: await readDataset<StoredItem>(storageDir, names.items),
+            quarantine: await readDataset<QuarantineEntry>(storageDir, names.quarantine),
+            deadLetters: await readDataset<DeadLetterEntry>(storageDir, names.deadLetter),
+            close,
+        };
+    } catch (error) {
+        await close();
+        throw error;
+    }
+}
