@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { CRAWL_DEFAULTS } from '../src/run.js';
 import { startShop, type ShopOptions } from '../test/site/shop.js';
 import type { RenderCase, RenderResult } from './crawlers/dragnetRender.js';
+import { machineTicks } from './crawlers/measure.js';
 import { sampleTree } from './lib/processTree.js';
 import { renderFigures, type RenderFigures } from './lib/renderFigures.js';
 import { median, round } from './lib/stats.js';
@@ -108,17 +109,6 @@ async function runOnce(benchCase: RenderBenchCase, run: number): Promise<RunOutc
         await shop.close();
         await rm(storageDir, { recursive: true, force: true });
     }
-}
-
-/** CPU time of all cores so far, idle and total, in os.cpus() units. */
-function machineTicks(): { idle: number; total: number } {
-    let idle = 0;
-    let total = 0;
-    for (const { times } of cpus()) {
-        idle += times.idle;
-        total += times.user + times.nice + times.sys + times.idle + times.irq;
-    }
-    return { idle, total };
 }
 
 /** Median of every numeric figure over the runs that finished. */

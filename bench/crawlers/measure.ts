@@ -92,7 +92,7 @@ export function startMeasurement(options: MeasurementOptions): Measurement {
 }
 
 /** CPU time of all cores so far, idle and total, in the units os.cpus() reports. */
-function machineTicks(): { idle: number; total: number } {
+export function machineTicks(): { idle: number; total: number } {
     let idle = 0;
     let total = 0;
     for (const { times } of cpus()) {
