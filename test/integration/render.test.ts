@@ -10,10 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import siteDefinition from '../../routes/demo-shop.js';
 import { findChromium } from '../../src/fetch/chromium.js';
-import { createLogger } from '../../src/monitor/logger.js';
-import { crawl } from '../../src/run.js';
+import { crawlShop } from '../helpers/crawlShop.js';
 import { readDataset } from '../helpers/stores.js';
 import { startShop } from '../site/shop.js';
 
@@ -21,27 +19,14 @@ const chromiumPath = findChromium();
 
 describe('render learning', { skip: chromiumPath ? false : 'no Chromium found' }, () => {
     it('a route whose pages all need the browser stops paying for the cheap fetch after the learning window', async (t) => {
-        const shop = await startShop({ seed: 5, products: 120, scriptOnlyRate: 1, transientFailureRate: 0, notFoundLinks: 0 });
-        const storageDir = await mkdtemp(join(tmpdir(), 'dragnet-learning-'));
-        t.after(async () => {
-            await shop.close();
-            await rm(storageDir, { recursive: true, force: true });
-        });
         const maxConcurrency = 4;
         const minSamples = 20;
-        const { summary } = await crawl({
-            site: siteDefinition,
-            startUrls: [`${shop.url}/`],
-            storageDir,
-            maxConcurrency,
-            browserConcurrency: 4,
-            maxRetries: 2,
-            requestTimeoutSecs: 15,
-            progressIntervalSecs: 60,
-            chromiumPath,
-            renderLearning: { minSamples },
-            log: createLogger({ level: 'silent' }),
-        });
+        const run = await crawlShop(
+            { seed: 5, products: 120, scriptOnlyRate: 1, transientFailureRate: 0, notFoundLinks: 0 },
+            { maxConcurrency, browserConcurrency: 4, maxRetries: 2, requestTimeoutSecs: 15, renderLearning: { minSamples }, chromiumPath },
+        );
+        t.after(() => run.close());
+        const { shop, summary } = run;
 
         assert.equal(summary.items.stored, shop.products.length, 'every product is still stored');
         // From the shop's side: a page asked twice was fetched cheaply and then rendered; once, rendered directly.
