@@ -4,7 +4,8 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { CRAWL_DEFAULTS } from './run.js';
+import { RETRY_DEFAULTS } from './fetch/retryPolicy.js';
+import { CRAWL_DEFAULTS, type CrawlOptions } from './run.js';
 
 /** A configuration problem the user can fix; printed as one line, exit code 2. */
 export class ConfigError extends Error {
@@ -13,6 +14,15 @@ export class ConfigError extends Error {
 
 const positiveInt = (what: string) =>
     z.coerce.number({ error: `${what} must be a number` }).int(`${what} must be a whole number`).positive(`${what} must be at least 1`);
+const nonNegative = (what: string) => z.coerce.number({ error: `${what} must be a number` }).min(0, `${what} must be 0 or more`);
+const FLAG_VALUES: Record<string, boolean> = { '1': true, true: true, '0': false, false: false };
+/** A flag without a value (`--fresh`), or its environment variable set to 1, 0, true or false. */
+const flag = (what: string) =>
+    z
+        .custom<boolean | string>((value) => typeof value === 'boolean' || (typeof value === 'string' && value in FLAG_VALUES), {
+            error: `${what} must be 1, 0, true or false`,
+        })
+        .transform((value) => (typeof value === 'boolean' ? value : FLAG_VALUES[value]!));
 
 /** Flags, their environment variables, defaults and help lines. */
 const OPTIONS = {
@@ -23,7 +33,13 @@ const OPTIONS = {
     'browser-concurrency': { env: 'DRAGNET_BROWSER_CONCURRENCY', help: 'most browser pages open at once', default: String(CRAWL_DEFAULTS.browserConcurrency) },
     'browser-wait': { env: 'DRAGNET_BROWSER_WAIT_SECS', help: 'seconds a browser page may wait for its route\'s waitFor/waitUntil', default: String(CRAWL_DEFAULTS.browserWaitSecs) },
     'max-requests': { env: 'DRAGNET_MAX_REQUESTS', help: 'most URLs admitted to the frontier in a run (default: no limit)' },
-    'max-retries': { env: 'DRAGNET_MAX_RETRIES', help: 'retries of a transient failure before dead-letter', default: String(CRAWL_DEFAULTS.maxRetries) },
+    'max-attempts': { env: 'DRAGNET_MAX_ATTEMPTS', help: 'fetches of a failing request (transient or blocked), the first included, before dead-letter', default: String(RETRY_DEFAULTS.maxAttempts) },
+    'retry-base-delay': { env: 'DRAGNET_RETRY_BASE_DELAY_SECS', help: 'seconds: upper bound of the first retry\'s random delay (full jitter)', default: String(RETRY_DEFAULTS.baseDelaySecs) },
+    'retry-factor': { env: 'DRAGNET_RETRY_FACTOR', help: 'how much that bound grows with each further retry', default: String(RETRY_DEFAULTS.factor) },
+    'retry-max-delay': { env: 'DRAGNET_RETRY_MAX_DELAY_SECS', help: 'seconds: the bound never grows past this', default: String(RETRY_DEFAULTS.maxDelaySecs) },
+    'max-retry-after': { env: 'DRAGNET_MAX_RETRY_AFTER_SECS', help: 'seconds: the longest Retry-After waited for; longer goes to dead-letter', default: String(RETRY_DEFAULTS.maxRetryAfterSecs) },
+    'request-order': { env: 'DRAGNET_REQUEST_ORDER', help: 'fifo, or random: queued requests taken in shuffled order so failures spread over the run', default: 'fifo' },
+    fresh: { env: 'DRAGNET_FRESH', help: 'start over even when an unfinished run of the site is in the storage dir (default: resume it)', boolean: true },
     'request-timeout': { env: 'DRAGNET_REQUEST_TIMEOUT_SECS', help: 'seconds for one fetch or navigation', default: String(CRAWL_DEFAULTS.requestTimeoutSecs) },
     'seen-set': { env: 'DRAGNET_SEEN_SET', help: 'exact (no URL ever wrongly skipped) or bloom (fixed memory, rare false skips)', default: 'exact' },
     'expected-urls': { env: 'DRAGNET_EXPECTED_URLS', help: 'bloom: URLs the run is expected to see; sizes the filter', default: '10000000' },
@@ -38,8 +54,8 @@ const OPTIONS = {
     'metrics-host': { env: 'DRAGNET_METRICS_HOST', help: 'address the metrics server listens on (0.0.0.0 in a container)', default: '127.0.0.1' },
     'progress-interval': { env: 'DRAGNET_PROGRESS_INTERVAL_SECS', help: 'seconds between progress lines', default: String(CRAWL_DEFAULTS.progressIntervalSecs) },
     'log-level': { env: 'LOG_LEVEL', help: 'trace, debug, info, warn, error', default: 'info' },
-    help: { help: 'show this help' },
-} as const satisfies Record<string, { env?: string; help: string; default?: string; multiple?: boolean }>;
+    help: { help: 'show this help', boolean: true },
+} as const satisfies Record<string, { env?: string; help: string; default?: string; multiple?: boolean; boolean?: boolean }>;
 
 const configSchema = z.object({
     site: z.string().min(1, 'site must not be empty'),
@@ -49,10 +65,13 @@ const configSchema = z.object({
     browserConcurrency: positiveInt('--browser-concurrency'),
     browserWaitSecs: positiveInt('--browser-wait'),
     maxRequests: positiveInt('--max-requests').optional(),
-    maxRetries: z.coerce
-        .number({ error: '--max-retries must be a number' })
-        .int('--max-retries must be a whole number')
-        .min(0, '--max-retries must be 0 or more'),
+    maxAttempts: positiveInt('--max-attempts'),
+    retryBaseDelaySecs: nonNegative('--retry-base-delay'),
+    retryFactor: z.coerce.number({ error: '--retry-factor must be a number' }).min(1, '--retry-factor must be 1 or more'),
+    retryMaxDelaySecs: nonNegative('--retry-max-delay'),
+    maxRetryAfterSecs: nonNegative('--max-retry-after'),
+    requestOrder: z.enum(['fifo', 'random'], { error: '--request-order must be fifo or random' }),
+    fresh: flag('--fresh').default(false),
     requestTimeoutSecs: positiveInt('--request-timeout'),
     seenSet: z.enum(['exact', 'bloom'], { error: '--seen-set must be exact or bloom' }),
     expectedUrls: positiveInt('--expected-urls'),
@@ -92,7 +111,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): Config | 'h
             options: Object.fromEntries(
                 Object.entries(OPTIONS).map(([name, option]) => [
                     name,
-                    { type: name === 'help' ? 'boolean' : 'string', multiple: 'multiple' in option && option.multiple },
+                    { type: 'boolean' in option ? 'boolean' : 'string', multiple: 'multiple' in option && option.multiple },
                 ]),
             ),
         }));
@@ -115,7 +134,13 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): Config | 'h
         browserConcurrency: read('browser-concurrency'),
         browserWaitSecs: read('browser-wait'),
         maxRequests: read('max-requests'),
-        maxRetries: read('max-retries'),
+        maxAttempts: read('max-attempts'),
+        retryBaseDelaySecs: read('retry-base-delay'),
+        retryFactor: read('retry-factor'),
+        retryMaxDelaySecs: read('retry-max-delay'),
+        maxRetryAfterSecs: read('max-retry-after'),
+        requestOrder: read('request-order'),
+        fresh: read('fresh'),
         requestTimeoutSecs: read('request-timeout'),
         seenSet: read('seen-set'),
         expectedUrls: read('expected-urls'),
@@ -140,7 +165,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): Config | 'h
 
 export function helpText(): string {
     const lines = Object.entries(OPTIONS).map(([name, option]) => {
-        const flag = `--${name}${name === 'help' ? '' : ' <value>'}`.padEnd(30);
+        const flag = `--${name}${'boolean' in option ? '' : ' <value>'}`.padEnd(30);
         const extras = [
             'default' in option ? `default: ${option.default}` : undefined,
             'env' in option ? `env: ${option.env}` : undefined,
@@ -157,4 +182,33 @@ export function helpText(): string {
         ...lines,
         '',
     ].join('\n');
+}
+
+/** The crawl options a configuration asks for; the caller adds the site, start URLs, Chromium and logger. */
+export function crawlOptionsOf(config: Config): Omit<CrawlOptions, 'site' | 'startUrls' | 'chromiumPath' | 'log'> {
+    return {
+        storageDir: config.storageDir,
+        fresh: config.fresh,
+        randomOrder: config.requestOrder === 'random',
+        maxConcurrency: config.maxConcurrency,
+        adaptiveConcurrency: config.adaptiveConcurrency,
+        browserConcurrency: config.browserConcurrency,
+        browserWaitSecs: config.browserWaitSecs,
+        maxRequests: config.maxRequests,
+        requestTimeoutSecs: config.requestTimeoutSecs,
+        retry: {
+            maxAttempts: config.maxAttempts,
+            baseDelaySecs: config.retryBaseDelaySecs,
+            factor: config.retryFactor,
+            maxDelaySecs: config.retryMaxDelaySecs,
+            maxRetryAfterSecs: config.maxRetryAfterSecs,
+        },
+        seenSet: config.seenSet,
+        expectedUrls: config.expectedUrls,
+        bloomErrorRate: config.bloomErrorRate,
+        driftBreaker: { window: config.driftWindow, threshold: config.driftThreshold, minSamples: config.driftMinPages, scope: config.driftScope },
+        metricsPort: config.metricsPort,
+        metricsHost: config.metricsHost,
+        progressIntervalSecs: config.progressIntervalSecs,
+    };
 }

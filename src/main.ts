@@ -6,7 +6,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { startShop, type Shop } from '../test/site/shop.js';
 import { runCommand } from './commands/command.js';
-import { ConfigError, helpText, parseConfig } from './config.js';
+import { ConfigError, crawlOptionsOf, helpText, parseConfig } from './config.js';
 import { findChromium } from './fetch/chromium.js';
 import { InvalidUrlError, normalizeUrl } from './frontier/normalize.js';
 import { createLogger } from './monitor/logger.js';
@@ -36,15 +36,11 @@ async function main(): Promise<number> {
     }
     try {
         const { summary, exitCode } = await crawl({
-            ...config,
+            ...crawlOptionsOf(config),
+            // The demo shop listens on a new port each time: an earlier demo's queue cannot be resumed.
+            fresh: config.fresh || shop !== undefined,
             site,
             startUrls: checkStartUrls(site, startUrls),
-            driftBreaker: {
-                window: config.driftWindow,
-                threshold: config.driftThreshold,
-                minSamples: config.driftMinPages,
-                scope: config.driftScope,
-            },
             chromiumPath: findChromium(),
             log,
         });

@@ -1,9 +1,10 @@
 /**
- * Wiring: opens the site's stores, builds the frontier and the two stages, and runs them in
- * rounds until both queues are drained — the browser stage can discover links for the HTTP
- * stage and the HTTP stage escalates pages to the browser.
+ * Wiring: opens the site's stores (resuming an unfinished run), builds the frontier and the two
+ * stages, and runs them in rounds until both queues are drained — the browser stage can discover
+ * links for the HTTP stage and the HTTP stage escalates pages to the browser — or until SIGINT or
+ * SIGTERM stops the run gracefully.
  */
-import { type Configuration, Dataset } from '@crawlee/core';
+import { constants } from 'node:os';
 import type { Logger } from 'pino';
 import { createBrowserStage } from './fetch/browserStage.js';
 import { BrowserStageRunner } from './fetch/browserStageRunner.js';
@@ -12,12 +13,10 @@ import { runAtControlledConcurrency } from './fetch/controlledPool.js';
 import { createHttpStage, type StageOptions } from './fetch/httpStage.js';
 import { PageHandler } from './fetch/pageHandler.js';
 import { RenderLearner, type RenderLearningOptions } from './fetch/renderLearning.js';
+import { RetryPolicy, type RetryPolicyOptions } from './fetch/retryPolicy.js';
 import { DriftBreaker, type DriftBreakerOptions } from './quality/driftBreaker.js';
-import { DeadLetter, type DeadLetterEntry } from './frontier/deadLetter.js';
-import { BloomSeenSet } from './frontier/bloomSeenSet.js';
 import { Frontier } from './frontier/frontier.js';
 import { RobotsPolicy } from './frontier/robots.js';
-import { MemorySeenSet } from './frontier/seenSet.js';
 import { LiveStatus, RunningStages } from './monitor/live.js';
 import { Metrics } from './monitor/metrics.js';
 import { startProgress } from './monitor/progress.js';
@@ -25,19 +24,16 @@ import { renderReport } from './monitor/report.js';
 import { Timeline } from './monitor/timeline.js';
 import { runId, writeReport } from './monitor/writeReport.js';
 import { startStatusServer } from './monitor/statusServer.js';
-import { RunStats } from './monitor/stats.js';
 import { buildSummary, type RunSummary } from './monitor/summary.js';
 import type { Site } from './site.js';
-import { DatasetSink, openStorage, storeNames } from './store/datasets.js';
-import { RawStore } from './store/rawStore.js';
-import { BoundedRequestQueue } from './store/sqlite/boundedRequestQueue.js';
-import type { QuarantineEntry, StoredItem } from './store/records.js';
+import { Outcomes } from './store/outcomes.js';
+import { openSiteStores } from './store/siteStores.js';
+import { onStopSignal } from './stopSignal.js';
 
 /** Defaults of the crawl options; the command line shows and uses the same. */
 export const CRAWL_DEFAULTS = {
     maxConcurrency: 20,
     browserConcurrency: 4,
-    maxRetries: 3,
     requestTimeoutSecs: 30,
     browserWaitSecs: 10,
     progressIntervalSecs: 5,
@@ -47,16 +43,20 @@ export interface CrawlOptions {
     site: Site;
     /** Normalized start URLs; the site's own when empty. */
     startUrls: string[];
-    /** Root of all storage; the site's stores in it are emptied when the run starts. */
+    /** Root of all storage. An unfinished run of the site found there is resumed; else the site's stores are emptied first. */
     storageDir: string;
+    /** Start over even when an unfinished run of the site is in the storage dir. Default: false. */
+    fresh?: boolean;
+    /** Take queued requests in random order, so failures spread over the run instead of clustering. Default: false. */
+    randomOrder?: boolean;
     /** Most HTTP requests in flight. Default: 20. */
     maxConcurrency?: number;
     /** Most browser pages open at once. Default: 4. */
     browserConcurrency?: number;
     /** Most URLs admitted to the frontier. Default: no limit. */
     maxRequests?: number;
-    /** Retries of a transient failure before dead-letter. Default: 3. */
-    maxRetries?: number;
+    /** Attempts, backoff and Retry-After limits of failed requests. Defaults: see RetryPolicyOptions. */
+    retry?: RetryPolicyOptions;
     /** Time for one fetch or browser navigation. Default: 30 s. */
     requestTimeoutSecs?: number;
     /** Browser stage: the longest wait for a route's `waitFor`/`waitUntil` before the page is read as it is. Default: 10 s. */
@@ -90,7 +90,11 @@ export interface CrawlOptions {
 
 export interface CrawlResult {
     summary: RunSummary;
-    /** 0 when every page could be handled as the site asks; 1 when pages needed a browser that was missing; 3 when the drift breaker stopped a route. */
+    /**
+     * 0 when every page could be handled as the site asks; 1 when pages needed a browser that was
+     * missing; 3 when the drift breaker stopped a route; 130 (SIGINT) or 143 (SIGTERM) when a signal
+     * stopped the run before it was done — run it again to resume.
+     */
     exitCode: number;
     /** The concurrency controller's recent decisions, oldest first; empty when adaptive concurrency is off. */
     concurrencyDecisions: ConcurrencyDecision[];
@@ -101,27 +105,21 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     const {
         maxConcurrency = CRAWL_DEFAULTS.maxConcurrency,
         browserConcurrency = CRAWL_DEFAULTS.browserConcurrency,
-        maxRetries = CRAWL_DEFAULTS.maxRetries,
         requestTimeoutSecs = CRAWL_DEFAULTS.requestTimeoutSecs,
         browserWaitSecs = CRAWL_DEFAULTS.browserWaitSecs,
         progressIntervalSecs = CRAWL_DEFAULTS.progressIntervalSecs,
     } = options;
-    const names = storeNames(site.name);
-    const { config, storage } = openStorage(options.storageDir);
-    await purgeSiteStores(site.name, options.storageDir, config);
-
-    const stats = new RunStats();
-    const httpQueue = await BoundedRequestQueue.open(names.httpQueue, { config });
-    const browserQueue = await BoundedRequestQueue.open(names.browserQueue, { config });
-    const items = await DatasetSink.open<StoredItem>(names.items, config);
-    const quarantine = await DatasetSink.open<QuarantineEntry>(names.quarantine, config);
-    const deadLetter = new DeadLetter(await DatasetSink.open<DeadLetterEntry>(names.deadLetter, config));
-    const raw = await RawStore.open({ storageDir: options.storageDir, site: site.name });
-
-    const seenSet =
-        options.seenSet === 'bloom'
-            ? new BloomSeenSet({ expectedItems: options.expectedUrls, falsePositiveRate: options.bloomErrorRate })
-            : new MemorySeenSet();
+    const stores = await openSiteStores({ ...options, site: site.name });
+    const { names, config, storage, httpQueue, browserQueue, raw, runState, stats, seenSet } = stores;
+    if (stores.resumed) {
+        const { pending, handled, locksReleased } = stores.resumed;
+        log.info(
+            { ...stores.resumed, session: stats.sessions + 1 },
+            `resuming the unfinished run of ${site.name}: ${pending} requests pending, ${handled} done` +
+                `${locksReleased ? `, ${locksReleased} taken back from the stopped process` : ''} (--fresh starts over)`,
+        );
+    }
+    const outcomes = new Outcomes({ storage, names, stats, runState });
     const frontier = new Frontier({
         site,
         seenSet,
@@ -134,7 +132,7 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     });
     const renderLearner = new RenderLearner(options.renderLearning);
     const driftBreaker = new DriftBreaker(options.driftBreaker);
-    const pageHandler = new PageHandler({ frontier, items, quarantine, raw, stats, renderLearner, driftBreaker, log });
+    const pageHandler = new PageHandler({ frontier, raw, stats, renderLearner, driftBreaker, log });
     const stages = new RunningStages();
     const adaptive = options.adaptiveConcurrency ?? true;
     const concurrency = adaptive ? new ConcurrencyController({ ...(adaptive === true ? {} : adaptive), maxConcurrency }) : undefined;
@@ -144,10 +142,10 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
         config,
         frontier,
         pageHandler,
-        deadLetter,
+        outcomes,
         stats,
         log,
-        maxRetries,
+        retryPolicy: new RetryPolicy(options.retry),
         requestTimeoutSecs,
         driftBreaker,
         metrics,
@@ -195,26 +193,34 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
                 }),
             ),
         chromiumPath: options.chromiumPath,
-        deadLetter,
-        stats,
+        outcomes,
         log,
     });
     // Both crawlers share one event manager that neither owns, so one finishing does not stop the other's.
     const events = config.getEventManager();
     await events.init();
+    let httpStage: ReturnType<typeof createHttpStage> | undefined;
+    let stopped: NodeJS.Signals | undefined;
+    const removeStopHandler = onStopSignal((signal) => {
+        stopped = signal;
+        log.warn(`${signal}: stopping; pages in flight finish, the rest stays queued for the next run (again to quit at once)`);
+        httpStage?.stop(`${signal}: no new requests`);
+        browserStage.stop();
+    });
     try {
-        while (!((await httpQueue.isFinished()) && (await browserQueue.isFinished()))) {
+        while (!stopped && !((await httpQueue.isFinished()) && (await browserQueue.isFinished()))) {
             browserStage.start();
-            const httpStage = stages.watch('http', createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency, renderLearner, concurrency }));
+            httpStage = stages.watch('http', createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency, renderLearner, concurrency }));
             await runAtControlledConcurrency(httpStage, concurrency);
             await browserStage.finish();
         }
     } finally {
+        removeStopHandler();
         stopProgress();
         timeline.stop();
         await statusServer?.close();
         await events.close();
-        await Promise.all([items.flush(), quarantine.flush(), deadLetter.flush(), raw.flush()]);
+        await raw.flush();
         await storage.close();
     }
 
@@ -225,6 +231,7 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
         drift: driftBreaker.tripped,
         concurrency: concurrency?.byDomain(),
         browserAvailable: (await browserStage.available()) ?? options.chromiumPath !== undefined,
+        stopped,
         storage: {
             dir: options.storageDir,
             dataset: names.items,
@@ -233,20 +240,8 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
             rawPages: raw.dir,
         },
     });
-    const exitCode = driftBreaker.tripped.length > 0 ? 3 : browserStage.unrendered > 0 ? 1 : 0;
+    const exitCode = stopped ? 128 + constants.signals[stopped] : driftBreaker.tripped.length > 0 ? 3 : browserStage.unrendered > 0 ? 1 : 0;
     const report = await writeReport(options.storageDir, runId(site.name, stats.startedAt), renderReport({ ...summary, exitCode }, timeline.points));
     log.info({ report }, `run report: ${report}`);
     return { summary: { ...summary, report }, exitCode, concurrencyDecisions: concurrency?.decisions() ?? [] };
-}
-
-/** A run starts clean: the site's queues, datasets and raw pages from an earlier run are removed. */
-async function purgeSiteStores(site: string, storageDir: string, config: Configuration): Promise<void> {
-    const names = storeNames(site);
-    for (const name of [names.httpQueue, names.browserQueue]) {
-        await (await BoundedRequestQueue.open(name, { config })).drop();
-    }
-    for (const name of [names.items, names.quarantine, names.deadLetter]) {
-        await (await Dataset.open(name, { config })).drop();
-    }
-    await RawStore.purge({ storageDir, site });
 }

@@ -4,50 +4,18 @@
  * from the fixture files, so they follow the fixtures if pages are added.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { load } from 'cheerio';
 
-import { helpText } from '../src/config.js';
 import { startStaticSite, type StaticSite } from './site/static.js';
 import { readDataset } from './helpers/stores.js';
+import { type CliResult, ROOT, runCli } from './helpers/cli.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const FIXTURES = join(ROOT, 'test/fixtures/quotes.toscrape.com');
-/** A hang fails the test instead of blocking the suite. */
-const CHILD_TIMEOUT_MS = 120_000;
-
-interface CliResult {
-    code: number | null;
-    signal: NodeJS.Signals | null;
-    stdout: string;
-    stderr: string;
-}
-
-/**
- * Runs the CLI. Every option's variable (as `--help` names them) is set empty: dotenv never
- * overrides a variable that is set and the CLI reads empty as unset, so neither the caller's
- * environment nor a developer's `.env` can change the outcome.
- */
-function runCli(args: string[]): Promise<CliResult> {
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const [, name] of helpText().matchAll(/env: ([A-Z_]+)/g)) env[name as string] = '';
-    env.LOG_LEVEL = 'warn';
-    return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: ROOT, env, timeout: CHILD_TIMEOUT_MS });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-        child.on('error', reject);
-        child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-    });
-}
 
 /** A fresh storage directory, removed when the test ends. */
 async function storageDir(t: TestContext): Promise<string> {

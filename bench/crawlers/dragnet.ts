@@ -1,12 +1,12 @@
 /**
  * Crawler child: dragnet's `crawl()` over the fixture shop, configured as `npm start` would be
- * (the CLI's defaults from src/config.ts) with the case's concurrency and storage dir, logs off
+ * (the CLI's defaults from src/config.ts) with the case's concurrency, storage dir and flags, logs off
  * and no Chromium (the bench shops have no script-only pages). Prints one CrawlerResult line.
  *
  *   node --import tsx bench/crawlers/dragnet.ts '<CrawlerCase as JSON>'
  */
 import demoShop from '../../routes/demo-shop.js';
-import { parseConfig } from '../../src/config.js';
+import { crawlOptionsOf, parseConfig } from '../../src/config.js';
 import { createLogger } from '../../src/monitor/logger.js';
 import { crawl } from '../../src/run.js';
 import { startMeasurement } from './measure.js';
@@ -15,7 +15,7 @@ import { readCase, reportAndExit } from './protocol.js';
 const crawlerCase = readCase();
 // The environment is left out on purpose: a developer's .env or DRAGNET_* must not change the bench.
 const config = parseConfig(
-    ['--max-concurrency', String(crawlerCase.maxConcurrency), '--storage-dir', crawlerCase.storageDir, '--log-level', 'silent'],
+    ['--max-concurrency', String(crawlerCase.maxConcurrency), '--storage-dir', crawlerCase.storageDir, '--log-level', 'silent', ...(crawlerCase.args ?? [])],
     {},
 );
 if (config === 'help') throw new Error('unreachable: no --help given');
@@ -27,7 +27,7 @@ const timeLimit = setTimeout(() => {
 }, crawlerCase.timeLimitSec * 1000);
 
 const { summary } = await crawl({
-    ...config,
+    ...crawlOptionsOf(config),
     site: demoShop,
     startUrls: [`${crawlerCase.shopUrl}/`],
     chromiumPath: undefined,

@@ -17,6 +17,8 @@ export interface CrawlerCase {
     sampleIntervalMs: number;
     /** plain Crawlee only: Crawlee's `persistStorage` (its default is true). */
     persistStorage?: boolean;
+    /** dragnet only: more command-line flags, e.g. `['--request-timeout', '5']`. */
+    args?: string[];
 }
 
 export interface CrawlerResult {

@@ -50,7 +50,7 @@ export async function compareCrawlers(options: ComparisonOptions): Promise<Map<s
 
 async function runOnce(crawler: Crawler, run: number, options: ComparisonOptions): Promise<RunRecord> {
     const storageDir = await mkdtemp(join(tmpdir(), `dragnet-bench-${crawler.name}-`));
-    const shop = await startCountingShop(options.shop, options.crawl.sampleIntervalMs);
+    const shop = await startCountingShop({ ...options.shop, ...crawler.shopOverrides }, options.crawl.sampleIntervalMs);
     try {
         const shopCpuBefore = process.cpuUsage();
         const outcome = await runCrawler(crawler, { ...options.crawl, shopUrl: shop.shop.url, storageDir });

@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import type { ShopOptions } from '../../test/site/shop.js';
 import type { CrawlerCase, CrawlerResult } from '../crawlers/protocol.js';
 
 export interface Crawler {
@@ -16,6 +17,8 @@ export interface Crawler {
     script: string;
     /** Overrides for the case (plain Crawlee's storage variant). */
     caseOverrides?: Partial<CrawlerCase>;
+    /** Overrides for the shop it crawls (the failures suite's failing shop). */
+    shopOverrides?: ShopOptions;
 }
 
 const crawlersDir = fileURLToPath(new URL('../crawlers/', import.meta.url));

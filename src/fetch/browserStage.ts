@@ -6,16 +6,16 @@ import { load } from 'cheerio';
 import type { RequestQueue } from '@crawlee/core';
 import type { PlaywrightCrawler } from '@crawlee/playwright';
 import { chromium, type Page } from 'playwright';
-import type { DeadLetter } from '../frontier/deadLetter.js';
 import type { RequestData } from '../frontier/frontier.js';
-import type { RunStats } from '../monitor/stats.js';
 import { extractAndValidate, isIncomplete } from '../quality/validate.js';
 import type { PageContext, Route } from '../site.js';
 import { CHROMIUM_ARGS, INSTALL_HINT } from './chromium.js';
-import { deadLetterStopped, deadLetterUnfetched, failureHandlers, rejectRequest } from './failureHandlers.js';
+import type { Outcomes } from '../store/outcomes.js';
+import { HookedPlaywrightCrawler } from './crawlerHooks.js';
+import { deadLetterStopped, failureHook, giveUp } from './failureHandlers.js';
 import { checkResponse } from './failures.js';
-import { CheckedPlaywrightCrawler } from './preFetchCheck.js';
 import type { StageOptions } from './httpStage.js';
+import { parseRetryAfter } from './retryPolicy.js';
 
 /** How often `waitUntil: 'fields'` looks at the page again. */
 const FIELDS_POLL_MILLIS = 100;
@@ -32,15 +32,15 @@ export interface BrowserStageOptions extends StageOptions {
 }
 
 export function createBrowserStage(options: BrowserStageOptions): PlaywrightCrawler {
-    const { site, frontier, pageHandler, stats } = options;
+    const { site, frontier, pageHandler, outcomes, queue } = options;
     const waitForTimeoutMillis = options.waitForTimeoutMillis ?? 10_000;
-    const crawler = new CheckedPlaywrightCrawler(
+    const crawler = new HookedPlaywrightCrawler(
         {
             requestQueue: options.queue,
             // It runs beside the HTTP stage and waits for escalations; the runner stops it when both are done.
             keepAlive: true,
             maxConcurrency: options.maxConcurrency,
-            maxRequestRetries: options.maxRetries,
+            maxRequestRetries: options.retryPolicy.maxAttempts - 1,
             navigationTimeoutSecs: options.requestTimeoutSecs,
             sessionPoolOptions: { blockedStatusCodes: [] },
             launchContext: {
@@ -63,8 +63,15 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
                 const status = response?.status() ?? 200;
                 options.metrics?.responded(request, { stage: 'browser', status });
                 const headers = (await response?.allHeaders()) ?? {};
-                const failure = checkResponse(status, headers['content-type'] ?? 'text/html');
-                if (failure) rejectRequest(context, failure);
+                const failure = checkResponse(status, headers['content-type'] ?? 'text/html', {
+                    headers,
+                    body: await response?.text().catch(() => undefined),
+                    url: page.url(),
+                });
+                if (failure) {
+                    failure.retryAfterMs = parseRetryAfter(headers['retry-after']);
+                    throw failure;
+                }
 
                 const route = site.routeFor(request.label, new URL(request.url));
                 if (!route) throw new Error(`no route "${request.label}" in site ${site.name}`);
@@ -81,16 +88,17 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
                     headers,
                     finalUrl: frontier.normalize(page.url()) ?? request.url,
                     renderer: 'browser',
+                    settle: (outcome) => outcomes.settle(queue, request, outcome),
                 });
             },
-            ...failureHandlers({ stage: 'browser', deadLetter: options.deadLetter, stats, log: options.log, metrics: options.metrics }),
         },
         options.config,
     );
+    crawler.onFailure = failureHook({ ...options, stage: 'browser' });
     // A page escalated before its route was stopped is not rendered any more.
     crawler.preFetchCheck = async (request) => {
         if (!options.driftBreaker.isStopped(request.label ?? '')) return false;
-        await deadLetterStopped(request, 'browser', options);
+        deadLetterStopped(request, 'browser', options);
         return true;
     };
     return crawler;
@@ -137,18 +145,10 @@ export async function browserProblem(executablePath: string | undefined): Promis
  * dead-letter as `renderer-unavailable`, to be re-queued once a browser is installed.
  * Returns how many there were.
  */
-export async function deadLetterUnrendered(
-    queue: RequestQueue,
-    deadLetter: DeadLetter,
-    stats: RunStats,
-    problem: string,
-): Promise<number> {
+export async function deadLetterUnrendered(queue: RequestQueue, outcomes: Outcomes, problem: string): Promise<number> {
     let count = 0;
     for (let request = await queue.fetchNextRequest(); request; request = await queue.fetchNextRequest()) {
-        await deadLetterUnfetched(
-            { deadLetter, stats },
-            { url: request.url, label: request.label, failureClass: 'permanent', reason: 'renderer-unavailable', error: problem, stage: 'browser' },
-        );
+        giveUp(queue, outcomes, request, { failureClass: 'permanent', reason: 'renderer-unavailable', error: problem, attempts: 0, stage: 'browser' });
         await queue.markRequestHandled(request);
         count += 1;
     }

@@ -6,8 +6,7 @@
 import type { RequestQueue } from '@crawlee/core';
 import type { PlaywrightCrawler } from '@crawlee/playwright';
 import type { Logger } from 'pino';
-import type { DeadLetter } from '../frontier/deadLetter.js';
-import type { RunStats } from '../monitor/stats.js';
+import type { Outcomes } from '../store/outcomes.js';
 import { browserProblem, deadLetterUnrendered } from './browserStage.js';
 
 export interface BrowserStageRunnerOptions {
@@ -15,8 +14,7 @@ export interface BrowserStageRunnerOptions {
     /** Builds the browser stage (a keep-alive PlaywrightCrawler) for this Chromium. */
     createStage: (executablePath: string) => PlaywrightCrawler;
     chromiumPath: string | undefined;
-    deadLetter: DeadLetter;
-    stats: RunStats;
+    outcomes: Outcomes;
     log: Logger;
     /** How often to look at the browser queue. Default: 250 ms. */
     pollMillis?: number;
@@ -31,6 +29,7 @@ export class BrowserStageRunner {
     private running: Promise<unknown> | undefined;
     private failure: unknown;
     private announced = false;
+    private stopped = false;
     private watcher: NodeJS.Timeout | undefined;
     private readonly pollMillis: number;
 
@@ -43,12 +42,19 @@ export class BrowserStageRunner {
         this.watcher = setInterval(() => void this.startIfNeeded(), this.pollMillis);
     }
 
-    /** Waits until the browser queue is drained (by rendering or by dead-lettering), then stops the stage. */
+    /** Stops the stage without waiting for its queue: pages open now finish, the rest stays queued. */
+    stop(): void {
+        this.stopped = true;
+        clearInterval(this.watcher);
+        this.crawler?.stop('stopping: no new pages');
+    }
+
+    /** Waits until the browser queue is drained (by rendering or by dead-lettering), or `stop()`, then stops the stage. */
     async finish(): Promise<void> {
         clearInterval(this.watcher);
-        await this.startIfNeeded();
+        if (!this.stopped) await this.startIfNeeded();
         if (this.crawler) {
-            while (!this.failure && !(await this.options.queue.isFinished())) {
+            while (!this.failure && !this.stopped && !(await this.options.queue.isFinished())) {
                 await new Promise((resolve) => setTimeout(resolve, this.pollMillis));
             }
             this.crawler.stop('the browser queue is drained');
@@ -67,7 +73,7 @@ export class BrowserStageRunner {
     }
 
     private async startIfNeeded(): Promise<void> {
-        if (this.crawler || (await this.options.queue.isEmpty())) return;
+        if (this.crawler || this.stopped || (await this.options.queue.isEmpty())) return;
         this.problem ??= browserProblem(this.options.chromiumPath);
         const problem = await this.problem;
         if (problem) return this.deadLetterQueued(problem);
@@ -83,6 +89,6 @@ export class BrowserStageRunner {
             this.announced = true;
             this.options.log.error(`cannot render pages: ${problem}. They go to dead-letter as renderer-unavailable.`);
         }
-        this.unrendered += await deadLetterUnrendered(this.options.queue, this.options.deadLetter, this.options.stats, problem);
+        this.unrendered += await deadLetterUnrendered(this.options.queue, this.options.outcomes, problem);
     }
 }

@@ -1,7 +1,13 @@
 /**
- * A question each stage asks before it fetches a request: is the fetch needed at all? The page
- * of a route that learned to need the browser goes there directly, and the page of a route the
- * drift breaker stopped goes to dead-letter — without an HTTP request or a browser page.
+ * The two places where dragnet steps into Crawlee's request flow, in both stages:
+ *
+ * - Before a fetch, `preFetchCheck`: is the fetch needed at all? The page of a route that learned
+ *   to need the browser goes there directly, and the page of a route the drift breaker stopped
+ *   goes to dead-letter, without an HTTP request or a browser page.
+ * - After a failure, `onFailure`, before Crawlee's own error handling: retry (when, by the retry
+ *   policy) or give up. A request given up on is dead-lettered and marked handled in one
+ *   transaction here; Crawlee alone would mark it handled first and call `failedRequestHandler`
+ *   after, and a process killed in between would lose it.
  */
 import { CheerioCrawler } from '@crawlee/cheerio';
 import type { Request } from '@crawlee/core';
@@ -10,29 +16,55 @@ import { PlaywrightCrawler } from '@crawlee/playwright';
 /** Deals with the request without fetching it and returns true, or returns false to fetch as usual. */
 export type PreFetchCheck = (request: Request) => Promise<boolean>;
 
-// A mixin's constructor must take any arguments; the crawlers' own signatures are kept by the classes below.
-type CrawlerClass = new (...args: any[]) => { _runRequestHandler(context: { request: Request }): Promise<void> };
+/**
+ * Decides what becomes of a failed request: either sets `request.userData.retryAt` for Crawlee to
+ * reclaim it, or stores its dead-letter outcome and sets `request.noRetry`. `crawleeWouldRetry` is
+ * false when Crawlee itself will not retry (e.g. its session rotations are used up).
+ */
+export type FailureHook = (context: FailedContext, error: Error, crawleeWouldRetry: boolean) => Promise<void>;
 
-function checkedBeforeFetch<C extends CrawlerClass>(Crawler: C) {
+/** The part of a Crawlee crawling context a failure hook uses. */
+export interface FailedContext {
+    request: Request;
+    session?: { retire(): void };
+}
+
+interface CrawleeInternals {
+    _runRequestHandler(context: { request: Request }): Promise<void>;
+    _requestFunctionErrorHandler(error: Error, context: FailedContext, source: unknown): Promise<void>;
+    _canRequestBeRetried(request: Request, error: Error): boolean;
+}
+
+// A mixin's constructor must take any arguments; the crawlers' own signatures are kept by the classes below.
+type CrawlerClass = new (...args: any[]) => CrawleeInternals;
+
+function withHooks<C extends CrawlerClass>(Crawler: C) {
     return class extends Crawler {
         preFetchCheck: PreFetchCheck = async () => false;
+        onFailure: FailureHook = async () => undefined;
 
         override async _runRequestHandler(context: { request: Request }): Promise<void> {
             if (await this.preFetchCheck(context.request)) return;
             await super._runRequestHandler(context);
         }
+
+        override async _requestFunctionErrorHandler(error: Error, context: FailedContext, source: unknown): Promise<void> {
+            await this.onFailure(context, error, this._canRequestBeRetried(context.request, error));
+            await super._requestFunctionErrorHandler(error, context, source);
+        }
     };
 }
 
-export interface PreFetchChecked {
+export interface CrawlerHooks {
     preFetchCheck: PreFetchCheck;
+    onFailure: FailureHook;
 }
 
-// Crawlee's `_runRequestHandler` is protected, so the mixin is typed loosely inside and precisely outside.
-export const CheckedCheerioCrawler = checkedBeforeFetch(CheerioCrawler as unknown as CrawlerClass) as unknown as new (
+// Crawlee's methods used above are protected, so the mixin is typed loosely inside and precisely outside.
+export const HookedCheerioCrawler = withHooks(CheerioCrawler as unknown as CrawlerClass) as unknown as new (
     ...args: ConstructorParameters<typeof CheerioCrawler>
-) => CheerioCrawler & PreFetchChecked;
+) => CheerioCrawler & CrawlerHooks;
 
-export const CheckedPlaywrightCrawler = checkedBeforeFetch(PlaywrightCrawler as unknown as CrawlerClass) as unknown as new (
+export const HookedPlaywrightCrawler = withHooks(PlaywrightCrawler as unknown as CrawlerClass) as unknown as new (
     ...args: ConstructorParameters<typeof PlaywrightCrawler>
-) => PlaywrightCrawler & PreFetchChecked;
+) => PlaywrightCrawler & CrawlerHooks;

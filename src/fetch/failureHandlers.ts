@@ -1,22 +1,25 @@
 /**
- * What a stage does with an error, shared by both stages: count it by class, retry what may
- * succeed later, and put what will not into dead-letter with its reason.
+ * What a stage does with a failed request, shared by both stages: count it by class, then either
+ * retry it after the retry policy's delay (it waits in the queue, holding no slot) or give up and
+ * dead-letter it with its reason.
  */
+import type { Request, RequestQueue } from '@crawlee/core';
 import type { Logger } from 'pino';
-import type { DeadLetter, DeadLetterEntry } from '../frontier/deadLetter.js';
+import { deadLetterOutcome, type DeadLetterEntry } from '../frontier/deadLetter.js';
+import type { RequestData } from '../frontier/frontier.js';
 import type { Metrics } from '../monitor/metrics.js';
 import type { RunStats } from '../monitor/stats.js';
-import { classifyError, FetchFailure } from './failures.js';
-
-/** The part of a Crawlee crawling context these handlers use. */
-interface FailedContext {
-    request: { url: string; label?: string; retryCount: number; noRetry: boolean };
-    session?: { retire(): void };
-}
+import type { Outcomes } from '../store/outcomes.js';
+import type { FailureHook } from './crawlerHooks.js';
+import { classifyError } from './failures.js';
+import type { RetryPolicy } from './retryPolicy.js';
 
 export interface FailureHandlerOptions {
     stage: 'http' | 'browser';
-    deadLetter: DeadLetter;
+    /** The stage's queue: a request given up on is marked handled there. */
+    queue: RequestQueue;
+    outcomes: Outcomes;
+    retryPolicy: RetryPolicy;
     stats: RunStats;
     log: Logger;
     /** Counts attempts that got no response; undefined when no metrics are served. */
@@ -25,48 +28,38 @@ export interface FailureHandlerOptions {
     concurrency?: { failed(request: object, error: unknown): void };
 }
 
-/**
- * Throws `failure` after marking the request so Crawlee does the right thing with it: a
- * permanent failure is not retried, a blocked one gets a fresh session.
- */
-export function rejectRequest(context: FailedContext, failure: FetchFailure): never {
-    if (failure.failureClass === 'permanent') context.request.noRetry = true;
-    if (failure.failureClass === 'blocked') context.session?.retire();
-    throw failure;
-}
-
-/** Crawlee's `errorHandler` (before a retry) and `failedRequestHandler` (given up) for a stage. */
-export function failureHandlers({ stage, deadLetter, stats, log, metrics, concurrency }: FailureHandlerOptions) {
-    return {
-        errorHandler({ request }: FailedContext, error: Error): void {
-            const failure = classifyError(error);
-            metrics?.fetchFailed(request, stage);
-            concurrency?.failed(request, error);
+/** The stage's `onFailure` hook (crawlerHooks.ts). */
+export function failureHook({ stage, queue, outcomes, retryPolicy, stats, log, metrics, concurrency }: FailureHandlerOptions): FailureHook {
+    return async ({ request, session }, error, crawleeWouldRetry) => {
+        const failure = classifyError(error);
+        metrics?.fetchFailed(request, stage);
+        concurrency?.failed(request, error);
+        // A blocked client should not come back with the same identity.
+        if (failure.failureClass === 'blocked') session?.retire();
+        const attempts = request.retryCount + 1;
+        const userData = request.userData as RequestData;
+        userData.firstFailedAt ??= new Date().toISOString();
+        const decision = crawleeWouldRetry ? retryPolicy.decide(failure, attempts) : ({ retry: false, reason: failure.reason } as const);
+        const context = { url: request.url, stage, class: failure.failureClass, reason: failure.reason, attempt: attempts };
+        if (decision.retry) {
+            userData.retryAt = Date.now() + decision.delayMs;
             stats.errorsByClass[failure.failureClass] += 1;
             stats.retries += 1;
-            if (request.retryCount === 0) stats.retriedRequests += 1;
-            log.warn(
-                { url: request.url, stage, class: failure.failureClass, reason: failure.reason, attempt: request.retryCount + 1 },
-                `retrying: ${failure.message}`,
-            );
-        },
-        async failedRequestHandler({ request }: FailedContext, error: Error): Promise<void> {
-            const failure = classifyError(error);
-            metrics?.fetchFailed(request, stage);
-            concurrency?.failed(request, error);
-            stats.countDeadLetter(failure.failureClass, failure.reason);
-            await deadLetter.add({
-                url: request.url,
-                label: request.label,
-                failureClass: failure.failureClass,
-                reason: failure.reason,
-                error: failure.message,
-                status: failure.status,
-                attempts: request.retryCount + 1,
-                stage,
-            });
-            log.warn({ url: request.url, stage, class: failure.failureClass, reason: failure.reason }, 'dead-lettered');
-        },
+            if (attempts === 1) stats.retriedRequests += 1;
+            log.warn({ ...context, retryInMs: decision.delayMs }, `retrying in ${(decision.delayMs / 1000).toFixed(1)} s: ${failure.message}`);
+            return;
+        }
+        request.noRetry = true;
+        giveUp(queue, outcomes, request, {
+            failureClass: failure.failureClass,
+            reason: decision.reason,
+            error: failure.message,
+            status: failure.status,
+            attempts,
+            stage,
+            firstFailedAt: userData.firstFailedAt,
+        });
+        log.warn({ ...context, reason: decision.reason }, 'dead-lettered');
     };
 }
 
@@ -74,26 +67,22 @@ export function failureHandlers({ stage, deadLetter, stats, log, metrics, concur
  * A request that will not be fetched in this run because its route's drift breaker tripped:
  * dead-lettered as `route-stopped`, to be re-queued once the extractor is fixed.
  */
-export async function deadLetterStopped(
-    request: { url: string; label?: string },
-    stage: 'http' | 'browser',
-    { deadLetter, stats }: { deadLetter: DeadLetter; stats: RunStats },
-): Promise<void> {
-    await deadLetterUnfetched({ deadLetter, stats }, {
-        url: request.url,
-        label: request.label,
+export function deadLetterStopped(request: Request, stage: 'http' | 'browser', { queue, outcomes }: { queue: RequestQueue; outcomes: Outcomes }): void {
+    giveUp(queue, outcomes, request, {
         failureClass: 'invalid',
         reason: 'route-stopped',
         error: `the drift breaker stopped route "${request.label}": its pages fail the schema`,
+        attempts: 0,
         stage,
     });
 }
 
-/** Dead-letters a request that was given up on before it was fetched (attempts: 0). */
-export async function deadLetterUnfetched(
-    { deadLetter, stats }: { deadLetter: DeadLetter; stats: RunStats },
-    entry: Omit<DeadLetterEntry, 'attempts' | 'deadLetteredAt'>,
-): Promise<void> {
-    await deadLetter.add({ ...entry, attempts: 0 });
-    stats.countDeadLetter(entry.failureClass, entry.reason);
+/** Dead-letters `request` and marks it handled in `queue`, in one transaction. */
+export function giveUp(
+    queue: RequestQueue,
+    outcomes: Outcomes,
+    request: Request,
+    entry: Omit<DeadLetterEntry, 'url' | 'label' | 'deadLetteredAt'>,
+): void {
+    outcomes.settle(queue, request, deadLetterOutcome({ url: request.url, label: request.label, ...entry }));
 }

@@ -12,7 +12,8 @@
  * - invalid: the page was fetched but its records fail the route's schema — quarantined.
  */
 
-export type FailureClass = 'transient' | 'blocked' | 'permanent' | 'invalid';
+export const FAILURE_CLASSES = ['transient', 'blocked', 'permanent', 'invalid'] as const;
+export type FailureClass = (typeof FAILURE_CLASSES)[number];
 
 /** A failure with its class decided; thrown by the stages so the crawler's error path can read it back. */
 export class FetchFailure extends Error {

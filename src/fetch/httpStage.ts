@@ -7,18 +7,19 @@ import type { CheerioAPI } from 'cheerio';
 import type { CheerioCrawler } from '@crawlee/cheerio';
 import type { Configuration, RequestQueue } from '@crawlee/core';
 import type { Logger } from 'pino';
-import type { DeadLetter } from '../frontier/deadLetter.js';
 import type { Frontier, RequestData } from '../frontier/frontier.js';
 import type { Metrics } from '../monitor/metrics.js';
 import type { RunStats } from '../monitor/stats.js';
 import type { Site } from '../site.js';
 import type { DriftBreaker } from '../quality/driftBreaker.js';
-import { deadLetterStopped, failureHandlers, rejectRequest } from './failureHandlers.js';
-import { FetchFailure, checkResponse } from './failures.js';
-import type { PageHandler } from './pageHandler.js';
+import type { Outcomes } from '../store/outcomes.js';
 import type { ConcurrencyController } from './concurrencyController.js';
-import { CheckedCheerioCrawler } from './preFetchCheck.js';
+import { HookedCheerioCrawler } from './crawlerHooks.js';
+import { deadLetterStopped, failureHook } from './failureHandlers.js';
+import { FetchFailure, checkResponse, detectBlock } from './failures.js';
+import type { PageHandler } from './pageHandler.js';
 import type { RenderLearner } from './renderLearning.js';
+import { parseRetryAfter, type RetryPolicy } from './retryPolicy.js';
 
 export interface StageOptions {
     site: Site;
@@ -26,13 +27,14 @@ export interface StageOptions {
     config: Configuration;
     frontier: Frontier;
     pageHandler: PageHandler;
-    deadLetter: DeadLetter;
+    /** Where each request's outcome is stored as it is marked handled. */
+    outcomes: Outcomes;
     stats: RunStats;
     log: Logger;
     /** Most requests in flight. */
     maxConcurrency: number;
-    /** Retries after the first attempt, for transient and blocked failures. */
-    maxRetries: number;
+    /** When a failed request is retried, and when it is given up on. */
+    retryPolicy: RetryPolicy;
     /** Time for one fetch (or one browser navigation). */
     requestTimeoutSecs: number;
     driftBreaker: DriftBreaker;
@@ -50,7 +52,7 @@ export interface HttpStageOptions extends StageOptions {
 }
 
 export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
-    const { site, frontier, pageHandler, stats, renderLearner, driftBreaker } = options;
+    const { site, frontier, pageHandler, renderLearner, driftBreaker, outcomes, queue } = options;
     const routeOf = (request: { label?: string; url: string }) => {
         const route = site.routeFor(request.label, new URL(request.url));
         if (!route) throw new Error(`no route "${request.label}" in site ${site.name}`);
@@ -58,7 +60,7 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
     };
     const concurrency = options.concurrency;
     const startConcurrency = concurrency ? Math.min(concurrency.poolLimit(), options.maxConcurrency) : options.maxConcurrency;
-    const crawler = new CheckedCheerioCrawler(
+    const crawler = new HookedCheerioCrawler(
         {
             requestQueue: options.queue,
             maxConcurrency: startConcurrency,
@@ -70,7 +72,8 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
                 desiredConcurrency: startConcurrency,
                 systemStatusOptions: { maxCpuOverloadedRatio: 1 },
             },
-            maxRequestRetries: options.maxRetries,
+            // The retry policy decides; Crawlee's cap only has to let it.
+            maxRequestRetries: options.retryPolicy.maxAttempts - 1,
             navigationTimeoutSecs: options.requestTimeoutSecs,
             ignoreHttpErrorStatusCodes: ALL_5XX,
             // Every content type reaches the request handler too: redirects often have none.
@@ -92,43 +95,54 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
                 concurrency?.responded(request, status);
                 const location = response.headers.location;
                 if (status >= 300 && status < 400 && location) {
+                    const challenge = detectBlock({ status, headers: response.headers, url: request.url });
+                    if (challenge) throw challenge;
                     const outcome = await frontier.followRedirect({ url: request.url, label: request.label, userData }, location);
                     if (outcome === 'loop' || outcome === 'invalid') {
                         const reason = outcome === 'loop' ? 'redirect-loop' : 'invalid-redirect';
-                        rejectRequest(context, new FetchFailure('permanent', `${reason}: ${request.url} → ${location}`, status, reason));
+                        throw new FetchFailure('permanent', `${reason}: ${request.url} → ${location}`, status, reason);
                     }
-                    stats.redirects += 1;
-                    if (outcome === 'duplicate') stats.duplicates += 1;
-                    stats.succeeded += 1;
+                    outcomes.settle(queue, request, {
+                        count: (counts) => {
+                            counts.redirects += 1;
+                            if (outcome === 'duplicate') counts.duplicates += 1;
+                            counts.succeeded += 1;
+                        },
+                    });
                     return;
                 }
-                const failure = checkResponse(status, response.headers['content-type']);
-                if (failure) rejectRequest(context, failure);
+                const html = body.toString();
+                const failure = checkResponse(status, response.headers['content-type'], { headers: response.headers, body: html, url: request.url });
+                if (failure) {
+                    failure.retryAfterMs = parseRetryAfter(response.headers['retry-after']);
+                    throw failure;
+                }
 
                 await pageHandler.handle({
                     request: { url: request.url, label: request.label, userData },
                     route: routeOf(request),
                     // The same cheerio module; Crawlee's declarations reach it through its CommonJS types.
                     $: $ as unknown as CheerioAPI,
-                    html: body.toString(),
+                    html,
                     status,
                     headers: response.headers,
                     finalUrl: request.url,
                     renderer: 'http',
+                    settle: (outcome) => outcomes.settle(queue, request, outcome),
                 });
             },
-            ...failureHandlers({ stage: 'http', deadLetter: options.deadLetter, stats, log: options.log, metrics: options.metrics, concurrency }),
         },
         options.config,
     );
+    crawler.onFailure = failureHook({ ...options, stage: 'http' });
     crawler.preFetchCheck = async (request) => {
         const route = routeOf(request);
         if (driftBreaker.isStopped(route.label)) {
-            await deadLetterStopped(request, 'http', options);
+            deadLetterStopped(request, 'http', options);
             return true;
         }
         if (route.render !== 'auto' || !renderLearner.goDirectToBrowser(route.label)) return false;
-        stats.directToBrowser += 1;
+        options.stats.directToBrowser += 1;
         const userData = request.userData as RequestData;
         await frontier.escalate({ url: request.url, label: request.label, userData }, 'the route needs the browser (learned)');
         return true;

@@ -1,18 +1,19 @@
 /**
  * What happens to a fetched page, whichever stage fetched it: keep the raw page, drop it if
  * its canonical URL is already taken, run the route's extractor, validate, then store the
- * records, quarantine them, or escalate the page to the browser — and follow its links.
+ * records, quarantine them, or escalate the page to the browser — and follow its links. The
+ * page's outcome is settled with its request (store/outcomes.ts): stored as it is marked handled.
  */
 import type { CheerioAPI } from 'cheerio';
 import type { Logger } from 'pino';
 import { canonicalUrl, documentBase } from '../frontier/canonical.js';
-import type { Frontier, Link, RequestData } from '../frontier/frontier.js';
+import type { CanonicalClaim, Frontier, Link, RequestData } from '../frontier/frontier.js';
 import type { RunStats } from '../monitor/stats.js';
 import type { DriftBreaker } from '../quality/driftBreaker.js';
 import { describeIncomplete, extractAndValidate, failingFields, isIncomplete, type Verdict } from '../quality/validate.js';
-import type { DatasetSink } from '../store/datasets.js';
 import { rawPageKey, type RawStore } from '../store/rawStore.js';
-import { quarantineEntries, storedItems, type QuarantineEntry, type RecordOrigin, type StoredItem } from '../store/records.js';
+import type { Outcome } from '../store/outcomes.js';
+import { quarantineEntries, storedItems, type RecordOrigin } from '../store/records.js';
 import type { PageContext, Renderer, Route } from '../site.js';
 import type { RenderLearner } from './renderLearning.js';
 
@@ -26,12 +27,12 @@ export interface FetchedPage {
     /** The URL the HTML was read from (normalized). */
     finalUrl: string;
     renderer: Renderer;
+    /** Stores what became of the page and marks its request handled, in one transaction. */
+    settle: (outcome: Outcome) => void;
 }
 
 export interface PageHandlerOptions {
     frontier: Frontier;
-    items: DatasetSink<StoredItem>;
-    quarantine: DatasetSink<QuarantineEntry>;
     raw: RawStore;
     stats: RunStats;
     renderLearner: RenderLearner;
@@ -64,10 +65,15 @@ export class PageHandler {
 
         const base = documentBase($, page.finalUrl);
         const canonical = canonicalUrl($, base, frontier.trackingParams);
-        if (canonical && !request.userData.canonicalChecked && !(await frontier.claimCanonical(canonical, request.url))) {
+        const claim = canonical && !request.userData.canonicalChecked ? await frontier.claimCanonical(canonical, request.url) : undefined;
+        if (claim === 'taken') {
             log.debug({ url: request.url, canonical }, 'duplicate of a page already seen');
-            stats.duplicates += 1;
-            stats.succeeded += 1;
+            page.settle({
+                count: (counts) => {
+                    counts.duplicates += 1;
+                    counts.succeeded += 1;
+                },
+            });
             return;
         }
 
@@ -85,31 +91,32 @@ export class PageHandler {
                 stats.countFailingFields(route.label, failingFields(verdict));
                 log.debug({ url: request.url, route: route.label, reason }, 'escalating to the browser');
                 await frontier.escalate({ ...request, userData: { ...request.userData, canonicalChecked: true } }, reason);
+                page.settle({ claim: claimKey(claim) });
                 return;
             }
         }
 
-        await this.store(verdict, { url: canonical ?? request.url, route: route.label, rawKey, renderer, fetchedAt, judged: route.extract !== undefined });
-        stats.succeeded += 1;
-    }
-
-    private async store(verdict: Verdict, origin: RecordOrigin & { judged: boolean }): Promise<void> {
-        const { items, quarantine, stats } = this.options;
-        const routeStats = stats.route(origin.route);
-        for (const item of storedItems(verdict, origin)) await items.push(item);
-        stats.itemsStored += verdict.valid.length;
-        routeStats.itemsStored += verdict.valid.length;
-
+        const origin = { url: canonical ?? request.url, route: route.label, rawKey, renderer, fetchedAt };
         const rejected = quarantineEntries(verdict, origin);
-        for (const entry of rejected) await quarantine.push(entry);
-        stats.itemsInvalid += rejected.length;
-        routeStats.itemsInvalid += rejected.length;
-        stats.countFailingFields(origin.route, failingFields(verdict));
-        if (origin.judged) this.judge(verdict, origin, rejected);
+        page.settle({
+            items: storedItems(verdict, origin),
+            quarantine: rejected,
+            claim: claimKey(claim),
+            count: (counts) => {
+                const routeStats = counts.route(route.label);
+                counts.itemsStored += verdict.valid.length;
+                routeStats.itemsStored += verdict.valid.length;
+                counts.itemsInvalid += rejected.length;
+                routeStats.itemsInvalid += rejected.length;
+                counts.countFailingFields(route.label, failingFields(verdict));
+                counts.succeeded += 1;
+            },
+        });
+        if (route.extract !== undefined) this.judge(verdict, origin, rejected);
     }
 
     /** Hands the page's final verdict to the drift breaker, and says so loudly when it trips. */
-    private judge(verdict: Verdict, origin: { url: string; route: string; rawKey: string }, rejected: { issues: string[] }[]): void {
+    private judge(verdict: Verdict, origin: RecordOrigin, rejected: { issues: string[] }[]): void {
         const trip = this.options.driftBreaker.judge(origin.route, {
             invalid: rejected.length > 0,
             fields: failingFields(verdict),
@@ -126,6 +133,11 @@ export class PageHandler {
                 `Stopping the ${this.options.driftBreaker.scope === 'run' ? 'run' : 'route'}; raw pages of the samples are kept for reparse.`,
         );
     }
+}
+
+/** The claim to remember with the page: only a canonical URL that is not the request's own. */
+function claimKey(claim: CanonicalClaim | undefined): string | undefined {
+    return claim && claim !== 'taken' && claim !== 'own' ? claim.key : undefined;
 }
 
 function* discoverLinks(route: Route, $: CheerioAPI, context: PageContext): Iterable<Link> {

@@ -1,9 +1,11 @@
 /**
- * Dead-letter: where a request ends when it will not succeed — a permanent failure, retries
- * used up, or no browser to render it. Every entry says why, so it can be inspected and re-queued.
+ * Dead-letter: where a request ends when it will not succeed in this run — a permanent failure,
+ * its attempts used up, a route stopped, or no browser to render it. Every entry says why, so it
+ * can be inspected and re-queued (`npm run dead-letter`). Entries are stored with the request
+ * marked handled, in one transaction (store/outcomes.ts).
  */
 import type { FailureClass } from '../fetch/failures.js';
-import type { DatasetSink } from '../store/datasets.js';
+import type { Outcome } from '../store/outcomes.js';
 
 export type DeadLetterEntry = {
     url: string;
@@ -14,20 +16,19 @@ export type DeadLetterEntry = {
     /** The last error message. */
     error: string;
     status?: number;
-    /** Fetch attempts made, the first included. */
+    /** Fetch attempts made, the first included (0: given up on before a fetch). */
     attempts: number;
+    /** The stage whose queue the request was in; a re-queued request goes back there. */
     stage: 'http' | 'browser';
+    /** When its first attempt failed; absent when it was never fetched. */
+    firstFailedAt?: string;
     deadLetteredAt: string;
 };
 
-export class DeadLetter {
-    constructor(private readonly sink: DatasetSink<DeadLetterEntry>) {}
-
-    async add(entry: Omit<DeadLetterEntry, 'deadLetteredAt'>): Promise<void> {
-        await this.sink.push({ ...entry, deadLetteredAt: new Date().toISOString() });
-    }
-
-    async flush(): Promise<void> {
-        await this.sink.flush();
-    }
+/** The outcome of a request given up on: its dead-letter entry, counted by class and reason. */
+export function deadLetterOutcome(entry: Omit<DeadLetterEntry, 'deadLetteredAt'>): Outcome {
+    return {
+        deadLetter: { ...entry, deadLetteredAt: new Date().toISOString() },
+        count: (stats) => stats.countDeadLetter(entry.failureClass, entry.reason),
+    };
 }

@@ -27,6 +27,10 @@ export interface RequestData extends Record<string, unknown> {
     canonicalChecked?: boolean;
     /** Redirect hops behind this request. */
     redirects?: number;
+    /** When a failed request is due to be retried (ms since the epoch); it waits in its queue until then. */
+    retryAt?: number;
+    /** When its first attempt failed. */
+    firstFailedAt?: string;
 }
 
 export interface FrontierOptions {
@@ -42,6 +46,8 @@ export interface FrontierOptions {
     /** Redirect hops followed before a request is a redirect loop. Default: 10. */
     maxRedirects?: number;
 }
+
+export type CanonicalClaim = 'own' | 'taken' | { key: string };
 
 /** What became of a link: queued, or why not. */
 type Admission = 'queued' | 'seen' | 'invalid' | 'unrouted' | 'disallowed' | 'overBudget';
@@ -153,13 +159,16 @@ export class Frontier {
     }
 
     /**
-     * Claims a page's canonical URL for the page at hand. False when another request already
-     * holds it: the page is a duplicate and its records are not stored again.
+     * Claims a page's canonical URL for the page at hand: `own` when it is the page's own URL
+     * (held since the page was admitted), `{ key }` when the page claimed another URL's key (to be
+     * saved with the page's outcome, see RunState), `taken` when another request holds it: the page
+     * is a duplicate and its records are not stored again.
      */
-    async claimCanonical(canonicalUrl: string, requestUrl: string): Promise<boolean> {
-        if (urlKey(canonicalUrl) === urlKey(requestUrl)) return true;
-        const [isNew] = await this.options.seenSet.add([urlKey(canonicalUrl)]);
-        return isNew ?? false;
+    async claimCanonical(canonicalUrl: string, requestUrl: string): Promise<CanonicalClaim> {
+        const key = urlKey(canonicalUrl);
+        if (key === urlKey(requestUrl)) return 'own';
+        const [isNew] = await this.options.seenSet.add([key]);
+        return isNew ? { key } : 'taken';
     }
 
     /** The site's extra tracking parameters, dropped in normalization. */

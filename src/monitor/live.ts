@@ -99,7 +99,7 @@ export class LiveStatus {
     constructor(private readonly options: LiveStatusOptions) {
         this.rateWindowMs = options.rateWindowMs ?? 10_000;
         this.now = options.now ?? Date.now;
-        this.samples = [{ at: options.stats.startedAt.getTime(), pages: 0 }];
+        this.samples = [{ at: options.stats.startedAt.getTime(), pages: options.stats.finished }];
     }
 
     snapshot(): LiveSnapshot {

@@ -13,8 +13,30 @@ export interface RouteStats {
     failingFields: Record<string, number>;
 }
 
+/** The counters as saved in the run state, so a resumed run counts on from them. */
+export interface StatsSnapshot {
+    counters: Record<string, unknown>;
+    routes: Record<string, RouteStats>;
+    /** When the first session of the run started. */
+    firstStartedAt: string;
+    /** Sessions before this one (0 in a run's first). */
+    sessions: number;
+}
+
+/** Plain number counters, saved and restored as they are. */
+const COUNTERS = [
+    'admitted', 'succeeded', 'deadLettered', 'retriedRequests', 'retries', 'redirects', 'duplicates',
+    'httpFetched', 'browserRendered', 'escalations', 'directToBrowser', 'itemsStored', 'itemsInvalid',
+] as const;
+
 export class RunStats {
+    /** When this session started; a resumed run's first session is `firstStartedAt`. */
     readonly startedAt = new Date();
+    firstStartedAt = this.startedAt;
+    /** Earlier sessions of a resumed run (0 when the run started fresh). */
+    sessions = 0;
+    /** Pages finished before this session, so rates count this session's work only. */
+    finishedBefore = 0;
 
     /** URLs admitted to the frontier (start URLs, links, redirect targets). */
     admitted = 0;
@@ -64,6 +86,29 @@ export class RunStats {
         this.deadLettered += 1;
         this.errorsByClass[failureClass] += 1;
         this.deadLetterReasons[reason] = (this.deadLetterReasons[reason] ?? 0) + 1;
+    }
+
+    snapshot(): StatsSnapshot {
+        const counters: Record<string, unknown> = Object.fromEntries(COUNTERS.map((name) => [name, this[name]]));
+        counters.deadLetterReasons = this.deadLetterReasons;
+        counters.linksSkipped = this.linksSkipped;
+        counters.errorsByClass = this.errorsByClass;
+        return { counters, routes: Object.fromEntries(this.routes), firstStartedAt: this.firstStartedAt.toISOString(), sessions: this.sessions };
+    }
+
+    /** Stats that count on from a saved snapshot: a resumed run. */
+    static resume(saved: StatsSnapshot): RunStats {
+        const stats = new RunStats();
+        const { counters } = saved;
+        for (const name of COUNTERS) if (typeof counters[name] === 'number') stats[name] = counters[name];
+        Object.assign(stats.deadLetterReasons, counters.deadLetterReasons);
+        Object.assign(stats.linksSkipped, counters.linksSkipped);
+        Object.assign(stats.errorsByClass, counters.errorsByClass);
+        for (const [label, route] of Object.entries(saved.routes)) stats.routes.set(label, route);
+        stats.firstStartedAt = new Date(saved.firstStartedAt);
+        stats.sessions = saved.sessions + 1;
+        stats.finishedBefore = stats.finished;
+        return stats;
     }
 
     /** Pages finished either way. */

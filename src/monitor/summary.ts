@@ -42,6 +42,10 @@ export interface RunSummary {
     deadLetterByReason: Record<string, number>;
     /** The run report's path, once written. */
     report?: string;
+    /** The signal that stopped the run before it was done; absent when it ran to the end. */
+    stopped?: NodeJS.Signals;
+    /** A resumed run: sessions before this one and when the first began. Counters are the whole run's; duration and pages/s this session's. */
+    resumed?: { sessions: number; firstStartedAt: string };
 }
 
 export function buildSummary(
@@ -53,6 +57,7 @@ export function buildSummary(
         drift: Trip[];
         concurrency?: Record<string, DomainConcurrency>;
         browserAvailable: boolean;
+        stopped?: NodeJS.Signals;
         storage: RunSummary['storage'];
     },
 ): RunSummary {
@@ -64,7 +69,7 @@ export function buildSummary(
         startedAt: stats.startedAt.toISOString(),
         finishedAt: finishedAt.toISOString(),
         durationSec: round(durationSec),
-        pagesPerSec: round(stats.finished / Math.max(durationSec, 0.001)),
+        pagesPerSec: round((stats.finished - stats.finishedBefore) / Math.max(durationSec, 0.001)),
         requests: {
             total: stats.admitted,
             succeeded: stats.succeeded,
@@ -90,13 +95,17 @@ export function buildSummary(
         errorsByClass: { ...stats.errorsByClass },
         routes,
         storage: context.storage,
+        ...(context.stopped ? { stopped: context.stopped } : {}),
+        ...(stats.sessions > 0 ? { resumed: { sessions: stats.sessions, firstStartedAt: stats.firstStartedAt.toISOString() } } : {}),
     };
 }
 
 export function formatSummary(summary: RunSummary): string {
     const { requests, items } = summary;
     return [
-        `dragnet: ${summary.site} finished in ${summary.durationSec}s (${summary.pagesPerSec} pages/s)`,
+        `dragnet: ${summary.site} ${summary.stopped ? `stopped by ${summary.stopped}` : 'finished'} in ${summary.durationSec}s (${summary.pagesPerSec} pages/s)` +
+            (summary.resumed ? `, resuming a run begun ${summary.resumed.firstStartedAt} (session ${summary.resumed.sessions + 1})` : ''),
+        ...(summary.stopped ? [`  resume     run the same command again: it continues where this one stopped`] : []),
         `  requests   ${requests.total} total: ${requests.succeeded} succeeded, ${requests.deadLettered} dead-lettered, ` +
             `${requests.retried} retried (${requests.retries} retries), ${requests.redirects} redirects, ${requests.duplicates} duplicates`,
         `  fetched    ${summary.http.fetched} by HTTP, ${summary.browser.rendered} rendered in the browser ` +

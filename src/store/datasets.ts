@@ -4,17 +4,22 @@
  */
 import { Configuration, Dataset } from '@crawlee/core';
 import { BatchWriter } from './batchWriter.js';
-import { SqliteStorageClient } from './sqlite/storageClient.js';
+import { SqliteStorageClient, type SqliteStorageClientOptions } from './sqlite/storageClient.js';
 
 /**
  * Crawlee storage under `storageDir`: request queues and datasets in one SQLite file (their cost
  * per operation stays flat at millions of rows), Crawlee's small key-value records as files.
  * `close()` when done.
  */
-export function openStorage(storageDir: string): { config: Configuration; storage: SqliteStorageClient } {
-    const storage = new SqliteStorageClient({ storageDir });
+export function openStorage(
+    storageDir: string,
+    options: Omit<SqliteStorageClientOptions, 'storageDir'> = {},
+): { config: Configuration; storage: SqliteStorageClient } {
+    const storage = new SqliteStorageClient({ storageDir, ...options });
     return { config: new Configuration({ storageClient: storage, purgeOnStart: false }), storage };
 }
+
+export type StoreNames = ReturnType<typeof storeNames>;
 
 /** The storage names of a site's stores. */
 export function storeNames(site: string) {

@@ -8,6 +8,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { RequestQueue } from 'crawlee';
 import { z } from 'zod';
 
+import { urlKey } from '../../src/frontier/normalize.js';
 import { Frontier, type FrontierOptions } from '../../src/frontier/frontier.js';
 import { RobotsPolicy } from '../../src/frontier/robots.js';
 import { MemorySeenSet } from '../../src/frontier/seenSet.js';
@@ -271,21 +272,23 @@ describe('Frontier.followRedirect', () => {
 describe('Frontier.claimCanonical', () => {
     it('lets the first page claim a canonical URL and calls later claimants duplicates', async (t) => {
         const { frontier } = await openFrontier(t);
-        assert.equal(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`), true);
-        assert.equal(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=blue`), false);
+        assert.deepEqual(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`), {
+            key: urlKey(`${ORIGIN}/products/1`),
+        });
+        assert.equal(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=blue`), 'taken');
     });
 
     it('lets a page always claim its own URL (slash folded)', async (t) => {
         const { frontier } = await openFrontier(t);
         await frontier.enqueue([{ url: `${ORIGIN}/products/1` }]);
-        assert.equal(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1`), true);
-        assert.equal(await frontier.claimCanonical(`${ORIGIN}/products/1/`, `${ORIGIN}/products/1`), true);
+        assert.equal(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1`), 'own');
+        assert.equal(await frontier.claimCanonical(`${ORIGIN}/products/1/`, `${ORIGIN}/products/1`), 'own');
     });
 
     it('refuses a canonical URL the frontier already admitted as another request', async (t) => {
         const { frontier } = await openFrontier(t);
         await frontier.enqueue([{ url: `${ORIGIN}/products/1` }]);
-        assert.equal(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1-alias`), false);
+        assert.equal(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1-alias`), 'taken');
     });
 });
 

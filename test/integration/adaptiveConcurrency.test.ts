@@ -77,7 +77,7 @@ describe('adaptive concurrency against the shop in rate-limited mode', () => {
                 storageDir,
                 maxConcurrency: MAX_CONCURRENCY,
                 // Refused requests are retried until they get through: every product must be stored.
-                maxRetries: 100,
+                retry: { maxAttempts: 101, maxDelaySecs: 0.5 },
                 requestTimeoutSecs: 15,
                 progressIntervalSecs: 60,
                 chromiumPath: undefined,

@@ -35,7 +35,7 @@ describe('drift breaker against a shop that redesigns its product page', { skip:
     before(async () => {
         run = await crawlShop(
             { seed: 11, products: 600, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, redesignAfter: REDESIGN_AFTER },
-            { maxConcurrency: 8, browserConcurrency: 4, maxRetries: 2, requestTimeoutSecs: 15, browserWaitSecs: 2, driftBreaker: DRIFT, chromiumPath },
+            { maxConcurrency: 8, browserConcurrency: 4, retry: { maxAttempts: 3 }, requestTimeoutSecs: 15, browserWaitSecs: 2, driftBreaker: DRIFT, chromiumPath },
         );
         ({ shop, storageDir, summary, exitCode, items, quarantine, deadLetters } = run);
     });

@@ -32,7 +32,7 @@ describe('crawl of the fixture shop (1,000 products)', { skip: chromiumPath ? fa
     before(async () => {
         run = await crawlShop(
             { seed: 3, products: 1000, categories: 5, productsPerPage: 20, scriptOnlyRate: 0.1, transientFailureRate: 0.03, notFoundLinks: 5 },
-            { maxConcurrency: 20, browserConcurrency: 4, maxRetries: 3, requestTimeoutSecs: 15, chromiumPath },
+            { maxConcurrency: 20, browserConcurrency: 4, retry: { maxAttempts: 4 }, requestTimeoutSecs: 15, chromiumPath },
         );
         ({ shop, summary, exitCode, items, quarantine, deadLetters } = run);
         rawPages = [];

@@ -221,7 +221,7 @@ describe('a crawl with --metrics-port', () => {
             storageDir,
             maxConcurrency: 5,
             browserConcurrency: 1,
-            maxRetries: 3,
+            retry: { maxAttempts: 4 },
             requestTimeoutSecs: 15,
             progressIntervalSecs: 60,
             chromiumPath: undefined,

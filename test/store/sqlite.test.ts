@@ -9,6 +9,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { CheerioCrawler, Configuration, Dataset, log, RequestQueue } from 'crawlee';
 
 import { BoundedRequestQueue } from '../../src/store/sqlite/boundedRequestQueue.js';
+import type { SqliteRequestQueueClient } from '../../src/store/sqlite/requestQueueClient.js';
 import { SqliteStorageClient } from '../../src/store/sqlite/storageClient.js';
 
 log.setLevel(log.LEVELS.WARNING);
@@ -150,6 +151,97 @@ describe('SqliteStorageClient request queues', () => {
         assert.deepEqual(storage.db.prepare('SELECT count(*) AS n FROM requests').get(), { n: 0 });
         const fresh = await RequestQueue.open('q', { config });
         assert.equal(await fresh.isFinished(), true);
+    });
+});
+
+describe('SqliteStorageClient retry waits, random order and outcome commits', () => {
+    it('a reclaimed request with a future retryAt waits without blocking the rest, and the queue is not finished meanwhile', async (t) => {
+        const { config } = open(t, await storageDir(t));
+        const queue = await RequestQueue.open('q', { config });
+        await queue.addRequests(['a', 'b', 'c'].map((p) => ({ url: url(p) })));
+        const a = (await queue.fetchNextRequest())!;
+        const waitMs = 600;
+        const reclaimedAt = Date.now();
+        a.userData.retryAt = reclaimedAt + waitMs;
+        await queue.reclaimRequest(a);
+
+        // The others come first, and the waiting one is not handed out before its time.
+        const order: string[] = [];
+        for (let request = await queue.fetchNextRequest(); request; request = await queue.fetchNextRequest()) {
+            order.push(request.url);
+            await queue.markRequestHandled(request);
+        }
+        assert.deepEqual(order, ['b', 'c'].map(url));
+        assert.equal(await queue.isFinished(), false, 'a request waiting for its retry keeps the queue unfinished');
+
+        let retried: Awaited<ReturnType<typeof queue.fetchNextRequest>> = null;
+        while (!retried) {
+            retried = await queue.fetchNextRequest();
+            if (!retried) await sleep(50);
+        }
+        assert.equal(retried.url, url('a'));
+        assert.ok(Date.now() >= reclaimedAt + waitMs, 'not before its retry time');
+        await queue.markRequestHandled(retried);
+        assert.equal(await queue.isFinished(), true);
+    });
+
+    it('releasing a dead process\'s locks frees fetched requests but keeps retry waits', async (t) => {
+        const dir = await storageDir(t);
+        const before = await RequestQueue.open('q', { config: open(t, dir).config });
+        await before.addRequests(['a', 'b', 'c'].map((p) => ({ url: url(p) })));
+        const a = (await before.fetchNextRequest())!;
+        a.userData.retryAt = Date.now() + 60_000;
+        await before.reclaimRequest(a);
+        // b is being fetched and c waits in the process's local head: both locked, as by a process killed now.
+        await before.fetchNextRequest();
+
+        const { storage } = open(t, dir);
+        const info = await storage.requestQueues().getOrCreate('q');
+        const client = storage.requestQueue(info.id) as SqliteRequestQueueClient;
+        assert.deepEqual((await client.listHead()).items, []);
+        assert.equal(client.releaseLocks(), 2);
+        assert.deepEqual((await client.listHead()).items.map((i) => i.url), ['b', 'c'].map(url));
+    });
+
+    it('random order hands out every request once, not in insertion order; forefront requests still come first', async (t) => {
+        const dir = await storageDir(t);
+        const storage = new SqliteStorageClient({ storageDir: dir, randomOrder: true });
+        t.after(() => storage.close());
+        const queue = await RequestQueue.open('q', { config: new Configuration({ storageClient: storage }) });
+        const paths = Array.from({ length: 200 }, (_, i) => `p${i}`);
+        await queue.addRequests(paths.map((p) => ({ url: url(p) })));
+        await queue.addRequest({ url: url('first') }, { forefront: true });
+        const order = await drain(queue);
+        assert.equal(order[0], url('first'));
+        const rest = order.slice(1);
+        assert.deepEqual([...rest].sort(), paths.map(url).sort(), 'each request exactly once');
+        assert.notDeepEqual(rest, paths.map(url), 'shuffled');
+        // Not merely rotated or reversed: far from sorted by insertion.
+        const inPlace = rest.filter((u, i) => u === url(paths[i]!)).length;
+        assert.ok(inPlace < 20, `${inPlace} of 200 in their insertion place`);
+    });
+
+    it('markHandled commits inside the caller\'s transaction; Crawlee\'s mark after it writes nothing', async (t) => {
+        const { storage, config } = open(t, await storageDir(t));
+        const queue = await RequestQueue.open('q', { config });
+        await queue.addRequests(['a', 'b'].map((p) => ({ url: url(p) })));
+        const client = queue.client as SqliteRequestQueueClient;
+        const a = (await queue.fetchNextRequest())!;
+        // A transaction that fails after marking leaves the request pending.
+        assert.throws(() =>
+            storage.db.transaction(() => {
+                assert.equal(client.markHandled(a), true);
+                throw new Error('the outcome could not be stored');
+            })(),
+        );
+        assert.equal((await queue.getInfo())?.handledRequestCount, 0);
+
+        assert.equal(client.markHandled(a), true);
+        assert.equal(client.markHandled(a), false, 'handled already');
+        const stored = await queue.getRequest(a.id!);
+        await queue.markRequestHandled(a);
+        assert.equal((await queue.getRequest(a.id!))?.handledAt, stored?.handledAt);
+        assert.deepEqual(await queue.getInfo().then((i) => [i?.handledRequestCount, i?.pendingRequestCount]), [1, 1]);
     });
 });
 

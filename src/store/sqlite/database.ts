@@ -83,6 +83,21 @@ const MIGRATIONS: string[] = [
         PRIMARY KEY (dataset_seq, idx)
     );
     `,
+    `
+    -- What a run needs besides its queues and datasets to be resumed (see store/runState.ts).
+    CREATE TABLE run_state (
+        name TEXT PRIMARY KEY,                  -- the site
+        json TEXT NOT NULL,                     -- counters and when the run started
+        updated_at INTEGER NOT NULL
+    );
+    -- Canonical URLs claimed by pages whose own URL differs: the part of the seen-set that the
+    -- queues do not hold.
+    CREATE TABLE canonical_claims (
+        name TEXT NOT NULL,
+        key TEXT NOT NULL,
+        PRIMARY KEY (name, key)
+    ) WITHOUT ROWID;
+    `,
 ];
 
 interface Entry {

@@ -51,6 +51,8 @@ function prepare(db: SqliteDb) {
             'SELECT idx, json FROM dataset_items WHERE dataset_seq = ? AND idx < ? ORDER BY idx DESC LIMIT ?',
         ),
         deleteItems: db.prepare<[number]>('DELETE FROM dataset_items WHERE dataset_seq = ?'),
+        deleteItem: db.prepare<[number, number]>('DELETE FROM dataset_items WHERE dataset_seq = ? AND idx = ?'),
+        moveItem: db.prepare<[number, number, number]>('UPDATE dataset_items SET idx = ? WHERE dataset_seq = ? AND idx = ?'),
         deleteDataset: db.prepare<[number]>('DELETE FROM datasets WHERE seq = ?'),
         transaction: db.transaction((work: () => unknown) => work()),
     };
@@ -101,14 +103,53 @@ export class SqliteDatasetClient<Data extends Dictionary = Dictionary> implement
 
     /** Accepts what Crawlee's `Dataset.pushData` sends: JSON strings of an item or an array of items, or the objects. */
     async pushItems(items: Data | Data[] | string | string[]): Promise<void> {
-        const normalized = normalizeItems(items);
+        this.appendItems(normalizeItems(items));
+    }
+
+    /** Appends the items in one transaction, or inside the caller's (outcomes.ts commits items with their request). */
+    appendItems(items: readonly Dictionary[]): void {
+        if (items.length === 0) return;
         this.st.transaction.immediate(() => {
             const row = this.datasets.require(this.idOrName);
             let count = row.item_count;
-            for (const item of normalized) this.st.insert.run(row.seq, ++count, JSON.stringify(item));
+            for (const item of items) this.st.insert.run(row.seq, ++count, JSON.stringify(item));
             const now = Date.now();
             this.st.setCount.run(count, now, now, row.seq);
         });
+    }
+
+    /**
+     * Removes the items `select` picks and renumbers the rest, so idx stays 1..n in push order; in
+     * one transaction, or inside the caller's (re-queueing dead-letter entries, store/deadLetterStore.ts).
+     * Returns the removed items in order. Reads every item once, a batch at a time; items before the
+     * first removed one keep their idx, each one after it moves down by the number removed before it.
+     */
+    removeItems(select: (item: Data) => boolean, batchSize = 1000): Data[] {
+        return this.st.transaction.immediate(() => {
+            const row = this.datasets.require(this.idOrName);
+            const removed: Data[] = [];
+            for (let cursor = 0; ; ) {
+                const rows = this.st.after.all(row.seq, cursor, batchSize);
+                for (const { idx, json } of rows) {
+                    const item = JSON.parse(json) as Data;
+                    if (select(item)) {
+                        this.st.deleteItem.run(row.seq, idx);
+                        removed.push(item);
+                    } else if (removed.length > 0) {
+                        // Going up the index, the slot below is free: its item was removed or moved down already.
+                        this.st.moveItem.run(idx - removed.length, row.seq, idx);
+                    }
+                }
+                // Moved items sit below the cursor now, so the next batch starts with unread ones.
+                if (rows.length < batchSize) break;
+                cursor = rows[rows.length - 1]!.idx;
+            }
+            if (removed.length > 0) {
+                const now = Date.now();
+                this.st.setCount.run(row.item_count - removed.length, now, now, row.seq);
+            }
+            return removed;
+        }) as Data[];
     }
 
     listItems(options: DatasetClientListOptions = {}): AsyncIterable<Data> & Promise<PaginatedList<Data>> {

@@ -12,6 +12,15 @@
  * - A lock is its own column instead of being folded into the position, so a request whose lock
  *   expires is offered again from its old place, and the head index never holds locked requests.
  * Locks belong to a client key: another client cannot prolong or delete a lock until it expires.
+ *
+ * Two additions for dragnet's retry policy and outcome commits:
+ * - A request updated back to pending with `userData.retryAt` (ms since the epoch) in the future
+ *   waits until then, locked by no client (`RETRY_WAIT`): it holds no crawler slot, the head skips
+ *   it, and the queue is not finished while it waits (Crawlee's `isFinished()` reads
+ *   `queueHasLockedRequests`).
+ * - `markHandled()` marks a request handled synchronously, so it can share one transaction with
+ *   the request's outcome (outcomes.ts); Crawlee's own mark that follows finds it handled and
+ *   writes nothing.
  */
 import { randomUUID } from 'node:crypto';
 import type {
@@ -36,10 +45,18 @@ import type {
 } from '@crawlee/types';
 import { getRequestId } from '@crawlee/core';
 import type { SqliteDb } from './database.js';
-import { type HeadRow, type QueueRow, type RequestRow, statements } from './requestQueueSql.js';
+import { type HeadRow, type QueueRow, type RequestRow, RETRY_WAIT, statements } from './requestQueueSql.js';
 import { StorageTable } from './storageTable.js';
 
 /** One write transaction's view of the queue: positions handed out and counter changes, stored at the end. */
+export interface SqliteRequestQueueOptions {
+    /**
+     * Hand out requests added at the back (not `forefront`) in random order instead of the order
+     * they were added, so failures of one part of a site spread over the run. Default: false.
+     */
+    randomOrder?: boolean;
+}
+
 interface Mutation {
     queue: QueueRow;
     now: number;
@@ -54,16 +71,19 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
     private readonly queues: StorageTable<QueueRow>;
     /** Owner of the locks this client takes; Crawlee's `RequestQueue` passes its own. */
     private readonly clientKey: string;
+    private readonly randomOrder: boolean;
     private seqCache: number | undefined;
 
     constructor(
         db: SqliteDb,
         private readonly idOrName: string,
         options: RequestQueueOptions = {},
+        { randomOrder = false }: SqliteRequestQueueOptions = {},
     ) {
         this.st = statements(db);
         this.queues = StorageTable.of<QueueRow>(db, 'request_queues');
         this.clientKey = options.clientKey ?? randomUUID();
+        this.randomOrder = randomOrder;
     }
 
     async get(): Promise<RequestQueueInfo | undefined> {
@@ -177,7 +197,8 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
     /**
      * Stores the request as given. With `handledAt` it becomes handled (how `markRequestHandled`
      * works); without, it is pending again at the back (or front) of the queue and unlocked (how
-     * `reclaimRequest` works). A request not in the queue is added.
+     * `reclaimRequest` works), or waiting for its `userData.retryAt`. A request not in the queue is
+     * added. A request handled already stays as it was stored when it was handled.
      */
     async updateRequest(request: UpdateRequestSchema, options: RequestOptions = {}): Promise<QueueOperationInfo> {
         return this.mutate((m) => {
@@ -189,10 +210,59 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
             }
             const handled = isHandled(request);
             const wasHandled = existing.order_no === null;
-            this.st.rewrite.run(handled ? null : this.position(m, options.forefront === true), json, existing.rowid);
+            if (handled && wasHandled) return { requestId: id, wasAlreadyPresent: true, wasAlreadyHandled: true };
+            const retryAt = handled ? undefined : waitingUntil(request, m.now);
+            const orderNo = handled ? null : this.position(m, options.forefront === true);
+            this.st.rewrite.run(orderNo, retryAt ?? null, retryAt ? RETRY_WAIT : null, json, existing.rowid);
             m.handledCount += Number(handled) - Number(wasHandled);
             m.modified = true;
             return { requestId: id, wasAlreadyPresent: true, wasAlreadyHandled: wasHandled };
+        });
+    }
+
+    /**
+     * Marks the request handled now, inside the caller's transaction when there is one (outcomes.ts
+     * commits a request's records with it). False when it was handled already or is not here.
+     */
+    markHandled(request: RequestSchema): boolean {
+        return this.mutate((m) => {
+            const { id, json } = serialize({ ...request, handledAt: request.handledAt ?? new Date(m.now).toISOString() });
+            const existing = this.st.state.get(m.queue.seq, id);
+            if (!existing || existing.order_no === null) return false;
+            this.st.rewrite.run(null, null, null, json, existing.rowid);
+            m.handledCount += 1;
+            m.modified = true;
+            return true;
+        });
+    }
+
+    /** `getRequest`, synchronously: inside the caller's transaction, it reads what that transaction wrote. */
+    readRequest(id: string): RequestSchema | undefined {
+        const row = this.st.json.get(this.seq(), id);
+        return row && parseRequest<RequestSchema>(row.json);
+    }
+
+    /**
+     * Makes a handled request pending again at the back of the queue, unlocked and stored as given
+     * (without `handledAt`), or adds it when it is not here; a pending one is left as it is.
+     * Synchronous, so it can share the caller's transaction (re-queueing a dead-letter entry with
+     * its removal, store/deadLetterStore.ts).
+     */
+    requeue(request: RequestSchema): 'requeued' | 'added' | 'pending' {
+        if (isHandled(request)) throw new Error('A request to re-queue must not have handledAt.');
+        return this.mutate((m) => {
+            const { id, json } = serialize(request);
+            const existing = this.st.state.get(m.queue.seq, id);
+            if (!existing) {
+                this.insert(m, request, false);
+                return 'added';
+            }
+            if (existing.order_no !== null) return 'pending';
+            const retryAt = waitingUntil(request, m.now);
+            this.st.rewrite.run(this.position(m, false), retryAt ?? null, retryAt ? RETRY_WAIT : null, json, existing.rowid);
+            m.handledCount -= 1;
+            m.modified = true;
+            return 'requeued';
         });
     }
 
@@ -205,6 +275,19 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
             if (existing.order_no === null) m.handledCount -= 1;
             m.modified = true;
         });
+    }
+
+    /**
+     * Frees every lock in this queue except retry waits: for a run resuming after its process died
+     * holding them. Never while another process crawls from this queue. Returns how many.
+     */
+    releaseLocks(): number {
+        return this.mutate(() => this.st.releaseQueueLocks.run(this.seq(), RETRY_WAIT).changes);
+    }
+
+    /** The URL of every request in the queue, handled or not, read lazily. */
+    urls(): IterableIterator<string> {
+        return this.st.urls.iterate(this.seq()) as IterableIterator<string>;
     }
 
     private insert(m: Mutation, request: RequestSchema, forefront: boolean): ProcessedRequest {
@@ -223,11 +306,15 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
         return { requestId: id, uniqueKey, wasAlreadyPresent: false, wasAlreadyHandled: false };
     }
 
-    /** The next position at the back (+n) or the front (-n): later forefront requests come first. */
+    /**
+     * The next position at the back (+n) or the front (-n): later forefront requests come first.
+     * In random order, a place at the back is drawn at random among the pending ones.
+     */
     private position(m: Mutation, forefront: boolean): number {
         const n = m.nextOrder++;
         m.modified = true;
-        return forefront ? -n : n;
+        if (forefront) return -n;
+        return this.randomOrder ? 1 + Math.floor(Math.random() * RANDOM_POSITIONS) : n;
     }
 
     /** The request, if this client may lock, prolong or unlock it. */
@@ -280,6 +367,12 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
     }
 }
 
+/** The SQLite client behind a Crawlee RequestQueue; throws when the queue is on another storage. */
+export function sqliteClientOf(queue: { client: unknown; name?: string; id: string }): SqliteRequestQueueClient {
+    if (!(queue.client instanceof SqliteRequestQueueClient)) throw new Error(`queue ${queue.name ?? queue.id} is not on the SQLite storage`);
+    return queue.client;
+}
+
 export class SqliteRequestQueueCollectionClient implements RequestQueueCollectionClient {
     constructor(private readonly db: SqliteDb) {}
 
@@ -319,6 +412,15 @@ function serialize(request: RequestSchema): { id: string; json: string } {
 
 function isHandled(request: RequestSchema): boolean {
     return Boolean(request.handledAt);
+}
+
+/** Positions a random-order request can draw: far more than requests, so ties are rare (and harmless). */
+const RANDOM_POSITIONS = 2 ** 48;
+
+/** The request's retry time when it is still to come. */
+function waitingUntil(request: RequestSchema, now: number): number | undefined {
+    const retryAt = (request.userData as { retryAt?: unknown } | undefined)?.retryAt;
+    return typeof retryAt === 'number' && retryAt > now ? retryAt : undefined;
 }
 
 /** The stored request, without null fields (as memory-storage returns it). */

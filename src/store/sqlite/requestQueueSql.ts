@@ -36,8 +36,8 @@ function prepare(db: SqliteDb) {
             'SELECT rowid, order_no, locked_until, locked_by FROM requests WHERE queue_seq = ? AND id = ?',
         ),
         json: db.prepare<[number, string], { json: string }>('SELECT json FROM requests WHERE queue_seq = ? AND id = ?'),
-        rewrite: db.prepare<[number | null, string, number]>(
-            'UPDATE requests SET order_no = ?, locked_until = NULL, locked_by = NULL, json = ? WHERE rowid = ?',
+        rewrite: db.prepare<[number | null, number | null, string | null, string, number]>(
+            'UPDATE requests SET order_no = ?, locked_until = ?, locked_by = ?, json = ? WHERE rowid = ?',
         ),
         setLock: db.prepare<[number, number | null, string | null, number]>(
             'UPDATE requests SET order_no = ?, locked_until = ?, locked_by = ? WHERE rowid = ?',
@@ -62,9 +62,15 @@ function prepare(db: SqliteDb) {
                 last_client_key = @clientKey
              WHERE seq = @seq`,
         ),
+        releaseQueueLocks: db.prepare<[number, string]>(
+            'UPDATE requests SET locked_until = NULL, locked_by = NULL WHERE queue_seq = ? AND locked_until IS NOT NULL AND locked_by IS NOT ?',
+        ),
+        urls: db.prepare<[number], string>("SELECT json_extract(json, '$.url') FROM requests WHERE queue_seq = ?").pluck(),
         deleteRequests: db.prepare<[number]>('DELETE FROM requests WHERE queue_seq = ?'),
         deleteQueue: db.prepare<[number]>('DELETE FROM request_queues WHERE seq = ?'),
-        releaseLocks: db.prepare('UPDATE requests SET locked_until = NULL, locked_by = NULL WHERE locked_until IS NOT NULL'),
+        releaseLocks: db.prepare<[string]>(
+            'UPDATE requests SET locked_until = NULL, locked_by = NULL WHERE locked_until IS NOT NULL AND locked_by IS NOT ?',
+        ),
         // One transaction wrapper, given the work as a closure; `.immediate()` takes the write lock
         // up front so two processes never deadlock upgrading a read to a write.
         transaction: db.transaction((work: () => unknown) => work()),
@@ -79,9 +85,16 @@ export function statements(db: SqliteDb) {
 }
 
 /**
+ * The `locked_by` of a request waiting for its retry time: held by no client, so no client can
+ * prolong or release it, and offered again once `locked_until` passes.
+ */
+export const RETRY_WAIT = '(retry wait)';
+
+/**
  * Frees every request lock in the database: for a single process resuming after a crash, whose
- * dead predecessor's locks would otherwise hold their requests until they expire.
+ * dead predecessor's locks would otherwise hold their requests until they expire. Requests
+ * waiting for their retry time keep waiting.
  */
 export function releaseAllLocks(db: SqliteDb): number {
-    return statements(db).releaseLocks.run().changes;
+    return statements(db).releaseLocks.run(RETRY_WAIT).changes;
 }

@@ -40,6 +40,8 @@ export interface SqliteStorageClientOptions {
      * Default: false.
      */
     releaseLocksOnOpen?: boolean;
+    /** Hand out the requests of every queue in random order (see SqliteRequestQueueOptions). Default: false. */
+    randomOrder?: boolean;
     /** Write key-value stores to disk (memory-storage's `persistStorage`). Default: true. */
     persistKeyValueStores?: boolean;
     /** How long (ms) to wait for another process's write lock on the database. Default: 5000. */
@@ -52,12 +54,14 @@ export class SqliteStorageClient implements StorageClient {
     readonly storageDir: string;
     readonly db: SqliteDb;
     private readonly keyValueStorage: MemoryStorage;
+    private readonly randomOrder: boolean;
     private closed = false;
 
     constructor(options: SqliteStorageClientOptions = {}) {
         this.storageDir = resolve(options.storageDir ?? process.env.CRAWLEE_STORAGE_DIR ?? './storage');
         this.db = openDatabase(this.storageDir, { busyTimeoutMs: options.busyTimeoutMs, cacheSizeMb: options.cacheSizeMb });
         if (options.releaseLocksOnOpen) releaseAllLocks(this.db);
+        this.randomOrder = options.randomOrder ?? false;
         this.keyValueStorage = new MemoryStorage({
             localDataDirectory: this.storageDir,
             persistStorage: options.persistKeyValueStores ?? true,
@@ -69,7 +73,7 @@ export class SqliteStorageClient implements StorageClient {
     }
 
     requestQueue(id: string, options?: RequestQueueOptions): RequestQueueClient {
-        return new SqliteRequestQueueClient(this.db, id, options);
+        return new SqliteRequestQueueClient(this.db, id, options, { randomOrder: this.randomOrder });
     }
 
     datasets(): DatasetCollectionClient {

@@ -1,0 +1,106 @@
+/**
+ * A site's stores for one run, fresh or resumed.
+ *
+ * A run resumes when the storage dir holds an unfinished run of the site: requests still pending
+ * in its queues (the run was killed or stopped, or dead-letter entries were re-queued). It counts
+ * on from the saved counters, rebuilds the seen-set from the queues and the saved canonical
+ * claims, frees the locks its dead predecessor held (retry waits keep waiting) and keeps what was
+ * stored. Otherwise — or with `fresh` — the site's queues, datasets, raw pages and run state are
+ * emptied first. Only one process may crawl a site from a storage dir at a time.
+ */
+import { type Configuration, Dataset } from '@crawlee/core';
+import { BloomSeenSet } from '../frontier/bloomSeenSet.js';
+import { urlKey } from '../frontier/normalize.js';
+import { MemorySeenSet, type SeenSet } from '../frontier/seenSet.js';
+import { RunStats } from '../monitor/stats.js';
+import { openStorage, type StoreNames, storeNames } from './datasets.js';
+import { RawStore } from './rawStore.js';
+import { RunState } from './runState.js';
+import { BoundedRequestQueue } from './sqlite/boundedRequestQueue.js';
+import { sqliteClientOf } from './sqlite/requestQueueClient.js';
+import type { SqliteStorageClient } from './sqlite/storageClient.js';
+
+export interface SiteStoresOptions {
+    site: string;
+    storageDir: string;
+    /** Start over even when an unfinished run is found. Default: false (resume it). */
+    fresh?: boolean;
+    /** Hand out queued requests in random order (see SqliteRequestQueueOptions). Default: false. */
+    randomOrder?: boolean;
+    /** `exact` (default) or `bloom`: a fixed-memory filter sized by `expectedUrls` and `bloomErrorRate`. */
+    seenSet?: 'exact' | 'bloom';
+    expectedUrls?: number;
+    bloomErrorRate?: number;
+}
+
+export interface SiteStores {
+    names: StoreNames;
+    config: Configuration;
+    storage: SqliteStorageClient;
+    httpQueue: BoundedRequestQueue;
+    browserQueue: BoundedRequestQueue;
+    raw: RawStore;
+    runState: RunState;
+    stats: RunStats;
+    seenSet: SeenSet;
+    /** What was found of an unfinished run, when this one resumes it. */
+    resumed?: { pending: number; handled: number; locksReleased: number };
+}
+
+export async function openSiteStores(options: SiteStoresOptions): Promise<SiteStores> {
+    const { site, storageDir } = options;
+    const names = storeNames(site);
+    const { config, storage } = openStorage(storageDir, { randomOrder: options.randomOrder });
+    const runState = new RunState(storage.db, site);
+    const queues = (await storage.requestQueues().list()).items.filter((queue) => queue.name === names.httpQueue || queue.name === names.browserQueue);
+    const pending = queues.reduce((sum, queue) => sum + queue.pendingRequestCount!, 0);
+    const resuming = pending > 0 && !options.fresh;
+    if (!resuming) await purge(site, storageDir, config, runState);
+
+    const httpQueue = await BoundedRequestQueue.open(names.httpQueue, { config });
+    const browserQueue = await BoundedRequestQueue.open(names.browserQueue, { config });
+    for (const name of [names.items, names.quarantine, names.deadLetter]) await Dataset.open(name, { config });
+    const raw = await RawStore.open({ storageDir, site });
+    const seenSet =
+        options.seenSet === 'bloom'
+            ? new BloomSeenSet({ expectedItems: options.expectedUrls, falsePositiveRate: options.bloomErrorRate })
+            : new MemorySeenSet();
+    const stores = { names, config, storage, httpQueue, browserQueue, raw, runState, seenSet };
+    if (!resuming) return { ...stores, stats: new RunStats() };
+
+    const saved = runState.loadStats();
+    let locksReleased = 0;
+    for (const queue of [httpQueue, browserQueue]) {
+        const client = sqliteClientOf(queue);
+        locksReleased += client.releaseLocks();
+        await addInBatches(seenSet, client.urls());
+    }
+    await seenSet.add(runState.claims());
+    const handled = queues.reduce((sum, queue) => sum + queue.handledRequestCount, 0);
+    return { ...stores, stats: saved ? RunStats.resume(saved) : new RunStats(), resumed: { pending, handled, locksReleased } };
+}
+
+/** Empties the site's queues, datasets, raw pages and run state. */
+async function purge(site: string, storageDir: string, config: Configuration, runState: RunState): Promise<void> {
+    const names = storeNames(site);
+    for (const name of [names.httpQueue, names.browserQueue]) {
+        await (await BoundedRequestQueue.open(name, { config })).drop();
+    }
+    for (const name of [names.items, names.quarantine, names.deadLetter]) {
+        await (await Dataset.open(name, { config })).drop();
+    }
+    await RawStore.purge({ storageDir, site });
+    runState.clear();
+}
+
+async function addInBatches(seenSet: SeenSet, urls: Iterable<string>, batchSize = 10_000): Promise<void> {
+    let batch: string[] = [];
+    for (const url of urls) {
+        batch.push(urlKey(url));
+        if (batch.length === batchSize) {
+            await seenSet.add(batch);
+            batch = [];
+        }
+    }
+    await seenSet.add(batch);
+}

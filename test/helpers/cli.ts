@@ -1,0 +1,49 @@
+/**
+ * The command line as a user runs it: `node --import tsx src/main.ts ...` in a child process.
+ * Every option's variable (as `--help` names them) is set empty: dotenv never overrides a variable
+ * that is set and the CLI reads empty as unset, so neither the caller's environment nor a
+ * developer's `.env` can change the outcome.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { helpText } from '../../src/config.js';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** A hang fails the test instead of blocking the suite. */
+const CHILD_TIMEOUT_MS = 120_000;
+
+export interface CliResult {
+    code: number | null;
+    signal: NodeJS.Signals | null;
+    stdout: string;
+    stderr: string;
+}
+
+export interface RunningCli {
+    child: ChildProcess;
+    /** Resolves when the process has exited. */
+    result: Promise<CliResult>;
+}
+
+/** Starts the CLI with `args`; `env` adds to the cleaned environment. */
+export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): RunningCli {
+    const childEnv: NodeJS.ProcessEnv = { ...process.env };
+    for (const [, name] of helpText().matchAll(/env: ([A-Z_]+)/g)) childEnv[name as string] = '';
+    childEnv.LOG_LEVEL = 'warn';
+    Object.assign(childEnv, env);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: ROOT, env: childEnv, timeout: CHILD_TIMEOUT_MS });
+    const result = new Promise<CliResult>((resolve, reject) => {
+        let stdout = '';
+        let stderr = '';
+        child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+        child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+        child.on('error', reject);
+        child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    });
+    return { child, result };
+}
+
+/** Runs the CLI to its end. */
+export function runCli(args: string[], env?: NodeJS.ProcessEnv): Promise<CliResult> {
+    return startCli(args, env).result;
+}

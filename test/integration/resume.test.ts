@@ -1,0 +1,113 @@
+/**
+ * Crash-safe resume: the CLI, crawling the fixture shop from another process, is killed with
+ * SIGKILL three times at random points and started again on the same storage dir each time; it
+ * must end with exactly the shop's products, each stored once, and no product page fetched more
+ * than twice. SIGINT must stop it gracefully: pages in flight finish, the summary is printed, and
+ * the next run finishes the job without fetching any product page again.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, it, type TestContext } from 'node:test';
+
+import type { RunSummary } from '../../src/monitor/summary.js';
+import type { StoredItem } from '../../src/store/records.js';
+import { startCli } from '../helpers/cli.js';
+import { readDataset } from '../helpers/stores.js';
+import { startShop, type Shop } from '../site/shop.js';
+
+const PRODUCTS = 600;
+const MAX_CONCURRENCY = 10;
+
+async function setUp(t: TestContext): Promise<{ shop: Shop; storageDir: string; args: string[] }> {
+    const shop = await startShop({ seed: 21, products: PRODUCTS, scriptOnlyRate: 0, transientFailureRate: 0.02, notFoundLinks: 2, latencyMs: 5 });
+    const storageDir = await mkdtemp(join(tmpdir(), 'dragnet-resume-'));
+    t.after(async () => {
+        await shop.close();
+        await rm(storageDir, { recursive: true, force: true });
+    });
+    const args = [
+        '--site', 'demo-shop',
+        '--start-url', `${shop.url}/`,
+        '--storage-dir', storageDir,
+        '--max-concurrency', String(MAX_CONCURRENCY),
+        '--retry-base-delay', '0.1',
+        '--summary-json', join(storageDir, 'summary.json'),
+    ];
+    return { shop, storageDir, args };
+}
+
+/** Successful product page fetches so far. */
+function productPagesServed(shop: Shop): number {
+    const stats = shop.stats();
+    return shop.products.reduce((sum, product) => sum + (stats.byPath[product.path]?.['200'] ?? 0), 0);
+}
+
+/** Waits until the shop has served `pages` more product pages than `from`. */
+async function waitForProgress(shop: Shop, from: number, pages: number): Promise<void> {
+    const deadline = Date.now() + 60_000;
+    while (productPagesServed(shop) < from + pages) {
+        if (Date.now() > deadline) throw new Error('the crawl made no progress');
+        await sleep(5);
+    }
+}
+
+async function assertEveryProductOnce(shop: Shop, storageDir: string): Promise<StoredItem[]> {
+    const items = await readDataset<StoredItem>(storageDir, 'demo-shop');
+    const urls = items.map((item) => item._url);
+    assert.equal(new Set(urls).size, urls.length, 'no product stored twice');
+    assert.deepEqual([...urls].sort(), shop.products.map((product) => `${shop.url}${product.path}`).sort(), 'exactly the shop\'s products');
+    return items;
+}
+
+describe('crash-safe resume', () => {
+    it('killed with SIGKILL three times at random points and resumed each time, ends with every product once, none fetched more than twice', async (t) => {
+        const { shop, storageDir, args } = await setUp(t);
+        for (let kill = 1; kill <= 3; kill++) {
+            const { child, result } = startCli(args);
+            // Somewhere in the next 30..170 product pages: early, mid-batch, or between pages.
+            await waitForProgress(shop, productPagesServed(shop), 30 + Math.floor(Math.random() * 140));
+            child.kill('SIGKILL');
+            const { signal } = await result;
+            assert.equal(signal, 'SIGKILL');
+        }
+        assert.ok(productPagesServed(shop) < PRODUCTS, 'the kills came before the crawl was done');
+
+        const final = await startCli(args).result;
+        assert.equal(final.code, 0, final.stderr);
+        await assertEveryProductOnce(shop, storageDir);
+
+        const stats = shop.stats();
+        const fetchedTwice = shop.products.filter((product) => (stats.byPath[product.path]?.['200'] ?? 0) > 1);
+        for (const product of shop.products) {
+            assert.ok((stats.byPath[product.path]?.['200'] ?? 0) <= 2, `${product.path}: ${JSON.stringify(stats.byPath[product.path])}`);
+        }
+        // Only pages in flight at a kill are fetched again: at most the concurrency per kill.
+        assert.ok(fetchedTwice.length <= 3 * MAX_CONCURRENCY, `${fetchedTwice.length} product pages fetched twice`);
+
+        const summary = JSON.parse(await readFile(join(storageDir, 'summary.json'), 'utf8')) as RunSummary;
+        assert.equal(summary.resumed?.sessions, 3);
+        assert.equal(summary.items.stored, PRODUCTS, 'counters carried over the kills agree with the dataset');
+    });
+
+    it('SIGINT stops gracefully with a summary; the next run finishes without fetching any product page again', async (t) => {
+        const { shop, storageDir, args } = await setUp(t);
+        const { child, result } = startCli(args);
+        await waitForProgress(shop, 0, 150);
+        child.kill('SIGINT');
+        const stopped = await result;
+        assert.equal(stopped.code, 130, stopped.stderr);
+        assert.match(stopped.stdout, /stopped by SIGINT/);
+        assert.match(stopped.stdout, /resume {5}run the same command again/);
+        assert.ok(productPagesServed(shop) < PRODUCTS);
+
+        const final = await startCli(args).result;
+        assert.equal(final.code, 0, final.stderr);
+        assert.match(final.stdout, /session 2/);
+        await assertEveryProductOnce(shop, storageDir);
+        const stats = shop.stats();
+        for (const product of shop.products) assert.equal(stats.byPath[product.path]?.['200'], 1, product.path);
+    });
+});

@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it, type TestContext } from 'node:test';
+
+import { deadLetterOutcome } from '../../src/frontier/deadLetter.js';
+import { urlKey } from '../../src/frontier/normalize.js';
+import { Outcomes } from '../../src/store/outcomes.js';
+import type { StoredItem } from '../../src/store/records.js';
+import { openSiteStores, type SiteStores } from '../../src/store/siteStores.js';
+import { readDataset } from '../helpers/stores.js';
+
+const SITE = 'outcome-site';
+const url = (path: string) => `http://127.0.0.1:9/${path}`;
+
+async function storageDir(t: TestContext): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'dragnet-outcomes-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    return dir;
+}
+
+function item(path: string): StoredItem {
+    return { title: path, _url: url(path), _route: 'product', _rawKey: 'k', _renderer: 'http', _fetchedAt: new Date(0).toISOString() };
+}
+
+async function openStores(dir: string, options: { fresh?: boolean } = {}): Promise<SiteStores> {
+    return openSiteStores({ site: SITE, storageDir: dir, ...options });
+}
+
+describe('Outcomes', () => {
+    it('stores items and dead-letter entries with the request marked handled and the counters saved', async (t) => {
+        const dir = await storageDir(t);
+        const stores = await openStores(dir);
+        const outcomes = new Outcomes(stores);
+        await stores.httpQueue.addRequests(['a', 'b'].map((p) => ({ url: url(p) })));
+        const a = (await stores.httpQueue.fetchNextRequest())!;
+        outcomes.settle(stores.httpQueue, a, { items: [item('a')], count: (stats) => (stats.itemsStored += 1) });
+        const b = (await stores.httpQueue.fetchNextRequest())!;
+        outcomes.settle(
+            stores.httpQueue,
+            b,
+            deadLetterOutcome({ url: b.url, failureClass: 'permanent', reason: 'http-404', error: 'HTTP 404', attempts: 1, stage: 'http' }),
+        );
+        assert.equal((await stores.httpQueue.getInfo())?.handledRequestCount, 2);
+        assert.deepEqual(stores.runState.loadStats()?.counters.itemsStored, 1);
+        assert.deepEqual(stores.runState.loadStats()?.counters.deadLetterReasons, { 'http-404': 1 });
+        await stores.storage.close();
+        assert.deepEqual((await readDataset(dir, SITE)).map((i) => i._url), [url('a')]);
+        assert.deepEqual((await readDataset(dir, `${SITE}-dead-letter`)).map((e) => [e.url, e.reason]), [[url('b'), 'http-404']]);
+    });
+
+    it('stores nothing and leaves the request pending when the outcome cannot be stored', async (t) => {
+        const dir = await storageDir(t);
+        const stores = await openStores(dir);
+        const outcomes = new Outcomes(stores);
+        await stores.httpQueue.addRequest({ url: url('a') });
+        const a = (await stores.httpQueue.fetchNextRequest())!;
+        const unstorable = { ...item('a'), size: 10n } as unknown as StoredItem; // JSON.stringify throws on a BigInt
+        assert.throws(() => outcomes.settle(stores.httpQueue, a, { items: [item('ok'), unstorable], count: (stats) => (stats.itemsStored += 2) }));
+        assert.equal((await stores.httpQueue.getInfo())?.handledRequestCount, 0);
+        assert.equal(stores.stats.itemsStored, 0);
+        await stores.storage.close();
+        assert.deepEqual(await readDataset(dir, SITE), []);
+    });
+});
+
+describe('openSiteStores', () => {
+    it('resumes an unfinished run: counters, stored items, the seen-set and claims are back; stale locks are freed', async (t) => {
+        const dir = await storageDir(t);
+        const first = await openStores(dir);
+        const outcomes = new Outcomes(first);
+        await first.httpQueue.addRequests(['a', 'b', 'c'].map((p) => ({ url: url(p) })));
+        first.stats.admitted = 3;
+        const a = (await first.httpQueue.fetchNextRequest())!;
+        outcomes.settle(first.httpQueue, a, { items: [item('a')], claim: urlKey(url('canonical-of-a')), count: (stats) => (stats.itemsStored += 1) });
+        await first.httpQueue.fetchNextRequest(); // b in flight when the process dies
+        await first.storage.close();
+
+        const resumed = await openStores(dir);
+        t.after(() => resumed.storage.close());
+        assert.deepEqual(resumed.resumed, { pending: 2, handled: 1, locksReleased: 2 });
+        assert.equal(resumed.stats.admitted, 3);
+        assert.equal(resumed.stats.itemsStored, 1);
+        assert.equal(resumed.stats.sessions, 1);
+        assert.deepEqual(await resumed.seenSet.add(['a', 'b', 'c', 'canonical-of-a', 'new'].map((p) => urlKey(url(p)))), [false, false, false, false, true]);
+        const left: string[] = [];
+        for (let r = await resumed.httpQueue.fetchNextRequest(); r; r = await resumed.httpQueue.fetchNextRequest()) left.push(r.url);
+        assert.deepEqual(left, ['b', 'c'].map(url));
+        assert.equal((await readDataset(dir, SITE)).length, 1);
+    });
+
+    it('starts fresh when the last run finished, or when asked to', async (t) => {
+        const dir = await storageDir(t);
+        const first = await openStores(dir);
+        await first.httpQueue.addRequest({ url: url('a') });
+        new Outcomes(first).settle(first.httpQueue, (await first.httpQueue.fetchNextRequest())!, { items: [item('a')] });
+        await first.storage.close();
+
+        const afterFinished = await openStores(dir);
+        assert.equal(afterFinished.resumed, undefined);
+        assert.equal((await afterFinished.httpQueue.getInfo())?.totalRequestCount, 0);
+        await afterFinished.httpQueue.addRequest({ url: url('b') });
+        await afterFinished.storage.close();
+
+        const forced = await openStores(dir, { fresh: true });
+        t.after(() => forced.storage.close());
+        assert.equal(forced.resumed, undefined);
+        assert.equal((await forced.httpQueue.getInfo())?.totalRequestCount, 0);
+        assert.equal(forced.runState.loadStats(), undefined);
+        assert.deepEqual(await readDataset(dir, SITE), []);
+    });
+});
