@@ -3,7 +3,9 @@
  * one seed so a test knows the truth about every page before it crawls a single one.
  *
  * Everything random comes from one mulberry32 stream consumed in a fixed order, so the same
- * options always give the same catalog (and a different seed gives a different one).
+ * options always give the same catalog (and a different seed gives a different one). Options
+ * added later (persistent failures, Retry-After products) draw from streams of their own, derived
+ * from the same seed, so turning them on never shifts the main stream's draws.
  */
 
 export interface ProductTruth {
@@ -24,12 +26,15 @@ export interface ProductTruth {
     category: string;
     /** Title and price are filled in only by an inline script. */
     scriptOnly: boolean;
-    /** The first request to `path` fails (503 or connection reset). */
+    /** The first request to `path` fails (503, connection reset or hang; see `CatalogOptions.transientFailureKinds`). */
     transientFailure: boolean;
 }
 
-/** How a product's first request fails. */
-export type TransientFailure = '503' | 'reset';
+/**
+ * How a product's first request fails: `'503'` answers 503, `'reset'` destroys the socket without
+ * a response, `'hang'` accepts the request and never answers.
+ */
+export type TransientFailure = '503' | 'reset' | 'hang';
 
 export interface Category {
     name: string;
@@ -40,10 +45,11 @@ export interface Category {
     pageCount: number;
 }
 
-/** A listing card pointing at a product that does not exist (any more). */
+/** A listing card pointing at a product that does not exist (any more), or (503) at one that always fails. */
 export interface DeadLink {
     path: string;
-    status: 404 | 410;
+    /** 404 or 410 for a product that does not exist; 503 for a persistent failure. */
+    status: 404 | 410 | 503;
     title: string;
     price: number;
     /** Where the card sits: category slug, listing page (1-based) and card position on it. */
@@ -59,7 +65,13 @@ export interface CatalogOptions {
     productsPerPage: number;
     scriptOnlyRate: number;
     transientFailureRate: number;
+    /** The kinds the transiently failing products cycle through, in pick order. */
+    transientFailureKinds: readonly TransientFailure[];
     notFoundLinks: number;
+    /** Listing-page links to `/products/broken-<n>`, which always answer 503. */
+    persistentFailures: number;
+    /** Share of all products (taken from those without a transient failure) whose first request gets Retry-After. */
+    retryAfterRate: number;
 }
 
 export interface Catalog {
@@ -72,12 +84,19 @@ export interface Catalog {
     /** How each transiently failing product path fails. */
     transientFailures: Map<string, TransientFailure>;
     deadLinks: DeadLink[];
+    /** Listing cards whose path always answers 503 (`status` 503). */
+    persistentFailures: DeadLink[];
+    /** Product paths whose first request is answered with a Retry-After header; none fails transiently. */
+    retryAfterPaths: string[];
 }
 
 const FEATURED_COUNT = 5;
 const RELATED_COUNT = 3;
 /** Share of products that are out of stock. */
 const OUT_OF_STOCK_RATE = 0.15;
+/** Ids of the separate random streams (see `substream`). */
+const PERSISTENT_FAILURE_STREAM = 1;
+const RETRY_AFTER_STREAM = 2;
 
 const CATEGORY_NAMES = [
     'Kitchen', 'Garden', 'Lighting', 'Office', 'Outdoor', 'Bath',
@@ -112,6 +131,11 @@ export function mulberry32(seed: number): () => number {
 
 type Random = () => number;
 
+/** A stream of its own for the given seed, independent of `mulberry32(seed)` and of the other ids. */
+function substream(seed: number, id: number): Random {
+    return mulberry32((seed ^ Math.imul(id, 0x9e3779b9)) >>> 0);
+}
+
 export function buildCatalog(options: CatalogOptions): Catalog {
     const random = mulberry32(options.seed);
     const categories = buildCategories(options.categories);
@@ -131,14 +155,17 @@ export function buildCatalog(options: CatalogOptions): Catalog {
         category.pageCount = Math.max(1, Math.ceil(category.products.length / options.productsPerPage));
     }
 
+    const kinds = options.transientFailureKinds;
     return {
         categories,
         products,
         featured: shuffled(random, products).slice(0, FEATURED_COUNT),
         related: pickRelated(random, categories, products),
-        // Alternate in pick order so the failures split half 503, half reset.
-        transientFailures: new Map(failing.map((id, i) => [products[id - 1]!.path, i % 2 === 0 ? '503' : 'reset'])),
+        // Cycle through the kinds in pick order, so ['503', 'reset'] splits the failures half and half.
+        transientFailures: new Map(failing.map((id, i) => [products[id - 1]!.path, kinds[i % kinds.length]!])),
         deadLinks: placeDeadLinks(random, categories, options),
+        persistentFailures: placePersistentFailures(substream(options.seed, PERSISTENT_FAILURE_STREAM), categories, options),
+        retryAfterPaths: pickRetryAfter(substream(options.seed, RETRY_AFTER_STREAM), products, failingIds, options.retryAfterRate),
     };
 }
 
@@ -211,15 +238,40 @@ function pickRelated(random: Random, categories: Category[], products: ProductTr
  * or more, the rest 404.
  */
 function placeDeadLinks(random: Random, categories: Category[], options: CatalogOptions): DeadLink[] {
+    const count = options.notFoundLinks;
+    return placeListingLinks(random, categories, options, count, (i) => ({
+        path: `/products/discontinued-${i + 1}`,
+        status: count >= 2 && i === count - 1 ? 410 : 404,
+    }));
+}
+
+/**
+ * The persistent failures, `/products/broken-<n>` (n from 1), placed like the dead links (evenly
+ * over the listing pages, at a random position among the product cards); they always answer 503.
+ */
+function placePersistentFailures(random: Random, categories: Category[], options: CatalogOptions): DeadLink[] {
+    return placeListingLinks(random, categories, options, options.persistentFailures, (i) => ({
+        path: `/products/broken-${i + 1}`,
+        status: 503,
+    }));
+}
+
+/** `count` cards spread evenly over all listing pages, each with a random title, price and position. */
+function placeListingLinks(
+    random: Random,
+    categories: Category[],
+    options: CatalogOptions,
+    count: number,
+    target: (i: number) => Pick<DeadLink, 'path' | 'status'>,
+): DeadLink[] {
     const pages = categories.flatMap((category) =>
         Array.from({ length: category.pageCount }, (_, i) => ({ category, page: i + 1 })),
     );
-    return Array.from({ length: options.notFoundLinks }, (_, i) => {
-        const { category, page } = pages[Math.floor((i * pages.length) / options.notFoundLinks)]!;
+    return Array.from({ length: count }, (_, i) => {
+        const { category, page } = pages[Math.floor((i * pages.length) / count)]!;
         const cardsOnPage = category.products.slice((page - 1) * options.productsPerPage, page * options.productsPerPage).length;
         return {
-            path: `/products/discontinued-${i + 1}`,
-            status: options.notFoundLinks >= 2 && i === options.notFoundLinks - 1 ? 410 : 404,
+            ...target(i),
             title: `${pick(random, ADJECTIVES)} ${pick(random, MATERIALS)} ${pick(random, NOUNS)}`,
             price: randomPrice(random),
             categorySlug: category.slug,
@@ -227,6 +279,16 @@ function placeDeadLinks(random: Random, categories: Category[], options: Catalog
             position: Math.floor(random() * (cardsOnPage + 1)),
         };
     });
+}
+
+/**
+ * `Math.round(rate * products.length)` product paths (at most as many as there are products
+ * without a transient failure), none of them failing transiently, in random order.
+ */
+function pickRetryAfter(random: Random, products: ProductTruth[], failingIds: ReadonlySet<number>, rate: number): string[] {
+    if (rate === 0) return [];
+    const candidates = products.filter((p) => !failingIds.has(p.id));
+    return shuffled(random, candidates).slice(0, Math.round(rate * products.length)).map((p) => p.path);
 }
 
 /** `Math.round(rate * count)` distinct ids from 1..count, in random order. */

@@ -42,15 +42,21 @@ ${featured}
 </section>`);
 }
 
-/** One page of a category listing, with the dead links that sit on it mixed in among the cards. */
+/**
+ * One page of a category listing, with the dead links and persistent failures that sit on it
+ * mixed in among the cards.
+ */
 export function listingPage(catalog: Catalog, category: Category, page: number, productsPerPage: number): string {
     const start = (page - 1) * productsPerPage;
     const onPage = category.products.slice(start, start + productsPerPage);
     const cards = onPage.map((product, i) => productCard(product, (i + 1) % 4 === 0));
-    const deadLinks = catalog.deadLinks.filter((d) => d.categorySlug === category.slug && d.page === page);
-    // Insert from the back so earlier positions stay valid.
-    for (const deadLink of [...deadLinks].sort((a, b) => b.position - a.position)) {
-        cards.splice(deadLink.position, 0, deadCard(deadLink));
+    // Dead links first, then persistent failures: with none of the latter the page is what it always was.
+    for (const links of [catalog.deadLinks, catalog.persistentFailures]) {
+        const here = links.filter((d) => d.categorySlug === category.slug && d.page === page);
+        // Insert from the back so earlier positions stay valid.
+        for (const deadLink of here.sort((a, b) => b.position - a.position)) {
+            cards.splice(deadLink.position, 0, deadCard(deadLink));
+        }
     }
     const shown = onPage.length === 0 ? 'No products yet.' : `Showing ${start + 1}–${start + onPage.length} of ${category.products.length}`;
     return layout(catalog, category.name, `
@@ -129,6 +135,12 @@ export function unavailablePage(catalog: Catalog): string {
 <p>The shop is busy right now. Please try again in a moment.</p>`);
 }
 
+export function tooManyRequestsPage(catalog: Catalog): string {
+    return layout(catalog, 'Too many requests', `
+<h1>Slow down</h1>
+<p>You are sending requests too quickly. Please wait a moment and try again.</p>`);
+}
+
 export const robotsTxt = 'User-agent: *\nDisallow: /admin/\n';
 
 /** The document around every page: head, header with the category nav, footer. */
@@ -174,7 +186,7 @@ function productCard(product: ProductTruth, withReviewsLink: boolean): string {
 </article>`;
 }
 
-/** A card that looks like any other but points at a product that does not exist. */
+/** A card that looks like any other but points at a product that does not exist (or always fails). */
 function deadCard(deadLink: DeadLink): string {
     return `<article class="product-card">
   <a class="product-link" href="${escapeHtml(deadLink.path + LISTING_TRACKING)}"><h2 class="card-title">${escapeHtml(deadLink.title)}</h2></a>

@@ -3,18 +3,24 @@
  * the `npm start` demo. It is generated from a seed (see catalog.ts), so a test knows every
  * product a crawl should find, and it misbehaves the way real shops do: redirects, tracking
  * parameters, duplicate links, a robots.txt, dead links, pages that need a browser, and
- * requests that fail once and then succeed.
+ * requests that fail once and then succeed. Opt-in failure modes for retry tests: requests that
+ * hang, links that always fail, and products that ask the client to come back after Retry-After.
  *
  * Every request except `GET /__stats` is counted by pathname and status (`'reset'` for a
- * dropped connection); `/__stats` serves the counts as JSON for tests in another process.
+ * dropped connection, `'hang'` for a request never answered), with its arrival time;
+ * `/__stats` serves the counts as JSON for tests in another process.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { buildCatalog, type Catalog, type ProductTruth } from './catalog.js';
-import { adminPage, gonePage, homePage, listingPage, notFoundPage, productPage, robotsTxt, unavailablePage } from './pages.js';
+import { buildCatalog, type Catalog, type ProductTruth, type TransientFailure } from './catalog.js';
+import {
+    adminPage, gonePage, homePage, listingPage, notFoundPage, productPage, robotsTxt, tooManyRequestsPage, unavailablePage,
+} from './pages.js';
 
-export type { ProductTruth } from './catalog.js';
+export type { ProductTruth, TransientFailure } from './catalog.js';
+
+const TRANSIENT_FAILURE_KINDS: readonly TransientFailure[] = ['503', 'reset', 'hang'];
 
 export interface ShopOptions {
     /** Seed of the generated catalog; the same seed gives the same shop. Default: 1. */
@@ -33,8 +39,29 @@ export interface ShopOptions {
      * Default: 0.03.
      */
     transientFailureRate?: number;
+    /**
+     * How the `transientFailureRate` products fail, cycled through in pick order (so with
+     * `['503', 'reset']` half answer 503 and half have their connection reset). `'hang'`: the
+     * shop accepts the request and never answers — the socket stays open, no bytes are sent —
+     * until the client gives up or the shop closes; counted in the stats under `'hang'`. Every
+     * kind fails the product's first request only. Default: `['503', 'reset']`.
+     */
+    transientFailureKinds?: readonly TransientFailure[];
     /** Listing-page links to products that do not exist: 404, and the last one 410 Gone when there are 2 or more. Default: 5. */
     notFoundLinks?: number;
+    /**
+     * Listing-page links to `/products/broken-<n>` (n = 1, 2, …), product-like pages that answer
+     * 503 to every request, spread over the listing pages like the `notFoundLinks`. Not products:
+     * their paths are `Shop.persistentFailurePaths`. Default: 0.
+     */
+    persistentFailures?: number;
+    /**
+     * A share `rate` of the products (seeded; none of them a transient failure, so at most the
+     * products that are not) whose first request gets `status` with the header
+     * `Retry-After: <seconds>` (a whole number); later requests succeed. Their paths are
+     * `Shop.retryAfterPaths`. `status` defaults to 429. Default: none.
+     */
+    retryAfter?: { rate: number; seconds: number; status?: 429 | 503 };
     /** Delay before every response, in milliseconds (not before `/__stats`). Default: 0. */
     latencyMs?: number;
     /**
@@ -56,7 +83,7 @@ export interface ShopOptions {
 export interface ShopStats {
     /** Requests counted (all but `/__stats`). */
     total: number;
-    /** Pathname (no query) → status code as a string, or `'reset'` → count. */
+    /** Pathname (no query) → status code as a string, `'reset'` or `'hang'` → count. */
     byPath: Record<string, Record<string, number>>;
 }
 
@@ -68,31 +95,49 @@ export interface Shop {
     products: ProductTruth[];
     /** Paths of the dead product links on the listing pages. */
     notFoundPaths: string[];
+    /** Paths of the listing-page links that always answer 503, `/products/broken-<n>` (empty unless `persistentFailures`). */
+    persistentFailurePaths: string[];
+    /** Product paths whose first request gets a Retry-After answer, in pick order (empty unless `retryAfter`). */
+    retryAfterPaths: string[];
     /** Every listing page: `/category/<slug>` for page 1, `/category/<slug>?page=N` after it. */
     listingPaths: string[];
     stats(): ShopStats;
-    /** Zeroes the counts. Products that already failed once keep succeeding. */
+    /**
+     * `Date.now()` at the arrival of every counted request to `pathname` (no query), in arrival
+     * order; `[]` for a path never requested. A request that arrives but is dropped before it is
+     * counted (the client gave up during `latencyMs`) is not in it.
+     */
+    requestTimes(pathname: string): number[];
+    /** Zeroes the counts and forgets the arrival times. Products that already failed once keep succeeding. */
     resetStats(): void;
     close(): Promise<void>;
 }
 
-/** `rateLimit` stays optional: absent means no limit. */
-type ResolvedOptions = Required<Omit<ShopOptions, 'rateLimit'>>;
+/** `rateLimit` and `retryAfter` stay optional: absent means none. */
+type ResolvedOptions = Required<Omit<ShopOptions, 'rateLimit' | 'retryAfter'>>;
 
-/** A response: a status and a body, or a dropped connection. */
+/** A response: a status and a body, a dropped connection, or no answer at all. */
 type Reply =
-    | { status: number; body: string; contentType?: string; location?: string }
-    | { reset: true };
+    | { status: number; body: string; contentType?: string; location?: string; retryAfter?: number }
+    | { reset: true }
+    | { hang: true };
 
 const HTML = 'text/html; charset=utf-8';
 
 export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     const resolved = resolveOptions(options);
-    const catalog = buildCatalog(resolved);
+    const catalog = buildCatalog({ ...resolved, retryAfterRate: options.retryAfter?.rate ?? 0 });
     const productsByPath = new Map(catalog.products.map((p) => [p.path, p]));
     const categoriesByPath = new Map(catalog.categories.map((c) => [c.path, c]));
     const deadLinksByPath = new Map(catalog.deadLinks.map((d) => [d.path, d]));
+    const persistentFailurePaths = new Set(catalog.persistentFailures.map((d) => d.path));
+    const retryAfterPaths = new Set(catalog.retryAfterPaths);
+    /** Products whose first request has had its transient failure or Retry-After answer. */
     const failedOnce = new Set<string>();
+    /** Responses of the requests left hanging, so close() can drop them. */
+    const hanging = new Set<ServerResponse>();
+    /** Arrival times by pathname, for `requestTimes`. */
+    let arrivals = new Map<string, number[]>();
     let productPagesServed = 0;
     /** Requests being served now, for `rateLimit`. */
     let serving = 0;
@@ -121,6 +166,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         const product = productsByPath.get(pathname);
         if (product) return productReply(product);
 
+        if (persistentFailurePaths.has(pathname)) return page(503, unavailablePage(catalog));
         if (deadLinksByPath.get(pathname)?.status === 410) return page(410, gonePage(catalog));
         return notFound();
     }
@@ -129,7 +175,14 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         const failure = catalog.transientFailures.get(product.path);
         if (failure && !failedOnce.has(product.path)) {
             failedOnce.add(product.path);
+            if (failure === 'hang') return { hang: true };
             return failure === 'reset' ? { reset: true } : page(503, unavailablePage(catalog));
+        }
+        if (options.retryAfter && retryAfterPaths.has(product.path) && !failedOnce.has(product.path)) {
+            failedOnce.add(product.path);
+            const status = options.retryAfter.status ?? 429;
+            const body = status === 429 ? tooManyRequestsPage(catalog) : unavailablePage(catalog);
+            return { ...page(status, body), retryAfter: options.retryAfter.seconds };
         }
         productPagesServed += 1;
         return page(200, productPage(catalog, product, origin, { redesigned: productPagesServed > resolved.redesignAfter }));
@@ -139,7 +192,22 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         return page(404, notFoundPage(catalog));
     }
 
+    /** Counts one request under `outcome` and remembers when it arrived. */
+    function record(pathname: string, outcome: string, arrivedAt: number): void {
+        count(stats, pathname, outcome);
+        let times = arrivals.get(pathname);
+        if (!times) arrivals.set(pathname, (times = []));
+        times.push(arrivedAt);
+    }
+
+    /** Leaves the request unanswered until the client gives up or the shop closes. */
+    function hang(res: ServerResponse): void {
+        hanging.add(res);
+        res.once('close', () => hanging.delete(res));
+    }
+
     async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+        const arrivedAt = Date.now();
         const url = new URL(req.url ?? '/', 'http://127.0.0.1');
         if (url.pathname === '/__stats') {
             send(res, { status: 200, body: JSON.stringify(stats), contentType: 'application/json' });
@@ -148,7 +216,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         if (options.rateLimit) {
             if (serving >= options.rateLimit.maxConcurrent) {
                 const status = options.rateLimit.status ?? 429;
-                count(stats, url.pathname, String(status));
+                record(url.pathname, String(status), arrivedAt);
                 send(res, { status, body: '', contentType: HTML });
                 return;
             }
@@ -159,8 +227,9 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         // The client gave up or the shop closed while we slept: nothing to answer, nothing to count.
         if (req.socket.destroyed) return;
         const reply = route(req.method ?? 'GET', url);
-        count(stats, url.pathname, 'reset' in reply ? 'reset' : String(reply.status));
+        record(url.pathname, 'reset' in reply ? 'reset' : 'hang' in reply ? 'hang' : String(reply.status), arrivedAt);
         if ('reset' in reply) req.socket.resetAndDestroy();
+        else if ('hang' in reply) hang(res);
         else send(res, reply);
     }
 
@@ -179,14 +248,20 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         port,
         products: catalog.products,
         notFoundPaths: catalog.deadLinks.map((d) => d.path),
+        persistentFailurePaths: catalog.persistentFailures.map((d) => d.path),
+        retryAfterPaths: [...catalog.retryAfterPaths],
         listingPaths: listingPaths(catalog),
         stats: () => structuredClone(stats),
+        requestTimes: (pathname) => [...(arrivals.get(pathname) ?? [])],
         resetStats: () => {
             stats = { total: 0, byPath: {} };
+            arrivals = new Map();
         },
         close: () =>
             new Promise<void>((resolve, reject) => {
                 server.close((error) => (error ? reject(error) : resolve()));
+                // Hanging requests would never end by themselves: drop their connections.
+                for (const res of hanging) res.destroy();
                 // Keep-alive connections would hold close() open until they time out.
                 server.closeAllConnections();
             }),
@@ -201,11 +276,13 @@ function resolveOptions(options: ShopOptions): ResolvedOptions {
         productsPerPage: options.productsPerPage ?? 20,
         scriptOnlyRate: options.scriptOnlyRate ?? 0.1,
         transientFailureRate: options.transientFailureRate ?? 0.03,
+        transientFailureKinds: options.transientFailureKinds ?? ['503', 'reset'],
         notFoundLinks: options.notFoundLinks ?? 5,
+        persistentFailures: options.persistentFailures ?? 0,
         latencyMs: options.latencyMs ?? 0,
         redesignAfter: options.redesignAfter ?? Infinity,
     };
-    const counts = ['products', 'notFoundLinks', 'latencyMs'] as const;
+    const counts = ['products', 'notFoundLinks', 'persistentFailures', 'latencyMs'] as const;
     if (!(resolved.redesignAfter >= 0)) throw new RangeError('shop option redesignAfter must be >= 0');
     const maxConcurrent = options.rateLimit?.maxConcurrent;
     if (maxConcurrent !== undefined && !(Number.isInteger(maxConcurrent) && maxConcurrent >= 1)) {
@@ -219,6 +296,16 @@ function resolveOptions(options: ShopOptions): ResolvedOptions {
     }
     for (const name of ['scriptOnlyRate', 'transientFailureRate'] as const) {
         if (!(resolved[name] >= 0 && resolved[name] <= 1)) throw new RangeError(`shop option ${name} must be between 0 and 1`);
+    }
+    const kinds = resolved.transientFailureKinds;
+    if (!Array.isArray(kinds) || kinds.length === 0 || !kinds.every((kind) => TRANSIENT_FAILURE_KINDS.includes(kind))) {
+        throw new RangeError(`shop option transientFailureKinds must be a non-empty list of ${TRANSIENT_FAILURE_KINDS.join(', ')}`);
+    }
+    if (options.retryAfter) {
+        const { rate, seconds, status = 429 } = options.retryAfter;
+        if (!(rate >= 0 && rate <= 1)) throw new RangeError('shop option retryAfter.rate must be between 0 and 1');
+        if (!(Number.isInteger(seconds) && seconds >= 0)) throw new RangeError('shop option retryAfter.seconds must be a whole number >= 0');
+        if (status !== 429 && status !== 503) throw new RangeError('shop option retryAfter.status must be 429 or 503');
     }
     return resolved;
 }
@@ -239,10 +326,11 @@ function count(stats: ShopStats, pathname: string, outcome: string): void {
     byOutcome[outcome] = (byOutcome[outcome] ?? 0) + 1;
 }
 
-function send(res: ServerResponse, reply: Exclude<Reply, { reset: true }>): void {
+function send(res: ServerResponse, reply: Exclude<Reply, { reset: true } | { hang: true }>): void {
     const headers: Record<string, string | number> = { 'Content-Length': Buffer.byteLength(reply.body) };
     if (reply.contentType) headers['Content-Type'] = reply.contentType;
     if (reply.location) headers.Location = reply.location;
+    if (reply.retryAfter !== undefined) headers['Retry-After'] = String(reply.retryAfter);
     res.writeHead(reply.status, headers);
     res.end(reply.body);
 }
