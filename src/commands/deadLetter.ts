@@ -1,0 +1,150 @@
+/**
+ * `npm run dead-letter -- list|requeue [--class C] [--label L] [--reason R]`: shows a site's
+ * dead-letter, or puts the chosen entries' requests back in their queues for the next run, which
+ * resumes and fetches them (store/deadLetterStore.ts).
+ */
+import { once } from 'node:events';
+import { ConfigError } from '../config.js';
+import { FAILURE_CLASSES, type FailureClass } from '../fetch/failures.js';
+import type { DeadLetterEntry } from '../frontier/deadLetter.js';
+import { type DeadLetterFilter, DeadLetterStore } from '../store/deadLetterStore.js';
+import { parseFlags, runCommand } from './command.js';
+
+const HELP = `Usage: npm run dead-letter -- list    [--class C] [--label L] [--reason R] [--json] [--limit N]
+       npm run dead-letter -- requeue [--class C] [--label L] [--reason R]
+       both take [--site NAME] [--storage-dir DIR]
+list     the entries that match, as a table and a count by class and reason; --json: one entry per line
+requeue  makes their requests pending again in their queues with a fresh set of attempts and takes them
+         out of the dead-letter; the next \`npm start\` of the site resumes and fetches exactly those
+Filters are ANDed, none means every entry. --class: ${FAILURE_CLASSES.join(', ')}.
+--site: default DRAGNET_SITE, else demo-shop. --storage-dir: default DRAGNET_STORAGE_DIR, else ./storage.
+`;
+
+const COLUMNS: [string, (entry: DeadLetterEntry) => string][] = [
+    ['url', (e) => e.url],
+    ['label', (e) => e.label ?? ''],
+    ['class', (e) => e.failureClass],
+    ['reason', (e) => e.reason],
+    ['status', (e) => (e.status === undefined ? '' : String(e.status))],
+    ['attempts', (e) => String(e.attempts)],
+    ['dead-lettered at', (e) => e.deadLetteredAt],
+];
+
+runCommand(async () => {
+    const args = process.argv.slice(2);
+    const action = args[0]?.startsWith('-') === false ? args[0] : undefined;
+    const flags = parseFlags(action ? args.slice(1) : args, {
+        site: { type: 'string', default: process.env.DRAGNET_SITE || 'demo-shop' },
+        'storage-dir': { type: 'string', default: process.env.DRAGNET_STORAGE_DIR || './storage' },
+        class: { type: 'string' },
+        label: { type: 'string' },
+        reason: { type: 'string' },
+        json: { type: 'boolean' },
+        limit: { type: 'string' },
+        help: { type: 'boolean' },
+    });
+    if (flags.help) {
+        process.stdout.write(HELP);
+        return 0;
+    }
+    if (action !== 'list' && action !== 'requeue') {
+        throw new ConfigError(`${action ? `unknown action "${action}"` : 'no action'}: say list or requeue (see --help)`);
+    }
+    if (flags.class !== undefined && !FAILURE_CLASSES.includes(flags.class as FailureClass)) {
+        throw new ConfigError(`--class must be one of ${FAILURE_CLASSES.join(', ')}, not "${flags.class}"`);
+    }
+    if (action === 'requeue' && (flags.json || flags.limit !== undefined)) throw new ConfigError('--json and --limit are for list (see --help)');
+    const limit = flags.limit === undefined ? Infinity : Number(flags.limit);
+    if (!(Number.isInteger(limit) && limit >= 1) && limit !== Infinity) throw new ConfigError('--limit must be a whole number >= 1');
+    const filter: DeadLetterFilter = { failureClass: flags.class as FailureClass | undefined, label: flags.label, reason: flags.reason };
+    const site = flags.site!;
+    const storageDir = flags['storage-dir']!;
+
+    const store = DeadLetterStore.open(storageDir, site);
+    if (!store) throw new ConfigError(`no dead-letter of ${site} in ${storageDir}: no run of the site stored anything there (see --site, --storage-dir)`);
+    try {
+        if (action === 'requeue') return requeue(store, filter, storageDir);
+        return flags.json ? await listJson(store, filter, limit) : await listTable(store, filter, limit);
+    } finally {
+        store.close();
+    }
+});
+
+async function listJson(store: DeadLetterStore, filter: DeadLetterFilter, limit: number): Promise<number> {
+    let count = 0;
+    for await (const entry of store.entries(filter)) {
+        if (count++ >= limit) break;
+        await write(`${JSON.stringify(entry)}\n`);
+    }
+    return 0;
+}
+
+/** Two passes, as CSV export does: the first sizes the columns and counts, the second prints; memory stays flat. */
+async function listTable(store: DeadLetterStore, filter: DeadLetterFilter, limit: number): Promise<number> {
+    const widths = COLUMNS.map(([title]) => title.length);
+    const byClass = new Map<string, Map<string, number>>();
+    let total = 0;
+    for await (const entry of store.entries(filter)) {
+        if (total++ < limit) COLUMNS.forEach(([, cell], i) => (widths[i] = Math.max(widths[i]!, cell(entry).length)));
+        let reasons = byClass.get(entry.failureClass);
+        if (!reasons) byClass.set(entry.failureClass, (reasons = new Map()));
+        reasons.set(entry.reason, (reasons.get(entry.reason) ?? 0) + 1);
+    }
+    if (total === 0) {
+        process.stdout.write(`no dead-letter entries of ${store.site}${filterWords(filter)}\n`);
+        return 0;
+    }
+    const row = (cells: string[]) => `${cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()}\n`;
+    await write(row(COLUMNS.map(([title]) => title)));
+    let shown = 0;
+    for await (const entry of store.entries(filter)) {
+        if (shown++ >= limit) break;
+        await write(row(COLUMNS.map(([, cell]) => cell(entry))));
+    }
+    const counts = [...byClass].map(([failureClass, reasons]) => {
+        const sum = [...reasons.values()].reduce((a, b) => a + b, 0);
+        return `${failureClass} ${sum} (${[...reasons].map(([reason, n]) => `${reason} ${n}`).join(', ')})`;
+    });
+    const head = total > limit ? `${limit} of ${total} entries shown` : `${total} ${total === 1 ? 'entry' : 'entries'}`;
+    await write(`${head}${filterWords(filter)}: ${counts.join(', ')}\n`);
+    return 0;
+}
+
+function requeue(store: DeadLetterStore, filter: DeadLetterFilter, storageDir: string): number {
+    const result = store.requeue(filter);
+    const { site } = store;
+    if (result.entries.length === 0) {
+        process.stdout.write(`nothing matched: no dead-letter entries of ${site}${filterWords(filter)}, nothing re-queued\n`);
+        return 0;
+    }
+    const queues = Object.entries(result.byQueue).map(([queue, n]) => `${n} to ${queue}`);
+    const notes = [
+        result.added > 0 ? `${result.added} missing from their queue, added back` : '',
+        result.alreadyPending > 0 ? `${result.alreadyPending} pending already` : '',
+    ].filter(Boolean);
+    process.stdout.write(
+        `re-queued ${result.entries.length} dead-letter ${result.entries.length === 1 ? 'entry' : 'entries'} of ${site}${filterWords(filter)}: ` +
+            `${queues.join(', ') || 'none'}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}\n` +
+            `next: npm start -- --site ${shellWord(site)} --storage-dir ${shellWord(storageDir)}   (resumes the run and fetches them)\n`,
+    );
+    return 0;
+}
+
+/** The filter as words: ` with class permanent, label product`. */
+function filterWords(filter: DeadLetterFilter): string {
+    const parts = [
+        filter.failureClass && `class ${filter.failureClass}`,
+        filter.label !== undefined && `label ${filter.label}`,
+        filter.reason !== undefined && `reason ${filter.reason}`,
+    ].filter(Boolean);
+    return parts.length > 0 ? ` with ${parts.join(', ')}` : '';
+}
+
+function shellWord(word: string): string {
+    return /^[\w./:@%+=,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Writes with backpressure, so a long list piped to a slow reader is not held in memory. */
+async function write(chunk: string): Promise<void> {
+    if (!process.stdout.write(chunk)) await once(process.stdout, 'drain');
+}
