@@ -7,6 +7,7 @@
 import { constants } from 'node:os';
 import type { Logger } from 'pino';
 import { createBrowserStage } from './fetch/browserStage.js';
+import { AdaptiveTimeout, type AdaptiveTimeoutOptions } from './fetch/adaptiveTimeout.js';
 import { BrowserStageRunner } from './fetch/browserStageRunner.js';
 import { ConcurrencyController, type ConcurrencyControllerOptions, type ConcurrencyDecision } from './fetch/concurrencyController.js';
 import { runAtControlledConcurrency } from './fetch/controlledPool.js';
@@ -59,6 +60,12 @@ export interface CrawlOptions {
     retry?: RetryPolicyOptions;
     /** Time for one fetch or browser navigation. Default: 30 s. */
     requestTimeoutSecs?: number;
+    /**
+     * Give an HTTP fetch's first attempt a timeout learned from the site's response times (see
+     * AdaptiveTimeout), so a hung request does not hold its slot for the whole `requestTimeoutSecs`;
+     * `true` with the defaults, or options. Default: true.
+     */
+    adaptiveTimeout?: boolean | AdaptiveTimeoutOptions;
     /** Browser stage: the longest wait for a route's `waitFor`/`waitUntil` before the page is read as it is. Default: 10 s. */
     browserWaitSecs?: number;
     /** Time between progress lines. Default: 5 s. */
@@ -134,6 +141,8 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     const driftBreaker = new DriftBreaker(options.driftBreaker);
     const pageHandler = new PageHandler({ frontier, raw, stats, renderLearner, driftBreaker, log });
     const stages = new RunningStages();
+    const timeouts = options.adaptiveTimeout ?? true;
+    const adaptiveTimeout = timeouts ? new AdaptiveTimeout(requestTimeoutSecs * 1000, timeouts === true ? {} : timeouts) : undefined;
     const adaptive = options.adaptiveConcurrency ?? true;
     const concurrency = adaptive ? new ConcurrencyController({ ...(adaptive === true ? {} : adaptive), maxConcurrency }) : undefined;
     const metrics = options.metricsPort === undefined ? undefined : new Metrics({ stats, load: stages.load, concurrency });
@@ -210,7 +219,7 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     try {
         while (!stopped && !((await httpQueue.isFinished()) && (await browserQueue.isFinished()))) {
             browserStage.start();
-            httpStage = stages.watch('http', createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency, renderLearner, concurrency }));
+            httpStage = stages.watch('http', createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency, renderLearner, concurrency, adaptiveTimeout }));
             await runAtControlledConcurrency(httpStage, concurrency);
             await browserStage.finish();
         }

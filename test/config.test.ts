@@ -44,6 +44,7 @@ describe('parseConfig', () => {
             maxRetryAfterSecs: 600,
             requestOrder: 'fifo',
             fresh: false,
+            adaptiveTimeout: true,
             requestTimeoutSecs: 30,
             storageDir: './storage',
             summaryJson: undefined,
@@ -186,6 +187,7 @@ describe('parseConfig', () => {
         assertConfigError(['--retry-base-delay=-1'], /^--retry-base-delay must be 0 or more$/);
         assertConfigError(['--retry-factor', '0.5'], /^--retry-factor must be 1 or more$/);
         assertConfigError(['--request-order', 'lifo'], /^--request-order must be fifo or random$/);
+        assertConfigError(['--adaptive-timeout', 'maybe'], /^--adaptive-timeout must be on or off$/);
         assertConfigError([], /^--fresh must be 1, 0, true or false$/, { DRAGNET_FRESH: 'yes please' });
         assertConfigError(['--expected-urls', '1e3x'], /^--expected-urls must be a number$/);
         assertConfigError(['--bloom-error-rate', '1'], /^--bloom-error-rate must be between 0 and 1$/);
@@ -230,6 +232,7 @@ describe('helpText', () => {
             ['retry-max-delay', 'DRAGNET_RETRY_MAX_DELAY_SECS'],
             ['max-retry-after', 'DRAGNET_MAX_RETRY_AFTER_SECS'],
             ['request-order', 'DRAGNET_REQUEST_ORDER'],
+            ['adaptive-timeout', 'DRAGNET_ADAPTIVE_TIMEOUT'],
             ['fresh', 'DRAGNET_FRESH'],
             ['request-timeout', 'DRAGNET_REQUEST_TIMEOUT_SECS'],
             ['seen-set', 'DRAGNET_SEEN_SET'],

@@ -11,6 +11,14 @@
  * is it refusing this client; permanent and invalid pages say nothing about load and count as
  * answers. Its output is the concurrency to allow per domain, and the one for the HTTP stage's
  * pool (see `poolLimit`; controlledPool.ts puts it into Crawlee's autoscaled pool).
+ *
+ * Not every transient failure is about load: a site may drop a few percent of requests however
+ * gently it is asked. So every cut for errors is a trial: if the error rate of the next
+ * `TRIAL_SAMPLES` fetches started is the rate from before the cut, within the noise of so few
+ * samples (and at most 20%), the failures are ambient: the cut is undone and the thresholds count
+ * from that rate from then on. Failures of load fall after a cut, or they came with it.
+ * Without this, AIMD ratchets the limit down on such a site (a noisy window cuts, and no window is
+ * ever clean).
  */
 import { classifyError, classifyStatus, type FailureClass } from './failures.js';
 
@@ -81,6 +89,17 @@ const LATENCY_FLOOR_MS = 25;
 /** A domain's limit counts for the pool while it had an outcome within this many intervals. */
 const ACTIVE_INTERVALS = 3;
 
+/** The site's error rate is a moving average over about this many outcomes. */
+const TREND_SAMPLES = 200;
+/**
+ * Fetches started after a cut for errors that judge whether it lowered the error rate, once all
+ * of them have an outcome: counted by start, not by end, so slow failures (timeouts) started in the
+ * trial count in it, as they did in the rate before.
+ */
+const TRIAL_SAMPLES = 100;
+/** Most errors taken for ambient: a site failing more often is in trouble, not noisy, and cuts stand. */
+const MAX_AMBIENT_ERROR_RATE = 0.2;
+
 /** What came of one fetch: a usable response, or the class of its failure. */
 export type Outcome = 'ok' | FailureClass;
 
@@ -124,13 +143,30 @@ interface DomainState extends DomainConcurrency {
     /** Most fetches in flight at once during the window. */
     peakInFlight: number;
     lastOutcomeAt: number;
+    /** Share of recent outcomes that were transient failures (a moving average over ~TREND_SAMPLES). */
+    errorTrend: number;
+    /** The trend when the window began: the rate before a cut, without the burst of errors that caused it. */
+    windowStartTrend: number;
+    /** Share of fetches that fail whatever the load, learned from cuts that did not help; the thresholds count from it. */
+    ambientErrorRate: number;
+    /** After a cut for errors: the limit before it, the error trend then, fetches started in the trial and the outcomes of those. */
+    trial: Trial | undefined;
 }
 
-/** A fetch under way: its domain and the epoch of the limit it was started under. */
+interface Trial {
+    from: number;
+    rateBefore: number;
+    started: number;
+    samples: number;
+    errors: number;
+}
+
+/** A fetch under way: its domain and the epoch of the limit it was started under, and the trial it counts in. */
 interface Attempt {
     domain: string;
     epoch: number;
     startedAt: number;
+    trial?: Trial;
 }
 
 export class ConcurrencyController {
@@ -166,7 +202,9 @@ export class ConcurrencyController {
         const state = this.state(domain);
         state.inFlight += 1;
         state.peakInFlight = Math.max(state.peakInFlight, state.inFlight);
-        this.attempts.set(request, { domain, epoch: state.epoch, startedAt: this.now() });
+        const trial = state.trial && state.trial.started < TRIAL_SAMPLES ? state.trial : undefined;
+        if (trial) trial.started += 1;
+        this.attempts.set(request, { domain, epoch: state.epoch, startedAt: this.now(), trial });
     }
 
     /** The attempt got a response: its status is judged by the failure classifier. */
@@ -190,9 +228,16 @@ export class ConcurrencyController {
         const state = this.state(attempt.domain);
         state.inFlight = Math.max(0, state.inFlight - 1);
         state.lastOutcomeAt = this.now();
+        const error = outcome === 'transient' ? 1 : 0;
+        // The trend is of the site, whatever the limit: it counts every outcome, slow failures included.
+        state.errorTrend += (error - state.errorTrend) / TREND_SAMPLES;
+        if (attempt.trial) {
+            attempt.trial.samples += 1;
+            attempt.trial.errors += error;
+        }
         if (attempt.epoch === state.epoch) {
             state.samples += 1;
-            if (outcome === 'transient') state.errors += 1;
+            state.errors += error;
             if (outcome === 'blocked') state.blocks += 1;
             if (outcome === 'ok') state.latencies.push(state.lastOutcomeAt - attempt.startedAt);
         }
@@ -262,12 +307,30 @@ export class ConcurrencyController {
         // waiting for `minSamples` would be all errors. So the limit falls as soon as the errors seen are enough
         // to put the window over the threshold even if every outcome still missing to `minSamples` were clean.
         const judged = Math.max(state.samples, minSamples);
-        if (state.errors > highThreshold * judged || state.blocks > highThreshold * judged) {
+        const ambient = state.ambientErrorRate;
+        const tooManyErrors = state.errors > (ambient + highThreshold) * judged;
+        if (tooManyErrors || state.blocks > highThreshold * judged) {
+            // Chained cuts are one trial: judged by the fetches started after the first, undone together.
+            if (tooManyErrors) state.trial ??= { from: state.limit, rateBefore: state.windowStartTrend, started: 0, samples: 0, errors: 0 };
             this.change(domain, state, Math.max(minConcurrency, Math.floor(state.limit * decreaseFactor)), { errorRate, blockRate, now });
             return;
         }
+        if (state.trial && state.trial.samples >= TRIAL_SAMPLES) {
+            const { from, rateBefore, samples, errors } = state.trial;
+            state.trial = undefined;
+            const rateAfter = errors / samples;
+            const noise = 2 * Math.sqrt((rateBefore * (1 - rateBefore)) / samples);
+            if (rateAfter >= lowThreshold && rateAfter <= MAX_AMBIENT_ERROR_RATE && Math.abs(rateAfter - rateBefore) <= noise) {
+                // Fewer requests at once did not mean fewer failures: they are not about load.
+                state.ambientErrorRate = rateAfter;
+                this.change(domain, state, Math.max(state.limit, from), { errorRate, blockRate, now });
+                return;
+            }
+        }
         if (state.samples < minSamples || now - state.windowStart < intervalMs) return;
-        const clean = errorRate < lowThreshold && blockRate < lowThreshold;
+        // Ambient failures that stopped show in the trend; the thresholds follow them down.
+        state.ambientErrorRate = Math.min(ambient, state.errorTrend);
+        const clean = errorRate < state.ambientErrorRate + lowThreshold && blockRate < lowThreshold;
         const used = state.peakInFlight >= USED_SHARE_TO_RAISE * state.limit;
         const latency = median(state.latencies);
         const baseline = state.medians.length > 0 ? Math.max(LATENCY_FLOOR_MS, Math.min(...state.medians)) : undefined;
@@ -303,6 +366,7 @@ export class ConcurrencyController {
             state.epoch += 1;
         }
         state.windowStart = now;
+        state.windowStartTrend = state.errorTrend;
         state.samples = 0;
         state.errors = 0;
         state.blocks = 0;
@@ -329,6 +393,7 @@ export class ConcurrencyController {
             state = {
                 ...{ limit, increases: 0, decreases: 0, lowest: limit, highest: limit, epoch: 0, windowStart: this.now() },
                 ...{ samples: 0, errors: 0, blocks: 0, latencies: [], medians: [], inFlight: 0, peakInFlight: 0, lastOutcomeAt: 0 },
+                ...{ errorTrend: 0, windowStartTrend: 0, ambientErrorRate: 0, trial: undefined },
             };
             this.domains.set(domain, state);
         }

@@ -13,6 +13,7 @@ import type { RunStats } from '../monitor/stats.js';
 import type { Site } from '../site.js';
 import type { DriftBreaker } from '../quality/driftBreaker.js';
 import type { Outcomes } from '../store/outcomes.js';
+import type { AdaptiveTimeout } from './adaptiveTimeout.js';
 import type { ConcurrencyController } from './concurrencyController.js';
 import { HookedCheerioCrawler } from './crawlerHooks.js';
 import { deadLetterStopped, failureHook } from './failureHandlers.js';
@@ -49,6 +50,8 @@ export interface HttpStageOptions extends StageOptions {
     renderLearner: RenderLearner;
     /** Learns each domain's concurrency from its error rate; the pool starts at its limit (run it with controlledPool.ts's `runAtControlledConcurrency`). Undefined: fixed at `maxConcurrency`. */
     concurrency?: ConcurrencyController;
+    /** Gives first attempts a timeout learned from the site's response times. Undefined: every attempt gets `requestTimeoutSecs`. */
+    adaptiveTimeout?: AdaptiveTimeout;
 }
 
 export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
@@ -83,6 +86,7 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
             preNavigationHooks: [
                 ({ request }, gotOptions) => {
                     gotOptions.followRedirect = false;
+                    if (options.adaptiveTimeout) gotOptions.timeout = { request: options.adaptiveTimeout.timeoutFor(request, request.url, request.retryCount + 1) };
                     options.metrics?.fetchStarted(request);
                     concurrency?.started(request, request.url);
                 },
@@ -93,6 +97,7 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
                 const status = response.statusCode ?? 0;
                 options.metrics?.responded(request, { stage: 'http', status });
                 concurrency?.responded(request, status);
+                options.adaptiveTimeout?.responded(request, request.url);
                 const location = response.headers.location;
                 if (status >= 300 && status < 400 && location) {
                     const challenge = detectBlock({ status, headers: response.headers, url: request.url });

@@ -18,7 +18,7 @@ export interface ReportSummary extends RunSummary {
     exitCode?: number;
 }
 
-export type RunStatus = 'ok' | 'with dead-letters' | 'failed';
+export type RunStatus = 'ok' | 'with dead-letters' | 'stopped' | 'failed';
 
 /**
  * How the gauges run.ts records are drawn: HTTP blue, browser purple; a stage's concurrency
@@ -35,8 +35,12 @@ const GAUGE_STYLES: Record<string, Partial<Series> & { name: string }> = {
 
 const CLASS_COLORS: Record<FailureClass, string> = { transient: '#efb118', blocked: '#a463f2', permanent: '#e03c31', invalid: '#6b7280' };
 
-/** failed: a non-zero exit code, a route stopped by the drift breaker, or not one page succeeded; else dead-letters or ok. */
+/**
+ * stopped: a signal stopped it before it was done (the next run resumes); failed: a non-zero exit
+ * code, a route stopped by the drift breaker, or not one page succeeded; else dead-letters or ok.
+ */
 export function runStatus(summary: ReportSummary): RunStatus {
+    if (summary.stopped) return 'stopped';
     const nothingDone = summary.requests.total > 0 && summary.requests.succeeded === 0;
     if ((summary.exitCode ?? 0) !== 0 || (summary.drift ?? []).length > 0 || nothingDone) return 'failed';
     return summary.requests.deadLettered > 0 ? 'with dead-letters' : 'ok';
@@ -72,6 +76,7 @@ function header(summary: ReportSummary, status: RunStatus): string {
         `<b>${escapeHtml(formatDuration(summary.durationSec))}</b> (${escapeHtml(summary.durationSec)} s)`,
         `<b>${escapeHtml(summary.pagesPerSec)}</b> pages/s`,
     ];
+    if (summary.resumed) facts.push(`session ${summary.resumed.sessions + 1} of a run begun ${escapeHtml(formatTime(summary.resumed.firstStartedAt))}`);
     if (summary.exitCode !== undefined) facts.push(`exit code ${escapeHtml(summary.exitCode)}`);
     return `<header><p class="eyebrow">dragnet run report</p>
 <h1>${escapeHtml(summary.site)} <span class="badge ${badge}">${escapeHtml(status)}</span></h1>

@@ -218,6 +218,40 @@ describe('concurrency controller', () => {
         );
     });
 
+    /**
+     * `windows` one-second windows in each of which the pool sends twice as many fetches as the
+     * limit allows, each failing with the chance `failureRate(limit)` gives; returns the mean limit.
+     */
+    function simulate(controller: ConcurrencyController, clock: { now: number }, windows: number, failureRate: (limit: number) => number): number {
+        let seed = 7;
+        const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+        let sum = 0;
+        for (let w = 0; w < windows; w++) {
+            const limit = controller.limit('a.test');
+            sum += limit;
+            clock.now += 1000;
+            burst(controller, A, Array.from({ length: limit * 2 }, (): Outcome => (random() < failureRate(limit) ? 'transient' : 'ok')));
+        }
+        return sum / windows;
+    }
+
+    it('learns that failures which do not fall with the load are ambient, and stays near the maximum', () => {
+        const { controller, clock } = controllerAt({ maxConcurrency: 40 });
+        const mean = simulate(controller, clock, 300, () => 0.05);
+        assert.ok(mean >= 34, `mean limit ${mean} of 40 with 5% of fetches failing whatever the load`);
+        assert.ok(controller.limit('a.test') >= 30);
+    });
+
+    it('still cuts, and keeps the cut, when failures come from load: they fall below the ceiling', () => {
+        // The site refuses what is over its ceiling at once; the first cut from 40 may land just above it.
+        for (const ceiling of [24, 28]) {
+            const { controller, clock } = controllerAt({ maxConcurrency: 40 });
+            const mean = simulate(controller, clock, 300, (limit) => Math.max(0, (limit - ceiling) / limit));
+            assert.ok(mean <= ceiling + 2 && mean >= ceiling * 0.6, `mean limit ${mean} under a ceiling of ${ceiling}`);
+            assert.ok(controller.limit('a.test') <= ceiling + 2);
+        }
+    });
+
     it('rejects options out of range', () => {
         assert.throws(() => new ConcurrencyController({ maxConcurrency: 0 }), RangeError);
         assert.throws(() => new ConcurrencyController({ maxConcurrency: 5, minConcurrency: 6 }), RangeError);

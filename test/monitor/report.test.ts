@@ -176,6 +176,7 @@ describe('run report', () => {
         assert.equal(runStatus(summary), 'with dead-letters');
         assert.equal(runStatus({ ...summary, exitCode: 1 }), 'failed');
         assert.equal(runStatus({ ...clean, requests: { ...clean.requests, succeeded: 0 } }), 'failed');
+        assert.equal(runStatus({ ...summary, stopped: 'SIGTERM', exitCode: 143 }), 'stopped');
     });
 
     it('puts a route stopped by the drift breaker first, marks the moment on the charts and fails the run', () => {
