@@ -9,6 +9,7 @@ import { runCommand } from './commands/command.js';
 import { ConfigError, crawlOptionsOf, helpText, parseConfig } from './config.js';
 import { findChromium } from './fetch/chromium.js';
 import { InvalidUrlError, normalizeUrl } from './frontier/normalize.js';
+import { limitHeapGrowth } from './heapGrowth.js';
 import { createLogger } from './monitor/logger.js';
 import { formatSummary } from './monitor/summary.js';
 import { crawl } from './run.js';
@@ -26,6 +27,7 @@ async function main(): Promise<number> {
     }
     const log = createLogger({ level: config.logLevel });
     const site = await loadSite(config.site);
+    limitHeapGrowth();
 
     let shop: Shop | undefined;
     let startUrls = config.startUrls;

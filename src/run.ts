@@ -6,7 +6,6 @@
  */
 import { constants } from 'node:os';
 import type { Logger } from 'pino';
-import { createBrowserStage } from './fetch/browserStage.js';
 import { AdaptiveTimeout, type AdaptiveTimeoutOptions } from './fetch/adaptiveTimeout.js';
 import { BrowserStageRunner } from './fetch/browserStageRunner.js';
 import { ConcurrencyController, type ConcurrencyControllerOptions, type ConcurrencyDecision } from './fetch/concurrencyController.js';
@@ -190,8 +189,11 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     timeline.start();
     const browserStage = new BrowserStageRunner({
         queue: browserQueue,
-        createStage: (executablePath) =>
-            stages.watch(
+        createStage: async (executablePath) => {
+            // Loaded here, when a page first needs the browser: a crawl that renders nothing never
+            // loads Playwright (~90 MB of memory; see browserStage.ts).
+            const { createBrowserStage } = await import('./fetch/browserStage.js');
+            return stages.watch(
                 'browser',
                 createBrowserStage({
                     ...stageOptions,
@@ -200,7 +202,8 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
                     executablePath,
                     waitForTimeoutMillis: browserWaitSecs * 1000,
                 }),
-            ),
+            );
+        },
         chromiumPath: options.chromiumPath,
         outcomes,
         log,

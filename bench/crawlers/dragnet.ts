@@ -1,12 +1,14 @@
 /**
  * Crawler child: dragnet's `crawl()` over the fixture shop, configured as `npm start` would be
- * (the CLI's defaults from src/config.ts) with the case's concurrency, storage dir and flags, logs off
- * and no Chromium (the bench shops have no script-only pages). Prints one CrawlerResult line.
+ * (the CLI's defaults from src/config.ts, and its V8 heap setting from src/heapGrowth.ts) with the
+ * case's concurrency, storage dir and flags, logs off and no Chromium (the bench shops have no
+ * script-only pages). Prints one CrawlerResult line.
  *
  *   node --import tsx bench/crawlers/dragnet.ts '<CrawlerCase as JSON>'
  */
 import demoShop from '../../routes/demo-shop.js';
 import { crawlOptionsOf, parseConfig } from '../../src/config.js';
+import { limitHeapGrowth } from '../../src/heapGrowth.js';
 import { createLogger } from '../../src/monitor/logger.js';
 import { crawl } from '../../src/run.js';
 import { startMeasurement } from './measure.js';
@@ -20,6 +22,7 @@ const config = parseConfig(
 );
 if (config === 'help') throw new Error('unreachable: no --help given');
 const log = createLogger({ level: 'silent', pretty: false });
+limitHeapGrowth();
 
 const measurement = startMeasurement({ sampleIntervalMs: crawlerCase.sampleIntervalMs });
 const timeLimit = setTimeout(() => {

@@ -1,18 +1,21 @@
 /**
  * The expensive path: Crawlee's PlaywrightCrawler on Chromium, fed by escalation (and by
  * `render: 'always'` routes). The rendered DOM goes to the same extractor as the cheap HTML.
+ *
+ * run.ts loads this module with a dynamic import when the browser stage starts, once a page
+ * needs the browser: Playwright and @crawlee/playwright are ~90 MB of resident memory (their
+ * bundled sources alone are ~20 MB of heap strings), which a crawl that never renders should not
+ * carry. Import nothing from here statically outside the browser stage.
  */
 import { load } from 'cheerio';
-import type { RequestQueue } from '@crawlee/core';
-import type { PlaywrightCrawler } from '@crawlee/playwright';
+import { PlaywrightCrawler } from '@crawlee/playwright';
 import { chromium, type Page } from 'playwright';
 import type { RequestData } from '../frontier/frontier.js';
 import { extractAndValidate, isIncomplete } from '../quality/validate.js';
 import type { PageContext, Route } from '../site.js';
-import { CHROMIUM_ARGS, INSTALL_HINT } from './chromium.js';
-import type { Outcomes } from '../store/outcomes.js';
-import { HookedPlaywrightCrawler } from './crawlerHooks.js';
-import { deadLetterStopped, failureHook, giveUp } from './failureHandlers.js';
+import { CHROMIUM_ARGS } from './chromium.js';
+import { type CrawlerClass, type CrawlerHooks, withHooks } from './crawlerHooks.js';
+import { deadLetterStopped, failureHook } from './failureHandlers.js';
 import { checkResponse } from './failures.js';
 import type { StageOptions } from './httpStage.js';
 import { parseRetryAfter } from './retryPolicy.js';
@@ -30,6 +33,10 @@ export interface BrowserStageOptions extends StageOptions {
     /** How long to wait for a route's `waitFor` selector and `waitUntil` condition together. Default: 10 000 ms. */
     waitForTimeoutMillis?: number;
 }
+
+const HookedPlaywrightCrawler = withHooks(PlaywrightCrawler as unknown as CrawlerClass) as unknown as new (
+    ...args: ConstructorParameters<typeof PlaywrightCrawler>
+) => PlaywrightCrawler & CrawlerHooks;
 
 export function createBrowserStage(options: BrowserStageOptions): PlaywrightCrawler {
     const { site, frontier, pageHandler, outcomes, queue } = options;
@@ -121,36 +128,4 @@ async function waitForContent(page: Page, route: Route, context: PageContext, ti
             await page.waitForTimeout(Math.min(FIELDS_POLL_MILLIS, remaining()));
         }
     }
-}
-
-/**
- * Why pages cannot be rendered, or undefined when Chromium starts. Checked by launching it once
- * before the browser stage runs, so a missing or broken browser is one clear message rather
- * than a crash in the middle of the crawl.
- */
-export async function browserProblem(executablePath: string | undefined): Promise<string | undefined> {
-    if (!executablePath) return `no Chromium found; ${INSTALL_HINT}`;
-    try {
-        const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true, timeout: 30_000 });
-        await browser.close();
-        return undefined;
-    } catch (error) {
-        const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0];
-        return `Chromium at ${executablePath} does not start (${reason}); ${INSTALL_HINT}`;
-    }
-}
-
-/**
- * Without a browser, the pages waiting for one cannot be done in this run: each goes to
- * dead-letter as `renderer-unavailable`, to be re-queued once a browser is installed.
- * Returns how many there were.
- */
-export async function deadLetterUnrendered(queue: RequestQueue, outcomes: Outcomes, problem: string): Promise<number> {
-    let count = 0;
-    for (let request = await queue.fetchNextRequest(); request; request = await queue.fetchNextRequest()) {
-        giveUp(queue, outcomes, request, { failureClass: 'permanent', reason: 'renderer-unavailable', error: problem, attempts: 0, stage: 'browser' });
-        await queue.markRequestHandled(request);
-        count += 1;
-    }
-    return count;
 }

@@ -7,12 +7,16 @@ import type { RequestQueue } from '@crawlee/core';
 import type { PlaywrightCrawler } from '@crawlee/playwright';
 import type { Logger } from 'pino';
 import type { Outcomes } from '../store/outcomes.js';
-import { browserProblem, deadLetterUnrendered } from './browserStage.js';
+import { browserProblem } from './chromium.js';
+import { giveUp } from './failureHandlers.js';
 
 export interface BrowserStageRunnerOptions {
     queue: RequestQueue;
-    /** Builds the browser stage (a keep-alive PlaywrightCrawler) for this Chromium. */
-    createStage: (executablePath: string) => PlaywrightCrawler;
+    /**
+     * Builds the browser stage (a keep-alive PlaywrightCrawler) for this Chromium. Asynchronous, so
+     * that the stage's code (browserStage.ts, Playwright) is loaded only now, when a page needs it.
+     */
+    createStage: (executablePath: string) => Promise<PlaywrightCrawler>;
     chromiumPath: string | undefined;
     outcomes: Outcomes;
     log: Logger;
@@ -25,6 +29,8 @@ export class BrowserStageRunner {
     unrendered = 0;
     private problem: Promise<string | undefined> | undefined;
     private crawler: PlaywrightCrawler | undefined;
+    /** Creating the stage (loading its code first); set until `finish()`, so it is created once per round. */
+    private starting: Promise<void> | undefined;
     /** The stage's run; a failure is kept for `finish()` to throw, not left unhandled. */
     private running: Promise<unknown> | undefined;
     private failure: unknown;
@@ -53,6 +59,8 @@ export class BrowserStageRunner {
     async finish(): Promise<void> {
         clearInterval(this.watcher);
         if (!this.stopped) await this.startIfNeeded();
+        await this.starting;
+        this.starting = undefined;
         if (this.crawler) {
             while (!this.failure && !this.stopped && !(await this.options.queue.isFinished())) {
                 await new Promise((resolve) => setTimeout(resolve, this.pollMillis));
@@ -61,8 +69,8 @@ export class BrowserStageRunner {
             await this.running;
             this.crawler = undefined;
             this.running = undefined;
-            if (this.failure) throw this.failure;
         }
+        if (this.failure) throw this.failure;
         const problem = await this.problem;
         if (problem) await this.deadLetterQueued(problem);
     }
@@ -77,11 +85,19 @@ export class BrowserStageRunner {
         this.problem ??= browserProblem(this.options.chromiumPath);
         const problem = await this.problem;
         if (problem) return this.deadLetterQueued(problem);
-        if (this.crawler) return;
-        this.crawler = this.options.createStage(this.options.chromiumPath!);
-        this.running = this.crawler.run().catch((error: unknown) => {
-            this.failure = error;
-        });
+        this.starting ??= this.options.createStage(this.options.chromiumPath!).then(
+            (crawler) => {
+                if (this.stopped) return;
+                this.crawler = crawler;
+                this.running = crawler.run().catch((error: unknown) => {
+                    this.failure = error;
+                });
+            },
+            (error: unknown) => {
+                this.failure = error;
+            },
+        );
+        await this.starting;
     }
 
     private async deadLetterQueued(problem: string): Promise<void> {
@@ -91,4 +107,19 @@ export class BrowserStageRunner {
         }
         this.unrendered += await deadLetterUnrendered(this.options.queue, this.options.outcomes, problem);
     }
+}
+
+/**
+ * Without a browser, the pages waiting for one cannot be done in this run: each goes to
+ * dead-letter as `renderer-unavailable`, to be re-queued once a browser is installed.
+ * Returns how many there were.
+ */
+async function deadLetterUnrendered(queue: RequestQueue, outcomes: Outcomes, problem: string): Promise<number> {
+    let count = 0;
+    for (let request = await queue.fetchNextRequest(); request; request = await queue.fetchNextRequest()) {
+        giveUp(queue, outcomes, request, { failureClass: 'permanent', reason: 'renderer-unavailable', error: problem, attempts: 0, stage: 'browser' });
+        await queue.markRequestHandled(request);
+        count += 1;
+    }
+    return count;
 }

@@ -1,9 +1,11 @@
 /**
  * Finding and launching Chromium for the browser stage.
  * Playwright's own browser download is not available everywhere, so a system Chromium comes first.
+ * Playwright itself (~80 MB of memory) is loaded only when it is used here, so a crawl that renders
+ * no page never loads it (see browserStage.ts).
  */
 import { existsSync } from 'node:fs';
-import { chromium } from 'playwright';
+import { createRequire } from 'node:module';
 
 /** System locations tried after `CHROMIUM_PATH`, before Playwright's bundled browser. */
 const SYSTEM_CHROMIUM_PATHS = [
@@ -53,6 +55,28 @@ export function findChromium(env: NodeJS.ProcessEnv = process.env): string | und
     if (env.CHROMIUM_PATH) return existsSync(env.CHROMIUM_PATH) ? env.CHROMIUM_PATH : undefined;
     const system = SYSTEM_CHROMIUM_PATHS.find((path) => existsSync(path));
     if (system) return system;
-    const bundled = chromium.executablePath();
+    const bundled = playwright().chromium.executablePath();
     return existsSync(bundled) ? bundled : undefined;
+}
+
+/**
+ * Why pages cannot be rendered, or undefined when Chromium starts. Checked by launching it once
+ * before the browser stage runs, so a missing or broken browser is one clear message rather
+ * than a crash in the middle of the crawl.
+ */
+export async function browserProblem(executablePath: string | undefined): Promise<string | undefined> {
+    if (!executablePath) return `no Chromium found; ${INSTALL_HINT}`;
+    try {
+        const browser = await playwright().chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true, timeout: 30_000 });
+        await browser.close();
+        return undefined;
+    } catch (error) {
+        const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0];
+        return `Chromium at ${executablePath} does not start (${reason}); ${INSTALL_HINT}`;
+    }
+}
+
+/** Playwright, loaded on first use (Node caches it after that). */
+function playwright(): typeof import('playwright') {
+    return createRequire(import.meta.url)('playwright') as typeof import('playwright');
 }

@@ -11,7 +11,6 @@
  */
 import { CheerioCrawler } from '@crawlee/cheerio';
 import type { Request } from '@crawlee/core';
-import { PlaywrightCrawler } from '@crawlee/playwright';
 
 /** Deals with the request without fetching it and returns true, or returns false to fetch as usual. */
 export type PreFetchCheck = (request: Request) => Promise<boolean>;
@@ -36,9 +35,9 @@ interface CrawleeInternals {
 }
 
 // A mixin's constructor must take any arguments; the crawlers' own signatures are kept by the classes below.
-type CrawlerClass = new (...args: any[]) => CrawleeInternals;
+export type CrawlerClass = new (...args: any[]) => CrawleeInternals;
 
-function withHooks<C extends CrawlerClass>(Crawler: C) {
+export function withHooks<C extends CrawlerClass>(Crawler: C) {
     return class extends Crawler {
         preFetchCheck: PreFetchCheck = async () => false;
         onFailure: FailureHook = async () => undefined;
@@ -61,10 +60,8 @@ export interface CrawlerHooks {
 }
 
 // Crawlee's methods used above are protected, so the mixin is typed loosely inside and precisely outside.
+// The browser stage's PlaywrightCrawler gets its hooks in browserStage.ts, so that Playwright is
+// loaded only by a run that renders a page (see browserStageRunner.ts).
 export const HookedCheerioCrawler = withHooks(CheerioCrawler as unknown as CrawlerClass) as unknown as new (
     ...args: ConstructorParameters<typeof CheerioCrawler>
 ) => CheerioCrawler & CrawlerHooks;
-
-export const HookedPlaywrightCrawler = withHooks(PlaywrightCrawler as unknown as CrawlerClass) as unknown as new (
-    ...args: ConstructorParameters<typeof PlaywrightCrawler>
-) => PlaywrightCrawler & CrawlerHooks;

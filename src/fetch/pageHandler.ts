@@ -6,7 +6,7 @@
  */
 import type { CheerioAPI } from 'cheerio';
 import type { Logger } from 'pino';
-import { canonicalUrl, documentBase } from '../frontier/canonical.js';
+import { pageUrls } from '../frontier/canonical.js';
 import type { CanonicalClaim, Frontier, Link, RequestData } from '../frontier/frontier.js';
 import type { RunStats } from '../monitor/stats.js';
 import type { DriftBreaker } from '../quality/driftBreaker.js';
@@ -63,8 +63,7 @@ export class PageHandler {
         else stats.browserRendered += 1;
         stats.route(route.label).pages += 1;
 
-        const base = documentBase($, page.finalUrl);
-        const canonical = canonicalUrl($, base, frontier.trackingParams);
+        const { base, canonical } = pageUrls($, page.finalUrl, frontier.trackingParams);
         const claim = canonical && !request.userData.canonicalChecked ? await frontier.claimCanonical(canonical, request.url) : undefined;
         if (claim === 'taken') {
             log.debug({ url: request.url, canonical }, 'duplicate of a page already seen');

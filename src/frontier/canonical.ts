@@ -2,12 +2,24 @@
  * What a page says about its own URL: the base its relative links resolve against, and the
  * canonical URL it declares — both read the same way when crawling and when re-parsing.
  */
-import type { CheerioAPI } from 'cheerio';
+import type { AnyNode, CheerioAPI, Element } from 'cheerio';
 import { InvalidUrlError, normalizeUrl } from './normalize.js';
 
-/** The URL relative links resolve against: the page's `<base href>` when it has one. */
-export function documentBase($: CheerioAPI, pageUrl: string): URL {
-    const href = $('base[href]').first().attr('href');
+export interface PageUrls {
+    /** The URL relative links resolve against: the page's `<base href>` when it has one. */
+    base: URL;
+    /** The page's `<link rel="canonical">`, normalized; undefined when it has none or it is no crawlable URL. */
+    canonical: string | undefined;
+}
+
+/** The base and canonical URL of the page at `pageUrl`. */
+export function pageUrls($: CheerioAPI, pageUrl: string, trackingParams?: readonly string[]): PageUrls {
+    const { base: baseElement, canonical: canonicalElement } = findUrlElements($);
+    const base = documentBase(baseElement?.attribs.href, pageUrl);
+    return { base, canonical: canonicalUrl(canonicalElement?.attribs.href, base, trackingParams) };
+}
+
+function documentBase(href: string | undefined, pageUrl: string): URL {
     try {
         return new URL(href ?? pageUrl, pageUrl);
     } catch {
@@ -15,9 +27,7 @@ export function documentBase($: CheerioAPI, pageUrl: string): URL {
     }
 }
 
-/** The page's `<link rel="canonical">`, normalized; undefined when it has none or it is no crawlable URL. */
-export function canonicalUrl($: CheerioAPI, base: URL, trackingParams?: readonly string[]): string | undefined {
-    const href = $('link[rel="canonical"]').first().attr('href');
+function canonicalUrl(href: string | undefined, base: URL, trackingParams?: readonly string[]): string | undefined {
     if (!href) return undefined;
     try {
         return normalizeUrl(href, { base, trackingParams });
@@ -25,4 +35,28 @@ export function canonicalUrl($: CheerioAPI, base: URL, trackingParams?: readonly
         if (error instanceof InvalidUrlError) return undefined;
         throw error;
     }
+}
+
+/**
+ * The first `<base href>` and the first `<link rel="canonical">` in document order — what
+ * `$('base[href]').first()` and `$('link[rel="canonical"]').first()` find — in one plain walk of
+ * the tree. This runs on every page, and each cheerio selector is parsed, compiled and wrapped anew
+ * on every call: the two selectors took ~3% of a cheap page's CPU, the walk takes a fraction of that.
+ */
+function findUrlElements($: CheerioAPI): { base?: Element; canonical?: Element } {
+    const found: { base?: Element; canonical?: Element } = {};
+    const search = (nodes: readonly AnyNode[]): boolean => {
+        for (const node of nodes) {
+            if ('attribs' in node) {
+                if (node.name === 'base' && node.attribs.href !== undefined) found.base ??= node;
+                // `rel` compares case-insensitively in HTML, as it does in the selector.
+                else if (node.name === 'link' && node.attribs.rel?.toLowerCase() === 'canonical') found.canonical ??= node;
+                if (found.base && found.canonical) return true;
+            }
+            if ('children' in node && search(node.children)) return true;
+        }
+        return false;
+    };
+    search($.root().toArray());
+    return found;
 }

@@ -6,7 +6,7 @@
  */
 import { load } from 'cheerio';
 import { Dataset, type Configuration } from '@crawlee/core';
-import { canonicalUrl, documentBase } from '../frontier/canonical.js';
+import { pageUrls } from '../frontier/canonical.js';
 import { urlKey } from '../frontier/normalize.js';
 import type { DeadLetterEntry } from '../frontier/deadLetter.js';
 import { extractAndValidate, isIncomplete } from '../quality/validate.js';
@@ -70,7 +70,7 @@ export async function reparse({ site, storageDir, config, route }: ReparseOption
         const pageRoute = site.routes.get(page.label);
         if (!pageRoute?.extract) continue;
         const $ = load(page.body);
-        const canonical = canonicalUrl($, documentBase($, page.finalUrl), site.trackingParams) ?? page.url;
+        const canonical = pageUrls($, page.finalUrl, site.trackingParams).canonical ?? page.url;
         // As in the crawl, a page whose canonical URL another page already holds adds nothing.
         if (claimed.has(urlKey(canonical))) continue;
         claimed.add(urlKey(canonical));

@@ -1,6 +1,7 @@
 /**
- * Chromium calls home on its own (updates, sign-in, network time). With CHROMIUM_ARGS it must not:
- * the browser is given a proxy that records every request it did not send to loopback.
+ * Finding and launching Chromium. Chromium calls home on its own (updates, sign-in, network time);
+ * with CHROMIUM_ARGS it must not: the browser is given a proxy that records every request it did
+ * not send to loopback.
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -8,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { chromium } from 'playwright';
-import { CHROMIUM_ARGS, findChromium } from '../../src/fetch/chromium.js';
+import { browserProblem, CHROMIUM_ARGS, findChromium } from '../../src/fetch/chromium.js';
 
 const executablePath = findChromium();
 
@@ -40,5 +41,21 @@ describe('CHROMIUM_ARGS', { skip: executablePath ? false : 'no Chromium found' }
         await sleep(8000); // background updaters start a few seconds after launch
         await browser.close();
         assert.deepEqual(offLoopback, []);
+    });
+});
+
+describe('browserProblem', () => {
+    it('says how to get a browser when none was found', async () => {
+        assert.match((await browserProblem(undefined)) ?? '', /no Chromium found.*apt-get install -y chromium.*CHROMIUM_PATH/);
+    });
+
+    it('names the binary and the launch error when the browser does not start, without throwing', async () => {
+        const problem = await browserProblem('/bin/false');
+        assert.match(problem ?? '', /^Chromium at \/bin\/false does not start \(.+\); install one/);
+        assert.doesNotMatch(problem ?? '', /\n/, 'one line');
+    });
+
+    it('finds no problem with a working Chromium', { skip: executablePath ? false : 'no Chromium found' }, async () => {
+        assert.equal(await browserProblem(executablePath), undefined);
     });
 });

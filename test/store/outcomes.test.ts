@@ -50,6 +50,23 @@ describe('Outcomes', () => {
         assert.deepEqual((await readDataset(dir, `${SITE}-dead-letter`)).map((e) => [e.url, e.reason]), [[url('b'), 'http-404']]);
     });
 
+    it("leaves a settled request as it was stored when Crawlee's own markRequestHandled follows", async (t) => {
+        const dir = await storageDir(t);
+        const stores = await openStores(dir);
+        const outcomes = new Outcomes(stores);
+        await stores.httpQueue.addRequest({ url: url('a') });
+        const a = (await stores.httpQueue.fetchNextRequest())!;
+        outcomes.settle(stores.httpQueue, a, { items: [item('a')] });
+        const stored = await stores.httpQueue.getRequest(a.id!);
+        // What the crawler does after the request handler returns; the request object has moved on since.
+        a.userData.changedAfterSettle = true;
+        await stores.httpQueue.markRequestHandled(a);
+        assert.deepEqual(await stores.httpQueue.getRequest(a.id!), stored);
+        assert.deepEqual(await stores.httpQueue.getInfo().then((i) => [i?.handledRequestCount, i?.pendingRequestCount]), [1, 0]);
+        assert.equal(await stores.httpQueue.isFinished(), true);
+        await stores.storage.close();
+    });
+
     it('stores nothing and leaves the request pending when the outcome cannot be stored', async (t) => {
         const dir = await storageDir(t);
         const stores = await openStores(dir);

@@ -201,6 +201,13 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
      * added. A request handled already stays as it was stored when it was handled.
      */
     async updateRequest(request: UpdateRequestSchema, options: RequestOptions = {}): Promise<QueueOperationInfo> {
+        // Crawlee's `markRequestHandled` follows every outcome commit (outcomes.ts), which has marked
+        // the request handled already: answer that from one read, without a write transaction or
+        // serializing the request (a handled request stays as it was stored when it was handled).
+        if (isHandled(request)) {
+            const id = requestIdOf(request);
+            if (this.st.state.get(this.seq(), id)?.order_no === null) return { requestId: id, wasAlreadyPresent: true, wasAlreadyHandled: true };
+        }
         return this.mutate((m) => {
             const { id, json } = serialize(request);
             const existing = this.st.state.get(m.queue.seq, id);
@@ -402,12 +409,18 @@ function toQueueInfo(row: QueueRow): RequestQueueInfo {
 }
 
 function serialize(request: RequestSchema): { id: string; json: string } {
+    const id = requestIdOf(request);
+    return { id, json: JSON.stringify({ ...request, id }) };
+}
+
+/** The request's id, derived from its uniqueKey as Crawlee derives it; throws when the request does not agree. */
+function requestIdOf(request: RequestSchema): string {
     if (typeof request.url !== 'string' || typeof request.uniqueKey !== 'string') {
         throw new Error('A request needs a string "url" and "uniqueKey".');
     }
     const id = getRequestId(request.uniqueKey);
     if (request.id && request.id !== id) throw new Error('Request ID does not match its uniqueKey.');
-    return { id, json: JSON.stringify({ ...request, id }) };
+    return id;
 }
 
 function isHandled(request: RequestSchema): boolean {
