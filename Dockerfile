@@ -35,5 +35,4 @@ USER node
 VOLUME /app/storage
 # The metrics endpoint, when --metrics-port 9464 is given.
 EXPOSE 9464
-# --max-semi-space-size: the V8 young generation a crawl runs best with, as `npm start` gives it (src/heapGrowth.ts).
-ENTRYPOINT ["node", "--max-semi-space-size=32", "--import", "tsx", "src/main.ts"]
+ENTRYPOINT ["node", "--import", "tsx", "src/main.ts"]

@@ -6,7 +6,6 @@
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { NODE_FLAGS } from '../../src/heapGrowth.js';
 import type { ShopOptions } from '../../test/site/shop.js';
 import type { CrawlerCase, CrawlerResult } from '../crawlers/protocol.js';
 
@@ -16,8 +15,6 @@ export interface Crawler {
     /** How the table names it. */
     label: string;
     script: string;
-    /** `node` flags the child starts with (dragnet's, as `npm start` gives them). */
-    nodeArgs?: readonly string[];
     /** Overrides for the case (plain Crawlee's storage variant). */
     caseOverrides?: Partial<CrawlerCase>;
     /** Overrides for the shop it crawls (the failures suite's failing shop). */
@@ -28,7 +25,7 @@ const crawlersDir = fileURLToPath(new URL('../crawlers/', import.meta.url));
 const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 export const crawlers = {
-    dragnet: { name: 'dragnet', label: 'dragnet', script: `${crawlersDir}dragnet.ts`, nodeArgs: NODE_FLAGS },
+    dragnet: { name: 'dragnet', label: 'dragnet', script: `${crawlersDir}dragnet.ts` },
     plainCrawlee: { name: 'plain-crawlee', label: 'plain Crawlee (default storage)', script: `${crawlersDir}plainCrawlee.ts` },
     plainCrawleeMemory: {
         name: 'plain-crawlee-memory',
@@ -48,8 +45,7 @@ const GRACE_SECS = 60;
 
 export async function runCrawler(crawler: Crawler, crawlerCase: CrawlerCase): Promise<RunOutcome> {
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('CRAWLEE_')));
-    const args = [...(crawler.nodeArgs ?? []), '--import', 'tsx', crawler.script, JSON.stringify({ ...crawlerCase, ...crawler.caseOverrides })];
-    const child = spawn(process.execPath, args, {
+    const child = spawn(process.execPath, ['--import', 'tsx', crawler.script, JSON.stringify({ ...crawlerCase, ...crawler.caseOverrides })], {
         cwd: projectRoot,
         // Crawlee's global configuration writes under CRAWLEE_STORAGE_DIR, in either crawler.
         env: { ...env, CRAWLEE_STORAGE_DIR: crawlerCase.storageDir },
