@@ -9,8 +9,9 @@
  *   transaction here; Crawlee alone would mark it handled first and call `failedRequestHandler`
  *   after, and a process killed in between would lose it.
  */
-import { CheerioCrawler } from '@crawlee/cheerio';
+import type { CheerioCrawler } from '@crawlee/cheerio';
 import type { Request } from '@crawlee/core';
+import { SingleParseCheerioCrawler } from './singleParseCheerioCrawler.js';
 
 /** Deals with the request without fetching it and returns true, or returns false to fetch as usual. */
 export type PreFetchCheck = (request: Request) => Promise<boolean>;
@@ -62,6 +63,6 @@ export interface CrawlerHooks {
 // Crawlee's methods used above are protected, so the mixin is typed loosely inside and precisely outside.
 // The browser stage's PlaywrightCrawler gets its hooks in browserStage.ts, so that Playwright is
 // loaded only by a run that renders a page (see browserStageRunner.ts).
-export const HookedCheerioCrawler = withHooks(CheerioCrawler as unknown as CrawlerClass) as unknown as new (
+export const HookedCheerioCrawler = withHooks(SingleParseCheerioCrawler as unknown as CrawlerClass) as unknown as new (
     ...args: ConstructorParameters<typeof CheerioCrawler>
 ) => CheerioCrawler & CrawlerHooks;
