@@ -12,15 +12,13 @@ import { domainOf } from './concurrencyController.js';
 export interface AdaptiveTimeoutOptions {
     /** Timeout of a first attempt, as a multiple of the domain's recent p99 response time. Default: 10. */
     factor?: number;
-    /** The shortest timeout a first attempt gets, in seconds. Default: 2. */
+    /** The shortest timeout a first attempt gets, in seconds. Default: 1. */
     minSecs?: number;
     /** Response times kept per domain; the first attempts of a domain with fewer than 20 get the full timeout. Default: 200. */
     samples?: number;
-    /** The clock, in milliseconds (tests). Default: performance.now. */
-    now?: () => number;
 }
 
-export const ADAPTIVE_TIMEOUT_DEFAULTS = { factor: 10, minSecs: 2, samples: 200 };
+export const ADAPTIVE_TIMEOUT_DEFAULTS = { factor: 10, minSecs: 1, samples: 200 };
 
 /** Response times a domain needs before its first attempts get a shorter timeout. */
 const MIN_SAMPLES = 20;
@@ -40,9 +38,7 @@ export class AdaptiveTimeout {
     private readonly factor: number;
     private readonly minMs: number;
     private readonly samples: number;
-    private readonly now: () => number;
     private readonly domains = new Map<string, DomainTimes>();
-    private readonly started = new WeakMap<object, number>();
 
     /** `maxMs`: the request timeout, which retries always get. */
     constructor(
@@ -52,23 +48,21 @@ export class AdaptiveTimeout {
         this.factor = options.factor ?? ADAPTIVE_TIMEOUT_DEFAULTS.factor;
         this.minMs = (options.minSecs ?? ADAPTIVE_TIMEOUT_DEFAULTS.minSecs) * 1000;
         this.samples = options.samples ?? ADAPTIVE_TIMEOUT_DEFAULTS.samples;
-        this.now = options.now ?? (() => performance.now());
     }
 
-    /** The timeout for attempt number `attempt` (1 for the first) of a fetch of `url`, noting when it starts. */
-    timeoutFor(request: object, url: string, attempt: number): number {
-        this.started.set(request, this.now());
+    /** The timeout for attempt number `attempt` (1 for the first) of a fetch of `url`. */
+    timeoutFor(url: string, attempt: number): number {
         const learned = attempt === 1 ? this.domains.get(domainOf(url))?.timeoutMs : undefined;
         return learned === undefined ? this.maxMs : Math.min(this.maxMs, Math.max(this.minMs, learned));
     }
 
-    /** The fetch got a response: its time counts toward its domain's timeout. */
-    responded(request: object, url: string): void {
-        const startedAt = this.started.get(request);
-        if (startedAt === undefined) return;
-        this.started.delete(request);
+    /**
+     * A fetch of `url` got its response headers `responseMs` after it was sent: the site's time,
+     * not counting how long this process took to get to the response (a busy event loop).
+     */
+    responded(url: string, responseMs: number): void {
         const domain = this.domain(domainOf(url));
-        domain.times[domain.next] = this.now() - startedAt;
+        domain.times[domain.next] = responseMs;
         domain.next = (domain.next + 1) % this.samples;
         domain.sinceComputed += 1;
         if (domain.times.length >= MIN_SAMPLES && (domain.timeoutMs === undefined || domain.sinceComputed >= RECOMPUTE_EVERY)) {

@@ -86,7 +86,7 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
             preNavigationHooks: [
                 ({ request }, gotOptions) => {
                     gotOptions.followRedirect = false;
-                    if (options.adaptiveTimeout) gotOptions.timeout = { request: options.adaptiveTimeout.timeoutFor(request, request.url, request.retryCount + 1) };
+                    if (options.adaptiveTimeout) gotOptions.timeout = { request: options.adaptiveTimeout.timeoutFor(request.url, request.retryCount + 1) };
                     options.metrics?.fetchStarted(request);
                     concurrency?.started(request, request.url);
                 },
@@ -97,7 +97,8 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
                 const status = response.statusCode ?? 0;
                 options.metrics?.responded(request, { stage: 'http', status });
                 concurrency?.responded(request, status);
-                options.adaptiveTimeout?.responded(request, request.url);
+                const responseMs = timeToResponse(response);
+                if (responseMs !== undefined) options.adaptiveTimeout?.responded(request.url, responseMs);
                 const location = response.headers.location;
                 if (status >= 300 && status < 400 && location) {
                     const challenge = detectBlock({ status, headers: response.headers, url: request.url });
@@ -153,4 +154,10 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
         return true;
     };
     return crawler;
+}
+
+/** Time from sending the request to its response headers, as got timed it (`response.timings`, from @szmarczak/http-timer). */
+function timeToResponse(response: object): number | undefined {
+    const timings = (response as { timings?: { start: number; response?: number } }).timings;
+    return timings?.response === undefined ? undefined : timings.response - timings.start;
 }

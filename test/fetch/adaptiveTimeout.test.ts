@@ -6,59 +6,53 @@ import { AdaptiveTimeout } from '../../src/fetch/adaptiveTimeout.js';
 const A = 'http://a.test/page';
 const B = 'http://b.test/page';
 
-/** An AdaptiveTimeout with a 30 s request timeout on a clock the test moves. */
+/** An AdaptiveTimeout with a 30 s request timeout. */
 function timeoutAt(options: { factor?: number; minSecs?: number } = {}) {
-    const clock = { now: 0 };
-    return { timeouts: new AdaptiveTimeout(30_000, { ...options, now: () => clock.now }), clock };
+    return { timeouts: new AdaptiveTimeout(30_000, options) };
 }
 
 /** `count` fetches of `url` answered after `ms` each. */
-function answer(timeouts: AdaptiveTimeout, clock: { now: number }, url: string, ms: number, count: number): void {
-    for (let i = 0; i < count; i++) {
-        const request = {};
-        timeouts.timeoutFor(request, url, 1);
-        clock.now += ms;
-        timeouts.responded(request, url);
-    }
+function answer(timeouts: AdaptiveTimeout, url: string, ms: number, count: number): void {
+    for (let i = 0; i < count; i++) timeouts.responded(url, ms);
 }
 
 describe('AdaptiveTimeout', () => {
     it('gives the full timeout until the domain has answered 20 times', () => {
-        const { timeouts, clock } = timeoutAt({ minSecs: 0.1 });
-        answer(timeouts, clock, A, 100, 19);
-        assert.equal(timeouts.timeoutFor({}, A, 1), 30_000);
-        answer(timeouts, clock, A, 100, 1);
-        assert.equal(timeouts.timeoutFor({}, A, 1), 1000, '10 x the p99 of 100 ms');
+        const { timeouts } = timeoutAt({ minSecs: 0.1 });
+        answer(timeouts, A, 100, 19);
+        assert.equal(timeouts.timeoutFor(A, 1), 30_000);
+        answer(timeouts, A, 100, 1);
+        assert.equal(timeouts.timeoutFor(A, 1), 1000, '10 x the p99 of 100 ms');
     });
 
     it('follows the slow tail (p99), not the median, and never goes under the minimum or over the request timeout', () => {
-        const { timeouts, clock } = timeoutAt({ minSecs: 0.1 });
-        answer(timeouts, clock, A, 100, 180);
-        answer(timeouts, clock, A, 400, 20); // the slowest 10%
-        assert.equal(timeouts.timeoutFor({}, A, 1), 4000);
+        const { timeouts } = timeoutAt({ minSecs: 0.1 });
+        answer(timeouts, A, 100, 180);
+        answer(timeouts, A, 400, 20); // the slowest 10%
+        assert.equal(timeouts.timeoutFor(A, 1), 4000);
 
-        const floor = timeoutAt(); // default minimum: 2 s
-        answer(floor.timeouts, floor.clock, A, 10, 50);
-        assert.equal(floor.timeouts.timeoutFor({}, A, 1), 2000);
+        const floor = timeoutAt(); // default minimum: 1 s
+        answer(floor.timeouts, A, 10, 50);
+        assert.equal(floor.timeouts.timeoutFor(A, 1), 1000);
 
         const ceiling = timeoutAt();
-        answer(ceiling.timeouts, ceiling.clock, A, 5000, 50);
-        assert.equal(ceiling.timeouts.timeoutFor({}, A, 1), 30_000);
+        answer(ceiling.timeouts, A, 5000, 50);
+        assert.equal(ceiling.timeouts.timeoutFor(A, 1), 30_000);
     });
 
     it('gives retries the full timeout, and keeps domains apart', () => {
-        const { timeouts, clock } = timeoutAt();
-        answer(timeouts, clock, A, 100, 50);
-        assert.equal(timeouts.timeoutFor({}, A, 1), 2000);
-        assert.equal(timeouts.timeoutFor({}, A, 2), 30_000);
-        assert.equal(timeouts.timeoutFor({}, B, 1), 30_000);
+        const { timeouts } = timeoutAt();
+        answer(timeouts, A, 200, 50);
+        assert.equal(timeouts.timeoutFor(A, 1), 2000);
+        assert.equal(timeouts.timeoutFor(A, 2), 30_000);
+        assert.equal(timeouts.timeoutFor(B, 1), 30_000);
     });
 
     it('learns from recent answers only: a site that slows down gets longer timeouts', () => {
-        const { timeouts, clock } = timeoutAt({ minSecs: 0.1 });
-        answer(timeouts, clock, A, 100, 200);
-        assert.equal(timeouts.timeoutFor({}, A, 1), 1000);
-        answer(timeouts, clock, A, 300, 200);
-        assert.equal(timeouts.timeoutFor({}, A, 1), 3000);
+        const { timeouts } = timeoutAt({ minSecs: 0.1 });
+        answer(timeouts, A, 100, 200);
+        assert.equal(timeouts.timeoutFor(A, 1), 1000);
+        answer(timeouts, A, 300, 200);
+        assert.equal(timeouts.timeoutFor(A, 1), 3000);
     });
 });

@@ -57,13 +57,22 @@ describe('concurrency controller', () => {
 
     it('lowers at once when the errors alone already put the window over the threshold, without waiting for more outcomes', () => {
         const { controller } = controllerAt();
-        burst(controller, A, ['transient', 'transient', 'transient']);
+        burst(controller, A, ['transient', 'transient', 'transient', 'transient']);
         assert.equal(controller.limit('a.test'), 15);
-        assert.equal(controller.decisions()[0]!.samples, 3);
+        assert.equal(controller.decisions()[0]!.samples, 4);
 
         const borderline = controllerAt().controller;
         burst(borderline, A, mixed(2, 20)); // 10%: not above the threshold
         assert.equal(borderline.limit('a.test'), 20);
+    });
+
+    it('does not lower for a count of errors that chance gives a site failing a few percent at random', () => {
+        // 3 of 20 is over 10%, but 1 in 13 windows of 20 has 3 errors when 5% of fetches fail at random.
+        const { controller } = controllerAt();
+        burst(controller, A, mixed(3, 20));
+        assert.equal(controller.limit('a.test'), 20);
+        burst(controller, A, mixed(4, 20)); // 7 of 40
+        assert.equal(controller.limit('a.test'), 15);
     });
 
     it('treats blocks like errors, and permanent failures as answers', () => {
@@ -211,10 +220,11 @@ describe('concurrency controller', () => {
         controller.failed(requests[17]!, new FetchFailure('transient', 'HTTP 503', 503));
         assert.equal(controller.limit('a.test'), 20, 'two errors in a window of 20: not yet over 10%');
         controller.failed(requests[18]!, Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+        controller.failed(requests[19]!, Object.assign(new Error('Timeout awaiting request'), { code: 'ETIMEDOUT' }));
         assert.equal(controller.limit('a.test'), 15);
         assert.deepEqual(
             { samples: controller.decisions()[0]!.samples, errorRate: controller.decisions()[0]!.errorRate },
-            { samples: 19, errorRate: 0.1579 },
+            { samples: 20, errorRate: 0.2 },
         );
     });
 
@@ -238,7 +248,7 @@ describe('concurrency controller', () => {
     it('learns that failures which do not fall with the load are ambient, and stays near the maximum', () => {
         const { controller, clock } = controllerAt({ maxConcurrency: 40 });
         const mean = simulate(controller, clock, 300, () => 0.05);
-        assert.ok(mean >= 34, `mean limit ${mean} of 40 with 5% of fetches failing whatever the load`);
+        assert.ok(mean >= 38, `mean limit ${mean} of 40 with 5% of fetches failing whatever the load`);
         assert.ok(controller.limit('a.test') >= 30);
     });
 
@@ -250,6 +260,21 @@ describe('concurrency controller', () => {
             assert.ok(mean <= ceiling + 2 && mean >= ceiling * 0.6, `mean limit ${mean} under a ceiling of ${ceiling}`);
             assert.ok(controller.limit('a.test') <= ceiling + 2);
         }
+    });
+
+    it('undoes a cut made before there was an error rate to compare with, and learns nothing from it', () => {
+        const { controller, clock } = controllerAt({ maxConcurrency: 40 });
+        burst(controller, A, mixed(4, 20)); // the run's first window
+        assert.equal(controller.limit('a.test'), 30);
+        // 100 fetches started after the cut fail 5%: there is no rate from before the cut to say whether it helped.
+        for (let i = 0; i < 5; i++) {
+            clock.now += 1000;
+            burst(controller, A, mixed(1, 20));
+        }
+        assert.equal(controller.limit('a.test'), 40);
+        // No ambient rate was learned: 20% errors in the next window cut again at once.
+        burst(controller, A, mixed(4, 20));
+        assert.equal(controller.limit('a.test'), 30);
     });
 
     it('rejects options out of range', () => {
