@@ -13,14 +13,10 @@
  * pool (see `poolLimit`; controlledPool.ts puts it into Crawlee's autoscaled pool).
  *
  * Not every transient failure is about load: a site may drop a few percent of requests however
- * gently it is asked. So a window cuts only with more errors than chance gives at the rate the site
- * always fails at, and every cut for errors is a trial: if the error rate of the next
- * `TRIAL_SAMPLES` fetches started is the rate from before the cut, within the noise of both
- * estimates (and at most 20%), the failures are ambient: the cut is undone and the thresholds count
- * from that rate from then on. Failures of load fall after a cut, or they came with it.
- * Without this, AIMD ratchets the limit down on such a site (a noisy window cuts, and no window is
- * ever clean).
+ * gently it is asked. What of the errors is ambient, and whether a cut helped, is learned by
+ * ambientErrors.ts; the thresholds here count from the ambient rate.
  */
+import { AmbientErrors, type Trial } from './ambientErrors.js';
 import { classifyError, classifyStatus, type FailureClass } from './failures.js';
 
 export interface ConcurrencyControllerOptions {
@@ -90,23 +86,6 @@ const LATENCY_FLOOR_MS = 25;
 /** A domain's limit counts for the pool while it had an outcome within this many intervals. */
 const ACTIVE_INTERVALS = 3;
 
-/** The site's error rate is a moving average over about this many outcomes (a plain average of the first ones). */
-const TREND_SAMPLES = 200;
-/**
- * How far, in standard deviations, a count must be from what chance gives to count as a change:
- * errors over the ambient rate before a cut, an error rate after a cut against the one before it.
- * At 2, a site failing 5% of requests at random trips a window of 20 about once in 60 windows.
- */
-const NOISE_SIGMAS = 2;
-/**
- * Fetches started after a cut for errors that judge whether it lowered the error rate, once all
- * of them have an outcome: counted by start, not by end, so slow failures (timeouts) started in the
- * trial count in it, as they did in the rate before.
- */
-const TRIAL_SAMPLES = 100;
-/** Most errors taken for ambient: a site failing more often is in trouble, not noisy, and cuts stand. */
-const MAX_AMBIENT_ERROR_RATE = 0.2;
-
 /** What came of one fetch: a usable response, or the class of its failure. */
 export type Outcome = 'ok' | FailureClass;
 
@@ -150,26 +129,8 @@ interface DomainState extends DomainConcurrency {
     /** Most fetches in flight at once during the window. */
     peakInFlight: number;
     lastOutcomeAt: number;
-    /** Outcomes counted into the trend, up to TREND_SAMPLES. */
-    trendSamples: number;
-    /** Share of recent outcomes that were transient failures (a moving average over ~TREND_SAMPLES). */
-    errorTrend: number;
-    /** The trend when the window began, and the outcomes it was from: the rate before a cut, without the burst of errors that caused it. */
-    windowStartTrend: { rate: number; samples: number };
-    /** Share of fetches that fail whatever the load, learned from cuts that did not help; the thresholds count from it. */
-    ambientErrorRate: number;
-    /** After a cut for errors: the limit before it, the error trend then, fetches started in the trial and the outcomes of those. */
-    trial: Trial | undefined;
-}
-
-interface Trial {
-    from: number;
-    rateBefore: number;
-    /** Outcomes the rate before was taken from (few at the start of a run). */
-    samplesBefore: number;
-    started: number;
-    samples: number;
-    errors: number;
+    /** Which errors are ambient, and the trial of the last cut for errors. */
+    ambient: AmbientErrors;
 }
 
 /** A fetch under way: its domain and the epoch of the limit it was started under, and the trial it counts in. */
@@ -213,9 +174,7 @@ export class ConcurrencyController {
         const state = this.state(domain);
         state.inFlight += 1;
         state.peakInFlight = Math.max(state.peakInFlight, state.inFlight);
-        const trial = state.trial && state.trial.started < TRIAL_SAMPLES ? state.trial : undefined;
-        if (trial) trial.started += 1;
-        this.attempts.set(request, { domain, epoch: state.epoch, startedAt: this.now(), trial });
+        this.attempts.set(request, { domain, epoch: state.epoch, startedAt: this.now(), trial: state.ambient.enrol() });
     }
 
     /** The attempt got a response: its status is judged by the failure classifier. */
@@ -240,13 +199,8 @@ export class ConcurrencyController {
         state.inFlight = Math.max(0, state.inFlight - 1);
         state.lastOutcomeAt = this.now();
         const error = outcome === 'transient' ? 1 : 0;
-        // The trend is of the site, whatever the limit: it counts every outcome, slow failures included.
-        state.trendSamples = Math.min(TREND_SAMPLES, state.trendSamples + 1);
-        state.errorTrend += (error - state.errorTrend) / state.trendSamples;
-        if (attempt.trial) {
-            attempt.trial.samples += 1;
-            attempt.trial.errors += error;
-        }
+        // The site's error rate, whatever the limit: every outcome counts, slow failures included.
+        state.ambient.record(error, attempt.trial);
         if (attempt.epoch === state.epoch) {
             state.samples += 1;
             state.errors += error;
@@ -321,26 +275,20 @@ export class ConcurrencyController {
         // And a site failing a few percent at random has windows of 20 with 3 errors in them: the errors must
         // also be more than chance would give at the ambient rate.
         const judged = Math.max(state.samples, minSamples);
-        const ambient = state.ambientErrorRate;
-        const tooManyErrors = state.errors > (ambient + highThreshold) * judged && beyondChance(state.errors, judged, ambient);
+        const tooManyErrors = state.ambient.tooMany(state.errors, judged, highThreshold);
         if (tooManyErrors || state.blocks > highThreshold * judged) {
-            // Chained cuts are one trial: judged by the fetches started after the first, undone together.
-            if (tooManyErrors) state.trial ??= { from: state.limit, rateBefore: state.windowStartTrend.rate, samplesBefore: state.windowStartTrend.samples, started: 0, samples: 0, errors: 0 };
+            if (tooManyErrors) state.ambient.cut(state.limit);
             this.change(domain, state, Math.max(minConcurrency, Math.floor(state.limit * decreaseFactor)), { errorRate, blockRate, now });
             return;
         }
-        if (state.trial && state.trial.samples >= TRIAL_SAMPLES) {
-            const undoTo = this.judgeTrial(state, state.trial);
-            state.trial = undefined;
-            if (undoTo !== undefined) {
-                this.change(domain, state, Math.max(state.limit, undoTo), { errorRate, blockRate, now });
-                return;
-            }
+        const undoTo = state.ambient.judgeTrial(lowThreshold);
+        if (undoTo !== undefined) {
+            this.change(domain, state, Math.max(state.limit, undoTo), { errorRate, blockRate, now });
+            return;
         }
         if (state.samples < minSamples || now - state.windowStart < intervalMs) return;
-        // Ambient failures that stopped show in the trend; the thresholds follow them down, but not its noise.
-        state.ambientErrorRate = Math.min(ambient, state.errorTrend + NOISE_SIGMAS * Math.sqrt((state.errorTrend * (1 - state.errorTrend)) / state.trendSamples));
-        const clean = errorRate < state.ambientErrorRate + lowThreshold && blockRate < lowThreshold;
+        state.ambient.windowEnded();
+        const clean = errorRate < state.ambient.rate + lowThreshold && blockRate < lowThreshold;
         const used = state.peakInFlight >= USED_SHARE_TO_RAISE * state.limit;
         const latency = median(state.latencies);
         const baseline = state.medians.length > 0 ? Math.max(LATENCY_FLOOR_MS, Math.min(...state.medians)) : undefined;
@@ -348,27 +296,6 @@ export class ConcurrencyController {
         const raised = clean && used && !queueing ? Math.min(this.maxConcurrency, state.limit + increaseStep) : state.limit;
         // Neither clean nor bad enough (or the limit unused, or responses slowing): hold it, and judge it again over a fresh window.
         this.change(domain, state, raised, { errorRate, blockRate, now });
-    }
-
-    /**
-     * A finished trial: returns the limit from before the cut when the cut is undone, or undefined
-     * when it stands. It is undone when the failures went on at the same rate (within noise, and at
-     * most 20%): they are not about load, and their rate becomes the domain's ambient one. It is also
-     * undone, without learning anything, when the cut came before there was a rate to compare with
-     * (the run's first fetches): if the errors come back at the higher limit, the next cut is judged
-     * against their rate.
-     */
-    private judgeTrial(state: DomainState, { from, rateBefore, samplesBefore, samples, errors }: Trial): number | undefined {
-        const rateAfter = errors / samples;
-        if (rateAfter < this.options.lowThreshold || rateAfter > MAX_AMBIENT_ERROR_RATE) return undefined;
-        if (samplesBefore < TRIAL_SAMPLES) return from;
-        // Both rates are estimates: from the trial's outcomes, and from the trend's.
-        const pooled = (rateBefore + rateAfter) / 2;
-        const noise = NOISE_SIGMAS * Math.sqrt(pooled * (1 - pooled) * (1 / samples + 1 / samplesBefore));
-        if (Math.abs(rateAfter - rateBefore) > noise) return undefined;
-        // The trend holds the trial's outcomes and those before it: the better estimate of the ambient rate.
-        state.ambientErrorRate = Math.max(rateAfter, state.errorTrend);
-        return from;
     }
 
     /** Sets a domain's limit (recording the decision when it changed) and starts a new window. */
@@ -397,7 +324,7 @@ export class ConcurrencyController {
             state.epoch += 1;
         }
         state.windowStart = now;
-        state.windowStartTrend = { rate: state.errorTrend, samples: state.trendSamples };
+        state.ambient.windowStarted();
         state.samples = 0;
         state.errors = 0;
         state.blocks = 0;
@@ -424,7 +351,7 @@ export class ConcurrencyController {
             state = {
                 ...{ limit, increases: 0, decreases: 0, lowest: limit, highest: limit, epoch: 0, windowStart: this.now() },
                 ...{ samples: 0, errors: 0, blocks: 0, latencies: [], medians: [], inFlight: 0, peakInFlight: 0, lastOutcomeAt: 0 },
-                ...{ trendSamples: 0, errorTrend: 0, windowStartTrend: { rate: 0, samples: 0 }, ambientErrorRate: 0, trial: undefined },
+                ambient: new AmbientErrors(),
             };
             this.domains.set(domain, state);
         }
@@ -439,15 +366,6 @@ export function domainOf(url: string): string {
     } catch {
         return '';
     }
-}
-
-/**
- * True when `errors` out of `samples` are more than NOISE_SIGMAS standard deviations over what a
- * site failing at `rate` gives (the deviation taken at the rate observed, so it holds at rate 0).
- */
-function beyondChance(errors: number, samples: number, rate: number): boolean {
-    const observed = errors / samples;
-    return errors - rate * samples > NOISE_SIGMAS * Math.sqrt(samples * observed * (1 - observed));
 }
 
 function definedOnly<T extends object>(options: T): Partial<T> {
