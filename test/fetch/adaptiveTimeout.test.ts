@@ -22,28 +22,28 @@ describe('AdaptiveTimeout', () => {
         answer(timeouts, A, 100, 19);
         assert.equal(timeouts.timeoutFor(A, 1), 30_000);
         answer(timeouts, A, 100, 1);
-        assert.equal(timeouts.timeoutFor(A, 1), 1000, '10 x the p99 of 100 ms');
+        assert.equal(timeouts.timeoutFor(A, 1), 500, '5 x the p99 of 100 ms');
     });
 
     it('follows the slow tail (p99), not the median, and never goes under the minimum or over the request timeout', () => {
         const { timeouts } = timeoutAt({ minSecs: 0.1 });
         answer(timeouts, A, 100, 180);
         answer(timeouts, A, 400, 20); // the slowest 10%
-        assert.equal(timeouts.timeoutFor(A, 1), 4000);
+        assert.equal(timeouts.timeoutFor(A, 1), 2000);
 
-        const floor = timeoutAt(); // default minimum: 1 s
+        const floor = timeoutAt(); // default minimum: 0.5 s
         answer(floor.timeouts, A, 10, 50);
-        assert.equal(floor.timeouts.timeoutFor(A, 1), 1000);
+        assert.equal(floor.timeouts.timeoutFor(A, 1), 500);
 
         const ceiling = timeoutAt();
-        answer(ceiling.timeouts, A, 5000, 50);
+        answer(ceiling.timeouts, A, 7000, 50);
         assert.equal(ceiling.timeouts.timeoutFor(A, 1), 30_000);
     });
 
     it('gives retries the full timeout, and keeps domains apart', () => {
         const { timeouts } = timeoutAt();
         answer(timeouts, A, 200, 50);
-        assert.equal(timeouts.timeoutFor(A, 1), 2000);
+        assert.equal(timeouts.timeoutFor(A, 1), 1000);
         assert.equal(timeouts.timeoutFor(A, 2), 30_000);
         assert.equal(timeouts.timeoutFor(B, 1), 30_000);
     });
@@ -51,8 +51,8 @@ describe('AdaptiveTimeout', () => {
     it('learns from recent answers only: a site that slows down gets longer timeouts', () => {
         const { timeouts } = timeoutAt({ minSecs: 0.1 });
         answer(timeouts, A, 100, 200);
-        assert.equal(timeouts.timeoutFor(A, 1), 1000);
+        assert.equal(timeouts.timeoutFor(A, 1), 500);
         answer(timeouts, A, 300, 200);
-        assert.equal(timeouts.timeoutFor(A, 1), 3000);
+        assert.equal(timeouts.timeoutFor(A, 1), 1500);
     });
 });
