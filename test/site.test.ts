@@ -114,6 +114,12 @@ describe('textOf', () => {
         assert.equal(textOf($, 'span.price'), '£1');
     });
 
+    it('takes the first match in the page of a selector list, and a selector with spaces around it', () => {
+        assert.equal(textOf($, 'span.price, h1 em'), 'Attic');
+        assert.equal(textOf($, 'h2, div.card span.price'), '£1');
+        assert.equal(textOf($, ' div.card  span.price '), '£1');
+    });
+
     it('returns undefined when nothing matched or only blanks', () => {
         assert.equal(textOf($, 'h2'), undefined);
         assert.equal(textOf($, 'p.blank'), undefined);
