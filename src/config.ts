@@ -4,13 +4,10 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { ConfigError } from './configError.js';
 import { RETRY_DEFAULTS } from './fetch/retryPolicy.js';
 import { CRAWL_DEFAULTS, type CrawlOptions } from './run.js';
 
-/** A configuration problem the user can fix; printed as one line, exit code 2. */
-export class ConfigError extends Error {
-    override readonly name = 'ConfigError';
-}
 
 const positiveInt = (what: string) =>
     z.coerce.number({ error: `${what} must be a number` }).int(`${what} must be a whole number`).positive(`${what} must be at least 1`);

@@ -117,6 +117,14 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     } = options;
     const stores = await openSiteStores({ ...options, site: site.name });
     const { names, config, storage, httpQueue, browserQueue, raw, runState, stats, seenSet } = stores;
+    const takenOver = stores.lock.takenOverFrom;
+    if (takenOver) {
+        log.warn(
+            { holder: takenOver },
+            `took over the lock of ${site.name} from process ${takenOver.pid} on host ${takenOver.host}: it cannot be checked from here ` +
+                'whether that run still goes on; a storage dir is not meant to be shared between machines',
+        );
+    }
     if (stores.resumed) {
         const { pending, handled, locksReleased } = stores.resumed;
         log.info(
@@ -233,6 +241,7 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
         await statusServer?.close();
         await events.close();
         await raw.flush();
+        stores.lock.release();
         await storage.close();
     }
 

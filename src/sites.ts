@@ -5,7 +5,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ConfigError } from './config.js';
+import { ConfigError } from './configError.js';
 import type { Site } from './site.js';
 
 const ROUTES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'routes');

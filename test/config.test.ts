@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { ConfigError, helpText, parseConfig, type Config } from '../src/config.js';
+import { helpText, parseConfig, type Config } from '../src/config.js';
+import { ConfigError } from '../src/configError.js';
 
 /** parseConfig for a run (not `--help`). */
 function parse(argv: string[], env: NodeJS.ProcessEnv = {}): Config {

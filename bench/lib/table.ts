@@ -14,5 +14,6 @@ export function formatTable(title: string, rows: readonly TableRow[]): string {
 
 function cellText(value: string | number | null | undefined): string {
     if (value === null || value === undefined) return '-';
-    return typeof value === 'number' ? String(value) : value;
+    // Medians of an even count are means of two figures: 286.54999999999995 reads as 286.55.
+    return typeof value === 'number' ? String(Number(value.toPrecision(10))) : value;
 }

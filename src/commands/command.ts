@@ -4,7 +4,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { config as loadDotenv } from 'dotenv';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../configError.js';
 
 /** Runs a command's main function and turns its outcome into an exit code. */
 export function runCommand(main: () => Promise<number>): void {

@@ -4,7 +4,7 @@
  * resumes and fetches them (store/deadLetterStore.ts).
  */
 import { once } from 'node:events';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../configError.js';
 import { FAILURE_CLASSES, type FailureClass } from '../fetch/failures.js';
 import type { DeadLetterEntry } from '../frontier/deadLetter.js';
 import { type DeadLetterFilter, DeadLetterStore } from '../store/deadLetterStore.js';

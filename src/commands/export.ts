@@ -3,7 +3,7 @@
  * Streams a site's stored items (or its quarantine or dead-letter) to a file or standard output.
  */
 import { Dataset } from '@crawlee/core';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../configError.js';
 import { exportDataset } from '../store/export.js';
 import { openStorage, storeNames } from '../store/datasets.js';
 import { parseFlags, required, runCommand } from './command.js';

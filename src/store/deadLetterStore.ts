@@ -3,8 +3,9 @@
  * outcomes.ts did when the request was given up on, in one transaction: the request is pending
  * again in its stage's queue with a fresh set of attempts, its entry leaves the dead-letter, and
  * the saved counters no longer count it. Pending requests make the next run of the site resume
- * (siteStores.ts), so that run fetches exactly those. Like a crawl, it needs the storage dir to
- * itself: a run crawling the site meanwhile would not see its requests come back.
+ * (siteStores.ts), so that run fetches exactly those. Like a crawl, it needs the site's stores to
+ * itself (siteLock.ts): it refuses while a run crawls the site, which would not see its requests
+ * come back.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -15,6 +16,7 @@ import type { DeadLetterEntry } from '../frontier/deadLetter.js';
 import type { StatsSnapshot } from '../monitor/stats.js';
 import { type StoreNames, storeNames } from './datasets.js';
 import { RunState } from './runState.js';
+import { lockSite } from './siteLock.js';
 import { DATABASE_FILE, openDatabase, releaseDatabase, type SqliteDb } from './sqlite/database.js';
 import { iterateItems, SqliteDatasetClient } from './sqlite/datasetClient.js';
 import { SqliteRequestQueueClient } from './sqlite/requestQueueClient.js';
@@ -88,6 +90,15 @@ export class DeadLetterStore {
      * dead-letter (the rest keep their order), and the run's saved counters without them.
      */
     requeue(filter: DeadLetterFilter = {}): RequeueResult {
+        const lock = lockSite(this.db, this.site, 'requeue');
+        try {
+            return this.requeueLocked(filter);
+        } finally {
+            lock.release();
+        }
+    }
+
+    private requeueLocked(filter: DeadLetterFilter): RequeueResult {
         const run = this.db.transaction((): RequeueResult => {
             const entries = this.deadLetter.removeItems((entry) => matchesFilter(entry, filter));
             const result: RequeueResult = { entries, byQueue: {}, added: 0, alreadyPending: 0 };

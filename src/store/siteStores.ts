@@ -6,7 +6,7 @@
  * on from the saved counters, rebuilds the seen-set from the queues and the saved canonical
  * claims, frees the locks its dead predecessor held (retry waits keep waiting) and keeps what was
  * stored. Otherwise — or with `fresh` — the site's queues, datasets, raw pages and run state are
- * emptied first. Only one process may crawl a site from a storage dir at a time.
+ * emptied first. Only one process may crawl a site from a storage dir at a time (siteLock.ts).
  */
 import { type Configuration, Dataset } from '@crawlee/core';
 import { BloomSeenSet } from '../frontier/bloomSeenSet.js';
@@ -16,6 +16,7 @@ import { RunStats } from '../monitor/stats.js';
 import { openStorage, type StoreNames, storeNames } from './datasets.js';
 import { RawStore } from './rawStore.js';
 import { RunState } from './runState.js';
+import { lockSite, type SiteLock } from './siteLock.js';
 import { BoundedRequestQueue } from './sqlite/boundedRequestQueue.js';
 import { sqliteClientOf } from './sqlite/requestQueueClient.js';
 import type { SqliteStorageClient } from './sqlite/storageClient.js';
@@ -43,6 +44,8 @@ export interface SiteStores {
     runState: RunState;
     stats: RunStats;
     seenSet: SeenSet;
+    /** This process's hold on the site's stores: release it when the run is over. */
+    lock: SiteLock;
     /** What was found of an unfinished run, when this one resumes it. */
     resumed?: { pending: number; handled: number; locksReleased: number };
 }
@@ -51,6 +54,20 @@ export async function openSiteStores(options: SiteStoresOptions): Promise<SiteSt
     const { site, storageDir } = options;
     const names = storeNames(site);
     const { config, storage } = openStorage(storageDir, { randomOrder: options.randomOrder });
+    const lock = lockSite(storage.db, site, 'crawl');
+    try {
+        return await openLocked(options, { names, config, storage, lock });
+    } catch (error) {
+        lock.release();
+        throw error;
+    }
+}
+
+async function openLocked(
+    options: SiteStoresOptions,
+    { names, config, storage, lock }: Pick<SiteStores, 'names' | 'config' | 'storage' | 'lock'>,
+): Promise<SiteStores> {
+    const { site, storageDir } = options;
     const runState = new RunState(storage.db, site);
     const queues = (await storage.requestQueues().list()).items.filter((queue) => queue.name === names.httpQueue || queue.name === names.browserQueue);
     const pending = queues.reduce((sum, queue) => sum + queue.pendingRequestCount!, 0);
@@ -65,7 +82,7 @@ export async function openSiteStores(options: SiteStoresOptions): Promise<SiteSt
         options.seenSet === 'bloom'
             ? new BloomSeenSet({ expectedItems: options.expectedUrls, falsePositiveRate: options.bloomErrorRate })
             : new MemorySeenSet();
-    const stores = { names, config, storage, httpQueue, browserQueue, raw, runState, seenSet };
+    const stores = { names, config, storage, httpQueue, browserQueue, raw, runState, seenSet, lock };
     if (!resuming) return { ...stores, stats: new RunStats() };
 
     const saved = runState.loadStats();

@@ -85,6 +85,7 @@ async function seedStores(dir: string): Promise<void> {
     }
     const ok = (await stores.httpQueue.fetchNextRequest())!;
     outcomes.settle(stores.httpQueue, ok, { items: [{ title: 'ok', _url: ok.url, _route: 'product', _rawKey: 'k', _renderer: 'http', _fetchedAt: '' }] });
+    stores.lock.release();
     await stores.storage.close();
 }
 

@@ -98,6 +98,16 @@ const MIGRATIONS: string[] = [
         PRIMARY KEY (name, key)
     ) WITHOUT ROWID;
     `,
+    `
+    -- The process that has a site's stores to itself: a crawl or a dead-letter requeue (store/siteLock.ts).
+    CREATE TABLE site_locks (
+        site TEXT PRIMARY KEY,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        purpose TEXT NOT NULL,
+        since INTEGER NOT NULL
+    );
+    `,
 ];
 
 interface Entry {
