@@ -27,6 +27,11 @@ const OPTIONS = {
     'start-url': { env: 'DRAGNET_START_URLS', help: 'where to start instead of the site\'s start URLs (repeatable; env: space-separated)', multiple: true },
     'max-concurrency': { env: 'DRAGNET_MAX_CONCURRENCY', help: 'most HTTP requests in flight', default: String(CRAWL_DEFAULTS.maxConcurrency) },
     'adaptive-concurrency': { env: 'DRAGNET_ADAPTIVE_CONCURRENCY', help: 'lower and raise HTTP concurrency per domain by its error rate, within 1..max-concurrency: on or off', default: 'on' },
+    'parse-workers': {
+        env: 'DRAGNET_PARSE_WORKERS',
+        help: 'worker threads that parse pages and run extractors; auto: one per core beside the crawling thread (1 to 4); 0: parse in the crawling thread',
+        default: 'auto',
+    },
     'browser-concurrency': { env: 'DRAGNET_BROWSER_CONCURRENCY', help: 'most browser pages open at once', default: String(CRAWL_DEFAULTS.browserConcurrency) },
     'browser-wait': { env: 'DRAGNET_BROWSER_WAIT_SECS', help: 'seconds a browser page may wait for its route\'s waitFor/waitUntil', default: String(CRAWL_DEFAULTS.browserWaitSecs) },
     'max-requests': { env: 'DRAGNET_MAX_REQUESTS', help: 'most URLs admitted to the frontier in a run (default: no limit)' },
@@ -61,6 +66,10 @@ const configSchema = z.object({
     maxConcurrency: positiveInt('--max-concurrency'),
     adaptiveConcurrency: z.enum(['on', 'off'], { error: '--adaptive-concurrency must be on or off' }).transform((value) => value === 'on'),
     browserConcurrency: positiveInt('--browser-concurrency'),
+    parseWorkers: z
+        .string()
+        .regex(/^(auto|\d+)$/, '--parse-workers must be auto or a whole number >= 0')
+        .transform((value) => (value === 'auto' ? undefined : Number(value))),
     browserWaitSecs: positiveInt('--browser-wait'),
     maxRequests: positiveInt('--max-requests').optional(),
     maxAttempts: positiveInt('--max-attempts'),
@@ -131,6 +140,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): Config | 'h
         maxConcurrency: read('max-concurrency'),
         adaptiveConcurrency: read('adaptive-concurrency'),
         browserConcurrency: read('browser-concurrency'),
+        parseWorkers: read('parse-workers'),
         browserWaitSecs: read('browser-wait'),
         maxRequests: read('max-requests'),
         maxAttempts: read('max-attempts'),
@@ -193,6 +203,7 @@ export function crawlOptionsOf(config: Config): Omit<CrawlOptions, 'site' | 'sta
         maxConcurrency: config.maxConcurrency,
         adaptiveConcurrency: config.adaptiveConcurrency,
         browserConcurrency: config.browserConcurrency,
+        parseWorkers: config.parseWorkers,
         browserWaitSecs: config.browserWaitSecs,
         maxRequests: config.maxRequests,
         requestTimeoutSecs: config.requestTimeoutSecs,

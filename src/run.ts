@@ -12,6 +12,7 @@ import { ConcurrencyController, type ConcurrencyControllerOptions, type Concurre
 import { runAtControlledConcurrency } from './fetch/controlledPool.js';
 import { createHttpStage, type StageOptions } from './fetch/httpStage.js';
 import { PageHandler } from './fetch/pageHandler.js';
+import { createPageParser, defaultParseWorkers } from './fetch/pageParser.js';
 import { RenderLearner, type RenderLearningOptions } from './fetch/renderLearning.js';
 import { RetryPolicy, type RetryPolicyOptions } from './fetch/retryPolicy.js';
 import { DriftBreaker, type DriftBreakerOptions } from './quality/driftBreaker.js';
@@ -53,6 +54,12 @@ export interface CrawlOptions {
     maxConcurrency?: number;
     /** Most browser pages open at once. Default: 4. */
     browserConcurrency?: number;
+    /**
+     * Worker threads that parse pages and run their extractors, when the site was loaded from a
+     * module (`loadSite`); 0 parses in the crawling thread. Default: one per core beside the
+     * crawling thread's, 1 to 4 (see pageParser.ts).
+     */
+    parseWorkers?: number;
     /** Most URLs admitted to the frontier. Default: no limit. */
     maxRequests?: number;
     /** Attempts, backoff and Retry-After limits of failed requests. Defaults: see RetryPolicyOptions. */
@@ -146,7 +153,8 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     });
     const renderLearner = new RenderLearner(options.renderLearning);
     const driftBreaker = new DriftBreaker(options.driftBreaker);
-    const pageHandler = new PageHandler({ frontier, raw, stats, renderLearner, driftBreaker, log });
+    const parser = createPageParser(site, options.parseWorkers ?? defaultParseWorkers());
+    const pageHandler = new PageHandler({ frontier, parser, raw, stats, renderLearner, driftBreaker, log });
     const stages = new RunningStages();
     const timeouts = options.adaptiveTimeout ?? true;
     const adaptiveTimeout = timeouts ? new AdaptiveTimeout(requestTimeoutSecs * 1000, timeouts === true ? {} : timeouts) : undefined;
@@ -240,6 +248,7 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
         timeline.stop();
         await statusServer?.close();
         await events.close();
+        await parser.close();
         await raw.flush();
         stores.lock.release();
         await storage.close();

@@ -98,6 +98,8 @@ export interface Route extends RouteDefinition {
 
 export interface Site extends Omit<SiteDefinition, 'routes'> {
     routes: Map<string, Route>;
+    /** The module the site was loaded from (sites.ts), so parse workers can load it too; undefined for a site defined in place. */
+    moduleUrl?: string;
     /** The route for a label, or for a URL through the routes' `match` patterns. */
     routeFor(label: string | undefined, url: URL): Route | undefined;
 }

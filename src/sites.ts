@@ -28,9 +28,10 @@ export async function loadSite(nameOrPath: string): Promise<Site> {
                 : `unknown site "${nameOrPath}" (available: ${listSites().join(', ')})`,
         );
     }
-    const module = (await import(pathToFileURL(file).href)) as { default?: Site };
+    const moduleUrl = pathToFileURL(file).href;
+    const module = (await import(moduleUrl)) as { default?: Site };
     if (!module.default?.routes) {
         throw new ConfigError(`${file} does not default-export defineSite({...})`);
     }
-    return module.default;
+    return { ...module.default, moduleUrl };
 }

@@ -37,6 +37,7 @@ describe('parseConfig', () => {
             startUrls: [],
             maxConcurrency: 20,
             browserConcurrency: 4,
+            parseWorkers: undefined,
             maxRequests: undefined,
             maxAttempts: 4,
             retryBaseDelaySecs: 1,
@@ -64,6 +65,7 @@ describe('parseConfig', () => {
             '--start-url', 'http://127.0.0.1/a',
             '--max-concurrency', '7',
             '--browser-concurrency', '2',
+            '--parse-workers', '0',
             '--max-requests', '100',
             '--max-attempts', '1',
             '--retry-base-delay', '0.5',
@@ -86,6 +88,7 @@ describe('parseConfig', () => {
             startUrls: ['http://127.0.0.1/a'],
             maxConcurrency: 7,
             browserConcurrency: 2,
+            parseWorkers: 0,
             maxRequests: 100,
             maxAttempts: 1,
             retryBaseDelaySecs: 0.5,
@@ -111,6 +114,7 @@ describe('parseConfig', () => {
             DRAGNET_SITE: 'books-toscrape',
             DRAGNET_MAX_CONCURRENCY: '3',
             DRAGNET_BROWSER_CONCURRENCY: '1',
+            DRAGNET_PARSE_WORKERS: '3',
             DRAGNET_MAX_REQUESTS: '50',
             DRAGNET_MAX_ATTEMPTS: '5',
             DRAGNET_RETRY_BASE_DELAY_SECS: '2',
@@ -133,6 +137,7 @@ describe('parseConfig', () => {
             startUrls: [],
             maxConcurrency: 3,
             browserConcurrency: 1,
+            parseWorkers: 3,
             maxRequests: 50,
             maxAttempts: 5,
             retryBaseDelaySecs: 2,
@@ -187,6 +192,7 @@ describe('parseConfig', () => {
         assertConfigError(['--max-attempts', '0'], /^--max-attempts must be at least 1$/);
         assertConfigError(['--retry-base-delay=-1'], /^--retry-base-delay must be 0 or more$/);
         assertConfigError(['--retry-factor', '0.5'], /^--retry-factor must be 1 or more$/);
+        assertConfigError(['--parse-workers', 'many'], /^--parse-workers must be auto or a whole number >= 0$/);
         assertConfigError(['--request-order', 'lifo'], /^--request-order must be fifo or random$/);
         assertConfigError(['--adaptive-timeout', 'maybe'], /^--adaptive-timeout must be on or off$/);
         assertConfigError([], /^--fresh must be 1, 0, true or false$/, { DRAGNET_FRESH: 'yes please' });
@@ -226,6 +232,7 @@ describe('helpText', () => {
             ['start-url', 'DRAGNET_START_URLS'],
             ['max-concurrency', 'DRAGNET_MAX_CONCURRENCY'],
             ['browser-concurrency', 'DRAGNET_BROWSER_CONCURRENCY'],
+            ['parse-workers', 'DRAGNET_PARSE_WORKERS'],
             ['max-requests', 'DRAGNET_MAX_REQUESTS'],
             ['max-attempts', 'DRAGNET_MAX_ATTEMPTS'],
             ['retry-base-delay', 'DRAGNET_RETRY_BASE_DELAY_SECS'],

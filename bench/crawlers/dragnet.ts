@@ -6,11 +6,11 @@
  *
  *   node --import tsx bench/crawlers/dragnet.ts '<CrawlerCase as JSON>'
  */
-import demoShop from '../../routes/demo-shop.js';
 import { crawlOptionsOf, parseConfig } from '../../src/config.js';
 import { limitHeapGrowth } from '../../src/heapGrowth.js';
 import { createLogger } from '../../src/monitor/logger.js';
 import { crawl } from '../../src/run.js';
+import { loadSite } from '../../src/sites.js';
 import { startMeasurement } from './measure.js';
 import { readCase, reportAndExit } from './protocol.js';
 
@@ -31,7 +31,8 @@ const timeLimit = setTimeout(() => {
 
 const { summary } = await crawl({
     ...crawlOptionsOf(config),
-    site: demoShop,
+    // Loaded by name, as `npm start` loads it, so its pages are parsed in parse workers.
+    site: await loadSite('demo-shop'),
     startUrls: [`${crawlerCase.shopUrl}/`],
     chromiumPath: undefined,
     log,

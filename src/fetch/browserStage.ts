@@ -89,7 +89,6 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
                 await pageHandler.handle({
                     request: { url: request.url, label: request.label, userData },
                     route,
-                    $: load(html),
                     html,
                     status,
                     headers,

@@ -9,9 +9,8 @@
  *   transaction here; Crawlee alone would mark it handled first and call `failedRequestHandler`
  *   after, and a process killed in between would lose it.
  */
-import type { CheerioCrawler } from '@crawlee/cheerio';
 import type { Request } from '@crawlee/core';
-import { SingleParseCheerioCrawler } from './singleParseCheerioCrawler.js';
+import { HttpCrawler, type HttpCrawlingContext } from '@crawlee/http';
 
 /** Deals with the request without fetching it and returns true, or returns false to fetch as usual. */
 export type PreFetchCheck = (request: Request) => Promise<boolean>;
@@ -63,6 +62,6 @@ export interface CrawlerHooks {
 // Crawlee's methods used above are protected, so the mixin is typed loosely inside and precisely outside.
 // The browser stage's PlaywrightCrawler gets its hooks in browserStage.ts, so that Playwright is
 // loaded only by a run that renders a page (see browserStageRunner.ts).
-export const HookedCheerioCrawler = withHooks(SingleParseCheerioCrawler as unknown as CrawlerClass) as unknown as new (
-    ...args: ConstructorParameters<typeof CheerioCrawler>
-) => CheerioCrawler & CrawlerHooks;
+export const HookedHttpCrawler = withHooks(HttpCrawler as unknown as CrawlerClass) as unknown as new (
+    ...args: ConstructorParameters<typeof HttpCrawler<HttpCrawlingContext>>
+) => HttpCrawler<HttpCrawlingContext> & CrawlerHooks;

@@ -1,11 +1,11 @@
 /**
- * The cheap path: Crawlee's CheerioCrawler (got-scraping with generated browser headers,
- * a session pool, an autoscaled pool) over the HTTP queue. Redirects are not followed here:
- * their targets go back through the frontier, so an alias never fetches a page twice.
+ * The cheap path: Crawlee's HttpCrawler (got-scraping with generated browser headers, a session
+ * pool, an autoscaled pool) over the HTTP queue. It only fetches: the page handler has the HTML
+ * parsed, in a parse worker by default (pageParser.ts). Redirects are not followed here: their
+ * targets go back through the frontier, so an alias never fetches a page twice.
  */
-import type { CheerioAPI } from 'cheerio';
-import type { CheerioCrawler } from '@crawlee/cheerio';
 import type { Configuration, RequestQueue } from '@crawlee/core';
+import type { HttpCrawler, HttpCrawlingContext } from '@crawlee/http';
 import type { Logger } from 'pino';
 import type { Frontier, RequestData } from '../frontier/frontier.js';
 import type { Metrics } from '../monitor/metrics.js';
@@ -15,7 +15,7 @@ import type { DriftBreaker } from '../quality/driftBreaker.js';
 import type { Outcomes } from '../store/outcomes.js';
 import type { AdaptiveTimeout } from './adaptiveTimeout.js';
 import type { ConcurrencyController } from './concurrencyController.js';
-import { HookedCheerioCrawler } from './crawlerHooks.js';
+import { HookedHttpCrawler } from './crawlerHooks.js';
 import { deadLetterStopped, failureHook } from './failureHandlers.js';
 import { FetchFailure, checkResponse, detectBlock } from './failures.js';
 import type { PageHandler } from './pageHandler.js';
@@ -54,7 +54,7 @@ export interface HttpStageOptions extends StageOptions {
     adaptiveTimeout?: AdaptiveTimeout;
 }
 
-export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
+export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCrawlingContext> {
     const { site, frontier, pageHandler, renderLearner, driftBreaker, outcomes, queue } = options;
     const routeOf = (request: { label?: string; url: string }) => {
         const route = site.routeFor(request.label, new URL(request.url));
@@ -63,7 +63,7 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
     };
     const concurrency = options.concurrency;
     const startConcurrency = concurrency ? Math.min(concurrency.poolLimit(), options.maxConcurrency) : options.maxConcurrency;
-    const crawler = new HookedCheerioCrawler(
+    const crawler = new HookedHttpCrawler(
         {
             requestQueue: options.queue,
             maxConcurrency: startConcurrency,
@@ -92,7 +92,7 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
                 },
             ],
             async requestHandler(context) {
-                const { request, response, body, $ } = context;
+                const { request, response, body } = context;
                 const userData = request.userData as RequestData;
                 const status = response.statusCode ?? 0;
                 options.metrics?.responded(request, { stage: 'http', status });
@@ -127,8 +127,6 @@ export function createHttpStage(options: HttpStageOptions): CheerioCrawler {
                 await pageHandler.handle({
                     request: { url: request.url, label: request.label, userData },
                     route: routeOf(request),
-                    // The same cheerio module; Crawlee's declarations reach it through its CommonJS types.
-                    $: $ as unknown as CheerioAPI,
                     html,
                     status,
                     headers: response.headers,

@@ -4,23 +4,21 @@
  * records, quarantine them, or escalate the page to the browser — and follow its links. The
  * page's outcome is settled with its request (store/outcomes.ts): stored as it is marked handled.
  */
-import type { CheerioAPI } from 'cheerio';
 import type { Logger } from 'pino';
-import { pageUrls } from '../frontier/canonical.js';
-import type { CanonicalClaim, Frontier, Link, RequestData } from '../frontier/frontier.js';
+import type { CanonicalClaim, Frontier, RequestData } from '../frontier/frontier.js';
 import type { RunStats } from '../monitor/stats.js';
 import type { DriftBreaker } from '../quality/driftBreaker.js';
-import { describeIncomplete, extractAndValidate, failingFields, isIncomplete, type Verdict } from '../quality/validate.js';
+import { describeIncomplete, failingFields, isIncomplete, type Verdict } from '../quality/validate.js';
 import { rawPageKey, type RawStore } from '../store/rawStore.js';
 import type { Outcome } from '../store/outcomes.js';
 import { quarantineEntries, storedItems, type RecordOrigin } from '../store/records.js';
-import type { PageContext, Renderer, Route } from '../site.js';
+import type { Renderer, Route } from '../site.js';
+import type { PageParser } from './pageParser.js';
 import type { RenderLearner } from './renderLearning.js';
 
 export interface FetchedPage {
     request: { url: string; label?: string; userData: RequestData };
     route: Route;
-    $: CheerioAPI;
     html: string;
     status: number;
     headers: Record<string, string | string[] | undefined>;
@@ -33,6 +31,8 @@ export interface FetchedPage {
 
 export interface PageHandlerOptions {
     frontier: Frontier;
+    /** Parses pages and runs their extractors: in parse workers, or in this thread. */
+    parser: PageParser;
     raw: RawStore;
     stats: RunStats;
     renderLearner: RenderLearner;
@@ -45,7 +45,7 @@ export class PageHandler {
 
     async handle(page: FetchedPage): Promise<void> {
         const { stats, frontier, log } = this.options;
-        const { request, route, $, renderer } = page;
+        const { request, route, renderer } = page;
         const fetchedAt = new Date().toISOString();
         const rawKey = rawPageKey(page.finalUrl, renderer);
         await this.options.raw.put({
@@ -63,7 +63,15 @@ export class PageHandler {
         else stats.browserRendered += 1;
         stats.route(route.label).pages += 1;
 
-        const { base, canonical } = pageUrls($, page.finalUrl, frontier.trackingParams);
+        const parsed = await this.options.parser.parse(route, {
+            html: page.html,
+            finalUrl: page.finalUrl,
+            label: route.label,
+            renderer,
+            userData: request.userData,
+            trackingParams: frontier.trackingParams,
+        });
+        const { canonical, verdict } = parsed;
         const claim = canonical && !request.userData.canonicalChecked ? await frontier.claimCanonical(canonical, request.url) : undefined;
         if (claim === 'taken') {
             log.debug({ url: request.url, canonical }, 'duplicate of a page already seen');
@@ -76,9 +84,7 @@ export class PageHandler {
             return;
         }
 
-        const context: PageContext = { url: new URL(page.finalUrl), label: route.label, renderer, userData: request.userData };
-        const verdict = extractAndValidate(route, $, context);
-        await frontier.enqueue(discoverLinks(route, $, context), base);
+        await frontier.enqueue(parsed.links, new URL(parsed.base));
 
         const incomplete = isIncomplete(verdict);
         if (renderer === 'http' && route.render === 'auto' && route.extract) {
@@ -137,17 +143,4 @@ export class PageHandler {
 /** The claim to remember with the page: only a canonical URL that is not the request's own. */
 function claimKey(claim: CanonicalClaim | undefined): string | undefined {
     return claim && claim !== 'taken' && claim !== 'own' ? claim.key : undefined;
-}
-
-function* discoverLinks(route: Route, $: CheerioAPI, context: PageContext): Iterable<Link> {
-    for (const rule of route.enqueue ?? []) {
-        if ('selector' in rule) {
-            for (const element of $(rule.selector).toArray()) {
-                const href = $(element).attr('href');
-                if (href) yield { url: href, label: rule.label };
-            }
-        } else {
-            for (const url of rule.links($, context)) yield { url, label: rule.label };
-        }
-    }
 }

@@ -25,7 +25,7 @@ describe('runAtControlledConcurrency', () => {
     it("keeps the crawler's pool at the controller's limit while it runs, and lets go after", async () => {
         const controller = new ConcurrencyController({ maxConcurrency: 20 });
         const refused = () => {
-            const requests = Array.from({ length: 3 }, () => ({}));
+            const requests = Array.from({ length: 4 }, () => ({}));
             for (const request of requests) controller.started(request, 'http://a.test/');
             for (const request of requests) controller.responded(request, 429);
         };

@@ -115,7 +115,7 @@ describe('Metrics', () => {
 
     it("exports the adaptive concurrency controller's limit and decisions per domain", async () => {
         const concurrency = new ConcurrencyController({ maxConcurrency: 20 });
-        const requests = Array.from({ length: 3 }, () => ({}));
+        const requests = Array.from({ length: 4 }, () => ({}));
         for (const request of requests) concurrency.started(request, 'http://a.test/');
         for (const request of requests) concurrency.responded(request, 429);
         const { body } = await new Metrics({ stats: new RunStats(), concurrency, processMetrics: false }).scrape();

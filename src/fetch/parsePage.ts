@@ -1,0 +1,62 @@
+/**
+ * What is read out of a page's HTML: its base and canonical URLs, the route's records judged
+ * against its schema, and the links its enqueue rules select. Plain work on a string, so it runs
+ * in a parse worker (parseWorker.ts) as well as in the crawling thread (pageParser.ts).
+ */
+import { type CheerioAPI, type CheerioOptions, load } from 'cheerio';
+import { pageUrls } from '../frontier/canonical.js';
+import type { Link } from '../frontier/frontier.js';
+import { extractAndValidate, type Verdict } from '../quality/validate.js';
+import type { PageContext, Renderer, Route } from '../site.js';
+
+/** A fetched page, as it is handed to a parser (structured-cloneable). */
+export interface PageToParse {
+    html: string;
+    /** The URL the HTML was read from (normalized). */
+    finalUrl: string;
+    /** The label of the route that handles it. */
+    label: string;
+    renderer: Renderer;
+    /** The request's user data, which the extractor sees in its context. */
+    userData: Record<string, unknown>;
+    /** The site's query parameters that never change a page, for the canonical URL. */
+    trackingParams?: readonly string[];
+}
+
+export interface ParsedPage {
+    /** The URL relative links resolve against (`<base href>`, else the page's own), as a string: a URL cannot be cloned to another thread. */
+    base: string;
+    /** The page's canonical URL, when it names one. */
+    canonical: string | undefined;
+    verdict: Verdict;
+    links: Link[];
+}
+
+/**
+ * The HTTP stage's HTML is parsed with htmlparser2, as Crawlee's CheerioCrawler parses it (parse5,
+ * cheerio's default, is stricter and not made for scraping); a browser's serialized DOM with
+ * cheerio's default, as the browser stage always had it.
+ */
+const HTMLPARSER2 = { _useHtmlParser2: true } as CheerioOptions;
+
+export function parsePage(route: Route, page: PageToParse): ParsedPage {
+    const $ = page.renderer === 'http' ? load(page.html, HTMLPARSER2) : load(page.html);
+    const { base, canonical } = pageUrls($, page.finalUrl, page.trackingParams);
+    const context: PageContext = { url: new URL(page.finalUrl), label: route.label, renderer: page.renderer, userData: page.userData };
+    return { base: base.href, canonical, verdict: extractAndValidate(route, $, context), links: discoverLinks(route, $, context) };
+}
+
+function discoverLinks(route: Route, $: CheerioAPI, context: PageContext): Link[] {
+    const links: Link[] = [];
+    for (const rule of route.enqueue ?? []) {
+        if ('selector' in rule) {
+            for (const element of $(rule.selector).toArray()) {
+                const href = $(element).attr('href');
+                if (href) links.push({ url: href, label: rule.label });
+            }
+        } else {
+            for (const url of rule.links($, context)) links.push({ url, label: rule.label });
+        }
+    }
+    return links;
+}

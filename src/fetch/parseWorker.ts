@@ -1,0 +1,34 @@
+/**
+ * A parse worker (a worker thread started by pageParser.ts): loads the site module it is given,
+ * then parses the pages it is sent with their routes, one message each way per page.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Site } from '../site.js';
+import { type PageToParse, parsePage } from './parsePage.js';
+
+export interface ParseRequest {
+    id: number;
+    page: PageToParse;
+}
+
+export type ParseReply = { id: number; parsed: ReturnType<typeof parsePage> } | { id: number; error: string };
+
+const { siteModule } = workerData as { siteModule: string };
+const site = ((await import(siteModule)) as { default: Site }).default;
+
+parentPort!.on('message', ({ id, page }: ParseRequest) => {
+    let reply: ParseReply;
+    try {
+        const route = site.routes.get(page.label);
+        if (!route) throw new Error(`no route "${page.label}" in site ${site.name} (${siteModule})`);
+        reply = { id, parsed: parsePage(route, page) };
+    } catch (error) {
+        reply = { id, error: error instanceof Error ? error.message : String(error) };
+    }
+    try {
+        parentPort!.postMessage(reply);
+    } catch (error) {
+        // Records that cannot be cloned (a function, a class instance) cannot be stored either.
+        parentPort!.postMessage({ id, error: `the page's records cannot leave the parse worker: ${(error as Error).message}` });
+    }
+});
