@@ -1,8 +1,9 @@
 /**
- * What happens to a fetched page, whichever stage fetched it: keep the raw page, drop it if
- * its canonical URL is already taken, run the route's extractor, validate, then store the
- * records, quarantine them, or escalate the page to the browser — and follow its links. The
- * page's outcome is settled with its request (store/outcomes.ts): stored as it is marked handled.
+ * What happens to a fetched page, whichever stage fetched it: keep the raw page, have it parsed
+ * (its URLs, its records validated against the route's schema, its links — in a parse worker by
+ * default, pageParser.ts), drop it if its canonical URL is already taken, then store the records,
+ * quarantine them, or escalate the page to the browser — and follow its links. The page's outcome
+ * is settled with its request (store/outcomes.ts): stored as it is marked handled.
  */
 import type { Logger } from 'pino';
 import type { CanonicalClaim, Frontier, RequestData } from '../frontier/frontier.js';

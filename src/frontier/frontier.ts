@@ -97,6 +97,7 @@ export class Frontier {
 
         const isNew = await this.options.seenSet.add(candidates.map(({ url }) => urlKey(url)));
         const toHttp: RequestOptions[] = [];
+        const toHttpFront: RequestOptions[] = [];
         const toBrowser: RequestOptions[] = [];
         candidates.forEach(({ index, url, route, userData }, candidate) => {
             if (!isNew[candidate]) {
@@ -107,13 +108,17 @@ export class Frontier {
                 admissions[index] = 'queued';
                 stats.admitted += 1;
                 const request = { url, uniqueKey: url, label: route.label, userData: { ...userData } };
-                (route.render === 'always' ? toBrowser : toHttp).push(request);
+                (route.render === 'always' ? toBrowser : isNavigation(route) ? toHttpFront : toHttp).push(request);
             }
         });
         for (const admission of admissions) {
             if (admission !== 'queued' && admission !== 'invalid') stats.linksSkipped[admission] += 1;
         }
-        await Promise.all([this.addTo(this.options.httpQueue, toHttp), this.addTo(this.options.browserQueue, toBrowser)]);
+        await Promise.all([
+            this.addTo(this.options.httpQueue, toHttpFront, { forefront: true }),
+            this.addTo(this.options.httpQueue, toHttp),
+            this.addTo(this.options.browserQueue, toBrowser),
+        ]);
         return admissions;
     }
 
@@ -188,7 +193,17 @@ export class Frontier {
         }
     }
 
-    private async addTo(queue: RequestQueue, requests: RequestOptions[]): Promise<void> {
-        if (requests.length > 0) await queue.addRequests(requests);
+    private async addTo(queue: RequestQueue, requests: RequestOptions[], options?: { forefront: boolean }): Promise<void> {
+        if (requests.length > 0) await queue.addRequests(requests, options);
     }
+}
+
+/**
+ * A navigation page (a listing, a pagination step: its route enqueues links and extracts nothing)
+ * goes to the front of the queue, records pages to the back. Discovery then stays ahead of
+ * fetching: with one FIFO, each `next` hop of a listing chain waits behind every product found so
+ * far, the chain is what the crawl waits on, and the queue runs dry between hops on a slow site.
+ */
+function isNavigation(route: Route): boolean {
+    return route.extract === undefined && (route.enqueue?.length ?? 0) > 0;
 }

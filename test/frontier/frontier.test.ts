@@ -131,6 +131,14 @@ describe('Frontier.enqueue', () => {
         assert.deepEqual(await urls(httpQueue), [`${ORIGIN}/products/1`]);
     });
 
+    it('queues links to navigation pages (routes that only enqueue) at the front, so discovery stays ahead', async (t) => {
+        const { frontier, httpQueue } = await openFrontier(t);
+        await frontier.enqueue([{ url: `${ORIGIN}/products/1` }, { url: `${ORIGIN}/category/a` }, { url: `${ORIGIN}/author/x` }]);
+        await frontier.enqueue([{ url: `${ORIGIN}/products/2` }, { url: `${ORIGIN}/category/b` }]);
+        // Later front requests come first; records pages and pages with no enqueue rules keep their order at the back.
+        assert.deepEqual(await urls(httpQueue), ['/category/b', '/category/a', '/products/1', '/author/x', '/products/2'].map((path) => `${ORIGIN}${path}`));
+    });
+
     it('admits no more than maxRequests URLs in a run and counts the rest', async (t) => {
         const { frontier, stats, httpQueue, browserQueue } = await openFrontier(t, { maxRequests: 3 });
         assert.equal(await frontier.enqueue([1, 2].map((n) => ({ url: `${ORIGIN}/products/${n}` }))), 2);

@@ -185,6 +185,28 @@ describe('SqliteStorageClient retry waits, random order and outcome commits', ()
         assert.equal(await queue.isFinished(), true);
     });
 
+    it('a retry whose wait is over comes before the requests queued meanwhile', async (t) => {
+        const { config } = open(t, await storageDir(t));
+        const queue = await RequestQueue.open('q', { config });
+        await queue.addRequest({ url: url('a') });
+        const a = (await queue.fetchNextRequest())!;
+        a.userData.retryAt = Date.now() + 300;
+        await queue.reclaimRequest(a);
+        const later = Array.from({ length: 100 }, (_, i) => url(`later-${i}`));
+        await queue.addRequests(later.map((u) => ({ url: u })));
+        const first = (await queue.fetchNextRequest())!;
+        assert.equal(first.url, later[0], 'during the wait the rest goes on');
+        await queue.markRequestHandled(first);
+        await sleep(350);
+        const order: string[] = [];
+        for (let request = await queue.fetchNextRequest(); request; request = await queue.fetchNextRequest()) {
+            order.push(request.url);
+            await queue.markRequestHandled(request);
+        }
+        // Crawlee's RequestQueue takes requests from the queue 25 at a time, and hands those out first.
+        assert.ok(order.indexOf(url('a')) <= 25, `the retry came ${order.indexOf(url('a')) + 1}th of ${order.length}, not at the end`);
+    });
+
     it('releasing a dead process\'s locks frees fetched requests but keeps retry waits', async (t) => {
         const dir = await storageDir(t);
         const before = await RequestQueue.open('q', { config: open(t, dir).config });

@@ -17,7 +17,9 @@
  * - A request updated back to pending with `userData.retryAt` (ms since the epoch) in the future
  *   waits until then, locked by no client (`RETRY_WAIT`): it holds no crawler slot, the head skips
  *   it, and the queue is not finished while it waits (Crawlee's `isFinished()` reads
- *   `queueHasLockedRequests`).
+ *   `queueHasLockedRequests`). It waits at the front of the queue, so it is fetched when its wait
+ *   is over — the delay the retry policy chose — not after everything queued meanwhile (on a queue
+ *   of millions, hours later; and at the end of any crawl, where retries would pile up).
  * - `markHandled()` marks a request handled synchronously, so it can share one transaction with
  *   the request's outcome (outcomes.ts); Crawlee's own mark that follows finds it handled and
  *   writes nothing.
@@ -219,7 +221,7 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
             const wasHandled = existing.order_no === null;
             if (handled && wasHandled) return { requestId: id, wasAlreadyPresent: true, wasAlreadyHandled: true };
             const retryAt = handled ? undefined : waitingUntil(request, m.now);
-            const orderNo = handled ? null : this.position(m, options.forefront === true);
+            const orderNo = handled ? null : this.position(m, options.forefront === true || retryAt !== undefined);
             this.st.rewrite.run(orderNo, retryAt ?? null, retryAt ? RETRY_WAIT : null, json, existing.rowid);
             m.handledCount += Number(handled) - Number(wasHandled);
             m.modified = true;
