@@ -29,7 +29,7 @@ const OPTIONS = {
     'adaptive-concurrency': { env: 'DRAGNET_ADAPTIVE_CONCURRENCY', help: 'lower and raise HTTP concurrency per domain by its error rate, within 1..max-concurrency: on or off', default: 'on' },
     'parse-workers': {
         env: 'DRAGNET_PARSE_WORKERS',
-        help: 'worker threads that parse pages and run extractors; auto: one per core beside the crawling thread (1 to 4); 0: parse in the crawling thread',
+        help: 'worker threads that parse pages and run extractors; auto: one per core beyond two, at most 4 (none on 2 cores); 0: parse in the crawling thread',
         default: 'auto',
     },
     'browser-concurrency': { env: 'DRAGNET_BROWSER_CONCURRENCY', help: 'most browser pages open at once', default: String(CRAWL_DEFAULTS.browserConcurrency) },

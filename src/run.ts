@@ -56,8 +56,8 @@ export interface CrawlOptions {
     browserConcurrency?: number;
     /**
      * Worker threads that parse pages and run their extractors, when the site was loaded from a
-     * module (`loadSite`); 0 parses in the crawling thread. Default: one per core beside the
-     * crawling thread's, 1 to 4 (see pageParser.ts).
+     * module (`loadSite`); 0 parses in the crawling thread. Default: one per core beyond two, at
+     * most 4 (see pageParser.ts).
      */
     parseWorkers?: number;
     /** Most URLs admitted to the frontier. Default: no limit. */

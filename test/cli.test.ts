@@ -121,7 +121,7 @@ describe('dragnet CLI: crawling the saved quotes.toscrape.com', () => {
     after(() => server.close());
 
     /** Runs a crawl of the quotes site; returns the result, the summary file and the stores. */
-    async function crawl(t: TestContext, startPath: string) {
+    async function crawl(t: TestContext, startPath: string, args: string[] = []) {
         const storage = await storageDir(t);
         const summaryFile = join(storage, 'out', 'summary.json');
         const result = await runCli([
@@ -130,6 +130,7 @@ describe('dragnet CLI: crawling the saved quotes.toscrape.com', () => {
             '--storage-dir', storage,
             '--summary-json', summaryFile,
             '--max-concurrency', '4',
+            ...args,
         ]);
         assert.equal(result.code, 0, `exit code (signal ${result.signal}); stderr:\n${result.stderr}`);
         const summary = JSON.parse(await readFile(summaryFile, 'utf8')) as Summary;
@@ -141,14 +142,15 @@ describe('dragnet CLI: crawling the saved quotes.toscrape.com', () => {
         };
     }
 
-    it('stores every quote and author page there is, and dead-letters the 404s', async (t) => {
+    // Parsed in the crawling thread, and in two parse workers: the same crawl either way.
+    for (const parseWorkers of ['0', '2']) it(`stores every quote and author page there is, and dead-letters the 404s (--parse-workers ${parseWorkers})`, async (t) => {
         const expected = expectedCrawl('/');
         // The fixtures as MANIFEST.md describes them; the rest of the test follows whatever they hold.
         assert.equal(expected.listPages.length, 6);
         assert.equal(expected.quoteTexts.length, 60);
         assert.deepEqual(expected.authorsFound, ['/author/Albert-Einstein', '/author/J-K-Rowling', '/author/Jane-Austen']);
 
-        const { result, summary, items, deadLetter } = await crawl(t, '/');
+        const { result, summary, items, deadLetter } = await crawl(t, '/', ['--parse-workers', parseWorkers]);
         assertSummaryShape(summary);
         const storedQuotes = expected.quoteTexts.length;
         const storedAuthors = expected.authorsFound.length;

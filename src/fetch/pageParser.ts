@@ -1,10 +1,11 @@
 /**
  * Where pages are parsed. A crawl's fetching, queueing and storing run on one Node thread; parsing a
  * page and running its route's extractor is about a fifth of that thread's CPU per page (a profile
- * of the bench's latency suite), and it needs nothing but the HTML. So by default it runs in parse
- * workers — worker threads that load the site module themselves — and the crawling thread keeps
- * its CPU for the requests in flight. A site defined in place rather than loaded from a module
- * (tests) is parsed in the crawling thread, as is everything when `workers` is 0.
+ * of the bench's latency suite), and it needs nothing but the HTML. So on a machine with cores to
+ * spare it runs in parse workers — worker threads that load the site module themselves — and the
+ * crawling thread keeps its CPU for the requests in flight. A site defined in place rather than
+ * loaded from a module (tests) is parsed in the crawling thread, as is everything when `workers`
+ * is 0.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -18,9 +19,14 @@ export interface PageParser {
     close(): Promise<void>;
 }
 
-/** Parse workers by default: one per core beside the crawling thread's, at least 1, at most 4. */
+/**
+ * Parse workers by default: one per core beyond two, at most 4. The first two cores are the
+ * crawling thread's and everything else's (libuv's threads, SQLite, Chromium, other processes). On
+ * a 2-core machine a worker gave ~5% more pages per second on the latency bench for ~40 MB more
+ * memory, so there are none.
+ */
 export function defaultParseWorkers(): number {
-    return Math.min(4, Math.max(1, availableParallelism() - 1));
+    return Math.min(4, Math.max(0, availableParallelism() - 2));
 }
 
 export function createPageParser(site: Site, workers: number): PageParser {
@@ -72,7 +78,13 @@ class ParseWorkerPool implements PageParser {
     }
 
     private start(): PoolWorker {
-        const thread = new Worker(BOOT, { eval: true, workerData: { entry: WORKER_ENTRY, siteModule: this.siteModule } });
+        const thread = new Worker(BOOT, {
+            eval: true,
+            workerData: { entry: WORKER_ENTRY, siteModule: this.siteModule },
+            // A worker holds one page's DOM at a time: a small young generation is enough, and keeps
+            // ~30 MB of memory that V8's default (16 MB semi-spaces) would take (bench cpu suite).
+            resourceLimits: { maxYoungGenerationSizeMb: 4 },
+        });
         // A worker keeps the process alive only while it has pages to parse.
         thread.unref();
         const worker: PoolWorker = { thread, pending: new Map(), gone: false };
