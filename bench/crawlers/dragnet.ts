@@ -31,7 +31,7 @@ const timeLimit = setTimeout(() => {
 
 const { summary } = await crawl({
     ...crawlOptionsOf(config),
-    // Loaded by name, as `npm start` loads it, so its pages are parsed in parse workers.
+    // Loaded by name, as `npm start` loads it, so its pages go to parse workers where the machine has cores for them.
     site: await loadSite('demo-shop'),
     startUrls: [`${crawlerCase.shopUrl}/`],
     chromiumPath: undefined,

@@ -67,7 +67,6 @@ export class PageHandler {
         const parsed = await this.options.parser.parse(route, {
             html: page.html,
             finalUrl: page.finalUrl,
-            label: route.label,
             renderer,
             userData: request.userData,
             trackingParams: frontier.trackingParams,

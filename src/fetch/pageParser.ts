@@ -60,7 +60,7 @@ class ParseWorkerPool implements PageParser {
         for (let i = 0; i < size; i++) this.workers.push(this.start());
     }
 
-    parse(_route: Route, page: PageToParse): Promise<ParsedPage> {
+    parse(route: Route, page: PageToParse): Promise<ParsedPage> {
         if (this.closed) return Promise.reject(new Error('the parse workers are closed'));
         // The least busy worker: pages differ in size, so taking turns would queue behind a big one.
         const worker = this.workers.reduce((least, candidate) => (candidate.pending.size < least.pending.size ? candidate : least));
@@ -68,7 +68,7 @@ class ParseWorkerPool implements PageParser {
         return new Promise((resolve, reject) => {
             if (worker.pending.size === 0) worker.thread.ref();
             worker.pending.set(id, { resolve, reject });
-            worker.thread.postMessage({ id, page } satisfies ParseRequest);
+            worker.thread.postMessage({ id, label: route.label, page } satisfies ParseRequest);
         });
     }
 

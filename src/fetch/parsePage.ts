@@ -14,8 +14,6 @@ export interface PageToParse {
     html: string;
     /** The URL the HTML was read from (normalized). */
     finalUrl: string;
-    /** The label of the route that handles it. */
-    label: string;
     renderer: Renderer;
     /** The request's user data, which the extractor sees in its context. */
     userData: Record<string, unknown>;

@@ -4,23 +4,25 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Site } from '../site.js';
-import { type PageToParse, parsePage } from './parsePage.js';
+import { type PageToParse, type ParsedPage, parsePage } from './parsePage.js';
 
 export interface ParseRequest {
     id: number;
+    /** The label of the route that handles the page: the worker's own copy of the route parses it. */
+    label: string;
     page: PageToParse;
 }
 
-export type ParseReply = { id: number; parsed: ReturnType<typeof parsePage> } | { id: number; error: string };
+export type ParseReply = { id: number; parsed: ParsedPage } | { id: number; error: string };
 
 const { siteModule } = workerData as { siteModule: string };
 const site = ((await import(siteModule)) as { default: Site }).default;
 
-parentPort!.on('message', ({ id, page }: ParseRequest) => {
+parentPort!.on('message', ({ id, label, page }: ParseRequest) => {
     let reply: ParseReply;
     try {
-        const route = site.routes.get(page.label);
-        if (!route) throw new Error(`no route "${page.label}" in site ${site.name} (${siteModule})`);
+        const route = site.routes.get(label);
+        if (!route) throw new Error(`no route "${label}" in site ${site.name} (${siteModule})`);
         reply = { id, parsed: parsePage(route, page) };
     } catch (error) {
         reply = { id, error: error instanceof Error ? error.message : String(error) };

@@ -14,7 +14,6 @@ import { startShop } from '../site/shop.js';
 const page = (html: string, renderer: PageToParse['renderer'] = 'http'): PageToParse => ({
     html,
     finalUrl: 'http://127.0.0.1:9/dir/page',
-    label: 'product',
     renderer,
     userData: {},
 });
@@ -63,7 +62,7 @@ describe('parse workers', () => {
         const parser: PageParser = createPageParser(site, 1);
         t.after(() => parser.close());
         const route = site.routes.get('page')!;
-        const at = (query: string): PageToParse => ({ ...page('<h1>hello</h1>'), label: 'page', finalUrl: `http://127.0.0.1:9/${query}` });
+        const at = (query: string): PageToParse => ({ ...page('<h1>hello</h1>'), finalUrl: `http://127.0.0.1:9/${query}` });
 
         assert.equal((await parser.parse(route, at(''))).verdict.valid[0]?.title, 'hello');
         await assert.rejects(parser.parse(route, at('?exit')), /parse worker exited with code 1/);
