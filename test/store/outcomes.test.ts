@@ -28,6 +28,14 @@ async function openStores(dir: string, options: { fresh?: boolean } = {}): Promi
     return openSiteStores({ site: SITE, storageDir: dir, ...options });
 }
 
+/** Stores in a fresh dir with one request, `a`, fetched and in flight. */
+async function oneInFlight(t: TestContext) {
+    const dir = await storageDir(t);
+    const stores = await openStores(dir);
+    await stores.httpQueue.addRequest({ url: url('a') });
+    return { dir, stores, outcomes: new Outcomes(stores), a: (await stores.httpQueue.fetchNextRequest())! };
+}
+
 describe('Outcomes', () => {
     it('stores items and dead-letter entries with the request marked handled and the counters saved', async (t) => {
         const dir = await storageDir(t);
@@ -51,11 +59,7 @@ describe('Outcomes', () => {
     });
 
     it("leaves a settled request as it was stored when Crawlee's own markRequestHandled follows", async (t) => {
-        const dir = await storageDir(t);
-        const stores = await openStores(dir);
-        const outcomes = new Outcomes(stores);
-        await stores.httpQueue.addRequest({ url: url('a') });
-        const a = (await stores.httpQueue.fetchNextRequest())!;
+        const { stores, outcomes, a } = await oneInFlight(t);
         outcomes.settle(stores.httpQueue, a, { items: [item('a')] });
         const stored = await stores.httpQueue.getRequest(a.id!);
         // What the crawler does after the request handler returns; the request object has moved on since.
@@ -68,11 +72,7 @@ describe('Outcomes', () => {
     });
 
     it('stores nothing and leaves the request pending when the outcome cannot be stored', async (t) => {
-        const dir = await storageDir(t);
-        const stores = await openStores(dir);
-        const outcomes = new Outcomes(stores);
-        await stores.httpQueue.addRequest({ url: url('a') });
-        const a = (await stores.httpQueue.fetchNextRequest())!;
+        const { dir, stores, outcomes, a } = await oneInFlight(t);
         const unstorable = { ...item('a'), size: 10n } as unknown as StoredItem; // JSON.stringify throws on a BigInt
         assert.throws(() => outcomes.settle(stores.httpQueue, a, { items: [item('ok'), unstorable], count: (stats) => (stats.itemsStored += 2) }));
         assert.equal((await stores.httpQueue.getInfo())?.handledRequestCount, 0);
