@@ -43,7 +43,7 @@ const OPTIONS = {
     'request-order': { env: 'DRAGNET_REQUEST_ORDER', help: 'fifo, or random: queued requests taken in shuffled order so failures spread over the run', default: 'fifo' },
     fresh: { env: 'DRAGNET_FRESH', help: 'start over even when an unfinished run of the site is in the storage dir (default: resume it)', boolean: true },
     'request-timeout': { env: 'DRAGNET_REQUEST_TIMEOUT_SECS', help: 'seconds for one fetch or navigation', default: String(CRAWL_DEFAULTS.requestTimeoutSecs) },
-    'adaptive-timeout': { env: 'DRAGNET_ADAPTIVE_TIMEOUT', help: 'on: an HTTP fetch\'s first attempt times out at 10x the site\'s recent p99 response time (at least 2 s), retries at --request-timeout; off: always --request-timeout', default: 'on' },
+    'adaptive-timeout': { env: 'DRAGNET_ADAPTIVE_TIMEOUT', help: 'on: an HTTP fetch\'s first attempt times out at 5x the site\'s recent p99 response time (at least 0.5 s), retries at --request-timeout; off: always --request-timeout', default: 'on' },
     'seen-set': { env: 'DRAGNET_SEEN_SET', help: 'exact (no URL ever wrongly skipped) or bloom (fixed memory, rare false skips)', default: 'exact' },
     'expected-urls': { env: 'DRAGNET_EXPECTED_URLS', help: 'bloom: URLs the run is expected to see; sizes the filter', default: '10000000' },
     'bloom-error-rate': { env: 'DRAGNET_BLOOM_ERROR_RATE', help: 'bloom: accepted chance that a new URL is taken for a seen one', default: '0.000001' },
