@@ -53,6 +53,7 @@ const metrics = ({ outcome: { result }, shopInflightSamples, othersCpuShare }: R
         pages: result.pages,
         peakRssMb: result.peakRssMb,
         machineCpuBusy: result.machineCpuBusy,
+        threadBusy: result.threadBusy,
         othersCpuShare,
     };
 };
@@ -108,6 +109,7 @@ export default defineSuite({
                         'pool (median)': median.poolConcurrencyMedian,
                         'peak RSS MB': median.peakRssMb,
                         'machine busy': median.machineCpuBusy,
+                        'thread busy': median.threadBusy,
                         "others' CPU": median.othersCpuShare,
                         failed: failedRuns,
                     };

@@ -7,6 +7,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { ClientRequest } from 'node:http';
 import { cpus } from 'node:os';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { CrawlerResult } from './protocol.js';
 
 /** The steady part of a run: its middle 60% of wall time, ramp-up and tail dropped. */
@@ -36,6 +37,8 @@ export function startMeasurement(options: MeasurementOptions): Measurement {
     const startedAtMs = Date.now();
     const completions: number[] = [];
     const inflightSamples: number[] = [];
+    /** The event loop's cumulative busy and idle time, read with each in-flight sample. */
+    const loopSamples: Array<{ atMs: number; loop: EventLoopUtilization }> = [];
     const extraSeries: Partial<Record<ExtraSeries, number[]>> = {};
     const extraReaders = Object.entries(options.extraSeries ?? {}) as [ExtraSeries, () => number | undefined][];
     let inflight = 0;
@@ -57,6 +60,7 @@ export function startMeasurement(options: MeasurementOptions): Measurement {
 
     const timer = setInterval(() => {
         inflightSamples.push(inflight);
+        loopSamples.push({ atMs: Date.now(), loop: performance.eventLoopUtilization() });
         for (const [name, read] of extraReaders) {
             (extraSeries[name] ??= []).push(read() ?? 0);
         }
@@ -82,6 +86,7 @@ export function startMeasurement(options: MeasurementOptions): Measurement {
                 startRssMb,
                 cpuSec: round((cpu.user + cpu.system) / 1e6, 2),
                 machineCpuBusy: round(1 - (ticks.idle - startTicks.idle) / (ticks.total - startTicks.total || 1), 3),
+                threadBusy: round(loopBusyBetween(loopSamples, windowStart, windowEnd), 3),
                 startedAtMs,
                 endedAtMs,
                 inflightSamples,
@@ -89,6 +94,13 @@ export function startMeasurement(options: MeasurementOptions): Measurement {
             };
         },
     };
+}
+
+/** The event loop's utilization between the first sample at or after `fromMs` and the last before `toMs` (0 with fewer than two). */
+function loopBusyBetween(samples: Array<{ atMs: number; loop: EventLoopUtilization }>, fromMs: number, toMs: number): number {
+    const inWindow = samples.filter(({ atMs }) => atMs >= fromMs && atMs < toMs);
+    if (inWindow.length < 2) return 0;
+    return performance.eventLoopUtilization(inWindow.at(-1)!.loop, inWindow[0]!.loop).utilization;
 }
 
 /** CPU time of all cores so far, idle and total, in the units os.cpus() reports. */

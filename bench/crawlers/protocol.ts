@@ -43,6 +43,12 @@ export interface CrawlerResult {
     cpuSec: number;
     /** Share of all the machine's cores busy during the timed part, whoever used them (from os.cpus()). */
     machineCpuBusy: number;
+    /**
+     * Share of the steady window the crawling thread's event loop was busy (Node's
+     * `performance.eventLoopUtilization()`): near 1, that thread is what limits the crawl, whatever
+     * the pool allows; work in worker threads is not in it.
+     */
+    threadBusy: number;
     /** Epoch milliseconds of the start and end of the timed part, so the parent can line up its own samples. */
     startedAtMs: number;
     endedAtMs: number;
