@@ -5,16 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { CheerioAPI } from 'cheerio';
 import siteDefinition from '../../routes/demo-shop.js';
 import { findChromium } from '../../src/fetch/chromium.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
 import type { DeadLetterEntry } from '../../src/frontier/deadLetter.js';
 import type { RunSummary } from '../../src/monitor/summary.js';
-import { defineSite, textOf, type PageContext } from '../../src/site.js';
+import { textOf } from '../../src/site.js';
 import { openStorage, storeNames } from '../../src/store/datasets.js';
 import { reparse } from '../../src/store/reparse.js';
 import { readDataset } from '../helpers/stores.js';
+import { withExtractor } from '../helpers/withExtractor.js';
 import { crawlShop, type ShopCrawl } from '../helpers/crawlShop.js';
 import type { Shop } from '../site/shop.js';
 
@@ -79,20 +79,8 @@ describe('drift breaker against a shop that redesigns its product page', { skip:
     });
 
     it('after the extractor is fixed, reparse turns the quarantined items into valid ones without a request to the shop', async () => {
-        const broken = siteDefinition.routes.get('product')!;
         // The fix a contributor would make: read the title from either layout.
-        const fixed = defineSite({
-            name: siteDefinition.name,
-            startUrls: siteDefinition.startUrls,
-            routes: Object.fromEntries(
-                [...siteDefinition.routes].map(([label, route]) => [
-                    label,
-                    label !== 'product'
-                        ? route
-                        : { ...route, extract: ($: CheerioAPI, page: PageContext) => ({ ...(broken.extract!($, page) as object), title: textOf($, 'h1.product-title, h1.product-name') }) },
-                ]),
-            ),
-        });
+        const fixed = withExtractor(siteDefinition, 'product', (broken) => ($, page) => ({ ...(broken($, page) as object), title: textOf($, 'h1.product-title, h1.product-name') }));
         const requestsBefore = shop.stats().total;
         const { config, storage } = openStorage(storageDir);
         const result = await reparse({ site: fixed, storageDir, config });
