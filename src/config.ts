@@ -8,7 +8,6 @@ import { ConfigError } from './configError.js';
 import { RETRY_DEFAULTS } from './fetch/retryPolicy.js';
 import { CRAWL_DEFAULTS, type CrawlOptions } from './run.js';
 
-
 const positiveInt = (what: string) =>
     z.coerce.number({ error: `${what} must be a number` }).int(`${what} must be a whole number`).positive(`${what} must be at least 1`);
 const nonNegative = (what: string) => z.coerce.number({ error: `${what} must be a number` }).min(0, `${what} must be 0 or more`);

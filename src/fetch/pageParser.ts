@@ -22,8 +22,8 @@ export interface PageParser {
 /**
  * Parse workers by default: one per core beyond two, at most 4. The first two cores are the
  * crawling thread's and everything else's (libuv's threads, SQLite, Chromium, other processes). On
- * a 2-core machine a worker gave ~5% more pages per second on the latency bench for ~40 MB more
- * memory, so there are none.
+ * a 2-core machine a worker gave ~28% more pages per second on the bench's latency suite but none on
+ * its CPU suite, where it took peak memory past 300 MB, so there are none.
  */
 export function defaultParseWorkers(): number {
     return Math.min(4, Math.max(0, availableParallelism() - 2));
