@@ -1,5 +1,6 @@
 /**
- * What happens to a fetched page, whichever stage fetched it: keep the raw page, have it parsed
+ * What happens to a fetched page, whichever stage fetched it: keep the raw page (written before
+ * anything about the page is committed, so no stored item outlives its page), have it parsed
  * (its URLs, its records validated against the route's schema, its links — in a parse worker by
  * default, pageParser.ts), drop it if its canonical URL is already taken, then store the records,
  * quarantine them, or escalate the page to the browser — and follow its links. The page's outcome

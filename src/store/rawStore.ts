@@ -4,6 +4,10 @@
  * Layout: `<storageDir>/raw_pages/<site>/pages-000001.jsonl`, one JSON object per line,
  * appended in batches; a new segment starts past `maxSegmentBytes`. A line cut short by a
  * crash is skipped on read, so a killed process never leaves the store unreadable.
+ *
+ * `put()` resolves once the page is written (a group commit, groupWriter.ts), and the page's
+ * items are committed after that (fetch/pageHandler.ts): a process killed at any moment never
+ * leaves an item whose raw page is missing.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -11,7 +15,7 @@ import { appendFile, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Renderer } from '../site.js';
-import { BatchWriter } from './batchWriter.js';
+import { GroupWriter } from './groupWriter.js';
 
 export interface RawPage {
     /** Identifies the page; parsed items and quarantine entries point here. */
@@ -29,10 +33,8 @@ export interface RawPage {
 export interface RawStoreOptions {
     storageDir: string;
     site: string;
-    /** Pages per write. Default: 50. */
+    /** Most pages per write: pages that arrive while one write is under way go together in the next. Default: 50. */
     maxBatchSize?: number;
-    /** Longest a page waits in memory before it is written. Default: 1000 ms. */
-    maxDelayMs?: number;
     /** Size at which a new segment file starts. Default: 64 MiB. */
     maxSegmentBytes?: number;
 }
@@ -44,7 +46,7 @@ export function rawPageKey(finalUrl: string, renderer: Renderer): string {
 
 export class RawStore {
     readonly dir: string;
-    private readonly writer: BatchWriter<RawPage>;
+    private readonly writer: GroupWriter<RawPage>;
     private readonly maxSegmentBytes: number;
     private segment = 0;
     private segmentBytes = Infinity;
@@ -52,11 +54,7 @@ export class RawStore {
     private constructor(options: RawStoreOptions) {
         this.dir = join(options.storageDir, 'raw_pages', options.site);
         this.maxSegmentBytes = options.maxSegmentBytes ?? 64 * 1024 * 1024;
-        this.writer = new BatchWriter({
-            write: (pages) => this.append(pages),
-            maxBatchSize: options.maxBatchSize ?? 50,
-            maxDelayMs: options.maxDelayMs ?? 1000,
-        });
+        this.writer = new GroupWriter({ write: (pages) => this.append(pages), maxBatchSize: options.maxBatchSize ?? 50 });
     }
 
     /**
@@ -75,6 +73,7 @@ export class RawStore {
         await rm(join(options.storageDir, 'raw_pages', options.site), { recursive: true, force: true });
     }
 
+    /** Stores a page: resolves once it is written to its segment file. */
     async put(page: RawPage): Promise<void> {
         await this.writer.add(page);
     }

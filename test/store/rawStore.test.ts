@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { appendFile, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,36 +67,28 @@ describe('RawStore', () => {
         assert.deepEqual(await readAll(store), written);
     });
 
-    it('writes in batches of maxBatchSize, not page by page', async (t) => {
+    it('put() resolves once the page is in its segment file', async (t) => {
         const dir = await storageDir(t);
-        const store = await RawStore.open({ storageDir: dir, site: 'shop', maxBatchSize: 3, maxDelayMs: 60_000 });
+        const store = await RawStore.open({ storageDir: dir, site: 'shop' });
         await store.put(page(1));
-        await store.put(page(2));
-        assert.deepEqual(await segments(store), [], 'nothing on disk before the batch is full');
-        await store.put(page(3));
-        const [segment] = await segments(store);
-        assert.equal(segment, 'pages-000001.jsonl');
-        assert.equal(await lineCount(join(store.dir, segment)), 3);
-        await store.put(page(4));
-        assert.equal(await lineCount(join(store.dir, segment)), 3);
-        await store.flush();
-        assert.equal(await lineCount(join(store.dir, segment)), 4);
-    });
-
-    it('writes a partial batch after maxDelayMs', async (t) => {
-        const dir = await storageDir(t);
-        const store = await RawStore.open({ storageDir: dir, site: 'shop', maxBatchSize: 50, maxDelayMs: 20 });
-        await store.put(page(1));
-        assert.deepEqual(await segments(store), []);
-        await new Promise((resolve) => setTimeout(resolve, 100));
         assert.equal(await lineCount(join(store.dir, 'pages-000001.jsonl')), 1);
+        await store.put(page(2));
+        assert.equal(await lineCount(join(store.dir, 'pages-000001.jsonl')), 2);
     });
 
-    it('reads pages still waiting in memory too (pages() flushes first)', async (t) => {
+    it('pages put while a write is under way go together in the next write, at most maxBatchSize', async (t) => {
         const dir = await storageDir(t);
-        const store = await RawStore.open({ storageDir: dir, site: 'shop', maxDelayMs: 60_000 });
-        await store.put(page(1));
-        assert.deepEqual(await readAll(store), [page(1)]);
+        const store = await RawStore.open({ storageDir: dir, site: 'shop', maxBatchSize: 3 });
+        const written = Array.from({ length: 10 }, (_, i) => page(i + 1));
+        const file = join(store.dir, 'pages-000001.jsonl');
+        // Lines on disk when each put resolves: at least up to its own page, and whole writes only.
+        const linesWhenStored = await Promise.all(
+            written.map((p) => store.put(p).then(() => readFileSync(file, 'utf8').split('\n').filter(Boolean).length)),
+        );
+        linesWhenStored.forEach((lines, index) => assert.ok(lines >= index + 1, `page ${index + 1} resolved with ${lines} lines on disk`));
+        // The first page is written alone, at once; the nine put meanwhile go three by three.
+        assert.ok(linesWhenStored.every((lines) => [1, 4, 7, 10].includes(lines)), `${linesWhenStored}`);
+        assert.deepEqual(await readAll(store), written);
     });
 
     it('get(key) finds a page, the newest of a re-fetched one, and undefined for an unknown key', async (t) => {
