@@ -1,9 +1,10 @@
 /**
  * Crash-safe resume: the CLI, crawling the fixture shop from another process, is killed with
  * SIGKILL three times at random points and started again on the same storage dir each time; it
- * must end with exactly the shop's products, each stored once, and no product page fetched more
- * than twice. SIGINT must stop it gracefully: pages in flight finish, the summary is printed, and
- * the next run finishes the job without fetching any product page again.
+ * must end with exactly the shop's products, each stored once with its raw page, and no product
+ * page fetched more than twice. The same with pages only the browser can read, killed while the
+ * browser stage renders. SIGINT must stop it gracefully: pages in flight finish, the summary is
+ * printed, and the next run finishes the job without fetching any product page again.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -17,13 +18,13 @@ import { RawStore } from '../../src/store/rawStore.js';
 import type { StoredItem } from '../../src/store/records.js';
 import { startCli } from '../helpers/cli.js';
 import { readDataset } from '../helpers/stores.js';
-import { startShop, type Shop } from '../site/shop.js';
+import { startShop, type Shop, type ShopOptions } from '../site/shop.js';
 
 const PRODUCTS = 600;
 const MAX_CONCURRENCY = 10;
 
-async function setUp(t: TestContext): Promise<{ shop: Shop; storageDir: string; args: string[] }> {
-    const shop = await startShop({ seed: 21, products: PRODUCTS, scriptOnlyRate: 0, transientFailureRate: 0.02, notFoundLinks: 2, latencyMs: 5 });
+async function setUp(t: TestContext, shopOptions: ShopOptions = {}): Promise<{ shop: Shop; storageDir: string; args: string[] }> {
+    const shop = await startShop({ seed: 21, products: PRODUCTS, scriptOnlyRate: 0, transientFailureRate: 0.02, notFoundLinks: 2, latencyMs: 5, ...shopOptions });
     const storageDir = await mkdtemp(join(tmpdir(), 'dragnet-resume-'));
     t.after(async () => {
         await shop.close();
@@ -63,27 +64,32 @@ async function assertEveryProductOnce(shop: Shop, storageDir: string): Promise<S
     return items;
 }
 
+/** An item committed before a kill keeps the raw page it was parsed from, for reparse. */
+async function assertEveryItemHasItsRawPage(items: StoredItem[], storageDir: string): Promise<void> {
+    const rawKeys = new Set<string>();
+    for await (const page of (await RawStore.open({ storageDir, site: 'demo-shop' })).pages()) rawKeys.add(page.key);
+    const withoutRaw = items.filter((item) => !rawKeys.has(item._rawKey));
+    assert.deepEqual(withoutRaw.map((item) => item._url), [], 'every item\'s raw page is stored');
+}
+
+/** Starts the CLI and kills it with SIGKILL once the shop has served 30..170 more product pages: early, mid-batch, or between pages. */
+async function crawlUntilKilled(shop: Shop, args: string[]): Promise<void> {
+    const { child, result } = startCli(args);
+    await waitForProgress(shop, productPagesServed(shop), 30 + Math.floor(Math.random() * 140));
+    child.kill('SIGKILL');
+    const { signal } = await result;
+    assert.equal(signal, 'SIGKILL');
+}
+
 describe('crash-safe resume', () => {
     it('killed with SIGKILL three times at random points and resumed each time, ends with every product once, none fetched more than twice', async (t) => {
         const { shop, storageDir, args } = await setUp(t);
-        for (let kill = 1; kill <= 3; kill++) {
-            const { child, result } = startCli(args);
-            // Somewhere in the next 30..170 product pages: early, mid-batch, or between pages.
-            await waitForProgress(shop, productPagesServed(shop), 30 + Math.floor(Math.random() * 140));
-            child.kill('SIGKILL');
-            const { signal } = await result;
-            assert.equal(signal, 'SIGKILL');
-        }
+        for (let kill = 1; kill <= 3; kill++) await crawlUntilKilled(shop, args);
         assert.ok(productPagesServed(shop) < PRODUCTS, 'the kills came before the crawl was done');
 
         const final = await startCli(args).result;
         assert.equal(final.code, 0, final.stderr);
-        const items = await assertEveryProductOnce(shop, storageDir);
-        // An item committed before a kill keeps the raw page it was parsed from, for reparse.
-        const rawKeys = new Set<string>();
-        for await (const page of (await RawStore.open({ storageDir, site: 'demo-shop' })).pages()) rawKeys.add(page.key);
-        const withoutRaw = items.filter((item) => !rawKeys.has(item._rawKey));
-        assert.deepEqual(withoutRaw.map((item) => item._url), [], 'every item\'s raw page is stored');
+        await assertEveryItemHasItsRawPage(await assertEveryProductOnce(shop, storageDir), storageDir);
 
         const stats = shop.stats();
         const fetchedTwice = shop.products.filter((product) => (stats.byPath[product.path]?.['200'] ?? 0) > 1);
@@ -96,6 +102,32 @@ describe('crash-safe resume', () => {
         const summary = JSON.parse(await readFile(join(storageDir, 'summary.json'), 'utf8')) as RunSummary;
         assert.equal(summary.resumed?.sessions, 3);
         assert.equal(summary.items.stored, PRODUCTS, 'counters carried over the kills agree with the dataset');
+    });
+
+    it('with pages only the browser can read, killed twice while the browser renders and resumed, ends with every product once, each script-only one rendered', async (t) => {
+        const { shop, storageDir, args } = await setUp(t, { products: 120, scriptOnlyRate: 0.1 });
+        const scriptOnly = shop.products.filter((product) => product.scriptOnly);
+        /** Script-only product pages served a second time: by the browser stage, after the HTTP stage's fetch. */
+        const rendered = () => scriptOnly.filter((product) => (shop.stats().byPath[product.path]?.['200'] ?? 0) >= 2).length;
+        for (let kill = 1; kill <= 2; kill++) {
+            const { child, result } = startCli(args);
+            const from = rendered();
+            const deadline = Date.now() + 60_000;
+            while (rendered() < from + 2) {
+                if (Date.now() > deadline) throw new Error('the browser rendered nothing');
+                await sleep(5);
+            }
+            child.kill('SIGKILL');
+            assert.equal((await result).signal, 'SIGKILL');
+        }
+        assert.ok(rendered() < scriptOnly.length, 'the kills came before the browser was done');
+
+        const final = await startCli(args).result;
+        assert.equal(final.code, 0, final.stderr);
+        const items = await assertEveryProductOnce(shop, storageDir);
+        await assertEveryItemHasItsRawPage(items, storageDir);
+        const scriptOnlyUrls = new Set(scriptOnly.map((product) => `${shop.url}${product.path}`));
+        for (const item of items) assert.equal(item._renderer, scriptOnlyUrls.has(item._url) ? 'browser' : 'http', item._url);
     });
 
     it('SIGINT stops gracefully with a summary; the next run finishes without fetching any product page again', async (t) => {
