@@ -22,8 +22,9 @@ export interface PageParser {
 /**
  * Parse workers by default: one per core beyond two, at most 4. The first two cores are the
  * crawling thread's and everything else's (libuv's threads, SQLite, Chromium, other processes). On
- * a 2-core machine a worker gave ~28% more pages per second on the bench's latency suite but none on
- * its CPU suite, where it took peak memory past 300 MB, so there are none.
+ * a 2-core machine a worker gave ~8% more pages per second on the bench's latency suite (332 against
+ * 306) but fewer on its CPU suite, where it took peak memory past 300 MB (313 MB against 267 at
+ * 10,000 products), so there are none.
  */
 export function defaultParseWorkers(): number {
     return Math.min(4, Math.max(0, availableParallelism() - 2));
