@@ -47,11 +47,12 @@ function productPagesServed(shop: Shop): number {
     return shop.products.reduce((sum, product) => sum + (stats.byPath[product.path]?.['200'] ?? 0), 0);
 }
 
-/** Waits until the shop has served `pages` more product pages than `from`. */
-async function waitForProgress(shop: Shop, from: number, pages: number): Promise<void> {
+/** Waits until `count()` has grown by `by` from where it is now; after 60 s, fails with `stalled`. */
+async function waitForGrowth(count: () => number, by: number, stalled: string): Promise<void> {
+    const target = count() + by;
     const deadline = Date.now() + 60_000;
-    while (productPagesServed(shop) < from + pages) {
-        if (Date.now() > deadline) throw new Error('the crawl made no progress');
+    while (count() < target) {
+        if (Date.now() > deadline) throw new Error(stalled);
         await sleep(5);
     }
 }
@@ -72,10 +73,10 @@ async function assertEveryItemHasItsRawPage(items: StoredItem[], storageDir: str
     assert.deepEqual(withoutRaw.map((item) => item._url), [], 'every item\'s raw page is stored');
 }
 
-/** Starts the CLI and kills it with SIGKILL once the shop has served 30..170 more product pages: early, mid-batch, or between pages. */
-async function crawlUntilKilled(shop: Shop, args: string[]): Promise<void> {
+/** Starts the CLI and kills it with SIGKILL once `killAfter` resolves. */
+async function crawlUntilKilled(args: string[], killAfter: () => Promise<void>): Promise<void> {
     const { child, result } = startCli(args);
-    await waitForProgress(shop, productPagesServed(shop), 30 + Math.floor(Math.random() * 140));
+    await killAfter();
     child.kill('SIGKILL');
     const { signal } = await result;
     assert.equal(signal, 'SIGKILL');
@@ -84,7 +85,9 @@ async function crawlUntilKilled(shop: Shop, args: string[]): Promise<void> {
 describe('crash-safe resume', () => {
     it('killed with SIGKILL three times at random points and resumed each time, ends with every product once, none fetched more than twice', async (t) => {
         const { shop, storageDir, args } = await setUp(t);
-        for (let kill = 1; kill <= 3; kill++) await crawlUntilKilled(shop, args);
+        // Each kill somewhere in the next 30..170 product pages: early, mid-batch, or between pages.
+        const someProductPages = () => waitForGrowth(() => productPagesServed(shop), 30 + Math.floor(Math.random() * 140), 'the crawl made no progress');
+        for (let kill = 1; kill <= 3; kill++) await crawlUntilKilled(args, someProductPages);
         assert.ok(productPagesServed(shop) < PRODUCTS, 'the kills came before the crawl was done');
 
         const final = await startCli(args).result;
@@ -109,17 +112,7 @@ describe('crash-safe resume', () => {
         const scriptOnly = shop.products.filter((product) => product.scriptOnly);
         /** Script-only product pages served a second time: by the browser stage, after the HTTP stage's fetch. */
         const rendered = () => scriptOnly.filter((product) => (shop.stats().byPath[product.path]?.['200'] ?? 0) >= 2).length;
-        for (let kill = 1; kill <= 2; kill++) {
-            const { child, result } = startCli(args);
-            const from = rendered();
-            const deadline = Date.now() + 60_000;
-            while (rendered() < from + 2) {
-                if (Date.now() > deadline) throw new Error('the browser rendered nothing');
-                await sleep(5);
-            }
-            child.kill('SIGKILL');
-            assert.equal((await result).signal, 'SIGKILL');
-        }
+        for (let kill = 1; kill <= 2; kill++) await crawlUntilKilled(args, () => waitForGrowth(rendered, 2, 'the browser rendered nothing'));
         assert.ok(rendered() < scriptOnly.length, 'the kills came before the browser was done');
 
         const final = await startCli(args).result;
@@ -133,7 +126,7 @@ describe('crash-safe resume', () => {
     it('SIGINT stops gracefully with a summary; the next run finishes without fetching any product page again', async (t) => {
         const { shop, storageDir, args } = await setUp(t);
         const { child, result } = startCli(args);
-        await waitForProgress(shop, 0, 150);
+        await waitForGrowth(() => productPagesServed(shop), 150, 'the crawl made no progress');
         child.kill('SIGINT');
         const stopped = await result;
         assert.equal(stopped.code, 130, stopped.stderr);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { appendFile, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { appendFile, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
@@ -40,8 +40,9 @@ async function segments(store: RawStore): Promise<string[]> {
     return (await readdir(store.dir)).sort();
 }
 
-async function lineCount(file: string): Promise<number> {
-    return (await readFile(file, 'utf8')).split('\n').filter(Boolean).length;
+/** Read synchronously, so a count taken where a put() resolves shows the file as it was then. */
+function lineCount(file: string): number {
+    return readFileSync(file, 'utf8').split('\n').filter(Boolean).length;
 }
 
 describe('rawPageKey', () => {
@@ -71,9 +72,9 @@ describe('RawStore', () => {
         const dir = await storageDir(t);
         const store = await RawStore.open({ storageDir: dir, site: 'shop' });
         await store.put(page(1));
-        assert.equal(await lineCount(join(store.dir, 'pages-000001.jsonl')), 1);
+        assert.equal(lineCount(join(store.dir, 'pages-000001.jsonl')), 1);
         await store.put(page(2));
-        assert.equal(await lineCount(join(store.dir, 'pages-000001.jsonl')), 2);
+        assert.equal(lineCount(join(store.dir, 'pages-000001.jsonl')), 2);
     });
 
     it('pages put while a write is under way go together in the next write, at most maxBatchSize', async (t) => {
@@ -82,9 +83,7 @@ describe('RawStore', () => {
         const written = Array.from({ length: 10 }, (_, i) => page(i + 1));
         const file = join(store.dir, 'pages-000001.jsonl');
         // Lines on disk when each put resolves: at least up to its own page, and whole writes only.
-        const linesWhenStored = await Promise.all(
-            written.map((p) => store.put(p).then(() => readFileSync(file, 'utf8').split('\n').filter(Boolean).length)),
-        );
+        const linesWhenStored = await Promise.all(written.map((p) => store.put(p).then(() => lineCount(file))));
         linesWhenStored.forEach((lines, index) => assert.ok(lines >= index + 1, `page ${index + 1} resolved with ${lines} lines on disk`));
         // The first page is written alone, at once; the nine put meanwhile go three by three.
         assert.ok(linesWhenStored.every((lines) => [1, 4, 7, 10].includes(lines)), `${linesWhenStored}`);
@@ -114,7 +113,7 @@ describe('RawStore', () => {
         await store.flush();
         const files = await segments(store);
         assert.deepEqual(files, ['pages-000001.jsonl', 'pages-000002.jsonl', 'pages-000003.jsonl']);
-        assert.deepEqual(await Promise.all(files.map((f) => lineCount(join(store.dir, f)))), [2, 2, 1]);
+        assert.deepEqual(files.map((f) => lineCount(join(store.dir, f))), [2, 2, 1]);
         for (const f of files) assert.ok((await stat(join(store.dir, f))).size <= lineBytes * 2 + 1);
         assert.deepEqual(await readAll(store), written);
     });
