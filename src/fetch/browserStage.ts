@@ -104,7 +104,7 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
     // A page escalated before its route was stopped is not rendered any more.
     crawler.preFetchCheck = async (request) => {
         if (!options.driftBreaker.isStopped(request.label ?? '')) return false;
-        deadLetterStopped(request, 'browser', options);
+        await deadLetterStopped(request, 'browser', options);
         return true;
     };
     return crawler;

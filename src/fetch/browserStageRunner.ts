@@ -117,7 +117,7 @@ export class BrowserStageRunner {
 async function deadLetterUnrendered(queue: RequestQueue, outcomes: Outcomes, problem: string): Promise<number> {
     let count = 0;
     for (let request = await queue.fetchNextRequest(); request; request = await queue.fetchNextRequest()) {
-        giveUp(queue, outcomes, request, { failureClass: 'permanent', reason: 'renderer-unavailable', error: problem, attempts: 0, stage: 'browser' });
+        await giveUp(queue, outcomes, request, { failureClass: 'permanent', reason: 'renderer-unavailable', error: problem, attempts: 0, stage: 'browser' });
         await queue.markRequestHandled(request);
         count += 1;
     }

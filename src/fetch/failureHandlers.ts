@@ -50,7 +50,7 @@ export function failureHook({ stage, queue, outcomes, retryPolicy, stats, log, m
             return;
         }
         request.noRetry = true;
-        giveUp(queue, outcomes, request, {
+        await giveUp(queue, outcomes, request, {
             failureClass: failure.failureClass,
             reason: decision.reason,
             error: failure.message,
@@ -67,8 +67,8 @@ export function failureHook({ stage, queue, outcomes, retryPolicy, stats, log, m
  * A request that will not be fetched in this run because its route's drift breaker tripped:
  * dead-lettered as `route-stopped`, to be re-queued once the extractor is fixed.
  */
-export function deadLetterStopped(request: Request, stage: 'http' | 'browser', { queue, outcomes }: { queue: RequestQueue; outcomes: Outcomes }): void {
-    giveUp(queue, outcomes, request, {
+export function deadLetterStopped(request: Request, stage: 'http' | 'browser', { queue, outcomes }: { queue: RequestQueue; outcomes: Outcomes }): Promise<void> {
+    return giveUp(queue, outcomes, request, {
         failureClass: 'invalid',
         reason: 'route-stopped',
         error: `the drift breaker stopped route "${request.label}": its pages fail the schema`,
@@ -77,12 +77,12 @@ export function deadLetterStopped(request: Request, stage: 'http' | 'browser', {
     });
 }
 
-/** Dead-letters `request` and marks it handled in `queue`, in one transaction. */
+/** Dead-letters `request` and marks it handled in `queue`, in one transaction; resolves once committed. */
 export function giveUp(
     queue: RequestQueue,
     outcomes: Outcomes,
     request: Request,
     entry: Omit<DeadLetterEntry, 'url' | 'label' | 'deadLetteredAt'>,
-): void {
-    outcomes.settle(queue, request, deadLetterOutcome({ url: request.url, label: request.label, ...entry }));
+): Promise<void> {
+    return outcomes.settle(queue, request, deadLetterOutcome({ url: request.url, label: request.label, ...entry }));
 }

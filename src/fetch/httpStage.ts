@@ -113,7 +113,7 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                         const reason = outcome === 'loop' ? 'redirect-loop' : 'invalid-redirect';
                         throw new FetchFailure('permanent', `${reason}: ${request.url} → ${location}`, status, reason);
                     }
-                    outcomes.settle(queue, request, {
+                    await outcomes.settle(queue, request, {
                         count: (counts) => {
                             counts.redirects += 1;
                             if (outcome === 'duplicate') counts.duplicates += 1;
@@ -147,7 +147,7 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
     crawler.preFetchCheck = async (request) => {
         const route = routeOf(request);
         if (driftBreaker.isStopped(route.label)) {
-            deadLetterStopped(request, 'http', options);
+            await deadLetterStopped(request, 'http', options);
             return true;
         }
         if (route.render !== 'auto' || !renderLearner.goDirectToBrowser(route.label)) return false;

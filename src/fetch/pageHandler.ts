@@ -27,8 +27,8 @@ export interface FetchedPage {
     /** The URL the HTML was read from (normalized). */
     finalUrl: string;
     renderer: Renderer;
-    /** Stores what became of the page and marks its request handled, in one transaction. */
-    settle: (outcome: Outcome) => void;
+    /** Stores what became of the page and marks its request handled, in one transaction; resolves once committed. */
+    settle: (outcome: Outcome) => Promise<void>;
 }
 
 export interface PageHandlerOptions {
@@ -76,7 +76,7 @@ export class PageHandler {
         const claim = canonical && !request.userData.canonicalChecked ? await frontier.claimCanonical(canonical, request.url) : undefined;
         if (claim === 'taken') {
             log.debug({ url: request.url, canonical }, 'duplicate of a page already seen');
-            page.settle({
+            await page.settle({
                 count: (counts) => {
                     counts.duplicates += 1;
                     counts.succeeded += 1;
@@ -97,14 +97,14 @@ export class PageHandler {
                 stats.countFailingFields(route.label, failingFields(verdict));
                 log.debug({ url: request.url, route: route.label, reason }, 'escalating to the browser');
                 await frontier.escalate({ ...request, userData: { ...request.userData, canonicalChecked: true } }, reason);
-                page.settle({ claim: claimKey(claim) });
+                await page.settle({ claim: claimKey(claim) });
                 return;
             }
         }
 
         const origin = { url: canonical ?? request.url, route: route.label, rawKey, renderer, fetchedAt };
         const rejected = quarantineEntries(verdict, origin);
-        page.settle({
+        await page.settle({
             items: storedItems(verdict, origin),
             quarantine: rejected,
             claim: claimKey(claim),

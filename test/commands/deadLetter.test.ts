@@ -81,10 +81,10 @@ async function seedStores(dir: string): Promise<void> {
         request.userData.retryAt = Date.now() + 60_000;
         request.userData.firstFailedAt = new Date(0).toISOString();
         const { path: _path, label: _label, ...entry } = seed;
-        outcomes.settle(queue, request, deadLetterOutcome({ ...entry, url: request.url, label: request.label, error: seed.reason, attempts: 4 }));
+        await outcomes.settle(queue, request, deadLetterOutcome({ ...entry, url: request.url, label: request.label, error: seed.reason, attempts: 4 }));
     }
     const ok = (await stores.httpQueue.fetchNextRequest())!;
-    outcomes.settle(stores.httpQueue, ok, { items: [{ title: 'ok', _url: ok.url, _route: 'product', _rawKey: 'k', _renderer: 'http', _fetchedAt: '' }] });
+    await outcomes.settle(stores.httpQueue, ok, { items: [{ title: 'ok', _url: ok.url, _route: 'product', _rawKey: 'k', _renderer: 'http', _fetchedAt: '' }] });
     stores.lock.release();
     await stores.storage.close();
 }

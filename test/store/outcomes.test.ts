@@ -43,9 +43,9 @@ describe('Outcomes', () => {
         const outcomes = new Outcomes(stores);
         await stores.httpQueue.addRequests(['a', 'b'].map((p) => ({ url: url(p) })));
         const a = (await stores.httpQueue.fetchNextRequest())!;
-        outcomes.settle(stores.httpQueue, a, { items: [item('a')], count: (stats) => (stats.itemsStored += 1) });
+        await outcomes.settle(stores.httpQueue, a, { items: [item('a')], count: (stats) => (stats.itemsStored += 1) });
         const b = (await stores.httpQueue.fetchNextRequest())!;
-        outcomes.settle(
+        await outcomes.settle(
             stores.httpQueue,
             b,
             deadLetterOutcome({ url: b.url, failureClass: 'permanent', reason: 'http-404', error: 'HTTP 404', attempts: 1, stage: 'http' }),
@@ -60,7 +60,7 @@ describe('Outcomes', () => {
 
     it("leaves a settled request as it was stored when Crawlee's own markRequestHandled follows", async (t) => {
         const { stores, outcomes, a } = await oneInFlight(t);
-        outcomes.settle(stores.httpQueue, a, { items: [item('a')] });
+        await outcomes.settle(stores.httpQueue, a, { items: [item('a')] });
         const stored = await stores.httpQueue.getRequest(a.id!);
         // What the crawler does after the request handler returns; the request object has moved on since.
         a.userData.changedAfterSettle = true;
@@ -74,11 +74,30 @@ describe('Outcomes', () => {
     it('stores nothing and leaves the request pending when the outcome cannot be stored', async (t) => {
         const { dir, stores, outcomes, a } = await oneInFlight(t);
         const unstorable = { ...item('a'), size: 10n } as unknown as StoredItem; // JSON.stringify throws on a BigInt
-        assert.throws(() => outcomes.settle(stores.httpQueue, a, { items: [item('ok'), unstorable], count: (stats) => (stats.itemsStored += 2) }));
+        await assert.rejects(outcomes.settle(stores.httpQueue, a, { items: [item('ok'), unstorable], count: (stats) => (stats.itemsStored += 2) }));
         assert.equal((await stores.httpQueue.getInfo())?.handledRequestCount, 0);
         assert.equal(stores.stats.itemsStored, 0);
         await stores.storage.close();
         assert.deepEqual(await readDataset(dir, SITE), []);
+    });
+
+    it('commits the outcomes settled in one turn of the event loop together, after it; one that cannot be stored fails alone', async (t) => {
+        const dir = await storageDir(t);
+        const stores = await openStores(dir);
+        const outcomes = new Outcomes(stores);
+        await stores.httpQueue.addRequests(['a', 'b', 'c'].map((p) => ({ url: url(p) })));
+        const requests = [(await stores.httpQueue.fetchNextRequest())!, (await stores.httpQueue.fetchNextRequest())!, (await stores.httpQueue.fetchNextRequest())!];
+        const unstorable = { ...item('b'), size: 10n } as unknown as StoredItem;
+        const settling = requests.map((request, index) =>
+            outcomes.settle(stores.httpQueue, request, { items: [index === 1 ? unstorable : item(request.url.slice(-1))], count: (stats) => (stats.itemsStored += 1) }),
+        );
+        assert.equal((await stores.httpQueue.getInfo())?.handledRequestCount, 0, 'nothing is committed before the turn ends');
+        assert.deepEqual((await Promise.allSettled(settling)).map((result) => result.status), ['fulfilled', 'rejected', 'fulfilled']);
+        assert.equal((await stores.httpQueue.getInfo())?.handledRequestCount, 2);
+        assert.equal((await stores.httpQueue.getRequest(requests[1]!.id!))?.handledAt, undefined);
+        assert.equal(stores.runState.loadStats()?.counters.itemsStored, 2);
+        await stores.storage.close();
+        assert.deepEqual((await readDataset(dir, SITE)).map((i) => i._url), [url('a'), url('c')]);
     });
 });
 
@@ -90,7 +109,7 @@ describe('openSiteStores', () => {
         await first.httpQueue.addRequests(['a', 'b', 'c'].map((p) => ({ url: url(p) })));
         first.stats.admitted = 3;
         const a = (await first.httpQueue.fetchNextRequest())!;
-        outcomes.settle(first.httpQueue, a, { items: [item('a')], claim: urlKey(url('canonical-of-a')), count: (stats) => (stats.itemsStored += 1) });
+        await outcomes.settle(first.httpQueue, a, { items: [item('a')], claim: urlKey(url('canonical-of-a')), count: (stats) => (stats.itemsStored += 1) });
         await first.httpQueue.fetchNextRequest(); // b in flight when the process dies
         await first.storage.close();
 
@@ -111,7 +130,7 @@ describe('openSiteStores', () => {
         const dir = await storageDir(t);
         const first = await openStores(dir);
         await first.httpQueue.addRequest({ url: url('a') });
-        new Outcomes(first).settle(first.httpQueue, (await first.httpQueue.fetchNextRequest())!, { items: [item('a')] });
+        await new Outcomes(first).settle(first.httpQueue, (await first.httpQueue.fetchNextRequest())!, { items: [item('a')] });
         await first.storage.close();
 
         const afterFinished = await openStores(dir);
