@@ -25,10 +25,9 @@ ENV PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json tsconfig.json ./
+# src/demo/ holds the demo shop that `npm start` crawls with no arguments.
 COPY src ./src
 COPY routes ./routes
-# The demo shop that `npm start` crawls with no arguments.
-COPY test/site ./test/site
 RUN mkdir -p storage && chown node:node storage
 
 USER node

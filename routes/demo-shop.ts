@@ -1,5 +1,5 @@
 /**
- * The demo shop (test/site/shop.ts), the site `npm start` crawls with no arguments.
+ * The demo shop (src/demo/shop.ts), the site `npm start` crawls with no arguments.
  * Home → category listings (paginated) → product pages. Some product pages fill in their
  * title and price with a script, so their cheap fetch fails the schema and goes to the browser.
  */

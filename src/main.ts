@@ -4,7 +4,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { startShop, type Shop } from '../test/site/shop.js';
+import { startShop, type Shop } from './demo/shop.js';
 import { runCommand } from './commands/command.js';
 import { crawlOptionsOf, helpText, parseConfig } from './config.js';
 import { ConfigError } from './configError.js';
@@ -44,7 +44,7 @@ async function main(): Promise<number> {
             fresh: config.fresh || shop !== undefined,
             site,
             startUrls: checkStartUrls(site, startUrls),
-            chromiumPath: findChromium(),
+            chromiumPath: findChromium({ CHROMIUM_PATH: config.chromiumPath }),
             log,
         });
         process.stdout.write(`${formatSummary(summary)}\n`);

@@ -24,7 +24,7 @@ import demoShop from '../../routes/demo-shop.js';
 import { findChromium } from '../../src/fetch/chromium.js';
 import type { RenderLearningOptions } from '../../src/fetch/renderLearning.js';
 import { createLogger } from '../../src/monitor/logger.js';
-import type { RunSummary } from '../../src/monitor/summary.js';
+import type { RunSummary } from '../../src/vocabulary/report.js';
 import { crawl } from '../../src/run.js';
 import { RawStore } from '../../src/store/rawStore.js';
 import { listProcesses, treeOf } from '../lib/processTree.js';

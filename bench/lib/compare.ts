@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ShopOptions } from '../../test/site/shop.js';
+import type { ShopOptions } from '../../src/demo/shop.js';
 import type { CrawlerCase } from '../crawlers/protocol.js';
 import { startCountingShop } from './countingShop.js';
 import { median as medianOf, round } from './stats.js';

@@ -1,5 +1,5 @@
 /**
- * The fixture shop (test/site/shop.ts, unchanged) with an in-flight count taken at the shop
+ * The fixture shop (src/demo/shop.ts, unchanged) with an in-flight count taken at the shop
  * side: Node's diagnostics channel `http.server.request.start` fires for every request any
  * HTTP server in this process receives, and the response's 'close' event fires once when it
  * was sent or the connection dropped. The bench parent runs only the shop's server, so the
@@ -8,7 +8,7 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { ServerResponse } from 'node:http';
-import { startShop, type Shop, type ShopOptions } from '../../test/site/shop.js';
+import { startShop, type Shop, type ShopOptions } from '../../src/demo/shop.js';
 
 export interface InflightSample {
     atMs: number;

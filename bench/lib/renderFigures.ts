@@ -5,7 +5,7 @@
  * and the bench parent's /proc samples of the child's process tree. How each figure is taken
  * is in bench/README.md ("render").
  */
-import type { ProductTruth, ShopStats } from '../../test/site/shop.js';
+import type { ProductTruth, ShopStats } from '../../src/demo/shop.js';
 import type { RenderResult } from '../crawlers/dragnetRender.js';
 import type { TreeSample } from './processTree.js';
 import { round } from './stats.js';

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type { ShopOptions } from '../../test/site/shop.js';
+import type { ShopOptions } from '../../src/demo/shop.js';
 import type { CrawlerCase, CrawlerResult } from '../crawlers/protocol.js';
 
 export interface Crawler {

@@ -1,8 +1,7 @@
 /**
- * What every dragnet command shares: `.env` loading, flag parsing with one-line errors, and the
- * exit codes (0 done, 1 failed, 2 bad configuration — printed as one line, no stack trace).
+ * What every dragnet command shares: `.env` loading and the exit codes (0 done, 1 failed, 2 bad
+ * configuration — printed as one line, no stack trace). Their flags: config.ts.
  */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { config as loadDotenv } from 'dotenv';
 import { ConfigError } from '../configError.js';
 
@@ -28,19 +27,4 @@ export function runCommand(main: () => Promise<number>): void {
             }
         },
     );
-}
-
-/** Parses flags, turning a parse failure into a ConfigError. */
-export function parseFlags<O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O) {
-    try {
-        return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
-    } catch (error) {
-        throw new ConfigError(`${(error as Error).message.split('\n')[0]} (see --help)`);
-    }
-}
-
-/** A required flag's value, or a ConfigError naming it. */
-export function required<T>(value: T | undefined, flag: string): T {
-    if (value === undefined || value === '') throw new ConfigError(`${flag} is required (see --help)`);
-    return value;
 }

@@ -4,11 +4,11 @@
  * resumes and fetches them (store/deadLetterStore.ts).
  */
 import { once } from 'node:events';
+import { optionLines, parseCommandLine } from '../config.js';
 import { ConfigError } from '../configError.js';
-import { FAILURE_CLASSES, type FailureClass } from '../fetch/failures.js';
-import type { DeadLetterEntry } from '../frontier/deadLetter.js';
 import { type DeadLetterFilter, DeadLetterStore } from '../store/deadLetterStore.js';
-import { parseFlags, runCommand } from './command.js';
+import { FAILURE_CLASSES, type DeadLetterEntry, type FailureClass } from '../vocabulary/failure.js';
+import { runCommand } from './command.js';
 
 const HELP = `Usage: npm run dead-letter -- list    [--class C] [--label L] [--reason R] [--json] [--limit N]
        npm run dead-letter -- requeue [--class C] [--label L] [--reason R]
@@ -17,7 +17,7 @@ list     the entries that match, as a table and a count by class and reason; --j
 requeue  makes their requests pending again in their queues with a fresh set of attempts and takes them
          out of the dead-letter; the next \`npm start\` of the site resumes and fetches exactly those
 Filters are ANDed, none means every entry. --class: ${FAILURE_CLASSES.join(', ')}.
---site: default DRAGNET_SITE, else demo-shop. --storage-dir: default DRAGNET_STORAGE_DIR, else ./storage.
+${optionLines(['site', 'storageDir'])}
 `;
 
 const COLUMNS: [string, (entry: DeadLetterEntry) => string][] = [
@@ -33,20 +33,18 @@ const COLUMNS: [string, (entry: DeadLetterEntry) => string][] = [
 runCommand(async () => {
     const args = process.argv.slice(2);
     const action = args[0]?.startsWith('-') === false ? args[0] : undefined;
-    const flags = parseFlags(action ? args.slice(1) : args, {
-        site: { type: 'string', default: process.env.DRAGNET_SITE || 'demo-shop' },
-        'storage-dir': { type: 'string', default: process.env.DRAGNET_STORAGE_DIR || './storage' },
+    const commandLine = parseCommandLine(action ? args.slice(1) : args, process.env, ['site', 'storageDir'], {
         class: { type: 'string' },
         label: { type: 'string' },
         reason: { type: 'string' },
         json: { type: 'boolean' },
         limit: { type: 'string' },
-        help: { type: 'boolean' },
     });
-    if (flags.help) {
+    if (commandLine === 'help') {
         process.stdout.write(HELP);
         return 0;
     }
+    const { options: { site, storageDir }, flags } = commandLine;
     if (action !== 'list' && action !== 'requeue') {
         throw new ConfigError(`${action ? `unknown action "${action}"` : 'no action'}: say list or requeue (see --help)`);
     }
@@ -57,8 +55,6 @@ runCommand(async () => {
     const limit = flags.limit === undefined ? Infinity : Number(flags.limit);
     if (!(Number.isInteger(limit) && limit >= 1) && limit !== Infinity) throw new ConfigError('--limit must be a whole number >= 1');
     const filter: DeadLetterFilter = { failureClass: flags.class as FailureClass | undefined, label: flags.label, reason: flags.reason };
-    const site = flags.site!;
-    const storageDir = flags['storage-dir']!;
 
     const store = DeadLetterStore.open(storageDir, site);
     if (!store) throw new ConfigError(`no dead-letter of ${site} in ${storageDir}: no run of the site stored anything there (see --site, --storage-dir)`);

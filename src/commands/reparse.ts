@@ -1,30 +1,28 @@
 /**
- * `npm run reparse -- --site S [--route R]`: runs the current extractors over the stored raw
+ * `npm run reparse -- [--site S] [--route R]`: runs the current extractors over the stored raw
  * pages and replaces the dataset and quarantine with the result, without fetching anything.
  */
+import { optionLines, parseCommandLine } from '../config.js';
+import { reparse } from '../parse/reparse.js';
 import { openStorage } from '../store/datasets.js';
-import { reparse } from '../store/reparse.js';
 import { loadSite } from '../sites.js';
-import { parseFlags, required, runCommand } from './command.js';
+import { runCommand } from './command.js';
 
-const HELP = `Usage: npm run reparse -- --site <name|path> [--route <label>] [--storage-dir DIR]
+const HELP = `Usage: npm run reparse -- [--site NAME|PATH] [--route LABEL] [--storage-dir DIR]
 Re-runs the site's extractors over its stored raw pages: items that now pass move from quarantine
 to the dataset and back; the versions before are kept as <name>-previous. Nothing is fetched.
+${optionLines(['site', 'storageDir'])}
 `;
 
 runCommand(async () => {
-    const flags = parseFlags(process.argv.slice(2), {
-        site: { type: 'string', default: process.env.DRAGNET_SITE },
-        route: { type: 'string' },
-        'storage-dir': { type: 'string', default: process.env.DRAGNET_STORAGE_DIR ?? './storage' },
-        help: { type: 'boolean' },
-    });
-    if (flags.help) {
+    const commandLine = parseCommandLine(process.argv.slice(2), process.env, ['site', 'storageDir'], { route: { type: 'string' } });
+    if (commandLine === 'help') {
         process.stdout.write(HELP);
         return 0;
     }
-    const site = await loadSite(required(flags.site, '--site'));
-    const storageDir = flags['storage-dir']!;
+    const { options, flags } = commandLine;
+    const site = await loadSite(options.site);
+    const { storageDir } = options;
     const { config, storage } = openStorage(storageDir);
     const result = await reparse({ site, storageDir, config, route: flags.route });
     await storage.close();

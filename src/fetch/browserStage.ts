@@ -10,14 +10,14 @@
 import { load } from 'cheerio';
 import { PlaywrightCrawler } from '@crawlee/playwright';
 import { chromium, type Page } from 'playwright';
-import type { RequestData } from '../frontier/frontier.js';
 import { extractAndValidate, isIncomplete } from '../quality/validate.js';
 import type { PageContext, Route } from '../site.js';
+import type { RequestData } from '../vocabulary/request.js';
 import { CHROMIUM_ARGS } from './chromium.js';
 import { type CrawlerClass, type CrawlerHooks, withHooks } from './crawlerHooks.js';
 import { deadLetterStopped, failureHook } from './failureHandlers.js';
-import { checkResponse } from './failures.js';
 import type { StageOptions } from './httpStage.js';
+import { checkResponse } from './responseCheck.js';
 import { parseRetryAfter } from './retryPolicy.js';
 
 /** How often `waitUntil: 'fields'` looks at the page again. */
@@ -30,8 +30,8 @@ export interface BrowserStageOptions extends StageOptions {
     maxOpenPagesPerBrowser?: number;
     /** A browser is replaced after this many pages, so leaks do not pile up. Default: 100. */
     retireBrowserAfterPageCount?: number;
-    /** How long to wait for a route's `waitFor` selector and `waitUntil` condition together. Default: 10 000 ms. */
-    waitForTimeoutMillis?: number;
+    /** How long to wait for a route's `waitFor` selector and `waitUntil` condition together (crawl()'s `browserWaitSecs`). */
+    waitForTimeoutMillis: number;
 }
 
 const HookedPlaywrightCrawler = withHooks(PlaywrightCrawler as unknown as CrawlerClass) as unknown as new (
@@ -39,8 +39,7 @@ const HookedPlaywrightCrawler = withHooks(PlaywrightCrawler as unknown as Crawle
 ) => PlaywrightCrawler & CrawlerHooks;
 
 export function createBrowserStage(options: BrowserStageOptions): PlaywrightCrawler {
-    const { site, frontier, pageHandler, outcomes, queue } = options;
-    const waitForTimeoutMillis = options.waitForTimeoutMillis ?? 10_000;
+    const { site, frontier, pageHandler, outcomes, queue, events, waitForTimeoutMillis } = options;
     const crawler = new HookedPlaywrightCrawler(
         {
             requestQueue: options.queue,
@@ -62,13 +61,13 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
             preNavigationHooks: [
                 async ({ blockRequests, request }) => {
                     await blockRequests();
-                    options.metrics?.fetchStarted(request);
+                    events.emit('attemptStarted', { stage: 'browser', request, url: request.url });
                 },
             ],
             async requestHandler(context) {
                 const { request, response, page } = context;
                 const status = response?.status() ?? 200;
-                options.metrics?.responded(request, { stage: 'browser', status });
+                events.emit('responded', { stage: 'browser', request, url: request.url, status });
                 const headers = (await response?.allHeaders()) ?? {};
                 const failure = checkResponse(status, headers['content-type'] ?? 'text/html', {
                     headers,

@@ -16,8 +16,9 @@
  * gently it is asked. What of the errors is ambient, and whether a cut helped, is learned by
  * ambientErrors.ts; the thresholds here count from the ambient rate.
  */
-import { AmbientErrors, type Trial } from './ambientErrors.js';
-import { classifyError, classifyStatus, type FailureClass } from './failures.js';
+import type { ConcurrencyDecision, DomainConcurrency } from '../vocabulary/report.js';
+import { DomainWindow, type Outcome, type WindowAttempt } from './domainWindow.js';
+import { classifyError, classifyStatus } from './failures.js';
 
 export interface ConcurrencyControllerOptions {
     /** Most requests in flight per domain: the stage's max concurrency. Every domain starts here. */
@@ -77,75 +78,19 @@ export const CONCURRENCY_DEFAULTS = {
  */
 const USED_SHARE_TO_RAISE = 0.8;
 
-/** The baseline response time is the lowest window median among this many recent windows, so it follows a site that got slower for good. */
-const BASELINE_WINDOWS = 30;
-
-/** Response times under this are as good as instant (a local or cached page): their doubling means nothing. */
-const LATENCY_FLOOR_MS = 25;
-
 /** A domain's limit counts for the pool while it had an outcome within this many intervals. */
 const ACTIVE_INTERVALS = 3;
 
-/** What came of one fetch: a usable response, or the class of its failure. */
-export type Outcome = 'ok' | FailureClass;
-
-export interface ConcurrencyDecision {
-    /** When, as epoch milliseconds. */
-    at: number;
+/** A fetch under way: its domain, and what its window needs to know of it. */
+interface Attempt extends WindowAttempt {
     domain: string;
-    from: number;
-    to: number;
-    /** Share of the window's outcomes that were transient failures, and blocked ones. */
-    errorRate: number;
-    blockRate: number;
-    /** Outcomes in the window that decided it. */
-    samples: number;
-    /** Median time from sending to a usable response in that window (ms); null when none was usable. */
-    latencyMs: number | null;
-}
-
-/** One domain's limit, how it got there, and what its window has seen so far. */
-export interface DomainConcurrency {
-    limit: number;
-    increases: number;
-    decreases: number;
-    /** The lowest and highest limits it had. */
-    lowest: number;
-    highest: number;
-}
-
-interface DomainState extends DomainConcurrency {
-    /** Bumped by every change of the limit: outcomes of fetches started before it do not judge the new limit. */
-    epoch: number;
-    windowStart: number;
-    samples: number;
-    errors: number;
-    blocks: number;
-    /** Times to a usable response in the window, ms. */
-    latencies: number[];
-    /** Median response times of recent windows, oldest first: the baseline is their lowest. */
-    medians: number[];
-    inFlight: number;
-    /** Most fetches in flight at once during the window. */
-    peakInFlight: number;
-    lastOutcomeAt: number;
-    /** Which errors are ambient, and the trial of the last cut for errors. */
-    ambient: AmbientErrors;
-}
-
-/** A fetch under way: its domain and the epoch of the limit it was started under, and the trial it counts in. */
-interface Attempt {
-    domain: string;
-    epoch: number;
-    startedAt: number;
-    trial?: Trial;
 }
 
 export class ConcurrencyController {
     readonly maxConcurrency: number;
     private readonly options: Required<Omit<ConcurrencyControllerOptions, 'now'>>;
     private readonly now: () => number;
-    private readonly domains = new Map<string, DomainState>();
+    private readonly domains = new Map<string, DomainWindow>();
     private readonly attempts = new WeakMap<object, Attempt>();
     private readonly recent: ConcurrencyDecision[] = [];
     private readonly listeners = new Set<(poolLimit: number) => void>();
@@ -171,10 +116,7 @@ export class ConcurrencyController {
     /** A fetch of `url` is about to be sent; `request` identifies the attempt (held weakly). */
     started(request: object, url: string): void {
         const domain = domainOf(url);
-        const state = this.state(domain);
-        state.inFlight += 1;
-        state.peakInFlight = Math.max(state.peakInFlight, state.inFlight);
-        this.attempts.set(request, { domain, epoch: state.epoch, startedAt: this.now(), trial: state.ambient.enrol() });
+        this.attempts.set(request, { domain, ...this.window(domain).started(this.now()) });
     }
 
     /** The attempt got a response: its status is judged by the failure classifier. */
@@ -195,19 +137,9 @@ export class ConcurrencyController {
         const attempt = this.attempts.get(request);
         if (!attempt) return;
         this.attempts.delete(request);
-        const state = this.state(attempt.domain);
-        state.inFlight = Math.max(0, state.inFlight - 1);
-        state.lastOutcomeAt = this.now();
-        const error = outcome === 'transient' ? 1 : 0;
-        // The site's error rate, whatever the limit: every outcome counts, slow failures included.
-        state.ambient.record(error, attempt.trial);
-        if (attempt.epoch === state.epoch) {
-            state.samples += 1;
-            state.errors += error;
-            if (outcome === 'blocked') state.blocks += 1;
-            if (outcome === 'ok') state.latencies.push(state.lastOutcomeAt - attempt.startedAt);
-        }
-        this.adjust(attempt.domain, state);
+        const window = this.window(attempt.domain);
+        window.finished(attempt, outcome, this.now());
+        this.adjust(attempt.domain, window);
         this.notify();
     }
 
@@ -225,10 +157,10 @@ export class ConcurrencyController {
     poolLimit(): number {
         const since = this.now() - ACTIVE_INTERVALS * this.options.intervalMs;
         let active: number | undefined;
-        let latest: DomainState | undefined;
-        for (const state of this.domains.values()) {
-            if (state.lastOutcomeAt >= since || state.inFlight > 0) active = Math.min(active ?? Infinity, state.limit);
-            if (!latest || state.lastOutcomeAt > latest.lastOutcomeAt) latest = state;
+        let latest: DomainWindow | undefined;
+        for (const window of this.domains.values()) {
+            if (window.lastOutcomeAt >= since || window.inFlight > 0) active = Math.min(active ?? Infinity, window.limit);
+            if (!latest || window.lastOutcomeAt > latest.lastOutcomeAt) latest = window;
         }
         // Between rounds nothing is in flight: the next round starts where the last domain fetched from left off.
         return active ?? latest?.limit ?? this.maxConcurrency;
@@ -247,12 +179,7 @@ export class ConcurrencyController {
 
     /** Each domain's current limit and its history in brief. */
     byDomain(): Record<string, DomainConcurrency> {
-        return Object.fromEntries(
-            [...this.domains].map(([domain, { limit, increases, decreases, lowest, highest }]) => [
-                domain,
-                { limit, increases, decreases, lowest, highest },
-            ]),
-        );
+        return Object.fromEntries([...this.domains].map(([domain, window]) => [domain, window.report()]));
     }
 
     /**
@@ -263,10 +190,10 @@ export class ConcurrencyController {
      * down. Either way a new window starts, and only fetches started under the new limit judge
      * it — those still in flight were sent under the old one.
      */
-    private adjust(domain: string, state: DomainState): void {
+    private adjust(domain: string, window: DomainWindow): void {
         const { intervalMs, minSamples, lowThreshold, highThreshold, decreaseFactor, increaseStep, minConcurrency } = this.options;
-        const errorRate = state.errors / state.samples;
-        const blockRate = state.blocks / state.samples;
+        const errorRate = window.errors / window.samples;
+        const blockRate = window.blocks / window.samples;
         const now = this.now();
 
         // Over the ceiling, a site refuses almost everything past it, and refusals come back at once: a window
@@ -274,62 +201,45 @@ export class ConcurrencyController {
         // to put the window over the threshold even if every outcome still missing to `minSamples` were clean.
         // And a site failing a few percent at random has windows of 20 with 3 errors in them: the errors must
         // also be more than chance would give at the ambient rate.
-        const judged = Math.max(state.samples, minSamples);
-        const tooManyErrors = state.ambient.tooMany(state.errors, judged, highThreshold);
-        if (tooManyErrors || state.blocks > highThreshold * judged) {
-            if (tooManyErrors) state.ambient.cut(state.limit);
-            this.change(domain, state, Math.max(minConcurrency, Math.floor(state.limit * decreaseFactor)), { errorRate, blockRate, now });
+        const judged = Math.max(window.samples, minSamples);
+        const tooManyErrors = window.ambient.tooMany(window.errors, judged, highThreshold);
+        if (tooManyErrors || window.blocks > highThreshold * judged) {
+            if (tooManyErrors) window.ambient.cut(window.limit);
+            this.change(domain, window, Math.max(minConcurrency, Math.floor(window.limit * decreaseFactor)), { errorRate, blockRate, now });
             return;
         }
-        const undoTo = state.ambient.judgeTrial(lowThreshold);
+        const undoTo = window.ambient.judgeTrial(lowThreshold);
         if (undoTo !== undefined) {
-            this.change(domain, state, Math.max(state.limit, undoTo), { errorRate, blockRate, now });
+            this.change(domain, window, Math.max(window.limit, undoTo), { errorRate, blockRate, now });
             return;
         }
-        if (state.samples < minSamples || now - state.windowStart < intervalMs) return;
-        state.ambient.windowEnded();
-        const clean = errorRate < state.ambient.rate + lowThreshold && blockRate < lowThreshold;
-        const used = state.peakInFlight >= USED_SHARE_TO_RAISE * state.limit;
-        const latency = median(state.latencies);
-        const baseline = state.medians.length > 0 ? Math.max(LATENCY_FLOOR_MS, Math.min(...state.medians)) : undefined;
+        if (window.samples < minSamples || now - window.windowStart < intervalMs) return;
+        window.ambient.windowEnded();
+        const clean = errorRate < window.ambient.rate + lowThreshold && blockRate < lowThreshold;
+        const used = window.peakInFlight >= USED_SHARE_TO_RAISE * window.limit;
+        const latency = window.median();
+        const baseline = window.baseline();
         const queueing = latency !== null && baseline !== undefined && latency > this.options.latencyTolerance * baseline;
-        const raised = clean && used && !queueing ? Math.min(this.maxConcurrency, state.limit + increaseStep) : state.limit;
+        const raised = clean && used && !queueing ? Math.min(this.maxConcurrency, window.limit + increaseStep) : window.limit;
         // Neither clean nor bad enough (or the limit unused, or responses slowing): hold it, and judge it again over a fresh window.
-        this.change(domain, state, raised, { errorRate, blockRate, now });
+        this.change(domain, window, raised, { errorRate, blockRate, now });
     }
 
     /** Sets a domain's limit (recording the decision when it changed) and starts a new window. */
-    private change(domain: string, state: DomainState, to: number, { errorRate, blockRate, now }: { errorRate: number; blockRate: number; now: number }): void {
-        const latency = median(state.latencies);
-        if (latency !== null) {
-            state.medians.push(latency);
-            if (state.medians.length > BASELINE_WINDOWS) state.medians.shift();
-        }
-        if (to !== state.limit) {
+    private change(domain: string, window: DomainWindow, to: number, { errorRate, blockRate, now }: { errorRate: number; blockRate: number; now: number }): void {
+        if (to !== window.limit) {
             this.record({
                 at: now,
                 domain,
-                from: state.limit,
+                from: window.limit,
                 to,
                 errorRate: round(errorRate),
                 blockRate: round(blockRate),
-                samples: state.samples,
-                latencyMs: latency,
+                samples: window.samples,
+                latencyMs: window.median(),
             });
-            if (to > state.limit) state.increases += 1;
-            else state.decreases += 1;
-            state.limit = to;
-            state.lowest = Math.min(state.lowest, to);
-            state.highest = Math.max(state.highest, to);
-            state.epoch += 1;
         }
-        state.windowStart = now;
-        state.ambient.windowStarted();
-        state.samples = 0;
-        state.errors = 0;
-        state.blocks = 0;
-        state.latencies = [];
-        state.peakInFlight = state.inFlight;
+        window.close(to, now);
     }
 
     private record(decision: ConcurrencyDecision): void {
@@ -344,18 +254,10 @@ export class ConcurrencyController {
         for (const listener of this.listeners) listener(poolLimit);
     }
 
-    private state(domain: string): DomainState {
-        let state = this.domains.get(domain);
-        if (!state) {
-            const limit = this.maxConcurrency;
-            state = {
-                ...{ limit, increases: 0, decreases: 0, lowest: limit, highest: limit, epoch: 0, windowStart: this.now() },
-                ...{ samples: 0, errors: 0, blocks: 0, latencies: [], medians: [], inFlight: 0, peakInFlight: 0, lastOutcomeAt: 0 },
-                ambient: new AmbientErrors(),
-            };
-            this.domains.set(domain, state);
-        }
-        return state;
+    private window(domain: string): DomainWindow {
+        let window = this.domains.get(domain);
+        if (!window) this.domains.set(domain, (window = new DomainWindow(this.maxConcurrency, this.now())));
+        return window;
     }
 }
 
@@ -370,12 +272,6 @@ export function domainOf(url: string): string {
 
 function definedOnly<T extends object>(options: T): Partial<T> {
     return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>;
-}
-
-function median(values: number[]): number | null {
-    if (values.length === 0) return null;
-    const sorted = [...values].sort((a, b) => a - b);
-    return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 function round(value: number): number {

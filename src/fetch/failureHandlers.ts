@@ -5,35 +5,31 @@
  */
 import type { Request, RequestQueue } from '@crawlee/core';
 import type { Logger } from 'pino';
-import { deadLetterOutcome, type DeadLetterEntry } from '../frontier/deadLetter.js';
-import type { RequestData } from '../frontier/frontier.js';
-import type { Metrics } from '../monitor/metrics.js';
-import type { RunStats } from '../monitor/stats.js';
+import { deadLetterOutcome } from '../frontier/deadLetter.js';
 import type { Outcomes } from '../store/outcomes.js';
+import type { RunEvents } from '../vocabulary/events.js';
+import type { DeadLetterEntry } from '../vocabulary/failure.js';
+import type { RequestData, Stage } from '../vocabulary/request.js';
 import type { FailureHook } from './crawlerHooks.js';
 import { classifyError } from './failures.js';
 import type { RetryPolicy } from './retryPolicy.js';
 
 export interface FailureHandlerOptions {
-    stage: 'http' | 'browser';
+    stage: Stage;
     /** The stage's queue: a request given up on is marked handled there. */
     queue: RequestQueue;
     outcomes: Outcomes;
     retryPolicy: RetryPolicy;
-    stats: RunStats;
+    /** Told of every failed attempt and every retry. */
+    events: RunEvents;
     log: Logger;
-    /** Counts attempts that got no response; undefined when no metrics are served. */
-    metrics?: Metrics;
-    /** Told of attempts that got no response, as evidence of the site's load; undefined when concurrency is fixed. */
-    concurrency?: { failed(request: object, error: unknown): void };
 }
 
 /** The stage's `onFailure` hook (crawlerHooks.ts). */
-export function failureHook({ stage, queue, outcomes, retryPolicy, stats, log, metrics, concurrency }: FailureHandlerOptions): FailureHook {
+export function failureHook({ stage, queue, outcomes, retryPolicy, events, log }: FailureHandlerOptions): FailureHook {
     return async ({ request, session }, error, crawleeWouldRetry) => {
         const failure = classifyError(error);
-        metrics?.fetchFailed(request, stage);
-        concurrency?.failed(request, error);
+        events.emit('attemptFailed', { stage, request, url: request.url, error, failure });
         // A blocked client should not come back with the same identity.
         if (failure.failureClass === 'blocked') session?.retire();
         const attempts = request.retryCount + 1;
@@ -43,9 +39,7 @@ export function failureHook({ stage, queue, outcomes, retryPolicy, stats, log, m
         const context = { url: request.url, stage, class: failure.failureClass, reason: failure.reason, attempt: attempts };
         if (decision.retry) {
             userData.retryAt = Date.now() + decision.delayMs;
-            stats.errorsByClass[failure.failureClass] += 1;
-            stats.retries += 1;
-            if (attempts === 1) stats.retriedRequests += 1;
+            events.emit('retryScheduled', { stage, url: request.url, failure, attempt: attempts, delayMs: decision.delayMs });
             log.warn({ ...context, retryInMs: decision.delayMs }, `retrying in ${(decision.delayMs / 1000).toFixed(1)} s: ${failure.message}`);
             return;
         }
@@ -67,7 +61,7 @@ export function failureHook({ stage, queue, outcomes, retryPolicy, stats, log, m
  * A request that will not be fetched in this run because its route's drift breaker tripped:
  * dead-lettered as `route-stopped`, to be re-queued once the extractor is fixed.
  */
-export function deadLetterStopped(request: Request, stage: 'http' | 'browser', { queue, outcomes }: { queue: RequestQueue; outcomes: Outcomes }): Promise<void> {
+export function deadLetterStopped(request: Request, stage: Stage, { queue, outcomes }: { queue: RequestQueue; outcomes: Outcomes }): Promise<void> {
     return giveUp(queue, outcomes, request, {
         failureClass: 'invalid',
         reason: 'route-stopped',

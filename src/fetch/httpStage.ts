@@ -7,19 +7,20 @@
 import type { Configuration, RequestQueue } from '@crawlee/core';
 import type { HttpCrawler, HttpCrawlingContext } from '@crawlee/http';
 import type { Logger } from 'pino';
-import type { Frontier, RequestData } from '../frontier/frontier.js';
-import type { Metrics } from '../monitor/metrics.js';
-import type { RunStats } from '../monitor/stats.js';
-import type { Site } from '../site.js';
+import type { Frontier } from '../frontier/frontier.js';
+import type { PageHandler } from '../parse/pageHandler.js';
 import type { DriftBreaker } from '../quality/driftBreaker.js';
+import type { Site } from '../site.js';
 import type { Outcomes } from '../store/outcomes.js';
+import type { RunEvents } from '../vocabulary/events.js';
+import type { RequestData } from '../vocabulary/request.js';
 import type { AdaptiveTimeout } from './adaptiveTimeout.js';
 import type { ConcurrencyController } from './concurrencyController.js';
 import { HookedHttpCrawler } from './crawlerHooks.js';
 import { deadLetterStopped, failureHook } from './failureHandlers.js';
-import { FetchFailure, checkResponse, detectBlock } from './failures.js';
-import type { PageHandler } from './pageHandler.js';
+import { FetchFailure } from './failures.js';
 import type { RenderLearner } from './renderLearning.js';
+import { checkResponse, detectBlock } from './responseCheck.js';
 import { parseRetryAfter, type RetryPolicy } from './retryPolicy.js';
 
 export interface StageOptions {
@@ -30,7 +31,8 @@ export interface StageOptions {
     pageHandler: PageHandler;
     /** Where each request's outcome is stored as it is marked handled. */
     outcomes: Outcomes;
-    stats: RunStats;
+    /** Told of every attempt, response, failure and retry (metrics, the counters and the controllers listen). */
+    events: RunEvents;
     log: Logger;
     /** Most requests in flight. */
     maxConcurrency: number;
@@ -38,24 +40,24 @@ export interface StageOptions {
     retryPolicy: RetryPolicy;
     /** Time for one fetch (or one browser navigation). */
     requestTimeoutSecs: number;
+    /** Asked before each fetch whether the request's route was stopped. */
     driftBreaker: DriftBreaker;
-    /** Records each fetch's status and latency; undefined when no metrics are served. */
-    metrics?: Metrics;
 }
 
 /** Every 5xx reaches the request handler, so the failure classifier, not Crawlee, decides. */
 const ALL_5XX = Array.from({ length: 100 }, (_, index) => 500 + index);
 
 export interface HttpStageOptions extends StageOptions {
+    /** Asked before each fetch whether the request's route learned to go to the browser directly. */
     renderLearner: RenderLearner;
-    /** Learns each domain's concurrency from its error rate; the pool starts at its limit (run it with controlledPool.ts's `runAtControlledConcurrency`). Undefined: fixed at `maxConcurrency`. */
+    /** The pool starts at its limit (run it with controlledPool.ts's `runAtControlledConcurrency`). Undefined: fixed at `maxConcurrency`. */
     concurrency?: ConcurrencyController;
     /** Gives first attempts a timeout learned from the site's response times. Undefined: every attempt gets `requestTimeoutSecs`. */
     adaptiveTimeout?: AdaptiveTimeout;
 }
 
 export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCrawlingContext> {
-    const { site, frontier, pageHandler, renderLearner, driftBreaker, outcomes, queue } = options;
+    const { site, frontier, pageHandler, renderLearner, driftBreaker, outcomes, queue, events } = options;
     const routeOf = (request: { label?: string; url: string }) => {
         const route = site.routeFor(request.label, new URL(request.url));
         if (!route) throw new Error(`no route "${request.label}" in site ${site.name}`);
@@ -92,18 +94,14 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                 ({ request }, gotOptions) => {
                     gotOptions.followRedirect = false;
                     if (options.adaptiveTimeout) gotOptions.timeout = { request: options.adaptiveTimeout.timeoutFor(request.url, request.retryCount + 1) };
-                    options.metrics?.fetchStarted(request);
-                    concurrency?.started(request, request.url);
+                    events.emit('attemptStarted', { stage: 'http', request, url: request.url });
                 },
             ],
             async requestHandler(context) {
                 const { request, response, body } = context;
                 const userData = request.userData as RequestData;
                 const status = response.statusCode ?? 0;
-                options.metrics?.responded(request, { stage: 'http', status });
-                concurrency?.responded(request, status);
-                const responseMs = timeToResponse(response);
-                if (responseMs !== undefined) options.adaptiveTimeout?.responded(request.url, responseMs);
+                events.emit('responded', { stage: 'http', request, url: request.url, status, responseMs: timeToResponse(response) });
                 const location = response.headers.location;
                 if (status >= 300 && status < 400 && location) {
                     const challenge = detectBlock({ status, headers: response.headers, url: request.url });
@@ -151,7 +149,7 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
             return true;
         }
         if (route.render !== 'auto' || !renderLearner.goDirectToBrowser(route.label)) return false;
-        options.stats.directToBrowser += 1;
+        events.emit('sentToBrowser', { route: route.label, url: request.url });
         const userData = request.userData as RequestData;
         await frontier.escalate({ url: request.url, label: request.label, userData }, 'the route needs the browser (learned)');
         return true;

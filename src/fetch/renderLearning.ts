@@ -5,6 +5,7 @@
  * directly. A few pages keep probing the cheap path, so a route that stops needing the
  * browser (the site moved its data back into the HTML) returns to it.
  */
+import type { RenderDecision, RenderMode } from '../vocabulary/report.js';
 
 export interface RenderLearningOptions {
     /** Cheap fetches per route the decision looks back on. Default: 50. */
@@ -15,21 +16,6 @@ export interface RenderLearningOptions {
     minSamples?: number;
     /** While a route goes to the browser directly, one page in this many still tries the cheap path. Default: 30 (3.3%). */
     probeEvery?: number;
-}
-
-export type RenderMode = 'http-first' | 'browser-direct';
-
-/** The decision for a route and its evidence, for the summary and the run report. */
-export interface RenderDecision {
-    mode: RenderMode;
-    /** Cheap fetches in the window, and the share of them that needed the browser. */
-    samples: number;
-    neededBrowserShare: number;
-    /** Pages sent to the browser without a cheap fetch, and cheap probes made meanwhile. */
-    directToBrowser: number;
-    probes: number;
-    /** How often the mode changed. */
-    switches: number;
 }
 
 class RouteEvidence {

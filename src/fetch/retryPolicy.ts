@@ -11,7 +11,7 @@
  * - A `Retry-After` from the site is a floor: the retry never comes sooner. One longer than
  *   `maxRetryAfter` is not waited out in this run: the request goes to dead-letter.
  */
-import type { ClassifiedFailure } from './failures.js';
+import type { ClassifiedFailure } from '../vocabulary/failure.js';
 
 export interface RetryPolicyOptions {
     /** Fetches of one request, the first included, before it is dead-lettered. Default: 4. */

@@ -5,7 +5,8 @@
  * many (`expectedSkipped`) from its fill level, and the run reports the estimate.
  */
 import { createHash } from 'node:crypto';
-import type { SeenSet, SeenSetReport } from './seenSet.js';
+import type { SeenSetReport } from '../vocabulary/report.js';
+import type { SeenSet } from './seenSet.js';
 
 export interface BloomSeenSetOptions {
     /** URLs the run is expected to see. Past it, the false-positive rate climbs. Default: 10 000 000. */
@@ -13,6 +14,8 @@ export interface BloomSeenSetOptions {
     /** Accepted chance that a new URL is taken for a seen one. Default: 0.000001 (1e-6). */
     falsePositiveRate?: number;
 }
+
+export const BLOOM_DEFAULTS = { expectedItems: 10_000_000, falsePositiveRate: 1e-6 };
 
 export class BloomSeenSet implements SeenSet {
     readonly bitCount: number;
@@ -24,8 +27,8 @@ export class BloomSeenSet implements SeenSet {
     expectedSkipped = 0;
 
     constructor(options: BloomSeenSetOptions = {}) {
-        const expectedItems = options.expectedItems ?? 10_000_000;
-        const falsePositiveRate = options.falsePositiveRate ?? 1e-6;
+        const expectedItems = options.expectedItems ?? BLOOM_DEFAULTS.expectedItems;
+        const falsePositiveRate = options.falsePositiveRate ?? BLOOM_DEFAULTS.falsePositiveRate;
         if (!(expectedItems > 0)) throw new RangeError('expectedItems must be positive');
         if (!(falsePositiveRate > 0 && falsePositiveRate < 1)) throw new RangeError('falsePositiveRate must be between 0 and 1');
         // The textbook optimum: m = -n ln p / (ln 2)^2 bits and k = (m / n) ln 2 hashes.

@@ -10,28 +10,7 @@ import type { RunStats } from '../monitor/stats.js';
 import { InvalidUrlError, normalizeUrl, urlKey } from './normalize.js';
 import type { RobotsPolicy } from './robots.js';
 import type { SeenSet } from './seenSet.js';
-
-/** A URL on its way in: from a start URL, a page's link, or a redirect. */
-export interface Link {
-    url: string;
-    /** The route to handle it; without one, the site's `match` patterns decide. */
-    label?: string;
-    userData?: Record<string, unknown>;
-}
-
-/** What the stages keep on every request. */
-export interface RequestData extends Record<string, unknown> {
-    /** Why the page went to the browser: what the cheap fetch missed, or that its route learned to render. */
-    escalation?: string;
-    /** The page's canonical URL was checked already (in the cheap stage), so the browser stage does not again. */
-    canonicalChecked?: boolean;
-    /** Redirect hops behind this request. */
-    redirects?: number;
-    /** When a failed request is due to be retried (ms since the epoch); it waits in its queue until then. */
-    retryAt?: number;
-    /** When its first attempt failed. */
-    firstFailedAt?: string;
-}
+import type { Link, RequestData } from '../vocabulary/request.js';
 
 export interface FrontierOptions {
     site: Site;

@@ -2,18 +2,7 @@
  * The set of URL keys a run has already admitted, so a page enters the frontier once
  * whichever path, redirect or canonical link leads to it.
  */
-
-/** What a seen-set says about itself in the run summary. */
-export interface SeenSetReport {
-    kind: 'exact' | 'bloom';
-    urls: number;
-    /** Bloom: estimated new URLs wrongly answered "seen", hence skipped. */
-    expectedSkipped?: number;
-    /** Bloom: the chance of that at the current fill. */
-    falsePositiveRate?: number;
-    /** Bloom: memory held. */
-    bytes?: number;
-}
+import type { SeenSetReport } from '../vocabulary/report.js';
 
 export interface SeenSet {
     /** Adds the keys; for each, whether it was new (a key repeated within the call is new once). */

@@ -4,9 +4,8 @@
  * running stage's autoscaled pool; the rate is measured over a recent window, so a stall shows
  * up at once instead of being averaged away by the minutes before it.
  */
+import type { Stage } from '../vocabulary/request.js';
 import type { RunStats } from './stats.js';
-
-export type Stage = 'http' | 'browser';
 
 /** What one stage is doing right now. */
 export interface StageLoad {

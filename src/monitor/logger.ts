@@ -9,6 +9,8 @@ import pretty from 'pino-pretty';
 
 export type { Logger } from 'pino';
 
+export const DEFAULT_LOG_LEVEL = 'info';
+
 export interface LoggerOptions {
     /** pino level name. Default: `info`. */
     level?: string;
@@ -17,7 +19,7 @@ export interface LoggerOptions {
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
-    const level = options.level ?? 'info';
+    const level = options.level ?? DEFAULT_LOG_LEVEL;
     const usePretty = options.pretty ?? process.stderr.isTTY === true;
     const destination = usePretty
         ? pretty({ destination: 2, sync: true, colorize: true, singleLine: true, translateTime: 'HH:MM:ss', ignore: 'pid,hostname,progress' })

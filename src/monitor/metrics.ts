@@ -10,8 +10,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type LabelValues } from 'prom-client';
-import type { DomainConcurrency } from '../fetch/concurrencyController.js';
-import { inFlightOf, type Load, type Stage } from './live.js';
+import type { DomainConcurrency } from '../vocabulary/report.js';
+import type { Stage } from '../vocabulary/request.js';
+import { inFlightOf, type Load } from './live.js';
 import type { RunStats } from './stats.js';
 
 /** Upper bounds of the fetch-latency buckets, in seconds: a local fixture answers in ~10 ms, a navigation times out at 60 s. */

@@ -3,20 +3,12 @@
  * that shows a person what a run did — a headline with the verdict, the counts, charts over
  * time from the Timeline, and the summary's tables. Every string from the data is escaped.
  */
-import type { FailureClass } from '../fetch/failures.js';
+import type { FailureClass } from '../vocabulary/failure.js';
+import type { ReportSummary } from '../vocabulary/report.js';
 import { type Bar, barChart, emptyState, escapeHtml, formatDuration, formatNumber, lineChart, PALETTE, panel, type Series } from './charts.js';
 import { REPORT_CSS } from './reportStyle.js';
 import { percent, summaryTables } from './reportTables.js';
-import type { RunSummary } from './summary.js';
 import type { TimelinePoint } from './timeline.js';
-
-/** What the report reads: the run summary, plus fields other parts of dragnet may add to it. */
-export interface ReportSummary extends RunSummary {
-    /** Requests sent through each proxy tier. Absent (or empty) when no proxy was used. */
-    proxyTiers?: Record<string, number>;
-    /** The run's exit code; non-zero marks the run failed. */
-    exitCode?: number;
-}
 
 export type RunStatus = 'ok' | 'with dead-letters' | 'stopped' | 'failed';
 

@@ -3,7 +3,7 @@
  * the headline and the charts. Every string from the data is escaped.
  */
 import { emptyState, escapeHtml, formatNumber } from './charts.js';
-import type { ReportSummary } from './report.js';
+import type { ReportSummary } from '../vocabulary/report.js';
 
 /** The summary's tables, each in its panel. */
 export function summaryTables(summary: ReportSummary): string[] {

@@ -2,16 +2,8 @@
  * The run's counters. Every stage records here; the progress line, the summary and the
  * tests read from here. Plain numbers, no logic beyond counting.
  */
-import type { FailureClass } from '../fetch/failures.js';
-
-export interface RouteStats {
-    pages: number;
-    itemsStored: number;
-    itemsInvalid: number;
-    escalations: number;
-    /** Per schema field, how often it was why a page escalated or an item was quarantined. */
-    failingFields: Record<string, number>;
-}
+import type { FailureClass } from '../vocabulary/failure.js';
+import type { ErrorsByClass, LinksSkipped, RouteStats } from '../vocabulary/report.js';
 
 /** The counters as saved in the run state, so a resumed run counts on from them. */
 export interface StatsSnapshot {
@@ -63,8 +55,8 @@ export class RunStats {
     itemsInvalid = 0;
 
     /** Discovered links that did not enter the frontier, by why. */
-    linksSkipped = { seen: 0, invalid: 0, disallowed: 0, overBudget: 0, unrouted: 0 };
-    errorsByClass: Record<FailureClass, number> = { transient: 0, blocked: 0, permanent: 0, invalid: 0 };
+    linksSkipped: LinksSkipped = { seen: 0, invalid: 0, disallowed: 0, overBudget: 0, unrouted: 0 };
+    errorsByClass: ErrorsByClass = { transient: 0, blocked: 0, permanent: 0, invalid: 0 };
     readonly routes = new Map<string, RouteStats>();
 
     route(label: string): RouteStats {

@@ -26,7 +26,10 @@ export interface StatusServer {
     close(): Promise<void>;
 }
 
-export async function startStatusServer({ port, host = '127.0.0.1', metrics, status }: StatusServerOptions): Promise<StatusServer> {
+/** The address listened on when none is given. */
+export const DEFAULT_METRICS_HOST = '127.0.0.1';
+
+export async function startStatusServer({ port, host = DEFAULT_METRICS_HOST, metrics, status }: StatusServerOptions): Promise<StatusServer> {
     const server = createServer((request, response) => {
         respond(request, response, metrics, status).catch((error: unknown) => {
             const message = error instanceof Error ? error.message : String(error);

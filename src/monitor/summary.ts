@@ -1,58 +1,17 @@
 /**
- * The run summary: the stable JSON contract (DESIGN: command line and outputs) plus a
- * short human-readable version of it.
+ * The run summary (vocabulary/report.ts: the stable JSON contract of DESIGN's "command line and
+ * outputs"), built from the run's counters and what the parts report, and a short human-readable
+ * version of it.
  */
-import type { DomainConcurrency } from '../fetch/concurrencyController.js';
-import type { RenderDecision } from '../fetch/renderLearning.js';
-import type { SeenSet, SeenSetReport } from '../frontier/seenSet.js';
-import type { Trip } from '../quality/driftBreaker.js';
+import type { DomainConcurrency, RenderDecision, RunSummary, SeenSetReport, Trip } from '../vocabulary/report.js';
 import type { RunStats } from './stats.js';
-
-export interface RunSummary {
-    site: string;
-    startedAt: string;
-    finishedAt: string;
-    durationSec: number;
-    pagesPerSec: number;
-    requests: {
-        total: number;
-        succeeded: number;
-        retried: number;
-        deadLettered: number;
-        retries: number;
-        redirects: number;
-        duplicates: number;
-    };
-    http: { fetched: number };
-    browser: { rendered: number; available: boolean; direct: number };
-    items: { stored: number; invalid: number };
-    escalations: { total: number; byRoute: Record<string, number> };
-    /** Per `auto` route: whether it learned to skip the cheap fetch, and the evidence. */
-    render: Record<string, RenderDecision>;
-    /** Routes the drift breaker stopped, with the failing fields and sample pages. */
-    drift: Trip[];
-    /** Adaptive concurrency: each domain's limit at the end, its lowest and highest, and how often it changed. Absent when it is off. */
-    concurrency?: Record<string, DomainConcurrency>;
-    linksSkipped: RunStats['linksSkipped'];
-    seenSet: SeenSetReport;
-    errorsByClass: RunStats['errorsByClass'];
-    routes: Record<string, ReturnType<RunStats['route']>>;
-    storage: { dir: string; dataset: string; quarantine: string; deadLetter: string; rawPages: string };
-    /** Dead-lettered requests by reason (`http-404`, `renderer-unavailable`, …). */
-    deadLetterByReason: Record<string, number>;
-    /** The run report's path, once written. */
-    report?: string;
-    /** The signal that stopped the run before it was done; absent when it ran to the end. */
-    stopped?: NodeJS.Signals;
-    /** A resumed run: sessions before this one and when the first began. Counters are the whole run's; duration and pages/s this session's. */
-    resumed?: { sessions: number; firstStartedAt: string };
-}
 
 export function buildSummary(
     stats: RunStats,
     context: {
         site: string;
-        seenSet: SeenSet;
+        /** The run's seen-set, which describes itself. */
+        seenSet: { describe(): SeenSetReport };
         render: Record<string, RenderDecision>;
         drift: Trip[];
         concurrency?: Record<string, DomainConcurrency>;

@@ -12,7 +12,7 @@
  * run of any length holds at most `maxPoints` of them. Merging keeps the later point's counters
  * (cumulative, so nothing is lost) and the mean of the gauges.
  */
-import type { FailureClass } from '../fetch/failures.js';
+import type { FailureClass } from '../vocabulary/failure.js';
 import type { RunStats } from './stats.js';
 
 /** One route's cumulative counters at a point. */

@@ -4,6 +4,7 @@
  * pages whose records fail the schema over a sliding window; past the threshold it trips,
  * stopping the route (or the run) on page ~5,000, not after 5,000,000 empty rows.
  */
+import type { Trip } from '../vocabulary/report.js';
 
 export interface DriftBreakerOptions {
     /** Pages of a route the invalid share is measured over. Default: 100. */
@@ -16,18 +17,7 @@ export interface DriftBreakerOptions {
     scope?: 'route' | 'run';
 }
 
-/** Why a route tripped: enough for a person to see what broke and where. */
-export interface Trip {
-    route: string;
-    /** Pages of the route judged when it tripped, and the invalid share in the window. */
-    pagesJudged: number;
-    invalidShare: number;
-    /** Fields that failed in the window, most often first, with their counts. */
-    failingFields: Record<string, number>;
-    /** Some invalid pages of the window: their URLs and raw page keys, kept for inspection and reparse. */
-    samples: { url: string; rawKey: string; issues: string[] }[];
-    at: string;
-}
+export const DRIFT_DEFAULTS = { window: 100, threshold: 0.5, minSamples: 50, scope: 'route' } satisfies Required<DriftBreakerOptions>;
 
 interface Judgement {
     invalid: boolean;
@@ -49,10 +39,10 @@ export class DriftBreaker {
     private readonly trips = new Map<string, Trip>();
 
     constructor(options: DriftBreakerOptions = {}) {
-        this.window = options.window ?? 100;
-        this.threshold = options.threshold ?? 0.5;
-        this.minSamples = Math.min(options.minSamples ?? 50, this.window);
-        this.scope = options.scope ?? 'route';
+        this.window = options.window ?? DRIFT_DEFAULTS.window;
+        this.threshold = options.threshold ?? DRIFT_DEFAULTS.threshold;
+        this.minSamples = Math.min(options.minSamples ?? DRIFT_DEFAULTS.minSamples, this.window);
+        this.scope = options.scope ?? DRIFT_DEFAULTS.scope;
     }
 
     /** Records the final verdict on one page of a route; returns the trip if this page tripped it. */

@@ -14,8 +14,8 @@
  */
 import type { RequestQueue } from '@crawlee/core';
 import type { RequestSchema } from '@crawlee/types';
-import type { DeadLetterEntry } from '../frontier/deadLetter.js';
 import type { RunStats } from '../monitor/stats.js';
+import type { DeadLetterEntry } from '../vocabulary/failure.js';
 import type { StoreNames } from './datasets.js';
 import type { QuarantineEntry, StoredItem } from './records.js';
 import type { RunState } from './runState.js';
@@ -58,7 +58,7 @@ export class Outcomes {
     /** Outcomes settled in this turn of the event loop, committed at its end. */
     private group: Settling[] = [];
 
-    constructor(private readonly options: OutcomesOptions) {
+    constructor(options: OutcomesOptions) {
         const { storage, names, stats, runState } = options;
         this.items = new SqliteDatasetClient(storage.db, names.items);
         this.quarantine = new SqliteDatasetClient(storage.db, names.quarantine);

@@ -16,18 +16,18 @@ import { getRequestId, type Request } from '@crawlee/core';
 import type { RequestSchema } from '@crawlee/types';
 
 import siteDefinition from '../../routes/demo-shop.js';
-import { deadLetterOutcome, type DeadLetterEntry } from '../../src/frontier/deadLetter.js';
-import type { FailureClass } from '../../src/fetch/failures.js';
+import { deadLetterOutcome } from '../../src/frontier/deadLetter.js';
+import type { DeadLetterEntry, FailureClass } from '../../src/vocabulary/failure.js';
 import { createLogger } from '../../src/monitor/logger.js';
 import { crawl } from '../../src/run.js';
 import { DeadLetterStore } from '../../src/store/deadLetterStore.js';
 import { openStorage, storeNames } from '../../src/store/datasets.js';
 import { Outcomes } from '../../src/store/outcomes.js';
 import { RunState } from '../../src/store/runState.js';
-import { openSiteStores } from '../../src/store/siteStores.js';
+import { openSiteStores } from '../../src/wiring/open.js';
 import { SqliteDatasetClient } from '../../src/store/sqlite/datasetClient.js';
 import { SqliteRequestQueueClient } from '../../src/store/sqlite/requestQueueClient.js';
-import { startShop } from '../site/shop.js';
+import { startShop } from '../../src/demo/shop.js';
 import { readDataset } from '../helpers/stores.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

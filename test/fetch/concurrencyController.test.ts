@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FetchFailure } from '../../src/fetch/failures.js';
-import { ConcurrencyController, type ConcurrencyControllerOptions, type Outcome } from '../../src/fetch/concurrencyController.js';
+import { ConcurrencyController, type ConcurrencyControllerOptions } from '../../src/fetch/concurrencyController.js';
+import type { Outcome } from '../../src/fetch/domainWindow.js';
 
 const A = 'http://a.test/page';
 const B = 'http://b.test/page';

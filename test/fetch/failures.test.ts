@@ -1,15 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import {
-    checkResponse,
-    classifyError,
-    classifyStatus,
-    detectBlock,
-    FetchFailure,
-    isChallengeRedirect,
-    type ResponseSnapshot,
-} from '../../src/fetch/failures.js';
+import { classifyError, classifyStatus, FetchFailure } from '../../src/fetch/failures.js';
+import { checkResponse, detectBlock, isChallengeRedirect, type ResponseSnapshot } from '../../src/fetch/responseCheck.js';
 
 describe('classifyStatus', () => {
     const cases: [number, ReturnType<typeof classifyStatus>][] = [

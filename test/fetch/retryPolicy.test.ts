@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { ClassifiedFailure } from '../../src/fetch/failures.js';
+import type { ClassifiedFailure } from '../../src/vocabulary/failure.js';
 import { parseRetryAfter, RetryPolicy } from '../../src/fetch/retryPolicy.js';
 
 const transient: ClassifiedFailure = { failureClass: 'transient', reason: 'http-503', status: 503, message: 'HTTP 503' };

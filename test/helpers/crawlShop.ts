@@ -6,13 +6,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import siteDefinition from '../../routes/demo-shop.js';
-import type { DeadLetterEntry } from '../../src/frontier/deadLetter.js';
+import type { DeadLetterEntry } from '../../src/vocabulary/failure.js';
 import { createLogger } from '../../src/monitor/logger.js';
-import type { RunSummary } from '../../src/monitor/summary.js';
-import { crawl, type CrawlOptions } from '../../src/run.js';
+import type { RunSummary } from '../../src/vocabulary/report.js';
+import type { CrawlOptions } from '../../src/crawlOptions.js';
+import { crawl } from '../../src/run.js';
 import { storeNames } from '../../src/store/datasets.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
-import { startShop, type Shop, type ShopOptions } from '../site/shop.js';
+import { startShop, type Shop, type ShopOptions } from '../../src/demo/shop.js';
 import { readDataset } from './stores.js';
 
 export interface ShopCrawl {

@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import siteDefinition from '../../routes/demo-shop.js';
-import type { ConcurrencyDecision } from '../../src/fetch/concurrencyController.js';
+import type { ConcurrencyDecision } from '../../src/vocabulary/report.js';
 import { createLogger } from '../../src/monitor/logger.js';
-import type { RunSummary } from '../../src/monitor/summary.js';
+import type { RunSummary } from '../../src/vocabulary/report.js';
 import { crawl } from '../../src/run.js';
-import { startShop, type Shop } from '../site/shop.js';
+import { startShop, type Shop } from '../../src/demo/shop.js';
 
 const SHOP_LIMIT = 20;
 const MAX_CONCURRENCY = 60;

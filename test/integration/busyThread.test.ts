@@ -12,7 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startShop, type Shop } from '../site/shop.js';
+import { startShop, type Shop } from '../../src/demo/shop.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 
 const PRODUCTS = 800;

@@ -8,11 +8,11 @@ import { after, before, describe, test } from 'node:test';
 import siteDefinition from '../../routes/demo-shop.js';
 import { findChromium } from '../../src/fetch/chromium.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
-import type { DeadLetterEntry } from '../../src/frontier/deadLetter.js';
-import type { RunSummary } from '../../src/monitor/summary.js';
+import type { DeadLetterEntry } from '../../src/vocabulary/failure.js';
+import type { RunSummary } from '../../src/vocabulary/report.js';
 import { RawStore, type RawPage } from '../../src/store/rawStore.js';
 import { crawlShop, type ShopCrawl } from '../helpers/crawlShop.js';
-import type { Shop } from '../site/shop.js';
+import type { Shop } from '../../src/demo/shop.js';
 
 const chromiumPath = findChromium();
 

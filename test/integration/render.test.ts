@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { findChromium } from '../../src/fetch/chromium.js';
 import { crawlShop } from '../helpers/crawlShop.js';
 import { readDataset } from '../helpers/stores.js';
-import { startShop } from '../site/shop.js';
+import { startShop } from '../../src/demo/shop.js';
 
 const chromiumPath = findChromium();
 

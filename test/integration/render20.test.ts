@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { findChromium } from '../../src/fetch/chromium.js';
-import type { RunSummary } from '../../src/monitor/summary.js';
+import type { RunSummary } from '../../src/vocabulary/report.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
 import { crawlShop, type ShopCrawl } from '../helpers/crawlShop.js';
-import type { Shop } from '../site/shop.js';
+import type { Shop } from '../../src/demo/shop.js';
 
 const chromiumPath = findChromium();
 

@@ -13,12 +13,12 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it, type TestContext } from 'node:test';
 
-import type { RunSummary } from '../../src/monitor/summary.js';
+import type { RunSummary } from '../../src/vocabulary/report.js';
 import { RawStore } from '../../src/store/rawStore.js';
 import type { StoredItem } from '../../src/store/records.js';
 import { startCli } from '../helpers/cli.js';
 import { readDataset } from '../helpers/stores.js';
-import { startShop, type Shop, type ShopOptions } from '../site/shop.js';
+import { startShop, type Shop, type ShopOptions } from '../../src/demo/shop.js';
 
 const PRODUCTS = 600;
 const MAX_CONCURRENCY = 10;

@@ -17,8 +17,9 @@ import { createLogger } from '../../src/monitor/logger.js';
 import { Metrics } from '../../src/monitor/metrics.js';
 import { RunStats } from '../../src/monitor/stats.js';
 import { startStatusServer, type StatusServer } from '../../src/monitor/statusServer.js';
-import { crawl, type CrawlResult } from '../../src/run.js';
-import { startShop, type Shop } from '../site/shop.js';
+import type { CrawlResult } from '../../src/crawlOptions.js';
+import { crawl } from '../../src/run.js';
+import { startShop, type Shop } from '../../src/demo/shop.js';
 
 const load: Load = { http: { inFlight: 7, concurrencyLimit: 12 }, browser: { inFlight: 0, concurrencyLimit: 0 } };
 

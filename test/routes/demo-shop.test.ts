@@ -1,5 +1,5 @@
 /**
- * The demo-shop routes against pages fetched from the fixture shop (test/site/shop.ts), whose
+ * The demo-shop routes against pages fetched from the fixture shop (src/demo/shop.ts), whose
  * catalog is the ground truth for what each product page should yield.
  */
 import { test, before, after } from 'node:test';
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { load, type CheerioAPI } from 'cheerio';
 import site from '../../routes/demo-shop.js';
 import type { Route } from '../../src/site.js';
-import { startShop, type ProductTruth, type Shop } from '../site/shop.js';
+import { startShop, type ProductTruth, type Shop } from '../../src/demo/shop.js';
 
 let shop: Shop;
 

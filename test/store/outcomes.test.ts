@@ -8,7 +8,7 @@ import { deadLetterOutcome } from '../../src/frontier/deadLetter.js';
 import { urlKey } from '../../src/frontier/normalize.js';
 import { Outcomes } from '../../src/store/outcomes.js';
 import type { StoredItem } from '../../src/store/records.js';
-import { openSiteStores, type SiteStores } from '../../src/store/siteStores.js';
+import { openSiteStores, type SiteStores } from '../../src/wiring/open.js';
 import { readDataset } from '../helpers/stores.js';
 
 const SITE = 'outcome-site';

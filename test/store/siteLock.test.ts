@@ -12,7 +12,7 @@ import { describe, it, type TestContext } from 'node:test';
 
 import { DeadLetterStore } from '../../src/store/deadLetterStore.js';
 import { lockSite, SiteBusyError } from '../../src/store/siteLock.js';
-import { openSiteStores } from '../../src/store/siteStores.js';
+import { openSiteStores } from '../../src/wiring/open.js';
 import { openDatabase, releaseDatabase } from '../../src/store/sqlite/database.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 

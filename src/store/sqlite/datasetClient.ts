@@ -70,7 +70,7 @@ export class SqliteDatasetClient<Data extends Dictionary = Dictionary> implement
     private readonly datasets: StorageTable<DatasetRow>;
 
     constructor(
-        private readonly db: SqliteDb,
+        db: SqliteDb,
         private readonly idOrName: string,
     ) {
         this.st = statements(db);

@@ -31,7 +31,6 @@ import type {
     ListAndLockHeadResult,
     ListAndLockOptions,
     ListOptions,
-    ProcessedRequest,
     ProlongRequestLockOptions,
     ProlongRequestLockResult,
     QueueHead,
@@ -45,12 +44,11 @@ import type {
     RequestSchema,
     UpdateRequestSchema,
 } from '@crawlee/types';
-import { getRequestId } from '@crawlee/core';
 import type { SqliteDb } from './database.js';
-import { type HeadRow, type QueueRow, type RequestRow, RETRY_WAIT, statements } from './requestQueueSql.js';
+import { type QueueRow, RETRY_WAIT, type RequestRow } from './requestQueueSql.js';
+import { isHandled, parseRequest, QueueTable, requestIdOf, serialize, toQueueInfo, waitingUntil } from './requestQueueTable.js';
 import { StorageTable } from './storageTable.js';
 
-/** One write transaction's view of the queue: positions handed out and counter changes, stored at the end. */
 export interface SqliteRequestQueueOptions {
     /**
      * Hand out requests added at the back (not `forefront`) in random order instead of the order
@@ -59,82 +57,61 @@ export interface SqliteRequestQueueOptions {
     randomOrder?: boolean;
 }
 
-interface Mutation {
-    queue: QueueRow;
-    now: number;
-    nextOrder: number;
-    addedCount: number;
-    handledCount: number;
-    modified: boolean;
-}
-
 export class SqliteRequestQueueClient implements RequestQueueClient {
-    private readonly st;
-    private readonly queues: StorageTable<QueueRow>;
-    /** Owner of the locks this client takes; Crawlee's `RequestQueue` passes its own. */
-    private readonly clientKey: string;
-    private readonly randomOrder: boolean;
-    private seqCache: number | undefined;
+    private readonly table: QueueTable;
 
-    constructor(
-        db: SqliteDb,
-        private readonly idOrName: string,
-        options: RequestQueueOptions = {},
-        { randomOrder = false }: SqliteRequestQueueOptions = {},
-    ) {
-        this.st = statements(db);
-        this.queues = StorageTable.of<QueueRow>(db, 'request_queues');
-        this.clientKey = options.clientKey ?? randomUUID();
-        this.randomOrder = randomOrder;
+    constructor(db: SqliteDb, idOrName: string, options: RequestQueueOptions = {}, { randomOrder = false }: SqliteRequestQueueOptions = {}) {
+        // Locks belong to a client key: Crawlee's `RequestQueue` passes its own.
+        this.table = new QueueTable(db, idOrName, options.clientKey ?? randomUUID(), randomOrder);
     }
 
     async get(): Promise<RequestQueueInfo | undefined> {
-        const row = this.queues.find(this.idOrName);
+        const row = this.table.queues.find(this.table.idOrName);
         return row && toQueueInfo(row);
     }
 
     async update(newFields: { name?: string }): Promise<Partial<RequestQueueInfo> | undefined> {
-        const row = this.queueRow();
-        if (newFields.name) this.queues.rename(row.seq, newFields.name);
-        return toQueueInfo(this.queueRow());
+        const row = this.table.queueRow();
+        if (newFields.name) this.table.queues.rename(row.seq, newFields.name);
+        return toQueueInfo(this.table.queueRow());
     }
 
     async delete(): Promise<void> {
-        const row = this.queues.find(this.idOrName);
-        this.seqCache = undefined;
+        const row = this.table.queues.find(this.table.idOrName);
+        this.table.forget();
         if (!row) return;
-        this.st.transaction.immediate(() => {
-            this.st.deleteRequests.run(row.seq);
-            this.st.deleteQueue.run(row.seq);
+        this.table.st.transaction.immediate(() => {
+            this.table.st.deleteRequests.run(row.seq);
+            this.table.st.deleteQueue.run(row.seq);
         });
     }
 
     /** The first pending requests not locked by anyone, without locking them. */
     async listHead(options: ListOptions = {}): Promise<QueueHead> {
         const limit = options.limit ?? 100;
-        const queue = this.queueRow();
+        const queue = this.table.queueRow();
         return {
             limit,
             queueModifiedAt: new Date(queue.modified_at),
             hadMultipleClients: queue.had_multiple_clients === 1,
-            items: this.head(queue.seq, Date.now(), limit).map((row) => parseRequest<RequestQueueHeadItem>(row.json)),
+            items: this.table.head(queue.seq, Date.now(), limit).map((row) => parseRequest<RequestQueueHeadItem>(row.json)),
         };
     }
 
     async listAndLockHead(options: ListAndLockOptions): Promise<ListAndLockHeadResult & { clientKey: string }> {
         const { limit = 25, lockSecs } = options;
-        return this.mutate((m) => {
-            const rows = this.head(m.queue.seq, m.now, limit);
+        return this.table.mutate((m) => {
+            const rows = this.table.head(m.queue.seq, m.now, limit);
             const lockedUntil = m.now + lockSecs * 1000;
-            for (const row of rows) this.st.setLock.run(row.order_no, lockedUntil, this.clientKey, row.rowid);
+            for (const row of rows) this.table.st.setLock.run(row.order_no, lockedUntil, this.table.clientKey, row.rowid);
             return {
                 limit,
                 lockSecs,
-                clientKey: this.clientKey,
+                clientKey: this.table.clientKey,
                 queueModifiedAt: new Date(m.queue.modified_at),
                 hadMultipleClients: m.queue.had_multiple_clients === 1,
                 // Locks held by anyone, this client included: Crawlee's isFinished() is false while any are.
-                queueHasLockedRequests: this.st.anyLocked.get(m.queue.seq, m.now) !== undefined,
+                queueHasLockedRequests: this.table.st.anyLocked.get(m.queue.seq, m.now) !== undefined,
                 items: rows.map((row) => parseRequest<RequestQueueHeadItem>(row.json)),
             };
         });
@@ -152,29 +129,29 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
         const keep = (row: RequestRow | undefined, now: number) =>
             !options.forefront &&
             row?.order_no !== null &&
-            row?.locked_by === this.clientKey &&
+            row?.locked_by === this.table.clientKey &&
             row.locked_until! >= now + options.lockSecs * 1000 - slack;
         // Read first, outside a write transaction: only this client can change a lock it holds.
-        const current = this.st.state.get(this.seq(), id);
+        const current = this.table.st.state.get(this.table.seq(), id);
         if (keep(current, Date.now())) return { lockExpiresAt: new Date(current!.locked_until!) };
-        return this.mutate((m) => {
-            const row = this.lockable(m, id);
+        return this.table.mutate((m) => {
+            const row = this.table.lockable(m, id);
             if (keep(row, m.now)) return { lockExpiresAt: new Date(row.locked_until!) };
             const lockedUntil = Math.max(row.locked_until ?? 0, m.now + options.lockSecs * 1000);
-            const orderNo = options.forefront ? this.position(m, true) : row.order_no!;
-            this.st.setLock.run(orderNo, lockedUntil, this.clientKey, row.rowid);
+            const orderNo = options.forefront ? this.table.position(m, true) : row.order_no!;
+            this.table.st.setLock.run(orderNo, lockedUntil, this.table.clientKey, row.rowid);
             return { lockExpiresAt: new Date(lockedUntil) };
         });
     }
 
     /** Releases this client's lock and moves the request to the back of the queue, or the front with `forefront`. */
     async deleteRequestLock(id: string, options: DeleteRequestLockOptions = {}): Promise<void> {
-        this.mutate((m) => {
-            const row = this.lockable(m, id);
+        this.table.mutate((m) => {
+            const row = this.table.lockable(m, id);
             if (row.locked_until === null || row.locked_until <= m.now) {
-                throw new Error(`Request with ID ${id} is not locked in queue ${this.idOrName}`);
+                throw new Error(`Request with ID ${id} is not locked in queue ${this.table.idOrName}`);
             }
-            this.st.setLock.run(this.position(m, options.forefront ?? false), null, null, row.rowid);
+            this.table.st.setLock.run(this.table.position(m, options.forefront ?? false), null, null, row.rowid);
         });
     }
 
@@ -187,12 +164,12 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
     /** Adds the whole batch in one transaction: all of it is stored, or (on a crash) none of it. */
     async batchAddRequests(requests: RequestSchema[], options: RequestOptions = {}): Promise<BatchAddRequestsResult> {
         const forefront = options.forefront === true;
-        const processedRequests = this.mutate((m) => requests.map((request) => this.insert(m, request, forefront)));
+        const processedRequests = this.table.mutate((m) => requests.map((request) => this.table.insert(m, request, forefront)));
         return { processedRequests, unprocessedRequests: [] };
     }
 
     async getRequest(id: string): Promise<RequestOptions | undefined> {
-        const row = this.st.json.get(this.seq(), id);
+        const row = this.table.st.json.get(this.table.seq(), id);
         return row && parseRequest(row.json);
     }
 
@@ -208,21 +185,21 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
         // serializing the request (a handled request stays as it was stored when it was handled).
         if (isHandled(request)) {
             const id = requestIdOf(request);
-            if (this.st.state.get(this.seq(), id)?.order_no === null) return { requestId: id, wasAlreadyPresent: true, wasAlreadyHandled: true };
+            if (this.table.st.state.get(this.table.seq(), id)?.order_no === null) return { requestId: id, wasAlreadyPresent: true, wasAlreadyHandled: true };
         }
-        return this.mutate((m) => {
+        return this.table.mutate((m) => {
             const { id, json } = serialize(request);
-            const existing = this.st.state.get(m.queue.seq, id);
+            const existing = this.table.st.state.get(m.queue.seq, id);
             if (!existing) {
-                const { requestId, wasAlreadyPresent, wasAlreadyHandled } = this.insert(m, request, options.forefront === true);
+                const { requestId, wasAlreadyPresent, wasAlreadyHandled } = this.table.insert(m, request, options.forefront === true);
                 return { requestId, wasAlreadyPresent, wasAlreadyHandled };
             }
             const handled = isHandled(request);
             const wasHandled = existing.order_no === null;
             if (handled && wasHandled) return { requestId: id, wasAlreadyPresent: true, wasAlreadyHandled: true };
             const retryAt = handled ? undefined : waitingUntil(request, m.now);
-            const orderNo = handled ? null : this.position(m, options.forefront === true || retryAt !== undefined);
-            this.st.rewrite.run(orderNo, retryAt ?? null, retryAt ? RETRY_WAIT : null, json, existing.rowid);
+            const orderNo = handled ? null : this.table.position(m, options.forefront === true || retryAt !== undefined);
+            this.table.st.rewrite.run(orderNo, retryAt ?? null, retryAt ? RETRY_WAIT : null, json, existing.rowid);
             m.handledCount += Number(handled) - Number(wasHandled);
             m.modified = true;
             return { requestId: id, wasAlreadyPresent: true, wasAlreadyHandled: wasHandled };
@@ -234,11 +211,11 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
      * commits a request's records with it). False when it was handled already or is not here.
      */
     markHandled(request: RequestSchema): boolean {
-        return this.mutate((m) => {
+        return this.table.mutate((m) => {
             const { id, json } = serialize({ ...request, handledAt: request.handledAt ?? new Date(m.now).toISOString() });
-            const existing = this.st.state.get(m.queue.seq, id);
+            const existing = this.table.st.state.get(m.queue.seq, id);
             if (!existing || existing.order_no === null) return false;
-            this.st.rewrite.run(null, null, null, json, existing.rowid);
+            this.table.st.rewrite.run(null, null, null, json, existing.rowid);
             m.handledCount += 1;
             m.modified = true;
             return true;
@@ -247,7 +224,7 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
 
     /** `getRequest`, synchronously: inside the caller's transaction, it reads what that transaction wrote. */
     readRequest(id: string): RequestSchema | undefined {
-        const row = this.st.json.get(this.seq(), id);
+        const row = this.table.st.json.get(this.table.seq(), id);
         return row && parseRequest<RequestSchema>(row.json);
     }
 
@@ -259,16 +236,16 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
      */
     requeue(request: RequestSchema): 'requeued' | 'added' | 'pending' {
         if (isHandled(request)) throw new Error('A request to re-queue must not have handledAt.');
-        return this.mutate((m) => {
+        return this.table.mutate((m) => {
             const { id, json } = serialize(request);
-            const existing = this.st.state.get(m.queue.seq, id);
+            const existing = this.table.st.state.get(m.queue.seq, id);
             if (!existing) {
-                this.insert(m, request, false);
+                this.table.insert(m, request, false);
                 return 'added';
             }
             if (existing.order_no !== null) return 'pending';
             const retryAt = waitingUntil(request, m.now);
-            this.st.rewrite.run(this.position(m, false), retryAt ?? null, retryAt ? RETRY_WAIT : null, json, existing.rowid);
+            this.table.st.rewrite.run(this.table.position(m, false), retryAt ?? null, retryAt ? RETRY_WAIT : null, json, existing.rowid);
             m.handledCount -= 1;
             m.modified = true;
             return 'requeued';
@@ -276,10 +253,10 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
     }
 
     async deleteRequest(id: string): Promise<void> {
-        this.mutate((m) => {
-            const existing = this.st.state.get(m.queue.seq, id);
+        this.table.mutate((m) => {
+            const existing = this.table.st.state.get(m.queue.seq, id);
             if (!existing) return;
-            this.st.remove.run(existing.rowid);
+            this.table.st.remove.run(existing.rowid);
             m.addedCount -= 1;
             if (existing.order_no === null) m.handledCount -= 1;
             m.modified = true;
@@ -291,88 +268,12 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
      * holding them. Never while another process crawls from this queue. Returns how many.
      */
     releaseLocks(): number {
-        return this.mutate(() => this.st.releaseQueueLocks.run(this.seq(), RETRY_WAIT).changes);
+        return this.table.mutate(() => this.table.st.releaseQueueLocks.run(this.table.seq(), RETRY_WAIT).changes);
     }
 
     /** The URL of every request in the queue, handled or not, read lazily. */
     urls(): IterableIterator<string> {
-        return this.st.urls.iterate(this.seq()) as IterableIterator<string>;
-    }
-
-    private insert(m: Mutation, request: RequestSchema, forefront: boolean): ProcessedRequest {
-        const { id, json } = serialize(request);
-        const handled = isHandled(request);
-        const orderNo = handled ? null : this.position(m, forefront);
-        const { uniqueKey } = request;
-        if (this.st.insert.run(m.queue.seq, id, orderNo, json).changes === 0) {
-            const existing = this.st.state.get(m.queue.seq, id)!;
-            return { requestId: id, uniqueKey, wasAlreadyPresent: true, wasAlreadyHandled: existing.order_no === null };
-        }
-        m.addedCount += 1;
-        if (handled) m.handledCount += 1;
-        m.modified = true;
-        // Like memory-storage (and the Apify API): a request added as handled still reports false.
-        return { requestId: id, uniqueKey, wasAlreadyPresent: false, wasAlreadyHandled: false };
-    }
-
-    /**
-     * The next position at the back (+n) or the front (-n): later forefront requests come first.
-     * In random order, a place at the back is drawn at random among the pending ones.
-     */
-    private position(m: Mutation, forefront: boolean): number {
-        const n = m.nextOrder++;
-        m.modified = true;
-        if (forefront) return -n;
-        return this.randomOrder ? 1 + Math.floor(Math.random() * RANDOM_POSITIONS) : n;
-    }
-
-    /** The request, if this client may lock, prolong or unlock it. */
-    private lockable(m: Mutation, id: string): RequestRow {
-        const row = this.st.state.get(m.queue.seq, id);
-        if (!row) throw new Error(`Request with ID ${id} not found in queue ${this.idOrName}`);
-        if (row.order_no === null) throw new Error(`Request with ID ${id} has already been handled in queue ${this.idOrName}`);
-        if (row.locked_by !== null && row.locked_by !== this.clientKey && row.locked_until! > m.now) {
-            throw new Error(`Request with ID ${id} is locked by another client in queue ${this.idOrName}`);
-        }
-        return row;
-    }
-
-    /** The first `limit` pending requests free to lock: unlocked ones and those whose lock expired, by position. */
-    private head(seq: number, now: number, limit: number): HeadRow[] {
-        const free = this.st.headFree.all(seq, limit);
-        const expired = this.st.headExpired.all(seq, now, limit);
-        if (expired.length === 0) return free;
-        return [...free, ...expired].sort((a, b) => a.order_no - b.order_no).slice(0, limit);
-    }
-
-    /** Runs `change` in one write transaction and then stores the queue row's counters, if it changed anything. */
-    private mutate<T>(change: (m: Mutation) => T): T {
-        return this.st.transaction.immediate(() => {
-            const queue = this.queueRow();
-            const m: Mutation = { queue, now: Date.now(), nextOrder: queue.next_order, addedCount: 0, handledCount: 0, modified: false };
-            const result = change(m);
-            if (m.modified) {
-                this.st.touch.run({
-                    seq: queue.seq,
-                    added: m.addedCount,
-                    handled: m.handledCount,
-                    nextOrder: m.nextOrder,
-                    now: m.now,
-                    clientKey: this.clientKey,
-                });
-            }
-            return result;
-        }) as T;
-    }
-
-    private seq(): number {
-        return (this.seqCache ??= this.queues.require(this.idOrName).seq);
-    }
-
-    private queueRow(): QueueRow {
-        const row = this.queues.findBySeq(this.seq());
-        if (!row) throw new Error(`${this.queues.label} with id "${this.idOrName}" does not exist.`);
-        return row;
+        return this.table.st.urls.iterate(this.table.seq()) as IterableIterator<string>;
     }
 }
 
@@ -381,7 +282,6 @@ export function sqliteClientOf(queue: { client: unknown; name?: string; id: stri
     if (!(queue.client instanceof SqliteRequestQueueClient)) throw new Error(`queue ${queue.name ?? queue.id} is not on the SQLite storage`);
     return queue.client;
 }
-
 export class SqliteRequestQueueCollectionClient implements RequestQueueCollectionClient {
     constructor(private readonly db: SqliteDb) {}
 
@@ -393,54 +293,4 @@ export class SqliteRequestQueueCollectionClient implements RequestQueueCollectio
     async getOrCreate(name?: string): Promise<RequestQueueInfo> {
         return toQueueInfo(StorageTable.of<QueueRow>(this.db, 'request_queues').getOrCreate(name));
     }
-}
-
-function toQueueInfo(row: QueueRow): RequestQueueInfo {
-    return {
-        id: row.id,
-        name: row.name ?? undefined,
-        createdAt: new Date(row.created_at),
-        modifiedAt: new Date(row.modified_at),
-        accessedAt: new Date(row.accessed_at),
-        totalRequestCount: row.total_count,
-        handledRequestCount: row.handled_count,
-        pendingRequestCount: row.total_count - row.handled_count,
-        hadMultipleClients: row.had_multiple_clients === 1,
-        stats: {},
-    };
-}
-
-function serialize(request: RequestSchema): { id: string; json: string } {
-    const id = requestIdOf(request);
-    return { id, json: JSON.stringify({ ...request, id }) };
-}
-
-/** The request's id, derived from its uniqueKey as Crawlee derives it; throws when the request does not agree. */
-function requestIdOf(request: RequestSchema): string {
-    if (typeof request.url !== 'string' || typeof request.uniqueKey !== 'string') {
-        throw new Error('A request needs a string "url" and "uniqueKey".');
-    }
-    const id = getRequestId(request.uniqueKey);
-    if (request.id && request.id !== id) throw new Error('Request ID does not match its uniqueKey.');
-    return id;
-}
-
-function isHandled(request: RequestSchema): boolean {
-    return Boolean(request.handledAt);
-}
-
-/** Positions a random-order request can draw: far more than requests, so ties are rare (and harmless). */
-const RANDOM_POSITIONS = 2 ** 48;
-
-/** The request's retry time when it is still to come. */
-function waitingUntil(request: RequestSchema, now: number): number | undefined {
-    const retryAt = (request.userData as { retryAt?: unknown } | undefined)?.retryAt;
-    return typeof retryAt === 'number' && retryAt > now ? retryAt : undefined;
-}
-
-/** The stored request, without null fields (as memory-storage returns it). */
-function parseRequest<T = RequestOptions>(json: string): T {
-    const request = JSON.parse(json) as Record<string, unknown>;
-    for (const key of Object.keys(request)) if (request[key] === null) delete request[key];
-    return request as T;
 }

@@ -1,19 +1,19 @@
 /**
- * Re-parse without re-crawl: the payoff of keeping raw pages apart from parsed items. The
- * current extractors run over the stored raw pages, judged as the crawl judges them; the results
- * become a new version of the site's dataset, quarantine and dead-letter (the old ones are kept as
- * `<name>-previous`), and what changed is counted per field. Not a single request goes to the site.
+ * Re-parse without re-crawl: the payoff of keeping raw pages apart from parsed items. The current
+ * extractors run over the stored raw pages through the crawl's own parse (parsePage.ts) and are
+ * judged as the crawl judges them; the results become a new version of the site's dataset,
+ * quarantine and dead-letter (the old ones are kept as `<name>-previous`), and what changed is
+ * counted per field. Not a single request goes to the site.
  */
-import { load } from 'cheerio';
 import { Dataset, type Configuration } from '@crawlee/core';
-import { pageUrls } from '../frontier/canonical.js';
 import { urlKey } from '../frontier/normalize.js';
-import type { DeadLetterEntry } from '../frontier/deadLetter.js';
-import { extractAndValidate, isIncomplete } from '../quality/validate.js';
+import { isIncomplete } from '../quality/validate.js';
 import type { Site } from '../site.js';
-import { DatasetSink, storeNames } from './datasets.js';
-import { RawStore } from './rawStore.js';
-import { quarantineEntries, storedItems, type QuarantineEntry, type StoredItem } from './records.js';
+import { DatasetSink, storeNames } from '../store/datasets.js';
+import { RawStore } from '../store/rawStore.js';
+import { quarantineEntries, storedItems, type QuarantineEntry, type StoredItem } from '../store/records.js';
+import type { DeadLetterEntry } from '../vocabulary/failure.js';
+import { parsePage } from './parsePage.js';
 
 export interface ReparseOptions {
     site: Site;
@@ -69,13 +69,13 @@ export async function reparse({ site, storageDir, config, route }: ReparseOption
         if (finalKeys.get(page.url) !== page.key || (route && page.label !== route)) continue;
         const pageRoute = site.routes.get(page.label);
         if (!pageRoute?.extract) continue;
-        const $ = load(page.body);
-        const canonical = pageUrls($, page.finalUrl, site.trackingParams).canonical ?? page.url;
+        // The crawl's own parse: the same parser for the same renderer, so the same bytes give the same records.
+        const parsed = parsePage(pageRoute, { html: page.body, finalUrl: page.finalUrl, renderer: page.renderer, userData: {}, trackingParams: site.trackingParams });
+        const canonical = parsed.canonical ?? page.url;
         // As in the crawl, a page whose canonical URL another page already holds adds nothing.
         if (claimed.has(urlKey(canonical))) continue;
         claimed.add(urlKey(canonical));
-        const context = { url: new URL(page.finalUrl), label: page.label, renderer: page.renderer, userData: {} };
-        const verdict = extractAndValidate(pageRoute, $, context);
+        const { verdict } = parsed;
         // As in the crawl, cheap HTML that misses fields is not the last word on an `auto` route.
         if (isIncomplete(verdict) && page.renderer === 'http' && pageRoute.render === 'auto') {
             needBrowser += 1;

@@ -7,16 +7,15 @@
  * is settled with its request (store/outcomes.ts): stored as it is marked handled.
  */
 import type { Logger } from 'pino';
-import type { CanonicalClaim, Frontier, RequestData } from '../frontier/frontier.js';
-import type { RunStats } from '../monitor/stats.js';
-import type { DriftBreaker } from '../quality/driftBreaker.js';
-import { describeIncomplete, failingFields, isIncomplete, type Verdict } from '../quality/validate.js';
-import { rawPageKey, type RawStore } from '../store/rawStore.js';
+import type { CanonicalClaim, Frontier } from '../frontier/frontier.js';
+import { describeIncomplete, failingFields, isIncomplete } from '../quality/validate.js';
 import type { Outcome } from '../store/outcomes.js';
-import { quarantineEntries, storedItems, type RecordOrigin } from '../store/records.js';
+import { rawPageKey, type RawStore } from '../store/rawStore.js';
+import { quarantineEntries, storedItems } from '../store/records.js';
 import type { Renderer, Route } from '../site.js';
+import type { RunEvents } from '../vocabulary/events.js';
+import type { RequestData } from '../vocabulary/request.js';
 import type { PageParser } from './pageParser.js';
-import type { RenderLearner } from './renderLearning.js';
 
 export interface FetchedPage {
     request: { url: string; label?: string; userData: RequestData };
@@ -36,9 +35,8 @@ export interface PageHandlerOptions {
     /** Parses pages and runs their extractors: in parse workers, or in this thread. */
     parser: PageParser;
     raw: RawStore;
-    stats: RunStats;
-    renderLearner: RenderLearner;
-    driftBreaker: DriftBreaker;
+    /** Told that a page was fetched, escalated, or had its records stored (the render learner and the drift breaker listen). */
+    events: RunEvents;
     log: Logger;
 }
 
@@ -46,7 +44,7 @@ export class PageHandler {
     constructor(private readonly options: PageHandlerOptions) {}
 
     async handle(page: FetchedPage): Promise<void> {
-        const { stats, frontier, log } = this.options;
+        const { events, frontier, log } = this.options;
         const { request, route, renderer } = page;
         const fetchedAt = new Date().toISOString();
         const rawKey = rawPageKey(page.finalUrl, renderer);
@@ -61,9 +59,7 @@ export class PageHandler {
             label: route.label,
             body: page.html,
         });
-        if (renderer === 'http') stats.httpFetched += 1;
-        else stats.browserRendered += 1;
-        stats.route(route.label).pages += 1;
+        events.emit('pageFetched', { renderer, route: route.label, url: request.url });
 
         const parsed = await this.options.parser.parse(route, {
             html: page.html,
@@ -88,13 +84,12 @@ export class PageHandler {
         await frontier.enqueue(parsed.links, new URL(parsed.base));
 
         const incomplete = isIncomplete(verdict);
+        const fields = failingFields(verdict);
         if (renderer === 'http' && route.render === 'auto' && route.extract) {
-            this.options.renderLearner.record(route.label, incomplete);
+            events.emit('cheapFetchJudged', { route: route.label, neededBrowser: incomplete });
             if (incomplete) {
                 const reason = describeIncomplete(verdict);
-                stats.escalations += 1;
-                stats.route(route.label).escalations += 1;
-                stats.countFailingFields(route.label, failingFields(verdict));
+                events.emit('escalated', { route: route.label, url: request.url, reason, failingFields: fields });
                 log.debug({ url: request.url, route: route.label, reason }, 'escalating to the browser');
                 await frontier.escalate({ ...request, userData: { ...request.userData, canonicalChecked: true } }, reason);
                 await page.settle({ claim: claimKey(claim) });
@@ -114,30 +109,20 @@ export class PageHandler {
                 routeStats.itemsStored += verdict.valid.length;
                 counts.itemsInvalid += rejected.length;
                 routeStats.itemsInvalid += rejected.length;
-                counts.countFailingFields(route.label, failingFields(verdict));
+                counts.countFailingFields(route.label, fields);
                 counts.succeeded += 1;
             },
         });
-        if (route.extract !== undefined) this.judge(verdict, origin, rejected);
-    }
-
-    /** Hands the page's final verdict to the drift breaker, and says so loudly when it trips. */
-    private judge(verdict: Verdict, origin: RecordOrigin, rejected: { issues: string[] }[]): void {
-        const trip = this.options.driftBreaker.judge(origin.route, {
-            invalid: rejected.length > 0,
-            fields: failingFields(verdict),
+        if (route.extract === undefined) return;
+        events.emit('recordsStored', {
+            route: route.label,
             url: origin.url,
-            rawKey: origin.rawKey,
+            rawKey,
+            stored: verdict.valid.length,
+            quarantined: rejected.length,
+            failingFields: fields,
             issues: rejected.flatMap((rejection) => rejection.issues),
         });
-        if (!trip) return;
-        const fields = Object.entries(trip.failingFields).map(([field, count]) => `${field} ×${count}`).join(', ');
-        this.options.log.error(
-            { drift: trip },
-            `drift breaker tripped on route "${trip.route}" after ${trip.pagesJudged} pages: ` +
-                `${Math.round(trip.invalidShare * 100)}% of recent pages invalid (${fields}); e.g. ${trip.samples[0]?.url}. ` +
-                `Stopping the ${this.options.driftBreaker.scope === 'run' ? 'run' : 'route'}; raw pages of the samples are kept for reparse.`,
-        );
     }
 }
 

@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { createPageParser, type PageParser } from '../../src/fetch/pageParser.js';
-import { parsePage, type PageToParse } from '../../src/fetch/parsePage.js';
+import { createPageParser, type PageParser } from '../../src/parse/pageParser.js';
+import { parsePage, type PageToParse } from '../../src/parse/parsePage.js';
 import { loadSite } from '../../src/sites.js';
-import { startShop } from '../site/shop.js';
+import { startShop } from '../../src/demo/shop.js';
 
 const page = (html: string, renderer: PageToParse['renderer'] = 'http'): PageToParse => ({
     html,

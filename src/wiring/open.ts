@@ -1,5 +1,6 @@
 /**
- * A site's stores for one run, fresh or resumed.
+ * Wiring, step 1 of 4 (open → build → run → finish; see run.ts): a site's stores for one run,
+ * fresh or resumed.
  *
  * A run resumes when the storage dir holds an unfinished run of the site: requests still pending
  * in its queues (the run was killed or stopped, or dead-letter entries were re-queued). It counts
@@ -9,17 +10,18 @@
  * emptied first. Only one process may crawl a site from a storage dir at a time (siteLock.ts).
  */
 import { type Configuration, Dataset } from '@crawlee/core';
+import type { Logger } from 'pino';
 import { BloomSeenSet } from '../frontier/bloomSeenSet.js';
 import { urlKey } from '../frontier/normalize.js';
 import { MemorySeenSet, type SeenSet } from '../frontier/seenSet.js';
 import { RunStats } from '../monitor/stats.js';
-import { openStorage, type StoreNames, storeNames } from './datasets.js';
-import { RawStore } from './rawStore.js';
-import { RunState } from './runState.js';
-import { lockSite, type SiteLock } from './siteLock.js';
-import { BoundedRequestQueue } from './sqlite/boundedRequestQueue.js';
-import { sqliteClientOf } from './sqlite/requestQueueClient.js';
-import type { SqliteStorageClient } from './sqlite/storageClient.js';
+import { openStorage, type StoreNames, storeNames } from '../store/datasets.js';
+import { RawStore } from '../store/rawStore.js';
+import { RunState } from '../store/runState.js';
+import { lockSite, type SiteLock } from '../store/siteLock.js';
+import { BoundedRequestQueue } from '../store/sqlite/boundedRequestQueue.js';
+import { sqliteClientOf } from '../store/sqlite/requestQueueClient.js';
+import type { SqliteStorageClient } from '../store/sqlite/storageClient.js';
 
 export interface SiteStoresOptions {
     site: string;
@@ -120,4 +122,24 @@ async function addInBatches(seenSet: SeenSet, urls: Iterable<string>, batchSize 
         }
     }
     await seenSet.add(batch);
+}
+
+/** Says what was found: a lock taken over from another host, an unfinished run resumed. */
+export function logOpened(stores: SiteStores, site: string, log: Logger): void {
+    const takenOver = stores.lock.takenOverFrom;
+    if (takenOver) {
+        log.warn(
+            { holder: takenOver },
+            `took over the lock of ${site} from process ${takenOver.pid} on host ${takenOver.host}: it cannot be checked from here ` +
+                'whether that run still goes on; a storage dir is not meant to be shared between machines',
+        );
+    }
+    if (stores.resumed) {
+        const { pending, handled, locksReleased } = stores.resumed;
+        log.info(
+            { ...stores.resumed, session: stores.stats.sessions + 1 },
+            `resuming the unfinished run of ${site}: ${pending} requests pending, ${handled} done` +
+                `${locksReleased ? `, ${locksReleased} taken back from the stopped process` : ''} (--fresh starts over)`,
+        );
+    }
 }

@@ -5,8 +5,9 @@
  * Everything random comes from one mulberry32 stream consumed in a fixed order, so the same
  * options always give the same catalog (and a different seed gives a different one). Options
  * added later (persistent failures, Retry-After products) draw from streams of their own, derived
- * from the same seed, so turning them on never shifts the main stream's draws.
+ * from the same seed, so turning them on never shifts the main stream's draws (random.ts).
  */
+import { mulberry32, pick, pickShare, type Random, sampleOthers, shuffled, substream } from './random.js';
 
 export interface ProductTruth {
     id: number;
@@ -116,25 +117,6 @@ const NOUNS = [
 ];
 const QUALITIES = ['durable', 'easy to clean', 'lightweight', 'built to last', 'made to order', 'gift-ready'];
 const PLACES = ['the kitchen', 'a small apartment', 'the patio', 'a home office', 'the guest room', 'a cabin'];
-
-/** A small, fast, seedable PRNG (mulberry32); returns floats in [0, 1). */
-export function mulberry32(seed: number): () => number {
-    let state = seed >>> 0;
-    return () => {
-        state = (state + 0x6d2b79f5) >>> 0;
-        let t = state;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-}
-
-type Random = () => number;
-
-/** A stream of its own for the given seed, independent of `mulberry32(seed)` and of the other ids. */
-function substream(seed: number, id: number): Random {
-    return mulberry32((seed ^ Math.imul(id, 0x9e3779b9)) >>> 0);
-}
 
 export function buildCatalog(options: CatalogOptions): Catalog {
     const random = mulberry32(options.seed);
@@ -289,38 +271,6 @@ function pickRetryAfter(random: Random, products: ProductTruth[], failingIds: Re
     if (rate === 0) return [];
     const candidates = products.filter((p) => !failingIds.has(p.id));
     return shuffled(random, candidates).slice(0, Math.round(rate * products.length)).map((p) => p.path);
-}
-
-/** `Math.round(rate * count)` distinct ids from 1..count, in random order. */
-function pickShare(random: Random, count: number, rate: number): number[] {
-    const ids = Array.from({ length: count }, (_, i) => i + 1);
-    return shuffled(random, ids).slice(0, Math.round(rate * count));
-}
-
-/** Up to `count` distinct items of `pool` (which holds `except`) other than `except`. */
-function sampleOthers<T>(random: Random, pool: readonly T[], count: number, except: T): T[] {
-    const chosen = new Set<T>();
-    const wanted = Math.min(count, pool.length - 1);
-    // Rejection sampling: cheap because `count` is tiny next to the pool.
-    while (chosen.size < wanted) {
-        const item = pick(random, pool);
-        if (item !== except) chosen.add(item);
-    }
-    return [...chosen];
-}
-
-function pick<T>(random: Random, items: readonly T[]): T {
-    return items[Math.floor(random() * items.length)]!;
-}
-
-/** A shuffled copy (Fisher-Yates). */
-function shuffled<T>(random: Random, items: readonly T[]): T[] {
-    const copy = [...items];
-    for (let i = copy.length - 1; i > 0; i--) {
-        const j = Math.floor(random() * (i + 1));
-        [copy[i], copy[j]] = [copy[j]!, copy[i]!];
-    }
-    return copy;
 }
 
 function slugify(text: string): string {

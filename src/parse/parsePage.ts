@@ -5,9 +5,9 @@
  */
 import { type CheerioAPI, type CheerioOptions, load } from 'cheerio';
 import { pageUrls } from '../frontier/canonical.js';
-import type { Link } from '../frontier/frontier.js';
 import { extractAndValidate, type Verdict } from '../quality/validate.js';
 import type { PageContext, Renderer, Route } from '../site.js';
+import type { Link } from '../vocabulary/request.js';
 
 /** A fetched page, as it is handed to a parser (structured-cloneable). */
 export interface PageToParse {

@@ -5,8 +5,8 @@ import { connect } from 'node:net';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { load } from 'cheerio';
-import siteDefinition from '../routes/demo-shop.js';
-import { startShop, type Shop, type ShopOptions, type ShopStats } from './site/shop.js';
+import siteDefinition from '../../routes/demo-shop.js';
+import { startShop, type Shop, type ShopOptions, type ShopStats } from '../../src/demo/shop.js';
 
 /** A shop that closes when the test ends. No transient failures unless the test asks for them. */
 async function openShop(t: TestContext, options: ShopOptions = {}): Promise<Shop> {

@@ -1,0 +1,96 @@
+/**
+ * What `crawl()` (run.ts) takes and gives back: its options with their defaults, and its result.
+ * The command line's option table (options.ts) shows and uses the same defaults.
+ */
+import type { Logger } from 'pino';
+import type { AdaptiveTimeoutOptions } from './fetch/adaptiveTimeout.js';
+import type { ConcurrencyControllerOptions } from './fetch/concurrencyController.js';
+import type { RenderLearningOptions } from './fetch/renderLearning.js';
+import type { RetryPolicyOptions } from './fetch/retryPolicy.js';
+import type { DriftBreakerOptions } from './quality/driftBreaker.js';
+import type { Site } from './site.js';
+import type { ConcurrencyDecision, RunSummary } from './vocabulary/report.js';
+
+/** Defaults of the crawl options owned here (the parts' own options have theirs beside them). */
+export const CRAWL_DEFAULTS = {
+    maxConcurrency: 20,
+    browserConcurrency: 4,
+    requestTimeoutSecs: 30,
+    browserWaitSecs: 10,
+    progressIntervalSecs: 5,
+    adaptiveConcurrency: true,
+    adaptiveTimeout: true,
+};
+
+export interface CrawlOptions {
+    site: Site;
+    /** Normalized start URLs; the site's own when empty. */
+    startUrls: string[];
+    /** Root of all storage. An unfinished run of the site found there is resumed; else the site's stores are emptied first. */
+    storageDir: string;
+    /** Start over even when an unfinished run of the site is in the storage dir. Default: false. */
+    fresh?: boolean;
+    /** Take queued requests in random order, so failures spread over the run instead of clustering. Default: false. */
+    randomOrder?: boolean;
+    /** Most HTTP requests in flight. Default: 20. */
+    maxConcurrency?: number;
+    /** Most browser pages open at once. Default: 4. */
+    browserConcurrency?: number;
+    /**
+     * Worker threads that parse pages and run their extractors, when the site was loaded from a
+     * module (`loadSite`); 0 parses in the crawling thread. Default: one per core beyond two, at
+     * most 4 (see pageParser.ts).
+     */
+    parseWorkers?: number;
+    /** Most URLs admitted to the frontier. Default: no limit. */
+    maxRequests?: number;
+    /** Attempts, backoff and Retry-After limits of failed requests. Defaults: see RetryPolicyOptions. */
+    retry?: RetryPolicyOptions;
+    /** Time for one fetch or browser navigation. Default: 30 s. */
+    requestTimeoutSecs?: number;
+    /**
+     * Give an HTTP fetch's first attempt a timeout learned from the site's response times (see
+     * AdaptiveTimeout), so a hung request does not hold its slot for the whole `requestTimeoutSecs`;
+     * `true` with the defaults, or options. Default: true.
+     */
+    adaptiveTimeout?: boolean | AdaptiveTimeoutOptions;
+    /** Browser stage: the longest wait for a route's `waitFor`/`waitUntil` before the page is read as it is. Default: 10 s. */
+    browserWaitSecs?: number;
+    /** Time between progress lines. Default: 5 s. */
+    progressIntervalSecs?: number;
+    /** The Chromium to render with; undefined when none was found, so escalated pages are dead-lettered. */
+    chromiumPath: string | undefined;
+    /** `exact` (default) or `bloom`: a fixed-memory filter sized by `expectedUrls` and `bloomErrorRate`. */
+    seenSet?: 'exact' | 'bloom';
+    expectedUrls?: number;
+    bloomErrorRate?: number;
+    /** When an `auto` route learns to skip the cheap fetch. Defaults: see RenderLearningOptions. */
+    renderLearning?: RenderLearningOptions;
+    /** When a route's invalid share stops it (or the run). Defaults: see DriftBreakerOptions. */
+    driftBreaker?: DriftBreakerOptions;
+    /** Serve Prometheus `/metrics` and JSON `/status` on this port of 127.0.0.1 while the run lasts (0: any free port). Default: no server. */
+    metricsPort?: number;
+    /** Where the metrics server listens. Default: 127.0.0.1. */
+    metricsHost?: string;
+    /**
+     * Lower and raise the HTTP stage's concurrency per domain by the site's error rate (AIMD,
+     * within 1..maxConcurrency, starting at maxConcurrency); `true` with the defaults, or options.
+     * Default: true — at a healthy site it stays at maxConcurrency, so it costs nothing there.
+     */
+    adaptiveConcurrency?: boolean | Omit<ConcurrencyControllerOptions, 'maxConcurrency' | 'now'>;
+    /** Obey robots.txt. Default: true. */
+    respectRobotsTxt?: boolean;
+    log: Logger;
+}
+
+export interface CrawlResult {
+    summary: RunSummary;
+    /**
+     * 0 when every page could be handled as the site asks; 1 when pages needed a browser that was
+     * missing; 3 when the drift breaker stopped a route; 130 (SIGINT) or 143 (SIGTERM) when a signal
+     * stopped the run before it was done — run it again to resume.
+     */
+    exitCode: number;
+    /** The concurrency controller's recent decisions, oldest first; empty when adaptive concurrency is off. */
+    concurrencyDecisions: ConcurrencyDecision[];
+}

@@ -1,0 +1,245 @@
+/**
+ * The option table: every option of `npm start` declared once — its flag, its environment
+ * variable, the zod schema that reads its value, its default, one line of doc and its group.
+ * Everything else is made from it: the flag parser and `--help` (config.ts), the shared flags of
+ * the other commands, `.env.example` and the README's option table (optionDocs.ts, written by
+ * `npm run docs` and checked by a test).
+ *
+ * A default that a part of the pipeline also needs is owned by that part and read from it here
+ * (RETRY_DEFAULTS, DRIFT_DEFAULTS, ...), never written twice.
+ */
+import { z } from 'zod';
+import { CRAWL_DEFAULTS } from './crawlOptions.js';
+import { ADAPTIVE_TIMEOUT_DEFAULTS } from './fetch/adaptiveTimeout.js';
+import { RETRY_DEFAULTS } from './fetch/retryPolicy.js';
+import { BLOOM_DEFAULTS } from './frontier/bloomSeenSet.js';
+import { DEFAULT_LOG_LEVEL } from './monitor/logger.js';
+import { DEFAULT_METRICS_HOST } from './monitor/statusServer.js';
+import { DRIFT_DEFAULTS } from './quality/driftBreaker.js';
+
+export const OPTION_GROUPS = {
+    site: 'What to crawl',
+    fetch: 'Fetching',
+    retry: 'Retries',
+    frontier: 'Queue and dedup',
+    quality: 'Data quality',
+    output: 'Storage and output',
+    monitor: 'Monitoring',
+} as const;
+
+export type OptionGroup = keyof typeof OPTION_GROUPS;
+
+export interface OptionSpec<Schema extends z.ZodType = z.ZodType> {
+    /** The flag, without its dashes. */
+    flag: string;
+    env: string;
+    group: OptionGroup;
+    /** One line: what the option does. */
+    doc: string;
+    /**
+     * Reads the value as given: a string from a flag or a variable, or the default. Its messages
+     * follow the flag's name: `--max-concurrency must be a number`.
+     */
+    schema: Schema;
+    /** The value when neither the flag nor the variable is given; absent: the option is unset. */
+    default?: string | number | boolean | readonly string[];
+    /** How the default reads in the docs when it is no value of its own (`no limit`, `off`). */
+    defaultText?: string;
+    /** `switch`: a flag without a value (its variable: 1, 0, true or false); `list`: repeatable (its variable: space-separated). */
+    kind?: 'switch' | 'list';
+}
+
+const option = <Schema extends z.ZodType>(spec: OptionSpec<Schema>) => spec;
+
+const number = () => z.coerce.number({ error: 'must be a number' });
+const wholeAtLeast1 = () => number().int('must be a whole number').positive('must be at least 1');
+const atLeast0 = () => number().min(0, 'must be 0 or more');
+const oneOf = <const Values extends readonly [string, ...string[]]>(values: Values) =>
+    z.enum(values, { error: `must be ${values.slice(0, -1).join(', ')}${values.length > 2 ? ',' : ''} or ${values.at(-1)}` });
+const onOff = () => oneOf(['on', 'off']).transform((value) => value === 'on');
+const SWITCH_VALUES: Record<string, boolean> = { '1': true, true: true, '0': false, false: false };
+/** A switch: true from its flag, or its variable's 1, 0, true or false. */
+const onOrOff = () =>
+    z
+        .custom<boolean | string>((value) => typeof value === 'boolean' || (typeof value === 'string' && value in SWITCH_VALUES), {
+            error: 'must be 1, 0, true or false',
+        })
+        .transform((value) => (typeof value === 'boolean' ? value : SWITCH_VALUES[value]!));
+const share = (includingOne: boolean) => {
+    const message = 'must be between 0 and 1';
+    return includingOne ? number().gt(0, message).max(1, message) : number().gt(0, message).lt(1, message);
+};
+const onOffDefault = (on: boolean) => (on ? 'on' : 'off');
+
+export const OPTIONS = {
+    site: option({
+        flag: 'site', env: 'DRAGNET_SITE', group: 'site', default: 'demo-shop',
+        doc: 'a site in routes/ by name, or a path to a site module',
+        schema: z.string().min(1, 'must not be empty'),
+    }),
+    startUrls: option({
+        flag: 'start-url', env: 'DRAGNET_START_URLS', group: 'site', kind: 'list', default: [], defaultText: "the site's startUrls",
+        doc: "where to start instead of the site's start URLs; each must match one of its routes (repeatable; the variable: space-separated)",
+        schema: z.array(z.string()),
+    }),
+    maxRequests: option({
+        flag: 'max-requests', env: 'DRAGNET_MAX_REQUESTS', group: 'site', defaultText: 'no limit',
+        doc: 'most URLs admitted to the frontier in a run; further links are counted as overBudget',
+        schema: wholeAtLeast1().optional(),
+    }),
+
+    maxConcurrency: option({
+        flag: 'max-concurrency', env: 'DRAGNET_MAX_CONCURRENCY', group: 'fetch', default: CRAWL_DEFAULTS.maxConcurrency,
+        doc: 'most HTTP requests in flight; the HTTP stage starts there, and only the concurrency controller or a shortage of memory holds it lower',
+        schema: wholeAtLeast1(),
+    }),
+    adaptiveConcurrency: option({
+        flag: 'adaptive-concurrency', env: 'DRAGNET_ADAPTIVE_CONCURRENCY', group: 'fetch', default: onOffDefault(CRAWL_DEFAULTS.adaptiveConcurrency),
+        doc: 'on: lower and raise HTTP concurrency per domain by its error rate, within 1..--max-concurrency; off: stay at the maximum',
+        schema: onOff(),
+    }),
+    parseWorkers: option({
+        flag: 'parse-workers', env: 'DRAGNET_PARSE_WORKERS', group: 'fetch', default: 'auto',
+        doc: 'worker threads that parse pages and run extractors; auto: one per core beyond two, at most 4 (none on 2 cores); 0: parse in the crawling thread',
+        schema: z
+            .string()
+            .regex(/^(auto|\d+)$/, 'must be auto or a whole number >= 0')
+            .transform((value) => (value === 'auto' ? undefined : Number(value))),
+    }),
+    requestTimeoutSecs: option({
+        flag: 'request-timeout', env: 'DRAGNET_REQUEST_TIMEOUT_SECS', group: 'fetch', default: CRAWL_DEFAULTS.requestTimeoutSecs,
+        doc: 'seconds for one fetch or browser navigation',
+        schema: wholeAtLeast1(),
+    }),
+    adaptiveTimeout: option({
+        flag: 'adaptive-timeout', env: 'DRAGNET_ADAPTIVE_TIMEOUT', group: 'fetch', default: onOffDefault(CRAWL_DEFAULTS.adaptiveTimeout),
+        doc:
+            `on: an HTTP fetch's first attempt times out at ${ADAPTIVE_TIMEOUT_DEFAULTS.factor}x the site's recent p99 response time ` +
+            `(at least ${ADAPTIVE_TIMEOUT_DEFAULTS.minSecs} s), retries at --request-timeout; off: always --request-timeout`,
+        schema: onOff(),
+    }),
+    browserConcurrency: option({
+        flag: 'browser-concurrency', env: 'DRAGNET_BROWSER_CONCURRENCY', group: 'fetch', default: CRAWL_DEFAULTS.browserConcurrency,
+        doc: 'most browser pages open at once',
+        schema: wholeAtLeast1(),
+    }),
+    browserWaitSecs: option({
+        flag: 'browser-wait', env: 'DRAGNET_BROWSER_WAIT_SECS', group: 'fetch', default: CRAWL_DEFAULTS.browserWaitSecs,
+        doc: "seconds a rendered page may wait for its route's waitFor/waitUntil before it is read as it is",
+        schema: wholeAtLeast1(),
+    }),
+    chromiumPath: option({
+        flag: 'chromium-path', env: 'CHROMIUM_PATH', group: 'fetch', defaultText: "a system Chromium, else Playwright's own",
+        doc: 'the Chromium (or Chrome) binary that renders the pages that need a browser',
+        schema: z.string().optional(),
+    }),
+
+    maxAttempts: option({
+        flag: 'max-attempts', env: 'DRAGNET_MAX_ATTEMPTS', group: 'retry', default: RETRY_DEFAULTS.maxAttempts,
+        doc: 'fetches of a failing request (transient or blocked), the first included, before dead-letter',
+        schema: wholeAtLeast1(),
+    }),
+    retryBaseDelaySecs: option({
+        flag: 'retry-base-delay', env: 'DRAGNET_RETRY_BASE_DELAY_SECS', group: 'retry', default: RETRY_DEFAULTS.baseDelaySecs,
+        doc: "seconds: upper bound of the first retry's random delay (full jitter)",
+        schema: atLeast0(),
+    }),
+    retryFactor: option({
+        flag: 'retry-factor', env: 'DRAGNET_RETRY_FACTOR', group: 'retry', default: RETRY_DEFAULTS.factor,
+        doc: 'how much that bound grows with each further retry',
+        schema: number().min(1, 'must be 1 or more'),
+    }),
+    retryMaxDelaySecs: option({
+        flag: 'retry-max-delay', env: 'DRAGNET_RETRY_MAX_DELAY_SECS', group: 'retry', default: RETRY_DEFAULTS.maxDelaySecs,
+        doc: 'seconds: the bound never grows past this',
+        schema: atLeast0(),
+    }),
+    maxRetryAfterSecs: option({
+        flag: 'max-retry-after', env: 'DRAGNET_MAX_RETRY_AFTER_SECS', group: 'retry', default: RETRY_DEFAULTS.maxRetryAfterSecs,
+        doc: 'seconds: the longest Retry-After waited for; a longer one dead-letters the request as retry-after-too-long',
+        schema: atLeast0(),
+    }),
+
+    requestOrder: option({
+        flag: 'request-order', env: 'DRAGNET_REQUEST_ORDER', group: 'frontier', default: 'fifo',
+        doc: 'fifo, or random: queued requests are taken in shuffled order, so failures of one part of a site spread over the run',
+        schema: oneOf(['fifo', 'random']),
+    }),
+    seenSet: option({
+        flag: 'seen-set', env: 'DRAGNET_SEEN_SET', group: 'frontier', default: 'exact',
+        doc: 'exact (no URL ever wrongly skipped) or bloom (fixed memory, rare false skips)',
+        schema: oneOf(['exact', 'bloom']),
+    }),
+    expectedUrls: option({
+        flag: 'expected-urls', env: 'DRAGNET_EXPECTED_URLS', group: 'frontier', default: BLOOM_DEFAULTS.expectedItems,
+        doc: 'bloom: the URLs a run is expected to see; sizes the filter',
+        schema: wholeAtLeast1(),
+    }),
+    bloomErrorRate: option({
+        flag: 'bloom-error-rate', env: 'DRAGNET_BLOOM_ERROR_RATE', group: 'frontier', default: BLOOM_DEFAULTS.falsePositiveRate,
+        doc: 'bloom: accepted chance that a new URL is taken for a seen one',
+        schema: share(false),
+    }),
+
+    driftWindow: option({
+        flag: 'drift-window', env: 'DRAGNET_DRIFT_WINDOW', group: 'quality', default: DRIFT_DEFAULTS.window,
+        doc: 'pages per route the drift breaker looks back on',
+        schema: wholeAtLeast1(),
+    }),
+    driftThreshold: option({
+        flag: 'drift-threshold', env: 'DRAGNET_DRIFT_THRESHOLD', group: 'quality', default: DRIFT_DEFAULTS.threshold,
+        doc: 'share of invalid pages in that window that stops the route',
+        schema: share(true),
+    }),
+    driftMinPages: option({
+        flag: 'drift-min-pages', env: 'DRAGNET_DRIFT_MIN_PAGES', group: 'quality', default: DRIFT_DEFAULTS.minSamples,
+        doc: 'pages of a route before the drift breaker can trip',
+        schema: wholeAtLeast1(),
+    }),
+    driftScope: option({
+        flag: 'drift-scope', env: 'DRAGNET_DRIFT_SCOPE', group: 'quality', default: DRIFT_DEFAULTS.scope,
+        doc: 'what a trip stops: the route, or the whole run',
+        schema: oneOf(['route', 'run']),
+    }),
+
+    storageDir: option({
+        flag: 'storage-dir', env: 'DRAGNET_STORAGE_DIR', group: 'output', default: './storage',
+        doc: 'where queues, datasets, raw pages and run reports are written',
+        schema: z.string().min(1, 'must not be empty'),
+    }),
+    fresh: option({
+        flag: 'fresh', env: 'DRAGNET_FRESH', group: 'output', kind: 'switch', default: false, defaultText: 'off',
+        doc: 'start over even when an unfinished run of the site is in the storage dir (by default it is resumed)',
+        schema: onOrOff(),
+    }),
+    summaryJson: option({
+        flag: 'summary-json', env: 'DRAGNET_SUMMARY_JSON', group: 'output', defaultText: 'none',
+        doc: 'also write the run summary to this JSON file',
+        schema: z.string().optional(),
+    }),
+
+    metricsPort: option({
+        flag: 'metrics-port', env: 'DRAGNET_METRICS_PORT', group: 'monitor', defaultText: 'off',
+        doc: 'serve Prometheus /metrics and JSON /status on this port during the run (0: any free port)',
+        schema: number().int('must be a whole number').min(0, 'must be between 0 and 65535').max(65535, 'must be between 0 and 65535').optional(),
+    }),
+    metricsHost: option({
+        flag: 'metrics-host', env: 'DRAGNET_METRICS_HOST', group: 'monitor', default: DEFAULT_METRICS_HOST,
+        doc: 'the address the metrics server listens on (the Docker image sets 0.0.0.0)',
+        schema: z.string().min(1, 'must not be empty'),
+    }),
+    progressIntervalSecs: option({
+        flag: 'progress-interval', env: 'DRAGNET_PROGRESS_INTERVAL_SECS', group: 'monitor', default: CRAWL_DEFAULTS.progressIntervalSecs,
+        doc: 'seconds between progress lines',
+        schema: wholeAtLeast1(),
+    }),
+    logLevel: option({
+        flag: 'log-level', env: 'LOG_LEVEL', group: 'monitor', default: DEFAULT_LOG_LEVEL,
+        doc: 'how much is logged: trace, debug, info, warn, error, fatal or silent',
+        schema: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], {
+            error: 'must be one of trace, debug, info, warn, error, fatal, silent',
+        }),
+    }),
+};
+
+export type OptionName = keyof typeof OPTIONS;

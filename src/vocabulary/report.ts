@@ -1,0 +1,141 @@
+/**
+ * The shapes a run reports in: the run summary (the stable JSON contract of DESIGN's "command line
+ * and outputs") and what each part contributes to it. The parts that decide these things produce
+ * them; monitor/ only reads them.
+ */
+import type { FailureClass } from './failure.js';
+
+/** One route's counters. */
+export interface RouteStats {
+    pages: number;
+    itemsStored: number;
+    itemsInvalid: number;
+    escalations: number;
+    /** Per schema field, how often it was why a page escalated or an item was quarantined. */
+    failingFields: Record<string, number>;
+}
+
+/** Discovered links that did not enter the frontier, by why. */
+export interface LinksSkipped {
+    seen: number;
+    invalid: number;
+    disallowed: number;
+    overBudget: number;
+    unrouted: number;
+}
+
+export type ErrorsByClass = Record<FailureClass, number>;
+
+/** What a seen-set says about itself in the run summary. */
+export interface SeenSetReport {
+    kind: 'exact' | 'bloom';
+    urls: number;
+    /** Bloom: estimated new URLs wrongly answered "seen", hence skipped. */
+    expectedSkipped?: number;
+    /** Bloom: the chance of that at the current fill. */
+    falsePositiveRate?: number;
+    /** Bloom: memory held. */
+    bytes?: number;
+}
+
+export type RenderMode = 'http-first' | 'browser-direct';
+
+/** A route's render decision and its evidence (fetch/renderLearning.ts). */
+export interface RenderDecision {
+    mode: RenderMode;
+    /** Cheap fetches in the window, and the share of them that needed the browser. */
+    samples: number;
+    neededBrowserShare: number;
+    /** Pages sent to the browser without a cheap fetch, and cheap probes made meanwhile. */
+    directToBrowser: number;
+    probes: number;
+    /** How often the mode changed. */
+    switches: number;
+}
+
+/** Why the drift breaker stopped a route: enough for a person to see what broke and where (quality/driftBreaker.ts). */
+export interface Trip {
+    route: string;
+    /** Pages of the route judged when it tripped, and the invalid share in the window. */
+    pagesJudged: number;
+    invalidShare: number;
+    /** Fields that failed in the window, most often first, with their counts. */
+    failingFields: Record<string, number>;
+    /** Some invalid pages of the window: their URLs and raw page keys, kept for inspection and reparse. */
+    samples: { url: string; rawKey: string; issues: string[] }[];
+    at: string;
+}
+
+/** One domain's concurrency limit, how it got there (fetch/concurrencyController.ts). */
+export interface DomainConcurrency {
+    limit: number;
+    increases: number;
+    decreases: number;
+    /** The lowest and highest limits it had. */
+    lowest: number;
+    highest: number;
+}
+
+/** One change of a domain's concurrency limit, and the window that decided it. */
+export interface ConcurrencyDecision {
+    /** When, as epoch milliseconds. */
+    at: number;
+    domain: string;
+    from: number;
+    to: number;
+    /** Share of the window's outcomes that were transient failures, and blocked ones. */
+    errorRate: number;
+    blockRate: number;
+    /** Outcomes in the window that decided it. */
+    samples: number;
+    /** Median time from sending to a usable response in that window (ms); null when none was usable. */
+    latencyMs: number | null;
+}
+
+export interface RunSummary {
+    site: string;
+    startedAt: string;
+    finishedAt: string;
+    durationSec: number;
+    pagesPerSec: number;
+    requests: {
+        total: number;
+        succeeded: number;
+        retried: number;
+        deadLettered: number;
+        retries: number;
+        redirects: number;
+        duplicates: number;
+    };
+    http: { fetched: number };
+    browser: { rendered: number; available: boolean; direct: number };
+    items: { stored: number; invalid: number };
+    escalations: { total: number; byRoute: Record<string, number> };
+    /** Per `auto` route: whether it learned to skip the cheap fetch, and the evidence. */
+    render: Record<string, RenderDecision>;
+    /** Routes the drift breaker stopped, with the failing fields and sample pages. */
+    drift: Trip[];
+    /** Adaptive concurrency: each domain's limit at the end, its lowest and highest, and how often it changed. Absent when it is off. */
+    concurrency?: Record<string, DomainConcurrency>;
+    linksSkipped: LinksSkipped;
+    seenSet: SeenSetReport;
+    errorsByClass: ErrorsByClass;
+    routes: Record<string, RouteStats>;
+    storage: { dir: string; dataset: string; quarantine: string; deadLetter: string; rawPages: string };
+    /** Dead-lettered requests by reason (`http-404`, `renderer-unavailable`, …). */
+    deadLetterByReason: Record<string, number>;
+    /** The run report's path, once written. */
+    report?: string;
+    /** The signal that stopped the run before it was done; absent when it ran to the end. */
+    stopped?: NodeJS.Signals;
+    /** A resumed run: sessions before this one and when the first began. Counters are the whole run's; duration and pages/s this session's. */
+    resumed?: { sessions: number; firstStartedAt: string };
+}
+
+/** What the run report reads: the run summary, plus fields other parts of dragnet may add to it. */
+export interface ReportSummary extends RunSummary {
+    /** Requests sent through each proxy tier. Absent (or empty) when no proxy was used. */
+    proxyTiers?: Record<string, number>;
+    /** The run's exit code; non-zero marks the run failed. */
+    exitCode?: number;
+}

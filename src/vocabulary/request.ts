@@ -1,0 +1,29 @@
+/**
+ * What travels through the frontier and the stages: a link on its way in, the data every request
+ * carries, and the stage a request is in.
+ */
+
+/** The two stages, each with its queue: the cheap HTTP fetch and the browser. */
+export type Stage = 'http' | 'browser';
+
+/** A URL on its way in: from a start URL, a page's link, or a redirect. */
+export interface Link {
+    url: string;
+    /** The route to handle it; without one, the site's `match` patterns decide. */
+    label?: string;
+    userData?: Record<string, unknown>;
+}
+
+/** What the stages keep on every request. */
+export interface RequestData extends Record<string, unknown> {
+    /** Why the page went to the browser: what the cheap fetch missed, or that its route learned to render. */
+    escalation?: string;
+    /** The page's canonical URL was checked already (in the cheap stage), so the browser stage does not again. */
+    canonicalChecked?: boolean;
+    /** Redirect hops behind this request. */
+    redirects?: number;
+    /** When a failed request is due to be retried (ms since the epoch); it waits in its queue until then. */
+    retryAt?: number;
+    /** When its first attempt failed. */
+    firstFailedAt?: string;
+}

@@ -1,0 +1,126 @@
+/**
+ * Wiring, step 2 of 4 (open → build → run → finish; see run.ts): the pipeline's parts for one run,
+ * built over the stores that step 1 opened, and each observer subscribed to the run's events.
+ */
+import type { HttpCrawler, HttpCrawlingContext } from '@crawlee/http';
+import { type CrawlOptions, CRAWL_DEFAULTS } from '../crawlOptions.js';
+import { AdaptiveTimeout } from '../fetch/adaptiveTimeout.js';
+import { BrowserStageRunner } from '../fetch/browserStageRunner.js';
+import { ConcurrencyController } from '../fetch/concurrencyController.js';
+import { createHttpStage, type StageOptions } from '../fetch/httpStage.js';
+import { RenderLearner } from '../fetch/renderLearning.js';
+import { RetryPolicy } from '../fetch/retryPolicy.js';
+import { Frontier } from '../frontier/frontier.js';
+import { RobotsPolicy } from '../frontier/robots.js';
+import { RunningStages } from '../monitor/live.js';
+import { Metrics } from '../monitor/metrics.js';
+import { PageHandler } from '../parse/pageHandler.js';
+import { createPageParser, defaultParseWorkers, type PageParser } from '../parse/pageParser.js';
+import { DriftBreaker } from '../quality/driftBreaker.js';
+import { Outcomes } from '../store/outcomes.js';
+import { RunEvents } from '../vocabulary/events.js';
+import { observeRun } from './observers.js';
+import type { SiteStores } from './open.js';
+
+export interface Pipeline {
+    options: CrawlOptions;
+    stores: SiteStores;
+    events: RunEvents;
+    frontier: Frontier;
+    parser: PageParser;
+    /** The stages' crawlers, so their load can be read whenever it is asked for. */
+    stages: RunningStages;
+    renderLearner: RenderLearner;
+    driftBreaker: DriftBreaker;
+    /** Adaptive concurrency; undefined when it is off. */
+    concurrency?: ConcurrencyController;
+    /** Prometheus metrics; undefined when no metrics port is served. */
+    metrics?: Metrics;
+    /** Renders escalated pages beside the HTTP stage. */
+    browserStage: BrowserStageRunner;
+    /** A new HTTP stage: one per round (see rounds.ts). */
+    httpStage(): HttpCrawler<HttpCrawlingContext>;
+}
+
+export function buildPipeline(stores: SiteStores, options: CrawlOptions): Pipeline {
+    const { site, log } = options;
+    const {
+        maxConcurrency = CRAWL_DEFAULTS.maxConcurrency,
+        browserConcurrency = CRAWL_DEFAULTS.browserConcurrency,
+        requestTimeoutSecs = CRAWL_DEFAULTS.requestTimeoutSecs,
+        browserWaitSecs = CRAWL_DEFAULTS.browserWaitSecs,
+    } = options;
+    const { names, config, storage, httpQueue, browserQueue, raw, runState, stats, seenSet } = stores;
+    const events = new RunEvents();
+    const outcomes = new Outcomes({ storage, names, stats, runState });
+    const frontier = new Frontier({
+        site,
+        seenSet,
+        httpQueue,
+        browserQueue,
+        robots: options.respectRobotsTxt === false ? undefined : new RobotsPolicy(),
+        stats,
+        log,
+        maxRequests: options.maxRequests,
+    });
+    const renderLearner = new RenderLearner(options.renderLearning);
+    const driftBreaker = new DriftBreaker(options.driftBreaker);
+    const parser = createPageParser(site, options.parseWorkers ?? defaultParseWorkers());
+    const pageHandler = new PageHandler({ frontier, parser, raw, events, log });
+    const stages = new RunningStages();
+    const timeouts = options.adaptiveTimeout ?? CRAWL_DEFAULTS.adaptiveTimeout;
+    const adaptiveTimeout = timeouts ? new AdaptiveTimeout(requestTimeoutSecs * 1000, timeouts === true ? {} : timeouts) : undefined;
+    const adaptive = options.adaptiveConcurrency ?? CRAWL_DEFAULTS.adaptiveConcurrency;
+    const concurrency = adaptive ? new ConcurrencyController({ ...(adaptive === true ? {} : adaptive), maxConcurrency }) : undefined;
+    const metrics = options.metricsPort === undefined ? undefined : new Metrics({ stats, load: stages.load, concurrency });
+    observeRun(events, { stats, metrics, concurrency, adaptiveTimeout, renderLearner, driftBreaker, log });
+
+    const stageOptions: Omit<StageOptions, 'queue' | 'maxConcurrency'> = {
+        site,
+        config,
+        frontier,
+        pageHandler,
+        outcomes,
+        events,
+        log,
+        retryPolicy: new RetryPolicy(options.retry),
+        requestTimeoutSecs,
+        driftBreaker,
+    };
+    const browserStage = new BrowserStageRunner({
+        queue: browserQueue,
+        createStage: async (executablePath) => {
+            // Loaded here, when a page first needs the browser: a crawl that renders nothing never
+            // loads Playwright (~90 MB of memory; see browserStage.ts).
+            const { createBrowserStage } = await import('../fetch/browserStage.js');
+            return stages.watch(
+                'browser',
+                createBrowserStage({
+                    ...stageOptions,
+                    queue: browserQueue,
+                    maxConcurrency: browserConcurrency,
+                    executablePath,
+                    waitForTimeoutMillis: browserWaitSecs * 1000,
+                }),
+            );
+        },
+        chromiumPath: options.chromiumPath,
+        outcomes,
+        log,
+    });
+    return {
+        options,
+        stores,
+        events,
+        frontier,
+        parser,
+        stages,
+        renderLearner,
+        driftBreaker,
+        concurrency,
+        metrics,
+        browserStage,
+        httpStage: () =>
+            stages.watch('http', createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency, renderLearner, concurrency, adaptiveTimeout })),
+    };
+}

@@ -1,0 +1,46 @@
+/**
+ * Wiring, step 4 of 4 (open → build → run → finish; see run.ts): the stores let go, whatever
+ * happened; then, for a run that got to its end or to a graceful stop, the summary, the exit code
+ * and the run report.
+ */
+import { constants } from 'node:os';
+import { renderReport } from '../monitor/report.js';
+import { buildSummary } from '../monitor/summary.js';
+import { runId, writeReport } from '../monitor/writeReport.js';
+import type { RunSummary } from '../vocabulary/report.js';
+import type { Pipeline } from './build.js';
+import type { Ran } from './rounds.js';
+
+/** Stops the parse workers, writes what is buffered and lets go of the stores and the site's lock. */
+export async function closePipeline({ parser, stores }: Pipeline): Promise<void> {
+    await parser.close();
+    await stores.raw.flush();
+    stores.lock.release();
+    await stores.storage.close();
+}
+
+export async function finishRun(pipeline: Pipeline, { stopped, timeline }: Ran): Promise<{ summary: RunSummary; exitCode: number }> {
+    const { options, stores, renderLearner, driftBreaker, concurrency, browserStage } = pipeline;
+    const { site, log } = options;
+    const { stats, names } = stores;
+    const summary = buildSummary(stats, {
+        site: site.name,
+        seenSet: stores.seenSet,
+        render: renderLearner.decisions(),
+        drift: driftBreaker.tripped,
+        concurrency: concurrency?.byDomain(),
+        browserAvailable: (await browserStage.available()) ?? options.chromiumPath !== undefined,
+        stopped,
+        storage: {
+            dir: options.storageDir,
+            dataset: names.items,
+            quarantine: names.quarantine,
+            deadLetter: names.deadLetter,
+            rawPages: stores.raw.dir,
+        },
+    });
+    const exitCode = stopped ? 128 + constants.signals[stopped] : driftBreaker.tripped.length > 0 ? 3 : browserStage.unrendered > 0 ? 1 : 0;
+    const report = await writeReport(options.storageDir, runId(site.name, stats.startedAt), renderReport({ ...summary, exitCode }, timeline));
+    log.info({ report }, `run report: ${report}`);
+    return { summary: { ...summary, report }, exitCode };
+}

@@ -1,0 +1,110 @@
+/**
+ * The shape of src/, as README's Layout draws it: the parts import one another only along the
+ * flow (the frontier is the one way back), monitor/ imports nothing it observes, the vocabulary
+ * is a leaf, no module imports itself round a cycle, nothing in src/ reaches into test/ or
+ * bench/, and no file grows past 300 lines. Imports are read from the source text, type-only
+ * ones and dynamic `import()` included.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, it } from 'node:test';
+import { ROOT } from './helpers/cli.js';
+
+const SRC = join(ROOT, 'src');
+
+/**
+ * What each part may import besides itself and the route API (site.ts) and ConfigError, both
+ * leaves. The rest of src/ (the wiring: run.ts, wiring/, options, commands, main) may import any part.
+ */
+const MAY_IMPORT: Record<string, readonly string[]> = {
+    vocabulary: [],
+    quality: ['vocabulary'],
+    monitor: ['vocabulary'],
+    store: ['vocabulary', 'quality', 'monitor'],
+    frontier: ['vocabulary', 'store', 'monitor'],
+    parse: ['vocabulary', 'frontier', 'quality', 'store'],
+    fetch: ['vocabulary', 'frontier', 'parse', 'quality', 'store'],
+    demo: [],
+};
+const LEAVES = ['site.ts', 'configError.ts'];
+const MAX_LINES = 300;
+
+/** Every .ts file under `dir`, as paths relative to src/. */
+function sourceFiles(dir = SRC): string[] {
+    return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) return sourceFiles(path);
+        return entry.name.endsWith('.ts') ? [relative(SRC, path)] : [];
+    });
+}
+
+/** The relative imports of a file (static, type-only, re-exports and dynamic), resolved to paths relative to src/. */
+function importsOf(file: string): string[] {
+    const code = readFileSync(join(SRC, file), 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/^\s*\/\/.*$/gm, '');
+    const specifiers = [...code.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^\s*import\s+)'(\.{1,2}\/[^']+)'/gm)].map((match) => match[1]!);
+    return specifiers.map((specifier) => relative(SRC, resolve(dirname(join(SRC, file)), specifier)).replace(/\.js$/, '.ts'));
+}
+
+/** The part a file belongs to: its folder under src/, or the file itself for a top-level module. */
+const partOf = (file: string) => (file.includes('/') ? file.split('/')[0]! : file);
+
+const files = sourceFiles();
+const graph = new Map(files.map((file) => [file, importsOf(file)]));
+
+describe('the layout of src/', () => {
+    it('reads the imports it checks (the walk sees the wiring import every part)', () => {
+        const parts = new Set([...graph.values()].flat().map(partOf));
+        for (const part of Object.keys(MAY_IMPORT)) assert.ok(parts.has(part), `something imports ${part}/`);
+        assert.ok(graph.get('run.ts')!.includes('wiring/build.ts'), graph.get('run.ts')!.join(', '));
+    });
+
+    it('has every import resolve to a file of src/ (nothing from test/, bench/ or routes/)', () => {
+        for (const [file, imports] of graph) {
+            for (const target of imports) assert.ok(graph.has(target), `${file} imports ${target}, which is not a module of src/`);
+        }
+    });
+
+    it('lets each part import only the parts before it in the flow: frontier, store, quality and monitor nothing from fetch, monitor nothing it observes', () => {
+        const against: string[] = [];
+        for (const [file, imports] of graph) {
+            const allowed = MAY_IMPORT[partOf(file)];
+            if (!allowed) continue;
+            for (const target of imports) {
+                const part = partOf(target);
+                if (part !== partOf(file) && !LEAVES.includes(part) && !allowed.includes(part)) against.push(`${file} → ${target}`);
+            }
+        }
+        assert.deepEqual(against, [], `imports against the flow:\n${against.join('\n')}`);
+    });
+
+    it('keeps the route API and ConfigError leaves', () => {
+        for (const leaf of LEAVES) assert.deepEqual(graph.get(leaf), [], `${leaf} imports nothing from src/`);
+    });
+
+    it('has no import cycle', () => {
+        const state = new Map<string, 'visiting' | 'done'>();
+        const cycles: string[] = [];
+        const visit = (file: string, path: string[]) => {
+            if (state.get(file) === 'done') return;
+            if (state.get(file) === 'visiting') {
+                cycles.push([...path.slice(path.indexOf(file)), file].join(' → '));
+                return;
+            }
+            state.set(file, 'visiting');
+            for (const target of graph.get(file) ?? []) visit(target, [...path, file]);
+            state.set(file, 'done');
+        };
+        for (const file of files) visit(file, []);
+        assert.deepEqual(cycles, [], `import cycles:\n${cycles.join('\n')}`);
+    });
+
+    it(`has no file over ${MAX_LINES} lines`, () => {
+        const long = files
+            .map((file) => ({ file, lines: readFileSync(join(SRC, file), 'utf8').split('\n').length - 1 }))
+            .filter(({ lines }) => lines > MAX_LINES);
+        assert.deepEqual(long, []);
+    });
+});
