@@ -39,7 +39,7 @@ export interface CrawlOptions {
     /**
      * Worker threads that parse pages and run their extractors, when the site was loaded from a
      * module (`loadSite`); 0 parses in the crawling thread. Default: one per core beyond two, at
-     * most 4 (see pageParser.ts).
+     * most 4 (see parse/pageParser.ts).
      */
     parseWorkers?: number;
     /** Most URLs admitted to the frontier. Default: no limit. */

@@ -2,7 +2,7 @@
  * The expensive path: Crawlee's PlaywrightCrawler on Chromium, fed by escalation (and by
  * `render: 'always'` routes). The rendered DOM goes to the same extractor as the cheap HTML.
  *
- * run.ts loads this module with a dynamic import when the browser stage starts, once a page
+ * wiring/build.ts loads this module with a dynamic import when the browser stage starts, once a page
  * needs the browser: Playwright and @crawlee/playwright are ~90 MB of resident memory (their
  * bundled sources alone are ~20 MB of heap strings), which a crawl that never renders should not
  * carry. Import nothing from here statically outside the browser stage.

@@ -1,7 +1,7 @@
 /**
  * The cheap path: Crawlee's HttpCrawler (got-scraping with generated browser headers, a session
  * pool, an autoscaled pool) over the HTTP queue. It only fetches: the page handler has the HTML
- * parsed, in a parse worker by default (pageParser.ts). Redirects are not followed here: their
+ * parsed, in a parse worker by default (parse/pageParser.ts). Redirects are not followed here: their
  * targets go back through the frontier, so an alias never fetches a page twice.
  */
 import type { Configuration, RequestQueue } from '@crawlee/core';

@@ -13,7 +13,7 @@ import type { TimelinePoint } from './timeline.js';
 export type RunStatus = 'ok' | 'with dead-letters' | 'stopped' | 'failed';
 
 /**
- * How the gauges run.ts records are drawn: HTTP blue, browser purple; a stage's concurrency
+ * How the gauges wiring/monitors.ts records are drawn: HTTP blue, browser purple; a stage's concurrency
  * limit dashed, so its in-flight line under it stays visible. Other gauges show by their names.
  */
 const GAUGE_STYLES: Record<string, Partial<Series> & { name: string }> = {

@@ -3,7 +3,7 @@
  * outcomes.ts did when the request was given up on, in one transaction: the request is pending
  * again in its stage's queue with a fresh set of attempts, its entry leaves the dead-letter, and
  * the saved counters no longer count it. Pending requests make the next run of the site resume
- * (siteStores.ts), so that run fetches exactly those. Like a crawl, it needs the site's stores to
+ * (wiring/open.ts), so that run fetches exactly those. Like a crawl, it needs the site's stores to
  * itself (siteLock.ts): it refuses while a run crawls the site, which would not see its requests
  * come back.
  */

@@ -6,7 +6,7 @@
  * crash is skipped on read, so a killed process never leaves the store unreadable.
  *
  * `put()` resolves once the page is written (a group commit, groupWriter.ts), and the page's
- * items are committed after that (fetch/pageHandler.ts): a process killed at any moment never
+ * items are committed after that (parse/pageHandler.ts): a process killed at any moment never
  * leaves an item whose raw page is missing.
  */
 import { createHash } from 'node:crypto';
