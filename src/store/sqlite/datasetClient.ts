@@ -18,7 +18,7 @@ import type {
 } from '@crawlee/types';
 import type { SqliteDb } from './database.js';
 import { PageListing } from './pageListing.js';
-import { type StorageRow, StorageTable } from './storageTable.js';
+import { type StorageRow, StorageTable, storageInfo } from './storageTable.js';
 
 interface DatasetRow extends StorageRow {
     item_count: number;
@@ -229,14 +229,7 @@ function* readRows(
 }
 
 function toDatasetInfo(row: DatasetRow): DatasetInfo {
-    return {
-        id: row.id,
-        name: row.name ?? undefined,
-        createdAt: new Date(row.created_at),
-        modifiedAt: new Date(row.modified_at),
-        accessedAt: new Date(row.accessed_at),
-        itemCount: row.item_count,
-    };
+    return { ...storageInfo(row), itemCount: row.item_count };
 }
 
 /** Items as objects, the way memory-storage accepts them: each must be a JSON object, not an array. */

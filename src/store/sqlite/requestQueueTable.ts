@@ -9,7 +9,7 @@ import { getRequestId } from '@crawlee/core';
 import type { ProcessedRequest, RequestOptions, RequestQueueInfo, RequestSchema } from '@crawlee/types';
 import type { SqliteDb } from './database.js';
 import { type HeadRow, type QueueRow, type RequestRow, statements } from './requestQueueSql.js';
-import { StorageTable } from './storageTable.js';
+import { StorageTable, storageInfo } from './storageTable.js';
 
 /** One write transaction's view of the queue: positions handed out and counter changes, stored at the end. */
 export interface Mutation {
@@ -121,11 +121,7 @@ export class QueueTable {
 
 export function toQueueInfo(row: QueueRow): RequestQueueInfo {
     return {
-        id: row.id,
-        name: row.name ?? undefined,
-        createdAt: new Date(row.created_at),
-        modifiedAt: new Date(row.modified_at),
-        accessedAt: new Date(row.accessed_at),
+        ...storageInfo(row),
         totalRequestCount: row.total_count,
         handledRequestCount: row.handled_count,
         pendingRequestCount: row.total_count - row.handled_count,

@@ -94,3 +94,14 @@ export class StorageTable<Row extends StorageRow> {
 }
 
 const cache = new WeakMap<SqliteDb, Map<Kind, StorageTable<StorageRow>>>();
+
+/** What Crawlee's storage info says of any storage: its id, name and times. */
+export function storageInfo(row: StorageRow): { id: string; name?: string; createdAt: Date; modifiedAt: Date; accessedAt: Date } {
+    return {
+        id: row.id,
+        name: row.name ?? undefined,
+        createdAt: new Date(row.created_at),
+        modifiedAt: new Date(row.modified_at),
+        accessedAt: new Date(row.accessed_at),
+    };
+}
