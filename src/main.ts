@@ -44,7 +44,7 @@ async function main(): Promise<number> {
             fresh: config.fresh || shop !== undefined,
             site,
             startUrls: checkStartUrls(site, startUrls),
-            chromiumPath: findChromium({ CHROMIUM_PATH: config.chromiumPath }),
+            chromiumPath: findChromium(),
             log,
         });
         process.stdout.write(`${formatSummary(summary)}\n`);

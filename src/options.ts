@@ -27,7 +27,7 @@ export const OPTION_GROUPS = {
     monitor: 'Monitoring',
 } as const;
 
-export type OptionGroup = keyof typeof OPTION_GROUPS;
+type OptionGroup = keyof typeof OPTION_GROUPS;
 
 export interface OptionSpec<Schema extends z.ZodType = z.ZodType> {
     /** The flag, without its dashes. */
@@ -115,7 +115,7 @@ export const OPTIONS = {
         flag: 'adaptive-timeout', env: 'DRAGNET_ADAPTIVE_TIMEOUT', group: 'fetch', default: onOffDefault(CRAWL_DEFAULTS.adaptiveTimeout),
         doc:
             `on: an HTTP fetch's first attempt times out at ${ADAPTIVE_TIMEOUT_DEFAULTS.factor}x the site's recent p99 response time ` +
-            `(at least ${ADAPTIVE_TIMEOUT_DEFAULTS.minSecs} s), retries at --request-timeout; off: always --request-timeout`,
+            `(at least ${ADAPTIVE_TIMEOUT_DEFAULTS.minSecs} s, at most --request-timeout), retries at --request-timeout; off: always --request-timeout`,
         schema: onOff(),
     }),
     browserConcurrency: option({
@@ -127,11 +127,6 @@ export const OPTIONS = {
         flag: 'browser-wait', env: 'DRAGNET_BROWSER_WAIT_SECS', group: 'fetch', default: CRAWL_DEFAULTS.browserWaitSecs,
         doc: "seconds a rendered page may wait for its route's waitFor/waitUntil before it is read as it is",
         schema: wholeAtLeast1(),
-    }),
-    chromiumPath: option({
-        flag: 'chromium-path', env: 'CHROMIUM_PATH', group: 'fetch', defaultText: "a system Chromium, else Playwright's own",
-        doc: 'the Chromium (or Chrome) binary that renders the pages that need a browser',
-        schema: z.string().optional(),
     }),
 
     maxAttempts: option({
@@ -209,7 +204,7 @@ export const OPTIONS = {
     }),
     fresh: option({
         flag: 'fresh', env: 'DRAGNET_FRESH', group: 'output', kind: 'switch', default: false, defaultText: 'off',
-        doc: 'start over even when an unfinished run of the site is in the storage dir (by default it is resumed)',
+        doc: 'start over even when an unfinished run of the site is in the storage dir (by default it is resumed); the variable: 1 or 0',
         schema: onOrOff(),
     }),
     summaryJson: option({
@@ -243,3 +238,15 @@ export const OPTIONS = {
 };
 
 export type OptionName = keyof typeof OPTIONS;
+
+/**
+ * Variables that are no option of a run: read where they are needed, from the environment only
+ * (so a test's child process keeps the machine's Chromium). Documented with the options.
+ */
+export const ENVIRONMENT_ONLY = [
+    {
+        env: 'CHROMIUM_PATH',
+        doc: 'the Chromium (or Chrome) binary that renders the pages that need a browser (fetch/chromium.ts)',
+        defaultText: "a system Chromium, else Playwright's own",
+    },
+] as const;

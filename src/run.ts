@@ -11,20 +11,21 @@
  * Its options and result: crawlOptions.ts.
  */
 import type { CrawlOptions, CrawlResult } from './crawlOptions.js';
-import { buildPipeline } from './wiring/build.js';
-import { closePipeline, finishRun } from './wiring/finish.js';
+import { buildPipeline, type Pipeline } from './wiring/build.js';
+import { closeRun, finishRun } from './wiring/finish.js';
 import { logOpened, openSiteStores } from './wiring/open.js';
 import { type Ran, runRounds } from './wiring/rounds.js';
 
 export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     const stores = await openSiteStores({ ...options, site: options.site.name });
-    logOpened(stores, options.site.name, options.log);
-    const pipeline = buildPipeline(stores, options);
+    let pipeline: Pipeline | undefined;
     let ran: Ran;
     try {
+        logOpened(stores, options.site.name, options.log);
+        pipeline = buildPipeline(stores, options);
         ran = await runRounds(pipeline);
     } finally {
-        await closePipeline(pipeline);
+        await closeRun(stores, pipeline?.parser);
     }
     const { summary, exitCode } = await finishRun(pipeline, ran);
     return { summary, exitCode, concurrencyDecisions: pipeline.concurrency?.decisions() ?? [] };

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { helpText, parseCommandLine, shownDefault } from '../src/config.js';
 import { ConfigError } from '../src/configError.js';
 import { envExample, withOptionTable } from '../src/optionDocs.js';
-import { OPTIONS, type OptionSpec } from '../src/options.js';
+import { ENVIRONMENT_ONLY, OPTIONS, type OptionSpec } from '../src/options.js';
 import { ROOT } from './helpers/cli.js';
 
 const specs: OptionSpec[] = Object.values(OPTIONS);
@@ -33,6 +33,14 @@ describe('the option table', () => {
             assert.ok(line.includes(`env: ${spec.env}`), `--${spec.flag}: ${line}`);
             const byDefault = shownDefault(spec);
             if (byDefault !== undefined) assert.ok(line.includes(`default: ${byDefault}`), `--${spec.flag}: ${line}`);
+        }
+    });
+
+    it('--help lists the environment-only variables apart, not as an option\'s `env:`', () => {
+        const text = helpText();
+        for (const variable of ENVIRONMENT_ONLY) {
+            assert.match(text, new RegExp(`^  ${variable.env} +${variable.doc.replace(/[()./]/g, '\\$&')}`, 'm'));
+            assert.doesNotMatch(text, new RegExp(`env: ${variable.env}\\b`));
         }
     });
 

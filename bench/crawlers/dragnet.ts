@@ -1,6 +1,6 @@
 /**
  * Crawler child: dragnet's `crawl()` over the fixture shop, configured as `npm start` would be
- * (the CLI's defaults from src/config.ts, and its V8 heap setting from src/heapGrowth.ts) with the
+ * (the CLI's defaults from src/options.ts, and its V8 heap setting from src/heapGrowth.ts) with the
  * case's concurrency, storage dir and flags, logs off and no Chromium (the bench shops have no
  * script-only pages). Prints one CrawlerResult line.
  *

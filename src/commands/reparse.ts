@@ -35,6 +35,7 @@ runCommand(async () => {
             `  items        ${result.items.before} → ${result.items.after}`,
             `  quarantined  ${result.quarantined.before} → ${result.quarantined.after}`,
             ...(result.needBrowser > 0 ? [`  unchanged    ${result.needBrowser} cheap fetches still need the browser`] : []),
+            ...(result.unparsable > 0 ? [`  unchanged    ${result.unparsable} pages whose parse throws (a link rule, say)`] : []),
             `  changed      ${changes.length > 0 ? changes.join(', ') : 'nothing'}`,
             '',
         ].join('\n'),

@@ -65,7 +65,7 @@ export interface ShopOptions {
 }
 
 /** `rateLimit` and `retryAfter` stay optional: absent means none. */
-export type ResolvedOptions = Required<Omit<ShopOptions, 'rateLimit' | 'retryAfter'>>;
+type ResolvedOptions = Required<Omit<ShopOptions, 'rateLimit' | 'retryAfter'>>;
 
 export function resolveOptions(options: ShopOptions): ResolvedOptions {
     const resolved: ResolvedOptions = {

@@ -17,7 +17,7 @@
  * ambientErrors.ts; the thresholds here count from the ambient rate.
  */
 import type { ConcurrencyDecision, DomainConcurrency } from '../vocabulary/report.js';
-import { DomainWindow, type Outcome, type WindowAttempt } from './domainWindow.js';
+import { DomainState, type Outcome, type DomainAttempt } from './domainState.js';
 import { classifyError, classifyStatus } from './failures.js';
 
 export interface ConcurrencyControllerOptions {
@@ -82,7 +82,7 @@ const USED_SHARE_TO_RAISE = 0.8;
 const ACTIVE_INTERVALS = 3;
 
 /** A fetch under way: its domain, and what its window needs to know of it. */
-interface Attempt extends WindowAttempt {
+interface Attempt extends DomainAttempt {
     domain: string;
 }
 
@@ -90,7 +90,7 @@ export class ConcurrencyController {
     readonly maxConcurrency: number;
     private readonly options: Required<Omit<ConcurrencyControllerOptions, 'now'>>;
     private readonly now: () => number;
-    private readonly domains = new Map<string, DomainWindow>();
+    private readonly domains = new Map<string, DomainState>();
     private readonly attempts = new WeakMap<object, Attempt>();
     private readonly recent: ConcurrencyDecision[] = [];
     private readonly listeners = new Set<(poolLimit: number) => void>();
@@ -116,7 +116,7 @@ export class ConcurrencyController {
     /** A fetch of `url` is about to be sent; `request` identifies the attempt (held weakly). */
     started(request: object, url: string): void {
         const domain = domainOf(url);
-        this.attempts.set(request, { domain, ...this.window(domain).started(this.now()) });
+        this.attempts.set(request, { domain, ...this.state(domain).started(this.now()) });
     }
 
     /** The attempt got a response: its status is judged by the failure classifier. */
@@ -137,9 +137,9 @@ export class ConcurrencyController {
         const attempt = this.attempts.get(request);
         if (!attempt) return;
         this.attempts.delete(request);
-        const window = this.window(attempt.domain);
-        window.finished(attempt, outcome, this.now());
-        this.adjust(attempt.domain, window);
+        const state = this.state(attempt.domain);
+        state.finished(attempt, outcome, this.now());
+        this.adjust(attempt.domain, state);
         this.notify();
     }
 
@@ -157,10 +157,10 @@ export class ConcurrencyController {
     poolLimit(): number {
         const since = this.now() - ACTIVE_INTERVALS * this.options.intervalMs;
         let active: number | undefined;
-        let latest: DomainWindow | undefined;
-        for (const window of this.domains.values()) {
-            if (window.lastOutcomeAt >= since || window.inFlight > 0) active = Math.min(active ?? Infinity, window.limit);
-            if (!latest || window.lastOutcomeAt > latest.lastOutcomeAt) latest = window;
+        let latest: DomainState | undefined;
+        for (const state of this.domains.values()) {
+            if (state.lastOutcomeAt >= since || state.inFlight > 0) active = Math.min(active ?? Infinity, state.limit);
+            if (!latest || state.lastOutcomeAt > latest.lastOutcomeAt) latest = state;
         }
         // Between rounds nothing is in flight: the next round starts where the last domain fetched from left off.
         return active ?? latest?.limit ?? this.maxConcurrency;
@@ -179,7 +179,7 @@ export class ConcurrencyController {
 
     /** Each domain's current limit and its history in brief. */
     byDomain(): Record<string, DomainConcurrency> {
-        return Object.fromEntries([...this.domains].map(([domain, window]) => [domain, window.report()]));
+        return Object.fromEntries([...this.domains].map(([domain, state]) => [domain, state.report()]));
     }
 
     /**
@@ -190,10 +190,10 @@ export class ConcurrencyController {
      * down. Either way a new window starts, and only fetches started under the new limit judge
      * it — those still in flight were sent under the old one.
      */
-    private adjust(domain: string, window: DomainWindow): void {
+    private adjust(domain: string, state: DomainState): void {
         const { intervalMs, minSamples, lowThreshold, highThreshold, decreaseFactor, increaseStep, minConcurrency } = this.options;
-        const errorRate = window.errors / window.samples;
-        const blockRate = window.blocks / window.samples;
+        const errorRate = state.errors / state.samples;
+        const blockRate = state.blocks / state.samples;
         const now = this.now();
 
         // Over the ceiling, a site refuses almost everything past it, and refusals come back at once: a window
@@ -201,45 +201,45 @@ export class ConcurrencyController {
         // to put the window over the threshold even if every outcome still missing to `minSamples` were clean.
         // And a site failing a few percent at random has windows of 20 with 3 errors in them: the errors must
         // also be more than chance would give at the ambient rate.
-        const judged = Math.max(window.samples, minSamples);
-        const tooManyErrors = window.ambient.tooMany(window.errors, judged, highThreshold);
-        if (tooManyErrors || window.blocks > highThreshold * judged) {
-            if (tooManyErrors) window.ambient.cut(window.limit);
-            this.change(domain, window, Math.max(minConcurrency, Math.floor(window.limit * decreaseFactor)), { errorRate, blockRate, now });
+        const judged = Math.max(state.samples, minSamples);
+        const tooManyErrors = state.ambient.tooMany(state.errors, judged, highThreshold);
+        if (tooManyErrors || state.blocks > highThreshold * judged) {
+            if (tooManyErrors) state.ambient.cut(state.limit);
+            this.change(domain, state, Math.max(minConcurrency, Math.floor(state.limit * decreaseFactor)), { errorRate, blockRate, now });
             return;
         }
-        const undoTo = window.ambient.judgeTrial(lowThreshold);
+        const undoTo = state.ambient.judgeTrial(lowThreshold);
         if (undoTo !== undefined) {
-            this.change(domain, window, Math.max(window.limit, undoTo), { errorRate, blockRate, now });
+            this.change(domain, state, Math.max(state.limit, undoTo), { errorRate, blockRate, now });
             return;
         }
-        if (window.samples < minSamples || now - window.windowStart < intervalMs) return;
-        window.ambient.windowEnded();
-        const clean = errorRate < window.ambient.rate + lowThreshold && blockRate < lowThreshold;
-        const used = window.peakInFlight >= USED_SHARE_TO_RAISE * window.limit;
-        const latency = window.median();
-        const baseline = window.baseline();
+        if (state.samples < minSamples || now - state.windowStart < intervalMs) return;
+        state.ambient.windowEnded();
+        const clean = errorRate < state.ambient.rate + lowThreshold && blockRate < lowThreshold;
+        const used = state.peakInFlight >= USED_SHARE_TO_RAISE * state.limit;
+        const latency = state.median();
+        const baseline = state.baseline();
         const queueing = latency !== null && baseline !== undefined && latency > this.options.latencyTolerance * baseline;
-        const raised = clean && used && !queueing ? Math.min(this.maxConcurrency, window.limit + increaseStep) : window.limit;
+        const raised = clean && used && !queueing ? Math.min(this.maxConcurrency, state.limit + increaseStep) : state.limit;
         // Neither clean nor bad enough (or the limit unused, or responses slowing): hold it, and judge it again over a fresh window.
-        this.change(domain, window, raised, { errorRate, blockRate, now });
+        this.change(domain, state, raised, { errorRate, blockRate, now });
     }
 
     /** Sets a domain's limit (recording the decision when it changed) and starts a new window. */
-    private change(domain: string, window: DomainWindow, to: number, { errorRate, blockRate, now }: { errorRate: number; blockRate: number; now: number }): void {
-        if (to !== window.limit) {
+    private change(domain: string, state: DomainState, to: number, { errorRate, blockRate, now }: { errorRate: number; blockRate: number; now: number }): void {
+        if (to !== state.limit) {
             this.record({
                 at: now,
                 domain,
-                from: window.limit,
+                from: state.limit,
                 to,
                 errorRate: round(errorRate),
                 blockRate: round(blockRate),
-                samples: window.samples,
-                latencyMs: window.median(),
+                samples: state.samples,
+                latencyMs: state.median(),
             });
         }
-        window.close(to, now);
+        state.endWindow(to, now);
     }
 
     private record(decision: ConcurrencyDecision): void {
@@ -254,10 +254,10 @@ export class ConcurrencyController {
         for (const listener of this.listeners) listener(poolLimit);
     }
 
-    private window(domain: string): DomainWindow {
-        let window = this.domains.get(domain);
-        if (!window) this.domains.set(domain, (window = new DomainWindow(this.maxConcurrency, this.now())));
-        return window;
+    private state(domain: string): DomainState {
+        let state = this.domains.get(domain);
+        if (!state) this.domains.set(domain, (state = new DomainState(this.maxConcurrency, this.now())));
+        return state;
     }
 }
 

@@ -1,6 +1,7 @@
 /**
- * The run's counters. Every stage records here; the progress line, the summary and the
- * tests read from here. Plain numbers, no logic beyond counting.
+ * The run's counters. The frontier counts what it admits, each outcome's commit what it stored,
+ * and the observers of the run's events (wiring/observers.ts) the rest; the progress line, the
+ * summary and the tests read from here. Plain numbers, no logic beyond counting.
  */
 import type { FailureClass } from '../vocabulary/failure.js';
 import type { ErrorsByClass, LinksSkipped, RouteStats } from '../vocabulary/report.js';

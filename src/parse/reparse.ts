@@ -13,7 +13,7 @@ import { DatasetSink, storeNames } from '../store/datasets.js';
 import { RawStore } from '../store/rawStore.js';
 import { quarantineEntries, storedItems, type QuarantineEntry, type StoredItem } from '../store/records.js';
 import type { DeadLetterEntry } from '../vocabulary/failure.js';
-import { parsePage } from './parsePage.js';
+import { type ParsedPage, parsePage } from './parsePage.js';
 
 export interface ReparseOptions {
     site: Site;
@@ -27,6 +27,8 @@ export interface ReparseResult {
     pages: number;
     /** Cheap fetches of `auto` routes that still miss fields: they need the browser, so they stay where they were. */
     needBrowser: number;
+    /** Pages whose parse throws (a link rule that throws, say): the crawl could not finish them either, so they stay where they were. */
+    unparsable: number;
     items: { before: number; after: number };
     quarantined: { before: number; after: number };
     /** Items whose value of a field differs from before (added and removed items count for every field). */
@@ -62,6 +64,7 @@ export async function reparse({ site, storageDir, config, route }: ReparseOption
 
     let pages = 0;
     let needBrowser = 0;
+    let unparsable = 0;
     const judged = new Set<string>();
     const claimed = new Set<string>();
     const finalKeys = await finalPageKeys(raw);
@@ -70,7 +73,13 @@ export async function reparse({ site, storageDir, config, route }: ReparseOption
         const pageRoute = site.routes.get(page.label);
         if (!pageRoute?.extract) continue;
         // The crawl's own parse: the same parser for the same renderer, so the same bytes give the same records.
-        const parsed = parsePage(pageRoute, { html: page.body, finalUrl: page.finalUrl, renderer: page.renderer, userData: {}, trackingParams: site.trackingParams });
+        let parsed: ParsedPage;
+        try {
+            parsed = parsePage(pageRoute, { html: page.body, finalUrl: page.finalUrl, renderer: page.renderer, userData: {}, trackingParams: site.trackingParams });
+        } catch {
+            unparsable += 1;
+            continue;
+        }
         const canonical = parsed.canonical ?? page.url;
         // As in the crawl, a page whose canonical URL another page already holds adds nothing.
         if (claimed.has(urlKey(canonical))) continue;
@@ -95,6 +104,7 @@ export async function reparse({ site, storageDir, config, route }: ReparseOption
     const result: ReparseResult = {
         pages,
         needBrowser,
+        unparsable,
         items: { before: await count(before.items), after: await items.count() },
         quarantined: { before: await count(before.quarantine), after: await quarantine.count() },
         changedByField,

@@ -25,7 +25,6 @@ import type { SiteStores } from './open.js';
 export interface Pipeline {
     options: CrawlOptions;
     stores: SiteStores;
-    events: RunEvents;
     frontier: Frontier;
     parser: PageParser;
     /** The stages' crawlers, so their load can be read whenever it is asked for. */
@@ -51,6 +50,14 @@ export function buildPipeline(stores: SiteStores, options: CrawlOptions): Pipeli
         browserWaitSecs = CRAWL_DEFAULTS.browserWaitSecs,
     } = options;
     const { names, config, storage, httpQueue, browserQueue, raw, runState, stats, seenSet } = stores;
+    // The parts that check their options come first: one that throws does so before a parse worker starts.
+    const retryPolicy = new RetryPolicy(options.retry);
+    const renderLearner = new RenderLearner(options.renderLearning);
+    const driftBreaker = new DriftBreaker(options.driftBreaker);
+    const timeouts = options.adaptiveTimeout ?? CRAWL_DEFAULTS.adaptiveTimeout;
+    const adaptiveTimeout = timeouts ? new AdaptiveTimeout(requestTimeoutSecs * 1000, timeouts === true ? {} : timeouts) : undefined;
+    const adaptive = options.adaptiveConcurrency ?? CRAWL_DEFAULTS.adaptiveConcurrency;
+    const concurrency = adaptive ? new ConcurrencyController({ ...(adaptive === true ? {} : adaptive), maxConcurrency }) : undefined;
     const events = new RunEvents();
     const outcomes = new Outcomes({ storage, names, stats, runState });
     const frontier = new Frontier({
@@ -63,15 +70,9 @@ export function buildPipeline(stores: SiteStores, options: CrawlOptions): Pipeli
         log,
         maxRequests: options.maxRequests,
     });
-    const renderLearner = new RenderLearner(options.renderLearning);
-    const driftBreaker = new DriftBreaker(options.driftBreaker);
     const parser = createPageParser(site, options.parseWorkers ?? defaultParseWorkers());
     const pageHandler = new PageHandler({ frontier, parser, raw, events, log });
     const stages = new RunningStages();
-    const timeouts = options.adaptiveTimeout ?? CRAWL_DEFAULTS.adaptiveTimeout;
-    const adaptiveTimeout = timeouts ? new AdaptiveTimeout(requestTimeoutSecs * 1000, timeouts === true ? {} : timeouts) : undefined;
-    const adaptive = options.adaptiveConcurrency ?? CRAWL_DEFAULTS.adaptiveConcurrency;
-    const concurrency = adaptive ? new ConcurrencyController({ ...(adaptive === true ? {} : adaptive), maxConcurrency }) : undefined;
     const metrics = options.metricsPort === undefined ? undefined : new Metrics({ stats, load: stages.load, concurrency });
     observeRun(events, { stats, metrics, concurrency, adaptiveTimeout, renderLearner, driftBreaker, log });
 
@@ -83,7 +84,7 @@ export function buildPipeline(stores: SiteStores, options: CrawlOptions): Pipeli
         outcomes,
         events,
         log,
-        retryPolicy: new RetryPolicy(options.retry),
+        retryPolicy,
         requestTimeoutSecs,
         driftBreaker,
     };
@@ -111,7 +112,6 @@ export function buildPipeline(stores: SiteStores, options: CrawlOptions): Pipeli
     return {
         options,
         stores,
-        events,
         frontier,
         parser,
         stages,

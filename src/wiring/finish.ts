@@ -1,19 +1,21 @@
 /**
  * Wiring, step 4 of 4 (open → build → run → finish; see run.ts): the stores let go, whatever
- * happened; then, for a run that got to its end or to a graceful stop, the summary, the exit code
- * and the run report.
+ * happened after they were opened; then, for a run that got to its end or to a graceful stop, the
+ * summary, the exit code and the run report.
  */
 import { constants } from 'node:os';
 import { renderReport } from '../monitor/report.js';
 import { buildSummary } from '../monitor/summary.js';
 import { runId, writeReport } from '../monitor/writeReport.js';
+import type { PageParser } from '../parse/pageParser.js';
 import type { RunSummary } from '../vocabulary/report.js';
 import type { Pipeline } from './build.js';
+import type { SiteStores } from './open.js';
 import type { Ran } from './rounds.js';
 
-/** Stops the parse workers, writes what is buffered and lets go of the stores and the site's lock. */
-export async function closePipeline({ parser, stores }: Pipeline): Promise<void> {
-    await parser.close();
+/** Stops the parse workers (when the pipeline got as far as starting them), writes what is buffered and lets go of the stores and the site's lock. */
+export async function closeRun(stores: SiteStores, parser: PageParser | undefined): Promise<void> {
+    await parser?.close();
     await stores.raw.flush();
     stores.lock.release();
     await stores.storage.close();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FetchFailure } from '../../src/fetch/failures.js';
 import { ConcurrencyController, type ConcurrencyControllerOptions } from '../../src/fetch/concurrencyController.js';
-import type { Outcome } from '../../src/fetch/domainWindow.js';
+import type { Outcome } from '../../src/fetch/domainState.js';
 
 const A = 'http://a.test/page';
 const B = 'http://b.test/page';

@@ -168,7 +168,7 @@ function ordinaryPage(title: string, content: string): string {
 }
 
 // Block pages below are trimmed renditions of what each vendor serves, written from the vendors' docs and the
-// public captures cited next to BLOCK_SIGNS in failures.ts (ids, hosts and keys made up).
+// public captures cited next to BLOCK_SIGNS in responseCheck.ts (ids, hosts and keys made up).
 
 /** Cloudflare's managed challenge: its title, `_cf_chl_opt` and the orchestrate script it loads. */
 const CLOUDFLARE_CHALLENGE = `<!DOCTYPE html><html lang="en-US"><head><title>Just a moment...</title></head><body>

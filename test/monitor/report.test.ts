@@ -27,7 +27,7 @@ function fakeRun(routes = { listing: 'category', detail: 'product' }): { summary
     let concurrency = 4;
     let browserInFlight = 0;
     const timeline = new Timeline(stats, {
-        // As run.ts records them: each stage's requests in flight and its autoscaled pool's limit.
+        // As wiring/monitors.ts records them: each stage's requests in flight and its autoscaled pool's limit.
         gauges: () => ({ httpInFlight: inFlight, httpConcurrency: concurrency, browserInFlight, browserConcurrency: 4 }),
     });
     let seed = 42;

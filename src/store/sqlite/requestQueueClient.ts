@@ -45,7 +45,7 @@ import type {
     UpdateRequestSchema,
 } from '@crawlee/types';
 import type { SqliteDb } from './database.js';
-import { type QueueRow, RETRY_WAIT, type RequestRow } from './requestQueueSql.js';
+import { type QueueRow, RETRY_WAIT, type RequestRow, statements } from './requestQueueSql.js';
 import { isHandled, parseRequest, QueueTable, requestIdOf, serialize, toQueueInfo, waitingUntil } from './requestQueueTable.js';
 import { StorageTable } from './storageTable.js';
 
@@ -58,32 +58,27 @@ export interface SqliteRequestQueueOptions {
 }
 
 export class SqliteRequestQueueClient implements RequestQueueClient {
+    private readonly st;
     private readonly table: QueueTable;
 
     constructor(db: SqliteDb, idOrName: string, options: RequestQueueOptions = {}, { randomOrder = false }: SqliteRequestQueueOptions = {}) {
+        this.st = statements(db);
         // Locks belong to a client key: Crawlee's `RequestQueue` passes its own.
         this.table = new QueueTable(db, idOrName, options.clientKey ?? randomUUID(), randomOrder);
     }
 
     async get(): Promise<RequestQueueInfo | undefined> {
-        const row = this.table.queues.find(this.table.idOrName);
+        const row = this.table.find();
         return row && toQueueInfo(row);
     }
 
     async update(newFields: { name?: string }): Promise<Partial<RequestQueueInfo> | undefined> {
-        const row = this.table.queueRow();
-        if (newFields.name) this.table.queues.rename(row.seq, newFields.name);
+        if (newFields.name) this.table.rename(newFields.name);
         return toQueueInfo(this.table.queueRow());
     }
 
     async delete(): Promise<void> {
-        const row = this.table.queues.find(this.table.idOrName);
-        this.table.forget();
-        if (!row) return;
-        this.table.st.transaction.immediate(() => {
-            this.table.st.deleteRequests.run(row.seq);
-            this.table.st.deleteQueue.run(row.seq);
-        });
+        this.table.drop();
     }
 
     /** The first pending requests not locked by anyone, without locking them. */
@@ -103,7 +98,7 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
         return this.table.mutate((m) => {
             const rows = this.table.head(m.queue.seq, m.now, limit);
             const lockedUntil = m.now + lockSecs * 1000;
-            for (const row of rows) this.table.st.setLock.run(row.order_no, lockedUntil, this.table.clientKey, row.rowid);
+            for (const row of rows) this.st.setLock.run(row.order_no, lockedUntil, this.table.clientKey, row.rowid);
             return {
                 limit,
                 lockSecs,
@@ -111,7 +106,7 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
                 queueModifiedAt: new Date(m.queue.modified_at),
                 hadMultipleClients: m.queue.had_multiple_clients === 1,
                 // Locks held by anyone, this client included: Crawlee's isFinished() is false while any are.
-                queueHasLockedRequests: this.table.st.anyLocked.get(m.queue.seq, m.now) !== undefined,
+                queueHasLockedRequests: this.st.anyLocked.get(m.queue.seq, m.now) !== undefined,
                 items: rows.map((row) => parseRequest<RequestQueueHeadItem>(row.json)),
             };
         });
@@ -132,14 +127,14 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
             row?.locked_by === this.table.clientKey &&
             row.locked_until! >= now + options.lockSecs * 1000 - slack;
         // Read first, outside a write transaction: only this client can change a lock it holds.
-        const current = this.table.st.state.get(this.table.seq(), id);
+        const current = this.st.state.get(this.table.seq(), id);
         if (keep(current, Date.now())) return { lockExpiresAt: new Date(current!.locked_until!) };
         return this.table.mutate((m) => {
             const row = this.table.lockable(m, id);
             if (keep(row, m.now)) return { lockExpiresAt: new Date(row.locked_until!) };
             const lockedUntil = Math.max(row.locked_until ?? 0, m.now + options.lockSecs * 1000);
             const orderNo = options.forefront ? this.table.position(m, true) : row.order_no!;
-            this.table.st.setLock.run(orderNo, lockedUntil, this.table.clientKey, row.rowid);
+            this.st.setLock.run(orderNo, lockedUntil, this.table.clientKey, row.rowid);
             return { lockExpiresAt: new Date(lockedUntil) };
         });
     }
@@ -151,7 +146,7 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
             if (row.locked_until === null || row.locked_until <= m.now) {
                 throw new Error(`Request with ID ${id} is not locked in queue ${this.table.idOrName}`);
             }
-            this.table.st.setLock.run(this.table.position(m, options.forefront ?? false), null, null, row.rowid);
+            this.st.setLock.run(this.table.position(m, options.forefront ?? false), null, null, row.rowid);
         });
     }
 
@@ -169,7 +164,7 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
     }
 
     async getRequest(id: string): Promise<RequestOptions | undefined> {
-        const row = this.table.st.json.get(this.table.seq(), id);
+        const row = this.st.json.get(this.table.seq(), id);
         return row && parseRequest(row.json);
     }
 
@@ -185,11 +180,11 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
         // serializing the request (a handled request stays as it was stored when it was handled).
         if (isHandled(request)) {
             const id = requestIdOf(request);
-            if (this.table.st.state.get(this.table.seq(), id)?.order_no === null) return { requestId: id, wasAlreadyPresent: true, wasAlreadyHandled: true };
+            if (this.st.state.get(this.table.seq(), id)?.order_no === null) return { requestId: id, wasAlreadyPresent: true, wasAlreadyHandled: true };
         }
         return this.table.mutate((m) => {
             const { id, json } = serialize(request);
-            const existing = this.table.st.state.get(m.queue.seq, id);
+            const existing = this.st.state.get(m.queue.seq, id);
             if (!existing) {
                 const { requestId, wasAlreadyPresent, wasAlreadyHandled } = this.table.insert(m, request, options.forefront === true);
                 return { requestId, wasAlreadyPresent, wasAlreadyHandled };
@@ -199,7 +194,7 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
             if (handled && wasHandled) return { requestId: id, wasAlreadyPresent: true, wasAlreadyHandled: true };
             const retryAt = handled ? undefined : waitingUntil(request, m.now);
             const orderNo = handled ? null : this.table.position(m, options.forefront === true || retryAt !== undefined);
-            this.table.st.rewrite.run(orderNo, retryAt ?? null, retryAt ? RETRY_WAIT : null, json, existing.rowid);
+            this.st.rewrite.run(orderNo, retryAt ?? null, retryAt ? RETRY_WAIT : null, json, existing.rowid);
             m.handledCount += Number(handled) - Number(wasHandled);
             m.modified = true;
             return { requestId: id, wasAlreadyPresent: true, wasAlreadyHandled: wasHandled };
@@ -213,9 +208,9 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
     markHandled(request: RequestSchema): boolean {
         return this.table.mutate((m) => {
             const { id, json } = serialize({ ...request, handledAt: request.handledAt ?? new Date(m.now).toISOString() });
-            const existing = this.table.st.state.get(m.queue.seq, id);
+            const existing = this.st.state.get(m.queue.seq, id);
             if (!existing || existing.order_no === null) return false;
-            this.table.st.rewrite.run(null, null, null, json, existing.rowid);
+            this.st.rewrite.run(null, null, null, json, existing.rowid);
             m.handledCount += 1;
             m.modified = true;
             return true;
@@ -224,7 +219,7 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
 
     /** `getRequest`, synchronously: inside the caller's transaction, it reads what that transaction wrote. */
     readRequest(id: string): RequestSchema | undefined {
-        const row = this.table.st.json.get(this.table.seq(), id);
+        const row = this.st.json.get(this.table.seq(), id);
         return row && parseRequest<RequestSchema>(row.json);
     }
 
@@ -238,14 +233,14 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
         if (isHandled(request)) throw new Error('A request to re-queue must not have handledAt.');
         return this.table.mutate((m) => {
             const { id, json } = serialize(request);
-            const existing = this.table.st.state.get(m.queue.seq, id);
+            const existing = this.st.state.get(m.queue.seq, id);
             if (!existing) {
                 this.table.insert(m, request, false);
                 return 'added';
             }
             if (existing.order_no !== null) return 'pending';
             const retryAt = waitingUntil(request, m.now);
-            this.table.st.rewrite.run(this.table.position(m, false), retryAt ?? null, retryAt ? RETRY_WAIT : null, json, existing.rowid);
+            this.st.rewrite.run(this.table.position(m, false), retryAt ?? null, retryAt ? RETRY_WAIT : null, json, existing.rowid);
             m.handledCount -= 1;
             m.modified = true;
             return 'requeued';
@@ -254,9 +249,9 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
 
     async deleteRequest(id: string): Promise<void> {
         this.table.mutate((m) => {
-            const existing = this.table.st.state.get(m.queue.seq, id);
+            const existing = this.st.state.get(m.queue.seq, id);
             if (!existing) return;
-            this.table.st.remove.run(existing.rowid);
+            this.st.remove.run(existing.rowid);
             m.addedCount -= 1;
             if (existing.order_no === null) m.handledCount -= 1;
             m.modified = true;
@@ -268,12 +263,12 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
      * holding them. Never while another process crawls from this queue. Returns how many.
      */
     releaseLocks(): number {
-        return this.table.mutate(() => this.table.st.releaseQueueLocks.run(this.table.seq(), RETRY_WAIT).changes);
+        return this.table.mutate(() => this.st.releaseQueueLocks.run(this.table.seq(), RETRY_WAIT).changes);
     }
 
     /** The URL of every request in the queue, handled or not, read lazily. */
     urls(): IterableIterator<string> {
-        return this.table.st.urls.iterate(this.table.seq()) as IterableIterator<string>;
+        return this.st.urls.iterate(this.table.seq()) as IterableIterator<string>;
     }
 }
 

@@ -12,7 +12,7 @@ import { type HeadRow, type QueueRow, type RequestRow, statements } from './requ
 import { StorageTable, storageInfo } from './storageTable.js';
 
 /** One write transaction's view of the queue: positions handed out and counter changes, stored at the end. */
-export interface Mutation {
+interface Mutation {
     queue: QueueRow;
     now: number;
     nextOrder: number;
@@ -22,8 +22,8 @@ export interface Mutation {
 }
 
 export class QueueTable {
-    readonly st;
-    readonly queues: StorageTable<QueueRow>;
+    private readonly st;
+    private readonly queues: StorageTable<QueueRow>;
     private seqCache: number | undefined;
 
     constructor(
@@ -37,9 +37,24 @@ export class QueueTable {
         this.queues = StorageTable.of<QueueRow>(db, 'request_queues');
     }
 
-    /** Forgets the queue's row number: the queue was deleted, and one of the same name may be made anew. */
-    forget(): void {
+    /** The queue's row, or undefined when there is no such queue. */
+    find(): QueueRow | undefined {
+        return this.queues.find(this.idOrName);
+    }
+
+    rename(name: string): void {
+        this.queues.rename(this.queueRow().seq, name);
+    }
+
+    /** Deletes the queue and its requests; one of the same name may be made anew. */
+    drop(): void {
+        const row = this.find();
         this.seqCache = undefined;
+        if (!row) return;
+        this.st.transaction.immediate(() => {
+            this.st.deleteRequests.run(row.seq);
+            this.st.deleteQueue.run(row.seq);
+        });
     }
 
     insert(m: Mutation, request: RequestSchema, forefront: boolean): ProcessedRequest {

@@ -1,7 +1,7 @@
 /**
  * What the concurrency controller (concurrencyController.ts) knows of one domain: its limit and
- * how it got there, the outcomes of the current window, and the recent response times its
- * latency baseline comes from. The controller decides; this keeps count.
+ * how it got there, the outcomes of the current window, its ambient error rate, and the recent
+ * response times its latency baseline comes from. The controller decides; this keeps count.
  */
 import type { FailureClass } from '../vocabulary/failure.js';
 import type { DomainConcurrency } from '../vocabulary/report.js';
@@ -11,7 +11,7 @@ import { AmbientErrors, type Trial } from './ambientErrors.js';
 export type Outcome = 'ok' | FailureClass;
 
 /** A fetch under way: the epoch of the limit it was started under, when, and the trial it counts in. */
-export interface WindowAttempt {
+export interface DomainAttempt {
     epoch: number;
     startedAt: number;
     trial?: Trial;
@@ -23,7 +23,7 @@ const BASELINE_WINDOWS = 30;
 /** Response times under this are as good as instant (a local or cached page): their doubling means nothing. */
 const LATENCY_FLOOR_MS = 25;
 
-export class DomainWindow {
+export class DomainState {
     limit: number;
     increases = 0;
     decreases = 0;
@@ -56,7 +56,7 @@ export class DomainWindow {
     }
 
     /** A fetch starts now. */
-    started(now: number): WindowAttempt {
+    started(now: number): DomainAttempt {
         this.inFlight += 1;
         this.peakInFlight = Math.max(this.peakInFlight, this.inFlight);
         return { epoch: this.epoch, startedAt: now, trial: this.ambient.enrol() };
@@ -66,7 +66,7 @@ export class DomainWindow {
      * A fetch ended with `outcome`. Every outcome counts for the site's error rate, whatever the
      * limit, slow failures included; only those started under the current limit judge it.
      */
-    finished(attempt: WindowAttempt, outcome: Outcome, now: number): void {
+    finished(attempt: DomainAttempt, outcome: Outcome, now: number): void {
         this.inFlight = Math.max(0, this.inFlight - 1);
         this.lastOutcomeAt = now;
         const error = outcome === 'transient' ? 1 : 0;
@@ -90,8 +90,8 @@ export class DomainWindow {
         return this.medians.length > 0 ? Math.max(LATENCY_FLOOR_MS, Math.min(...this.medians)) : undefined;
     }
 
-    /** Ends the window with the limit at `to` (its median joins the baseline's history) and starts the next one. */
-    close(to: number, now: number): void {
+    /** Ends the window with the limit set to `to` (its median joins the baseline's history) and starts the next one. */
+    endWindow(to: number, now: number): void {
         const latency = this.median();
         if (latency !== null) {
             this.medians.push(latency);
