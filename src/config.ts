@@ -7,7 +7,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
 import { ConfigError } from './configError.js';
 import type { CrawlOptions } from './crawlOptions.js';
-import { ENVIRONMENT_ONLY, OPTION_GROUPS, OPTIONS, type OptionName, type OptionSpec } from './options.js';
+import { ENVIRONMENT_ONLY, OPTIONS, type OptionName, optionsByGroup, type OptionSpec } from './options.js';
 
 /** The options' values, as their schemas read them. */
 export type Config = { [Name in OptionName]: z.output<(typeof OPTIONS)[Name]['schema']> };
@@ -89,10 +89,7 @@ export function helpText(): string {
         '',
         'Options (flags override environment variables, which may be set in .env):',
     ];
-    for (const [group, title] of Object.entries(OPTION_GROUPS)) {
-        const names = ALL_OPTIONS.filter((name) => OPTIONS[name].group === group);
-        lines.push('', `${title}:`, optionLines(names));
-    }
+    for (const { title, names } of optionsByGroup()) lines.push('', `${title}:`, optionLines(names));
     lines.push('', `  ${'--help'.padEnd(30)} show this help`, '', 'Environment only:');
     for (const variable of ENVIRONMENT_ONLY) lines.push(`  ${variable.env.padEnd(30)} ${variable.doc} (default: ${variable.defaultText})`);
     lines.push('');

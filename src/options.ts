@@ -239,6 +239,12 @@ export const OPTIONS = {
 
 export type OptionName = keyof typeof OPTIONS;
 
+/** Each group with its title and the names of its options, in the table's order: how --help and the docs list them. */
+export function optionsByGroup(): { title: string; names: OptionName[] }[] {
+    const names = Object.keys(OPTIONS) as OptionName[];
+    return Object.entries(OPTION_GROUPS).map(([group, title]) => ({ title, names: names.filter((name) => OPTIONS[name].group === group) }));
+}
+
 /**
  * Variables that are no option of a run: read where they are needed, from the environment only
  * (so a test's child process keeps the machine's Chromium). Documented with the options.
