@@ -6,7 +6,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
 import { ConfigError } from './configError.js';
-import type { CrawlOptions } from './crawlOptions.js';
+import type { CrawlOptions, DistributedOptions } from './crawlOptions.js';
 import { ENVIRONMENT_ONLY, OPTIONS, type OptionName, optionsByGroup, type OptionSpec } from './options.js';
 
 /** The options' values, as their schemas read them. */
@@ -136,5 +136,17 @@ export function crawlOptionsOf(config: Config): Omit<CrawlOptions, 'site' | 'sta
         metricsPort: config.metricsPort,
         metricsHost: config.metricsHost,
         progressIntervalSecs: config.progressIntervalSecs,
+        distributed: distributedOptionsOf(config),
     };
+}
+
+/** The distributed mode when both URLs are given; one without the other is a mistake worth a clear message. */
+function distributedOptionsOf(config: Config): DistributedOptions | undefined {
+    const { redisUrl, databaseUrl } = config;
+    if (!redisUrl && !databaseUrl) return undefined;
+    if (!redisUrl || !databaseUrl) {
+        throw new ConfigError(`the distributed mode needs both --redis-url (REDIS_URL) and --database-url (DATABASE_URL); only ${redisUrl ? '--redis-url' : '--database-url'} is set`);
+    }
+    const { redisPrefix, jobLockSecs, finishGraceSecs, fleetConcurrency } = config;
+    return { redisUrl, databaseUrl, redisPrefix, jobLockSecs, finishGraceSecs, fleetConcurrency };
 }

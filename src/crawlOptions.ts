@@ -22,6 +22,24 @@ export const CRAWL_DEFAULTS = {
     adaptiveTimeout: true,
 };
 
+/** The distributed mode: the frontier on BullMQ over Redis, the sink in PostgreSQL (wiring/openDistributed.ts). */
+export interface DistributedOptions {
+    /** The Redis of the shared frontier. */
+    redisUrl: string;
+    /** The PostgreSQL of the shared sink. */
+    databaseUrl: string;
+    /** The start of every Redis key. Default: `dragnet`. */
+    redisPrefix?: string;
+    /** How long a job stays locked to its worker without a renewal. Default: 30 s. */
+    jobLockSecs?: number;
+    /** How long the shared frontier must stay empty before a worker ends. Default: 5 s. */
+    finishGraceSecs?: number;
+    /** Most pages of the site in work at once across the fleet. Default: no fleet-wide limit. */
+    fleetConcurrency?: number;
+}
+
+export const DISTRIBUTED_DEFAULTS = { redisPrefix: 'dragnet', jobLockSecs: 30, finishGraceSecs: 5 };
+
 export interface CrawlOptions {
     site: Site;
     /** Normalized start URLs; the site's own when empty. */
@@ -78,6 +96,8 @@ export interface CrawlOptions {
      * Default: true — at a healthy site it stays at maxConcurrency, so it costs nothing there.
      */
     adaptiveConcurrency?: boolean | Omit<ConcurrencyControllerOptions, 'maxConcurrency' | 'now'>;
+    /** Run on the shared Redis frontier and PostgreSQL sink instead of the embedded SQLite ones. Default: embedded. */
+    distributed?: DistributedOptions;
     /** Obey robots.txt. Default: true. */
     respectRobotsTxt?: boolean;
     log: Logger;

@@ -9,10 +9,11 @@
  * (RETRY_DEFAULTS, DRIFT_DEFAULTS, ...), never written twice.
  */
 import { z } from 'zod';
-import { CRAWL_DEFAULTS } from './crawlOptions.js';
+import { CRAWL_DEFAULTS, DISTRIBUTED_DEFAULTS } from './crawlOptions.js';
 import { ADAPTIVE_TIMEOUT_DEFAULTS } from './fetch/adaptiveTimeout.js';
 import { RETRY_DEFAULTS } from './fetch/retryPolicy.js';
 import { BLOOM_DEFAULTS } from './frontier/bloomSeenSet.js';
+
 import { DEFAULT_LOG_LEVEL } from './monitor/logger.js';
 import { DEFAULT_METRICS_HOST } from './monitor/statusServer.js';
 import { DRIFT_DEFAULTS } from './quality/driftBreaker.js';
@@ -24,6 +25,7 @@ export const OPTION_GROUPS = {
     frontier: 'Queue and dedup',
     quality: 'Data quality',
     output: 'Storage and output',
+    distributed: 'Distributed mode (many workers, one frontier)',
     monitor: 'Monitoring',
 } as const;
 
@@ -211,6 +213,37 @@ export const OPTIONS = {
         flag: 'summary-json', env: 'DRAGNET_SUMMARY_JSON', group: 'output', defaultText: 'none',
         doc: 'also write the run summary to this JSON file',
         schema: z.string().optional(),
+    }),
+
+    redisUrl: option({
+        flag: 'redis-url', env: 'REDIS_URL', group: 'distributed', defaultText: 'none: the embedded SQLite frontier',
+        doc: 'the Redis that holds the shared frontier (BullMQ queues, seen-set, fleet state); with --database-url, switches to distributed mode',
+        schema: z.string().min(1, 'must not be empty').optional(),
+    }),
+    databaseUrl: option({
+        flag: 'database-url', env: 'DATABASE_URL', group: 'distributed', defaultText: 'none: the embedded SQLite sink',
+        doc: 'the PostgreSQL that holds items, quarantine, dead-letter and raw pages; a schema: ?options=-c%20search_path%3DNAME',
+        schema: z.string().min(1, 'must not be empty').optional(),
+    }),
+    redisPrefix: option({
+        flag: 'redis-prefix', env: 'DRAGNET_REDIS_PREFIX', group: 'distributed', default: DISTRIBUTED_DEFAULTS.redisPrefix,
+        doc: 'the start of every Redis key dragnet writes, so several fleets can share one Redis',
+        schema: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'must be letters, digits, _, . or -'),
+    }),
+    jobLockSecs: option({
+        flag: 'job-lock-secs', env: 'DRAGNET_JOB_LOCK_SECS', group: 'distributed', default: DISTRIBUTED_DEFAULTS.jobLockSecs,
+        doc: "seconds a page's job stays locked to its worker without a renewal: how soon a dead worker's pages go to the others",
+        schema: wholeAtLeast1(),
+    }),
+    finishGraceSecs: option({
+        flag: 'finish-grace-secs', env: 'DRAGNET_FINISH_GRACE_SECS', group: 'distributed', default: DISTRIBUTED_DEFAULTS.finishGraceSecs,
+        doc: 'seconds the shared frontier must stay empty, with no job locked anywhere, before a worker ends',
+        schema: wholeAtLeast1(),
+    }),
+    fleetConcurrency: option({
+        flag: 'fleet-concurrency', env: 'DRAGNET_FLEET_CONCURRENCY', group: 'distributed', defaultText: 'no fleet-wide limit',
+        doc: "most pages of the site in work at once across all workers (BullMQ's global concurrency), so N workers do not send N times what the site takes",
+        schema: wholeAtLeast1().optional(),
     }),
 
     metricsPort: option({

@@ -13,11 +13,11 @@
 import type { CrawlOptions, CrawlResult } from './crawlOptions.js';
 import { buildPipeline, type Pipeline } from './wiring/build.js';
 import { closeRun, finishRun } from './wiring/finish.js';
-import { logOpened, openSiteStores } from './wiring/open.js';
+import { logOpened, openRunStores } from './wiring/open.js';
 import { type Ran, runRounds } from './wiring/rounds.js';
 
 export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
-    const stores = await openSiteStores({ ...options, site: options.site.name });
+    const stores = await openRunStores(options);
     let pipeline: Pipeline | undefined;
     let ran: Ran;
     try {

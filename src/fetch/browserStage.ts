@@ -14,7 +14,7 @@ import { extractAndValidate, isIncomplete } from '../quality/validate.js';
 import type { PageContext, Route } from '../site.js';
 import type { RequestData } from '../vocabulary/request.js';
 import { CHROMIUM_ARGS } from './chromium.js';
-import { type CrawlerClass, type CrawlerHooks, withHooks } from './crawlerHooks.js';
+import { type CrawlerClass, type CrawlerHooks, queueOption, withHooks } from './crawlerHooks.js';
 import { deadLetterStopped, failureHook } from './failureHandlers.js';
 import type { StageOptions } from './httpStage.js';
 import { checkResponse } from './responseCheck.js';
@@ -42,7 +42,7 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
     const { site, frontier, pageHandler, outcomes, queue, events, waitForTimeoutMillis } = options;
     const crawler = new HookedPlaywrightCrawler(
         {
-            requestQueue: options.queue,
+            ...queueOption(options.queue),
             // It runs beside the HTTP stage and waits for escalations; the runner stops it when both are done.
             keepAlive: true,
             maxConcurrency: options.maxConcurrency,

@@ -3,15 +3,15 @@
  * while the cheap crawl goes on, not after it. The browser starts only once a page needs it;
  * when no working browser is there, those pages go to dead-letter instead, with one message.
  */
-import type { RequestQueue } from '@crawlee/core';
 import type { PlaywrightCrawler } from '@crawlee/playwright';
 import type { Logger } from 'pino';
 import type { Outcomes } from '../store/outcomes.js';
+import type { FrontierQueue } from '../vocabulary/queue.js';
 import { browserProblem } from './chromium.js';
 import { giveUp } from './failureHandlers.js';
 
 export interface BrowserStageRunnerOptions {
-    queue: RequestQueue;
+    queue: FrontierQueue;
     /**
      * Builds the browser stage (a keep-alive PlaywrightCrawler) for this Chromium. Asynchronous, so
      * that the stage's code (browserStage.ts, Playwright) is loaded only now, when a page needs it.
@@ -114,7 +114,7 @@ export class BrowserStageRunner {
  * dead-letter as `renderer-unavailable`, to be re-queued once a browser is installed.
  * Returns how many there were.
  */
-async function deadLetterUnrendered(queue: RequestQueue, outcomes: Outcomes, problem: string): Promise<number> {
+async function deadLetterUnrendered(queue: FrontierQueue, outcomes: Outcomes, problem: string): Promise<number> {
     let count = 0;
     for (let request = await queue.fetchNextRequest(); request; request = await queue.fetchNextRequest()) {
         await giveUp(queue, outcomes, request, { failureClass: 'permanent', reason: 'renderer-unavailable', error: problem, attempts: 0, stage: 'browser' });

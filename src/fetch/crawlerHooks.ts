@@ -9,8 +9,19 @@
  *   transaction here; Crawlee alone would mark it handled first and call `failedRequestHandler`
  *   after, and a process killed in between would lose it.
  */
-import type { Request } from '@crawlee/core';
+import type { Request, RequestProvider } from '@crawlee/core';
 import { HttpCrawler, type HttpCrawlingContext } from '@crawlee/http';
+import type { FrontierQueue } from '../vocabulary/queue.js';
+
+/**
+ * A stage's queue as a crawler option. Crawlee 3.18's `requestManager` option is what takes any
+ * request manager, but the option checks of HttpCrawler and BrowserCrawler do not know it (they
+ * reject it); `requestQueue` is checked by shape (`fetchNextRequest`, `addRequest`) and then used
+ * as the request manager (BasicCrawler.initializeRequestManager), so any FrontierQueue goes there.
+ */
+export function queueOption(queue: FrontierQueue): { requestQueue: RequestProvider } {
+    return { requestQueue: queue as unknown as RequestProvider };
+}
 
 /** Deals with the request without fetching it and returns true, or returns false to fetch as usual. */
 export type PreFetchCheck = (request: Request) => Promise<boolean>;

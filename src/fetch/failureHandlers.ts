@@ -3,12 +3,13 @@
  * retry it after the retry policy's delay (it waits in the queue, holding no slot) or give up and
  * dead-letter it with its reason.
  */
-import type { Request, RequestQueue } from '@crawlee/core';
+import type { Request } from '@crawlee/core';
 import type { Logger } from 'pino';
 import { deadLetterOutcome } from '../frontier/deadLetter.js';
 import type { Outcomes } from '../store/outcomes.js';
 import type { RunEvents } from '../vocabulary/events.js';
 import type { DeadLetterEntry } from '../vocabulary/failure.js';
+import type { FrontierQueue } from '../vocabulary/queue.js';
 import type { RequestData, Stage } from '../vocabulary/request.js';
 import type { FailureHook } from './crawlerHooks.js';
 import { classifyError } from './failures.js';
@@ -17,7 +18,7 @@ import type { RetryPolicy } from './retryPolicy.js';
 export interface FailureHandlerOptions {
     stage: Stage;
     /** The stage's queue: a request given up on is marked handled there. */
-    queue: RequestQueue;
+    queue: FrontierQueue;
     outcomes: Outcomes;
     retryPolicy: RetryPolicy;
     /** Told of every failed attempt and every retry. */
@@ -61,7 +62,7 @@ export function failureHook({ stage, queue, outcomes, retryPolicy, events, log }
  * A request that will not be fetched in this run because its route's drift breaker tripped:
  * dead-lettered as `route-stopped`, to be re-queued once the extractor is fixed.
  */
-export function deadLetterStopped(request: Request, stage: Stage, { queue, outcomes }: { queue: RequestQueue; outcomes: Outcomes }): Promise<void> {
+export function deadLetterStopped(request: Request, stage: Stage, { queue, outcomes }: { queue: FrontierQueue; outcomes: Outcomes }): Promise<void> {
     return giveUp(queue, outcomes, request, {
         failureClass: 'invalid',
         reason: 'route-stopped',
@@ -73,7 +74,7 @@ export function deadLetterStopped(request: Request, stage: Stage, { queue, outco
 
 /** Dead-letters `request` and marks it handled in `queue`, in one transaction; resolves once committed. */
 export function giveUp(
-    queue: RequestQueue,
+    queue: FrontierQueue,
     outcomes: Outcomes,
     request: Request,
     entry: Omit<DeadLetterEntry, 'url' | 'label' | 'deadLetteredAt'>,

@@ -4,7 +4,8 @@
  * parsed, in a parse worker by default (parse/pageParser.ts). Redirects are not followed here: their
  * targets go back through the frontier, so an alias never fetches a page twice.
  */
-import type { Configuration, RequestQueue } from '@crawlee/core';
+import type { Configuration } from '@crawlee/core';
+import type { FrontierQueue } from '../vocabulary/queue.js';
 import type { HttpCrawler, HttpCrawlingContext } from '@crawlee/http';
 import type { Logger } from 'pino';
 import type { Frontier } from '../frontier/frontier.js';
@@ -16,7 +17,7 @@ import type { RunEvents } from '../vocabulary/events.js';
 import type { RequestData } from '../vocabulary/request.js';
 import type { AdaptiveTimeout } from './adaptiveTimeout.js';
 import type { ConcurrencyController } from './concurrencyController.js';
-import { HookedHttpCrawler } from './crawlerHooks.js';
+import { HookedHttpCrawler, queueOption } from './crawlerHooks.js';
 import { deadLetterStopped, failureHook } from './failureHandlers.js';
 import { FetchFailure } from './failures.js';
 import type { RenderLearner } from './renderLearning.js';
@@ -25,7 +26,7 @@ import { parseRetryAfter, type RetryPolicy } from './retryPolicy.js';
 
 export interface StageOptions {
     site: Site;
-    queue: RequestQueue;
+    queue: FrontierQueue;
     config: Configuration;
     frontier: Frontier;
     pageHandler: PageHandler;
@@ -67,7 +68,7 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
     const startConcurrency = concurrency ? Math.min(concurrency.poolLimit(), options.maxConcurrency) : options.maxConcurrency;
     const crawler = new HookedHttpCrawler(
         {
-            requestQueue: options.queue,
+            ...queueOption(options.queue),
             maxConcurrency: startConcurrency,
             autoscaledPoolOptions: {
                 // Fetching is waiting on the network: start at the limit instead of creeping up 5% per 10 s

@@ -17,6 +17,34 @@ export interface BloomSeenSetOptions {
 
 export const BLOOM_DEFAULTS = { expectedItems: 10_000_000, falsePositiveRate: 1e-6 };
 
+/** A filter's size: `bitCount` bits (m) and `hashCount` positions per key (k). */
+export interface BloomSizing {
+    bitCount: number;
+    hashCount: number;
+}
+
+/** The textbook optimum for n expected items at rate p: m = -n ln p / (ln 2)^2 bits and k = (m / n) ln 2 hashes. */
+export function bloomSizing(options: BloomSeenSetOptions = {}): BloomSizing {
+    const expectedItems = options.expectedItems ?? BLOOM_DEFAULTS.expectedItems;
+    const falsePositiveRate = options.falsePositiveRate ?? BLOOM_DEFAULTS.falsePositiveRate;
+    if (!(expectedItems > 0)) throw new RangeError('expectedItems must be positive');
+    if (!(falsePositiveRate > 0 && falsePositiveRate < 1)) throw new RangeError('falsePositiveRate must be between 0 and 1');
+    const bitCount = Math.ceil((-expectedItems * Math.log(falsePositiveRate)) / Math.LN2 ** 2);
+    return { bitCount, hashCount: Math.max(1, Math.round((bitCount / expectedItems) * Math.LN2)) };
+}
+
+/**
+ * The key's `hashCount` bit positions in a filter of `bitCount` bits. Double hashing
+ * (Kirsch–Mitzenmacher): k positions from two hashes of one digest, kept under 2^53 so plain
+ * arithmetic stays exact for filters past 2^32 bits.
+ */
+export function bloomPositions(key: string, hashCount: number, bitCount: number): number[] {
+    const digest = createHash('md5').update(key).digest();
+    const h1 = digest.readUIntLE(0, 6);
+    const h2 = digest.readUIntLE(6, 5) * 2 + 1;
+    return Array.from({ length: hashCount }, (_, i) => (h1 + i * h2) % bitCount);
+}
+
 export class BloomSeenSet implements SeenSet {
     readonly bitCount: number;
     readonly hashCount: number;
@@ -27,13 +55,9 @@ export class BloomSeenSet implements SeenSet {
     expectedSkipped = 0;
 
     constructor(options: BloomSeenSetOptions = {}) {
-        const expectedItems = options.expectedItems ?? BLOOM_DEFAULTS.expectedItems;
-        const falsePositiveRate = options.falsePositiveRate ?? BLOOM_DEFAULTS.falsePositiveRate;
-        if (!(expectedItems > 0)) throw new RangeError('expectedItems must be positive');
-        if (!(falsePositiveRate > 0 && falsePositiveRate < 1)) throw new RangeError('falsePositiveRate must be between 0 and 1');
-        // The textbook optimum: m = -n ln p / (ln 2)^2 bits and k = (m / n) ln 2 hashes.
-        this.bitCount = Math.ceil((-expectedItems * Math.log(falsePositiveRate)) / Math.LN2 ** 2);
-        this.hashCount = Math.max(1, Math.round((this.bitCount / expectedItems) * Math.LN2));
+        const sizing = bloomSizing(options);
+        this.bitCount = sizing.bitCount;
+        this.hashCount = sizing.hashCount;
         this.bits = new Uint8Array(Math.ceil(this.bitCount / 8));
     }
 
@@ -66,19 +90,8 @@ export class BloomSeenSet implements SeenSet {
     }
 
     private addOne(key: string): boolean {
-        // Double hashing (Kirsch–Mitzenmacher): k positions from two hashes of one digest, kept
-        // under 2^53 so plain arithmetic stays exact for filters past 2^32 bits.
-        const digest = createHash('md5').update(key).digest();
-        const h1 = digest.readUIntLE(0, 6);
-        const h2 = digest.readUIntLE(6, 5) * 2 + 1;
-        const positions: number[] = [];
-        let present = true;
-        for (let i = 0; i < this.hashCount; i++) {
-            const bit = (h1 + i * h2) % this.bitCount;
-            positions.push(bit);
-            if (!this.isSet(bit)) present = false;
-        }
-        if (present) return false;
+        const positions = bloomPositions(key, this.hashCount, this.bitCount);
+        if (positions.every((bit) => this.isSet(bit))) return false;
         // This URL got through; a new one like it would have been wrongly rejected with chance p,
         // so each accepted URL stands for p / (1 - p) rejected ones on average.
         const p = this.falsePositiveRate;

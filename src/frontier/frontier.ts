@@ -3,20 +3,21 @@
  * robots.txt and the seen-set, counted against the request budget, and only then queued —
  * on the HTTP queue, or straight on the browser queue for `render: 'always'` routes.
  */
-import type { RequestQueue, RequestOptions } from '@crawlee/core';
+import type { RequestOptions } from '@crawlee/core';
 import type { Logger } from 'pino';
 import type { Route, Site } from '../site.js';
 import type { RunStats } from '../monitor/stats.js';
 import { InvalidUrlError, normalizeUrl, urlKey } from './normalize.js';
 import type { RobotsPolicy } from './robots.js';
 import type { SeenSet } from './seenSet.js';
+import type { FrontierQueue } from '../vocabulary/queue.js';
 import type { Link, RequestData } from '../vocabulary/request.js';
 
 export interface FrontierOptions {
     site: Site;
     seenSet: SeenSet;
-    httpQueue: RequestQueue;
-    browserQueue: RequestQueue;
+    httpQueue: FrontierQueue;
+    browserQueue: FrontierQueue;
     robots?: RobotsPolicy;
     stats: RunStats;
     log: Logger;
@@ -172,7 +173,7 @@ export class Frontier {
         }
     }
 
-    private async addTo(queue: RequestQueue, requests: RequestOptions[], options?: { forefront: boolean }): Promise<void> {
+    private async addTo(queue: FrontierQueue, requests: RequestOptions[], options?: { forefront: boolean }): Promise<void> {
         if (requests.length > 0) await queue.addRequests(requests, options);
     }
 }

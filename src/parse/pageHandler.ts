@@ -10,7 +10,8 @@ import type { Logger } from 'pino';
 import type { CanonicalClaim, Frontier } from '../frontier/frontier.js';
 import { describeIncomplete, failingFields, isIncomplete } from '../quality/validate.js';
 import type { Outcome } from '../store/outcomes.js';
-import { rawPageKey, type RawStore } from '../store/rawStore.js';
+import type { RawPages } from '../store/rawPages.js';
+import { rawPageKey } from '../store/rawStore.js';
 import { quarantineEntries, storedItems } from '../store/records.js';
 import type { Renderer, Route } from '../site.js';
 import type { RunEvents } from '../vocabulary/events.js';
@@ -34,7 +35,7 @@ export interface PageHandlerOptions {
     frontier: Frontier;
     /** Parses pages and runs their extractors: in parse workers, or in this thread. */
     parser: PageParser;
-    raw: RawStore;
+    raw: RawPages;
     /** Told that a page was fetched, escalated, or had its records stored (the render learner and the drift breaker listen). */
     events: RunEvents;
     log: Logger;

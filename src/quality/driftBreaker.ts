@@ -73,6 +73,16 @@ export class DriftBreaker {
         return trip;
     }
 
+    /**
+     * Stops a route that tripped elsewhere (another worker of the fleet); returns whether it was
+     * running here. The first trip of a route is kept.
+     */
+    adopt(trip: Trip): boolean {
+        if (this.trips.has(trip.route)) return false;
+        this.trips.set(trip.route, trip);
+        return true;
+    }
+
     /** Whether pages of this route should still be fetched. */
     isStopped(route: string): boolean {
         return this.scope === 'run' ? this.trips.size > 0 : this.trips.has(route);

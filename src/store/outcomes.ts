@@ -1,27 +1,16 @@
 /**
- * Where each request ends: its items and quarantine entries, or its dead-letter entry, stored in
- * the same SQLite transaction that marks the request handled in its queue and saves the run's
- * counters. A process killed at any moment leaves all of it or none of it, so a request is never
- * handled without its records (lost) nor stored while still pending (stored twice when it is
- * fetched again after a resume).
- *
- * Outcomes are committed in groups: every outcome settled in one turn of the event loop goes in
- * one transaction at the end of that turn, each in a savepoint of its own, so an outcome that
- * cannot be stored fails alone and the others are committed. A commit costs SQLite more than the
- * rows it writes (one commit per page was ~5% of the crawling thread); under load a group holds
- * many pages. `settle()` resolves once its outcome is committed: Crawlee's own `markRequestHandled`,
- * which follows, finds the request handled and writes nothing.
+ * Where each request ends: its items and quarantine entries, or its dead-letter entry, stored
+ * before its queue lets go of it, so a request is never done without its records (lost). Two
+ * backends: the embedded one stores an outcome and marks the request handled in one SQLite
+ * transaction (sqlite/outcomes.ts); the distributed one commits it to PostgreSQL, idempotently by
+ * request key, before the stage completes the request's job (postgres/outcomes.ts) — a page done
+ * twice after a lost job lock is stored once.
  */
-import type { RequestQueue } from '@crawlee/core';
 import type { RequestSchema } from '@crawlee/types';
 import type { RunStats } from '../monitor/stats.js';
 import type { DeadLetterEntry } from '../vocabulary/failure.js';
-import type { StoreNames } from './datasets.js';
+import type { FrontierQueue } from '../vocabulary/queue.js';
 import type { QuarantineEntry, StoredItem } from './records.js';
-import type { RunState } from './runState.js';
-import { SqliteDatasetClient } from './sqlite/datasetClient.js';
-import { type SqliteRequestQueueClient, sqliteClientOf } from './sqlite/requestQueueClient.js';
-import type { SqliteStorageClient } from './sqlite/storageClient.js';
 
 /** What became of one request. Every field is optional: a redirect, say, stores nothing but is counted. */
 export interface Outcome {
@@ -30,85 +19,14 @@ export interface Outcome {
     deadLetter?: DeadLetterEntry;
     /** The canonical URL key the page claimed, when it is not the request's own (see RunState). */
     claim?: string;
-    /** Counts the outcome in the run's stats; runs inside the commit, so saved counters agree with the stores. */
+    /** Counts the outcome in the run's stats, once it is stored. */
     count?: (stats: RunStats) => void;
 }
 
-export interface OutcomesOptions {
-    storage: SqliteStorageClient;
-    names: StoreNames;
-    stats: RunStats;
-    runState: RunState;
-}
-
-interface Settling {
-    queue: SqliteRequestQueueClient;
-    request: RequestSchema;
-    outcome: Outcome;
-    stored: () => void;
-    failed: (error: unknown) => void;
-}
-
-export class Outcomes {
-    private readonly items: SqliteDatasetClient;
-    private readonly quarantine: SqliteDatasetClient;
-    private readonly deadLetter: SqliteDatasetClient;
-    /** Commits a group in one transaction; returns, for each outcome, the error that kept it out (undefined: stored). */
-    private readonly commitGroup: (group: Settling[]) => unknown[];
-    /** Outcomes settled in this turn of the event loop, committed at its end. */
-    private group: Settling[] = [];
-
-    constructor(options: OutcomesOptions) {
-        const { storage, names, stats, runState } = options;
-        this.items = new SqliteDatasetClient(storage.db, names.items);
-        this.quarantine = new SqliteDatasetClient(storage.db, names.quarantine);
-        this.deadLetter = new SqliteDatasetClient(storage.db, names.deadLetter);
-        // Called inside the group's transaction, a better-sqlite3 transaction is a savepoint: rolled back alone when it throws.
-        const store = storage.db.transaction(({ queue, request, outcome }: Settling) => {
-            this.items.appendItems(outcome.items ?? []);
-            this.quarantine.appendItems(outcome.quarantine ?? []);
-            if (outcome.deadLetter) this.deadLetter.appendItems([outcome.deadLetter]);
-            if (outcome.claim) runState.addClaim(outcome.claim);
-            queue.markHandled(request);
-            outcome.count?.(stats);
-        });
-        const commitGroup = storage.db.transaction((group: Settling[]) => {
-            const errors = group.map((settling) => {
-                try {
-                    store(settling);
-                    return undefined;
-                } catch (error) {
-                    return error;
-                }
-            });
-            runState.saveStats(stats.snapshot());
-            return errors;
-        });
-        this.commitGroup = (group) => commitGroup.immediate(group);
-    }
-
+export interface Outcomes {
     /**
-     * Stores the outcome and marks `request` handled in `queue`, in one transaction with the other
-     * outcomes settled in this turn of the event loop; resolves once that is committed. A request
-     * handled already gets its records all the same. Rejects, storing nothing of it and leaving the
-     * request as it was, when the outcome cannot be stored.
+     * Stores the outcome of `request`, taken from `queue`; resolves once it is committed. Rejects,
+     * storing nothing of it and leaving the request as it was, when the outcome cannot be stored.
      */
-    settle(queue: RequestQueue, request: RequestSchema, outcome: Outcome): Promise<void> {
-        return new Promise((stored, failed) => {
-            this.group.push({ queue: sqliteClientOf(queue), request, outcome, stored, failed });
-            if (this.group.length === 1) setImmediate(() => this.commit());
-        });
-    }
-
-    private commit(): void {
-        const group = this.group;
-        this.group = [];
-        let errors: unknown[];
-        try {
-            errors = this.commitGroup(group);
-        } catch (error) {
-            errors = group.map(() => error);
-        }
-        group.forEach((settling, index) => (errors[index] === undefined ? settling.stored() : settling.failed(errors[index])));
-    }
+    settle(queue: FrontierQueue, request: RequestSchema, outcome: Outcome): Promise<void>;
 }

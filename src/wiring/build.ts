@@ -17,14 +17,13 @@ import { Metrics } from '../monitor/metrics.js';
 import { PageHandler } from '../parse/pageHandler.js';
 import { createPageParser, defaultParseWorkers, type PageParser } from '../parse/pageParser.js';
 import { DriftBreaker } from '../quality/driftBreaker.js';
-import { Outcomes } from '../store/outcomes.js';
 import { RunEvents } from '../vocabulary/events.js';
 import { observeRun } from './observers.js';
-import type { SiteStores } from './open.js';
+import type { RunStores } from './stores.js';
 
 export interface Pipeline {
     options: CrawlOptions;
-    stores: SiteStores;
+    stores: RunStores;
     frontier: Frontier;
     parser: PageParser;
     /** The stages' crawlers, so their load can be read whenever it is asked for. */
@@ -41,7 +40,7 @@ export interface Pipeline {
     httpStage(): HttpCrawler<HttpCrawlingContext>;
 }
 
-export function buildPipeline(stores: SiteStores, options: CrawlOptions): Pipeline {
+export function buildPipeline(stores: RunStores, options: CrawlOptions): Pipeline {
     const { site, log } = options;
     const {
         maxConcurrency = CRAWL_DEFAULTS.maxConcurrency,
@@ -49,7 +48,7 @@ export function buildPipeline(stores: SiteStores, options: CrawlOptions): Pipeli
         requestTimeoutSecs = CRAWL_DEFAULTS.requestTimeoutSecs,
         browserWaitSecs = CRAWL_DEFAULTS.browserWaitSecs,
     } = options;
-    const { names, config, storage, httpQueue, browserQueue, raw, runState, stats, seenSet } = stores;
+    const { config, httpQueue, browserQueue, raw, stats, seenSet, outcomes } = stores;
     // The parts that check their options come first: one that throws does so before a parse worker starts.
     const retryPolicy = new RetryPolicy(options.retry);
     const renderLearner = new RenderLearner(options.renderLearning);
@@ -59,7 +58,6 @@ export function buildPipeline(stores: SiteStores, options: CrawlOptions): Pipeli
     const adaptive = options.adaptiveConcurrency ?? CRAWL_DEFAULTS.adaptiveConcurrency;
     const concurrency = adaptive ? new ConcurrencyController({ ...(adaptive === true ? {} : adaptive), maxConcurrency }) : undefined;
     const events = new RunEvents();
-    const outcomes = new Outcomes({ storage, names, stats, runState });
     const frontier = new Frontier({
         site,
         seenSet,

@@ -10,21 +10,19 @@ import { runId, writeReport } from '../monitor/writeReport.js';
 import type { PageParser } from '../parse/pageParser.js';
 import type { RunSummary } from '../vocabulary/report.js';
 import type { Pipeline } from './build.js';
-import type { SiteStores } from './open.js';
+import type { RunStores } from './stores.js';
 import type { Ran } from './rounds.js';
 
 /** Stops the parse workers (when the pipeline got as far as starting them), writes what is buffered and lets go of the stores and the site's lock. */
-export async function closeRun(stores: SiteStores, parser: PageParser | undefined): Promise<void> {
+export async function closeRun(stores: RunStores, parser: PageParser | undefined): Promise<void> {
     await parser?.close();
-    await stores.raw.flush();
-    stores.lock.release();
-    await stores.storage.close();
+    await stores.close();
 }
 
 export async function finishRun(pipeline: Pipeline, { stopped, timeline }: Ran): Promise<{ summary: RunSummary; exitCode: number }> {
     const { options, stores, renderLearner, driftBreaker, concurrency, browserStage } = pipeline;
     const { site, log } = options;
-    const { stats, names } = stores;
+    const { stats } = stores;
     const summary = buildSummary(stats, {
         site: site.name,
         seenSet: stores.seenSet,
@@ -33,13 +31,7 @@ export async function finishRun(pipeline: Pipeline, { stopped, timeline }: Ran):
         concurrency: concurrency?.byDomain(),
         browserAvailable: (await browserStage.available()) ?? options.chromiumPath !== undefined,
         stopped,
-        storage: {
-            dir: options.storageDir,
-            dataset: names.items,
-            quarantine: names.quarantine,
-            deadLetter: names.deadLetter,
-            rawPages: stores.raw.dir,
-        },
+        storage: stores.location,
     });
     const exitCode = stopped ? 128 + constants.signals[stopped] : driftBreaker.tripped.length > 0 ? 3 : browserStage.unrendered > 0 ? 1 : 0;
     const report = await writeReport(options.storageDir, runId(site.name, stats.startedAt), renderReport({ ...summary, exitCode }, timeline));

@@ -1,6 +1,7 @@
 /**
- * What watches a run while it goes: the progress line, the timeline the run report draws, and the
- * metrics and `/status` server when a metrics port is asked for. Part of step 3 (rounds.ts).
+ * What watches a run while it goes: the progress line, the timeline the run report draws, the
+ * metrics and `/status` server when a metrics port is asked for, and in the distributed mode the
+ * exchange of fleet-wide policy. Part of step 3 (rounds.ts).
  */
 import { CRAWL_DEFAULTS } from '../crawlOptions.js';
 import { LiveStatus } from '../monitor/live.js';
@@ -8,6 +9,7 @@ import { startProgress } from '../monitor/progress.js';
 import { startStatusServer } from '../monitor/statusServer.js';
 import { Timeline } from '../monitor/timeline.js';
 import type { Pipeline } from './build.js';
+import { shareFleetPolicy } from './fleetPolicy.js';
 
 export interface Monitors {
     timeline: Timeline;
@@ -15,7 +17,8 @@ export interface Monitors {
     stop(): Promise<void>;
 }
 
-export async function startMonitors({ options, stores: { stats }, stages, metrics }: Pipeline): Promise<Monitors> {
+export async function startMonitors(pipeline: Pipeline): Promise<Monitors> {
+    const { options, stores: { stats }, stages, metrics } = pipeline;
     const { site, log, progressIntervalSecs = CRAWL_DEFAULTS.progressIntervalSecs } = options;
     const live = new LiveStatus({ stats, load: stages.load });
     const statusServer =
@@ -41,10 +44,12 @@ export async function startMonitors({ options, stores: { stats }, stages, metric
         },
     });
     timeline.start();
+    const stopSharing = shareFleetPolicy(pipeline);
     return {
         timeline,
         stop: async () => {
             stopProgress();
+            await stopSharing();
             timeline.stop();
             await statusServer?.close();
         },

@@ -1,6 +1,6 @@
 /**
  * Wiring, step 1 of 4 (open → build → run → finish; see run.ts): a site's stores for one run,
- * fresh or resumed.
+ * fresh or resumed — the embedded backend (see stores.ts; the distributed one: openDistributed.ts).
  *
  * A run resumes when the storage dir holds an unfinished run of the site: requests still pending
  * in its queues (the run was killed or stopped, or dead-letter entries were re-queued). It counts
@@ -15,13 +15,17 @@ import { BloomSeenSet } from '../frontier/bloomSeenSet.js';
 import { urlKey } from '../frontier/normalize.js';
 import { MemorySeenSet, type SeenSet } from '../frontier/seenSet.js';
 import { RunStats } from '../monitor/stats.js';
+import type { CrawlOptions } from '../crawlOptions.js';
 import { openStorage, type StoreNames, storeNames } from '../store/datasets.js';
 import { RawStore } from '../store/rawStore.js';
 import { RunState } from '../store/runState.js';
 import { lockSite, type SiteLock } from '../store/siteLock.js';
 import { BoundedRequestQueue } from '../store/sqlite/boundedRequestQueue.js';
 import { sqliteClientOf } from '../store/sqlite/requestQueueClient.js';
+import { SqliteOutcomes } from '../store/sqlite/outcomes.js';
 import type { SqliteStorageClient } from '../store/sqlite/storageClient.js';
+import { type DistributedStores, logJoined, openDistributedStores } from './openDistributed.js';
+import type { RunStores } from './stores.js';
 
 export interface SiteStoresOptions {
     site: string;
@@ -36,7 +40,14 @@ export interface SiteStoresOptions {
     bloomErrorRate?: number;
 }
 
-export interface SiteStores {
+/** The run's stores: distributed when the options name a Redis and a PostgreSQL, else embedded. */
+export function openRunStores(options: CrawlOptions): Promise<SiteStores | DistributedStores> {
+    const site = options.site.name;
+    return options.distributed ? openDistributedStores({ ...options.distributed, ...options, site }) : openSiteStores({ ...options, site });
+}
+
+export interface SiteStores extends RunStores {
+    backend: 'embedded';
     names: StoreNames;
     config: Configuration;
     storage: SqliteStorageClient;
@@ -44,8 +55,6 @@ export interface SiteStores {
     browserQueue: BoundedRequestQueue;
     raw: RawStore;
     runState: RunState;
-    stats: RunStats;
-    seenSet: SeenSet;
     /** This process's hold on the site's stores: release it when the run is over. */
     lock: SiteLock;
     /** What was found of an unfinished run, when this one resumes it. */
@@ -84,8 +93,8 @@ async function openLocked(
         options.seenSet === 'bloom'
             ? new BloomSeenSet({ expectedItems: options.expectedUrls, falsePositiveRate: options.bloomErrorRate })
             : new MemorySeenSet();
-    const stores = { names, config, storage, httpQueue, browserQueue, raw, runState, seenSet, lock };
-    if (!resuming) return { ...stores, stats: new RunStats() };
+    const parts = { names, config, storage, httpQueue, browserQueue, raw, runState, seenSet, lock };
+    if (!resuming) return embeddedStores(parts, storageDir, new RunStats());
 
     const saved = runState.loadStats();
     let locksReleased = 0;
@@ -96,7 +105,28 @@ async function openLocked(
     }
     await seenSet.add(runState.claims());
     const handled = queues.reduce((sum, queue) => sum + queue.handledRequestCount, 0);
-    return { ...stores, stats: saved ? RunStats.resume(saved) : new RunStats(), resumed: { pending, handled, locksReleased } };
+    const stores = embeddedStores(parts, storageDir, saved ? RunStats.resume(saved) : new RunStats());
+    return { ...stores, resumed: { pending, handled, locksReleased } };
+}
+
+function embeddedStores(
+    parts: Omit<SiteStores, 'backend' | 'stats' | 'outcomes' | 'location' | 'close'>,
+    storageDir: string,
+    stats: RunStats,
+): SiteStores {
+    const { names, storage, runState, raw, lock } = parts;
+    return {
+        ...parts,
+        backend: 'embedded',
+        stats,
+        outcomes: new SqliteOutcomes({ storage, names, stats, runState }),
+        location: { dir: storageDir, dataset: names.items, quarantine: names.quarantine, deadLetter: names.deadLetter, rawPages: raw.dir },
+        close: async () => {
+            await raw.flush();
+            lock.release();
+            await storage.close();
+        },
+    };
 }
 
 /** Empties the site's queues, datasets, raw pages and run state. */
@@ -124,8 +154,9 @@ async function addInBatches(seenSet: SeenSet, urls: Iterable<string>, batchSize 
     await seenSet.add(batch);
 }
 
-/** Says what was found: a lock taken over from another host, an unfinished run resumed. */
-export function logOpened(stores: SiteStores, site: string, log: Logger): void {
+/** Says what was found: a lock taken over from another host, an unfinished run resumed, a fleet joined. */
+export function logOpened(stores: SiteStores | DistributedStores, site: string, log: Logger): void {
+    if (stores.backend === 'distributed') return logJoined(stores, site, log);
     const takenOver = stores.lock.takenOverFrom;
     if (takenOver) {
         log.warn(

@@ -22,7 +22,7 @@ import { createLogger } from '../../src/monitor/logger.js';
 import { crawl } from '../../src/run.js';
 import { DeadLetterStore } from '../../src/store/deadLetterStore.js';
 import { openStorage, storeNames } from '../../src/store/datasets.js';
-import { Outcomes } from '../../src/store/outcomes.js';
+import { SqliteOutcomes as Outcomes } from '../../src/store/sqlite/outcomes.js';
 import { RunState } from '../../src/store/runState.js';
 import { openSiteStores } from '../../src/wiring/open.js';
 import { SqliteDatasetClient } from '../../src/store/sqlite/datasetClient.js';

@@ -6,7 +6,7 @@ import { describe, it, type TestContext } from 'node:test';
 
 import { deadLetterOutcome } from '../../src/frontier/deadLetter.js';
 import { urlKey } from '../../src/frontier/normalize.js';
-import { Outcomes } from '../../src/store/outcomes.js';
+import { SqliteOutcomes as Outcomes } from '../../src/store/sqlite/outcomes.js';
 import type { StoredItem } from '../../src/store/records.js';
 import { openSiteStores, type SiteStores } from '../../src/wiring/open.js';
 import { readDataset } from '../helpers/stores.js';

@@ -1,0 +1,56 @@
+/**
+ * The Redis connection of a distributed run. At start, a Redis that does not answer within a few
+ * seconds is an error the user can act on (one line, exit 2). During the run a lost connection is
+ * retried for ever with a capped backoff: commands wait in ioredis's offline queue meanwhile
+ * (`maxRetriesPerRequest: null`, as BullMQ's workers require), so the workers pause and go on
+ * where they were once Redis is back; nothing is dropped.
+ */
+import { Redis } from 'ioredis';
+import { ConfigError } from '../../configError.js';
+
+export interface RedisConnectionOptions {
+    /** How long to wait for the first answer before giving up. Default: 5,000 ms. */
+    connectTimeoutMs?: number;
+    /** Longest wait between reconnection attempts. Default: 5,000 ms. */
+    maxBackoffMs?: number;
+    /** The connection's name in Redis's `CLIENT LIST`. Default: none. */
+    name?: string;
+}
+
+export async function connectRedis(url: string, options: RedisConnectionOptions = {}): Promise<Redis> {
+    const { connectTimeoutMs = 5_000, maxBackoffMs = 5_000 } = options;
+    const redis = new Redis(url, {
+        lazyConnect: true,
+        connectionName: options.name,
+        maxRetriesPerRequest: null,
+        retryStrategy: (attempt) => Math.min(100 * 2 ** attempt, maxBackoffMs),
+    });
+    // Errors of a lost connection are retried by ioredis; they are not the process's to crash on.
+    redis.on('error', () => {});
+    let timer: NodeJS.Timeout | undefined;
+    try {
+        await Promise.race([
+            redis.connect().then(() => redis.ping()),
+            new Promise((_, reject) => {
+                timer = setTimeout(() => reject(new Error(`no answer in ${connectTimeoutMs} ms`)), connectTimeoutMs);
+            }),
+        ]);
+    } catch (error) {
+        redis.disconnect();
+        throw new ConfigError(`Redis at ${redactedUrl(url)} is unreachable (${error instanceof Error ? error.message : String(error)}); check --redis-url / REDIS_URL`);
+    } finally {
+        clearTimeout(timer);
+    }
+    return redis;
+}
+
+/** A connection URL fit for logs: without its password. */
+export function redactedUrl(url: string): string {
+    try {
+        const parsed = new URL(url);
+        if (parsed.password) parsed.password = '***';
+        return parsed.href;
+    } catch {
+        return '(not a URL)';
+    }
+}

@@ -1,0 +1,258 @@
+/**
+ * A stage's queue in the distributed mode: a BullMQ queue in Redis, shared by every worker of the
+ * fleet, handed to Crawlee's crawler as its `requestManager` (vocabulary/queue.ts).
+ *
+ * A request is a job (id: Crawlee's request id, from the unique key). A BullMQ worker takes jobs
+ * under a lock it renews while the page is worked on; each job's processor waits here until the
+ * crawler is done with the request: `markRequestHandled` completes the job (its records are
+ * committed before that, by the stage), `reclaimRequest` puts it back — as a delayed job, which
+ * holds no slot, until the retry policy's `userData.retryAt`. A worker that dies stops renewing:
+ * its locks expire, and the stalled-job check of any other worker returns its jobs to the queue.
+ *
+ * Order: BullMQ serves its `wait` list before its prioritized set. Navigation pages (added at the
+ * front) and due retries go to `wait`; record pages are prioritized, all at one priority (first in,
+ * first out) or, with `randomOrder`, each at a random one.
+ *
+ * The queue is finished when no job of it is waiting, delayed or active anywhere in the fleet, and
+ * has stayed so over a grace period — a job another worker holds, or one it is about to add, keeps
+ * it going. Completed jobs are removed (BullMQ's guidance: keep Redis small); the seen-set, not the
+ * job id, says whether a URL was ever queued.
+ */
+import { getRequestId, Request, type RequestOptions, type RequestQueueOperationInfo } from '@crawlee/core';
+import { DelayedError, type Job, Queue, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { FrontierQueue } from '../../vocabulary/queue.js';
+
+export interface JobQueueOptions {
+    /** The connection; BullMQ's worker opens one more of its own for blocking reads. */
+    redis: Redis;
+    /** BullMQ's key prefix: every key of the queue starts with it. */
+    prefix: string;
+    /** The queue's name, e.g. `shop-http`. */
+    name: string;
+    /** How long a job stays locked to its worker without a renewal (renewed every half of it). Default: 30,000 ms. */
+    lockMillis?: number;
+    /** Jobs taken ahead of the crawler, locked to this worker while they wait for a slot. Default: 10. */
+    prefetch?: number;
+    /** Record pages in random order instead of first in, first out. Default: false. */
+    randomOrder?: boolean;
+    /** How long the fleet-wide queue must stay empty before it counts as finished. Default: 5,000 ms. */
+    finishGraceMillis?: number;
+    /** Told of a job BullMQ gave up on without the crawler (its worker died too often holding it). */
+    onLost?: (request: Request, reason: string) => void;
+}
+
+export const JOB_QUEUE_DEFAULTS = { lockMillis: 30_000, prefetch: 10, finishGraceMillis: 5_000 };
+
+/** Times a job may be taken back from a dead worker before BullMQ fails it (BullMQ's default: 1). */
+const MAX_STALLED = 5;
+/** BullMQ's highest priority number (lowest priority): random order spreads record pages below 1. */
+const LOWEST_PRIORITY = 2_097_152;
+
+/** The crawler's answer for one job: done, or back into the queue at `until` (ms since the epoch). */
+type Settlement = { done: true } | { done: false; until: number; data: JobData; retry: boolean };
+
+interface Taken {
+    job: Job<JobData>;
+    settle: (settlement: Settlement) => void;
+}
+
+/** What a job holds: the request as Crawlee serializes it, but its id (the job's). */
+interface JobData {
+    url: string;
+    uniqueKey: string;
+    userData: Record<string, unknown>;
+    retryCount: number;
+    errorMessages: string[];
+}
+
+export class JobQueue implements FrontierQueue {
+    readonly queue: Queue<JobData>;
+    private readonly worker: Worker<JobData>;
+    private readonly randomOrder: boolean;
+    private readonly finishGraceMillis: number;
+    /** Jobs taken from Redis, not yet handed to the crawler. */
+    private readonly ready: Taken[] = [];
+    /** Jobs handed to the crawler, by request id. */
+    private readonly inWork = new Map<string, Taken>();
+    private emptySince: number | undefined;
+    private handled = 0;
+    private running: Promise<void> | undefined;
+
+    constructor(options: JobQueueOptions) {
+        const { redis, prefix, name } = options;
+        this.randomOrder = options.randomOrder ?? false;
+        this.finishGraceMillis = options.finishGraceMillis ?? JOB_QUEUE_DEFAULTS.finishGraceMillis;
+        this.queue = new Queue<JobData>(name, {
+            connection: redis,
+            prefix,
+            defaultJobOptions: { removeOnComplete: true, removeOnFail: { count: 10_000 }, attempts: 5, backoff: { type: 'exponential', delay: 1_000 } },
+            streams: { events: { maxLen: 1_000 } },
+        });
+        this.worker = new Worker<JobData>(name, (job, token) => this.process(job, token), {
+            connection: redis,
+            prefix,
+            autorun: false,
+            concurrency: options.prefetch ?? JOB_QUEUE_DEFAULTS.prefetch,
+            lockDuration: options.lockMillis ?? JOB_QUEUE_DEFAULTS.lockMillis,
+            stalledInterval: Math.max(1_000, (options.lockMillis ?? JOB_QUEUE_DEFAULTS.lockMillis) / 2),
+            maxStalledCount: MAX_STALLED,
+            drainDelay: 1,
+        });
+        // A lost connection is reported here and retried by ioredis; it must not end the process.
+        this.worker.on('error', () => {});
+        this.queue.on('error', () => {});
+        this.worker.on('failed', (job, error) => {
+            if (job && !(error instanceof DelayedError) && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+                options.onLost?.(toRequest(job), error.message);
+            }
+        });
+    }
+
+    /** Starts taking jobs. */
+    start(): void {
+        this.running ??= this.worker.run().catch(() => {});
+    }
+
+    /** Jobs this worker may hold ahead of the crawler (follow the crawler's concurrency). */
+    set prefetch(jobs: number) {
+        this.worker.concurrency = Math.max(1, jobs);
+    }
+
+    async addRequests(requests: RequestOptions[], options: { forefront?: boolean } = {}): Promise<void> {
+        if (requests.length === 0) return;
+        await this.queue.addBulk(requests.map((request) => this.jobOf(new Request(request), options.forefront ?? false)));
+    }
+
+    async addRequest(request: RequestOptions, options: { forefront?: boolean } = {}): Promise<RequestQueueOperationInfo> {
+        const forefront = options.forefront ?? false;
+        const job = this.jobOf(new Request(request), forefront);
+        const wasAlreadyPresent = (await this.queue.getJobState(job.opts.jobId)) !== 'unknown';
+        if (!wasAlreadyPresent) await this.queue.add(job.name, job.data, job.opts);
+        return { requestId: job.opts.jobId, uniqueKey: job.data.uniqueKey, wasAlreadyPresent, wasAlreadyHandled: false, forefront };
+    }
+
+    async addRequestsBatched(requests: Parameters<FrontierQueue['addRequestsBatched']>[0]) {
+        const added: RequestOptions[] = [];
+        for await (const request of requests as AsyncIterable<RequestOptions | string>) added.push(typeof request === 'string' ? { url: request } : request);
+        await this.addRequests(added);
+        const addedRequests = added.map((request) => ({ requestId: getRequestId(request.uniqueKey ?? request.url), uniqueKey: request.uniqueKey ?? request.url, wasAlreadyPresent: false, wasAlreadyHandled: false }));
+        return { addedRequests, waitForAllRequestsToBeAdded: Promise.resolve([]) };
+    }
+
+    async fetchNextRequest<T extends Record<string, unknown>>(): Promise<Request<T> | null> {
+        const taken = this.ready.shift();
+        if (!taken) return null;
+        const request = toRequest(taken.job) as Request<T>;
+        this.inWork.set(request.id!, taken);
+        return request;
+    }
+
+    async markRequestHandled(request: Request): Promise<null> {
+        this.release(request)?.({ done: true });
+        this.handled += 1;
+        return null;
+    }
+
+    /** Back into the queue: as a delayed job until `userData.retryAt` (a retry), else at once. */
+    async reclaimRequest(request: Request): Promise<null> {
+        const retryAt = (request.userData as { retryAt?: number }).retryAt;
+        const until = Math.max(Date.now(), retryAt ?? 0);
+        this.release(request)?.({ done: false, until, data: dataOf(request), retry: retryAt !== undefined });
+        return null;
+    }
+
+    async isEmpty(): Promise<boolean> {
+        return this.ready.length === 0;
+    }
+
+    /** No job of the queue waiting, delayed or in work anywhere in the fleet, for the grace period. */
+    async isFinished(): Promise<boolean> {
+        if (this.ready.length > 0 || this.inWork.size > 0) {
+            this.emptySince = undefined;
+            return false;
+        }
+        const counts = await this.counts();
+        if (Object.values(counts).some((count) => count > 0)) {
+            this.emptySince = undefined;
+            return false;
+        }
+        this.emptySince ??= Date.now();
+        return Date.now() - this.emptySince >= this.finishGraceMillis;
+    }
+
+    /** The fleet-wide queue: jobs waiting (in `wait` or prioritized), delayed (retries) and active (locked to a worker). */
+    async counts(): Promise<{ waiting: number; delayed: number; active: number }> {
+        const counts = await this.queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
+        return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), delayed: counts.delayed ?? 0, active: counts.active ?? 0 };
+    }
+
+    async handledCount(): Promise<number> {
+        return this.handled;
+    }
+
+    getTotalCount(): number {
+        return this.handled + this.ready.length + this.inWork.size;
+    }
+
+    getPendingCount(): number {
+        return this.ready.length + this.inWork.size;
+    }
+
+    async *[Symbol.asyncIterator](): AsyncGenerator<Request> {
+        for (let request = await this.fetchNextRequest(); request; request = await this.fetchNextRequest()) yield request;
+    }
+
+    /**
+     * Stops taking jobs, gives back the ones not done (the crawler is stopped first, so these are the
+     * ones taken ahead of it) and lets go of the queue. The connection stays open.
+     */
+    async close(): Promise<void> {
+        const closing = this.worker.close();
+        const left = [...this.ready.splice(0), ...this.inWork.values()];
+        this.inWork.clear();
+        for (const taken of left) taken.settle({ done: false, until: Date.now(), data: taken.job.data, retry: false });
+        await closing;
+        await this.running;
+        await this.queue.close();
+    }
+
+    /** Empties the queue in Redis (refused by BullMQ while a job is active). */
+    async clear(): Promise<void> {
+        await this.queue.obliterate();
+    }
+
+    /** A job's processor: hands it to the crawler and waits for the crawler's answer. */
+    private async process(job: Job<JobData>, token: string | undefined): Promise<void> {
+        const settlement = await new Promise<Settlement>((settle) => {
+            this.ready.push({ job, settle });
+            this.emptySince = undefined;
+        });
+        if (settlement.done) return;
+        await job.updateData(settlement.data);
+        if (settlement.retry) await job.changePriority({ priority: 0 });
+        await job.moveToDelayed(settlement.until, token);
+        throw new DelayedError();
+    }
+
+    private release(request: Request): Taken['settle'] | undefined {
+        const taken = this.inWork.get(request.id!);
+        this.inWork.delete(request.id!);
+        return taken?.settle;
+    }
+
+    private jobOf(request: Request, forefront: boolean) {
+        const priority = forefront ? 0 : this.randomOrder ? 1 + Math.floor(Math.random() * (LOWEST_PRIORITY - 1)) : 1;
+        return { name: 'page', data: dataOf(request), opts: { jobId: getRequestId(request.uniqueKey), priority, lifo: forefront } };
+    }
+}
+
+function dataOf(request: Request): JobData {
+    const { url, uniqueKey, userData, retryCount, errorMessages } = request;
+    // The last few messages are enough to say why a request failed; a job stays small.
+    return { url, uniqueKey, userData: userData as Record<string, unknown>, retryCount, errorMessages: errorMessages.slice(-3) };
+}
+
+function toRequest(job: Job<JobData>): Request {
+    return new Request({ ...job.data, id: job.id });
+}

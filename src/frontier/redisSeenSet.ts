@@ -1,0 +1,194 @@
+/**
+ * An exact seen-set in Redis, shared by every worker of a distributed run: a URL is admitted by
+ * one worker of the fleet, once.
+ *
+ * Each URL key is hashed to 64 bits (the first 8 bytes of its md5). The high bits choose a
+ * bucket, the Redis hash `${key}:${bucket}`; the 8 hash bytes are the field. A bucket is kept
+ * under Redis's `hash-max-listpack-entries` (default 128) so it stays in the compact listpack
+ * encoding, about 12 bytes a field; past that limit Redis converts it to a hashtable at several
+ * times the bytes. Hence 64 URLs a bucket at the expected count (2× headroom for an overrun and
+ * for unlucky buckets), which comes to about 16 bytes a URL at 10M URLs, against about 100 for
+ * the URL strings in a Redis set.
+ *
+ * Exact up to the hash: with 64-bit hashes, the chance that any two of 10M URLs collide is
+ * n² / 2^65 ≈ 3e-6; a collision is one URL wrongly skipped as seen.
+ *
+ * The buckets are spread over many hash slots and one script touches many of them, so this
+ * targets a single Redis primary (with replicas if wanted), not Redis Cluster.
+ *
+ * Keys, all under `options.key`: `${key}:meta` (the layout, written by the first opener and read
+ * by every later one, so workers with different `expectedUrls` still agree), `${key}:count` (URLs
+ * admitted fleet-wide) and the buckets. No other set's key may start with `${key}:`, since
+ * `clear()` deletes everything under it.
+ */
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { SeenSetReport } from '../vocabulary/report.js';
+import { BLOOM_DEFAULTS } from './bloomSeenSet.js';
+import type { SeenSet } from './seenSet.js';
+
+export interface RedisSeenSetOptions {
+    /** The Redis key prefix of this site's seen-set, e.g. `dragnet:shop:seen`; every key the set writes starts with `${key}:`. */
+    key: string;
+    /**
+     * URLs the run is expected to see. Sizes the buckets when the set is first created; later
+     * openers use the stored layout whatever they pass. Past it, buckets outgrow the compact
+     * encoding and the bytes per URL climb. Default: BLOOM_DEFAULTS.expectedItems (10 000 000).
+     */
+    expectedUrls?: number;
+}
+
+/** URLs per bucket at the expected count: half of Redis's default `hash-max-listpack-entries` (128). */
+const URLS_PER_BUCKET = 64;
+/** Keys per script call: each call blocks Redis for about a millisecond, so other clients are not held up. */
+export const SCRIPT_CHUNK = 1_000;
+
+// KEYS[1]: the counter; KEYS[i + 1] and ARGV[i]: the bucket and hash field of the i-th URL.
+// Returns 1 or 0 per URL (HSETNX says whether the field is new, so a URL repeated within the call
+// is new once), then the counter after the call.
+const ADD_SCRIPT = `
+local answers = {}
+local added = 0
+for i = 1, #ARGV do
+    local isNew = redis.call('HSETNX', KEYS[i + 1], ARGV[i], '1')
+    answers[i] = isNew
+    added = added + isNew
+end
+answers[#ARGV + 1] = redis.call('INCRBY', KEYS[1], added)
+return answers
+`;
+
+interface ExactLayout {
+    kind: 'exact';
+    buckets: number;
+}
+
+export class RedisSeenSet implements SeenSet {
+    /** The prefix of every key of this set. */
+    readonly key: string;
+    /** Bucket hashes the URLs are spread over: a power of two, as stored in `${key}:meta`. */
+    readonly buckets: number;
+    private readonly redis: Redis;
+    private readonly script: LuaScript;
+    private readonly bucketDivisor: number;
+    private count: number;
+
+    private constructor(redis: Redis, key: string, layout: ExactLayout, count: number) {
+        this.redis = redis;
+        this.key = key;
+        this.buckets = layout.buckets;
+        // The bucket is the top log2(buckets) bits of the hash's first 32.
+        this.bucketDivisor = 2 ** 32 / layout.buckets;
+        this.count = count;
+        this.script = luaScript(redis, 'dragnetExactSeenAdd', ADD_SCRIPT);
+    }
+
+    /** Opens the set under `options.key`: its stored layout, or, first of the fleet, the one `expectedUrls` implies. */
+    static async open(redis: Redis, options: RedisSeenSetOptions): Promise<RedisSeenSet> {
+        const expectedUrls = options.expectedUrls ?? BLOOM_DEFAULTS.expectedItems;
+        if (!(expectedUrls > 0 && Number.isFinite(expectedUrls))) throw new RangeError('expectedUrls must be positive');
+        let buckets = 1;
+        while (buckets < expectedUrls / URLS_PER_BUCKET) buckets *= 2;
+        if (buckets > 2 ** 32) throw new RangeError('expectedUrls is past what 32 bucket bits hold');
+        const layout = await openLayout<ExactLayout>(redis, options.key, { kind: 'exact', buckets });
+        if (!(Number.isInteger(Math.log2(layout.buckets)) && layout.buckets <= 2 ** 32)) {
+            throw new Error(`${options.key}:meta holds no valid bucket count: ${JSON.stringify(layout)}`);
+        }
+        return new RedisSeenSet(redis, options.key, layout, await readCount(redis, options.key));
+    }
+
+    /** Adds the keys; for each, whether it was new to the whole fleet. Atomic per chunk of SCRIPT_CHUNK keys. */
+    async add(keys: readonly string[]): Promise<boolean[]> {
+        const chunks: string[][] = [];
+        for (let from = 0; from < keys.length; from += SCRIPT_CHUNK) chunks.push(keys.slice(from, from + SCRIPT_CHUNK));
+        // Sent together: one connection pipelines them and Redis runs them in order.
+        return (await Promise.all(chunks.map((chunk) => this.addChunk(chunk)))).flat();
+    }
+
+    /** URLs admitted fleet-wide, as of this worker's last add. */
+    get size(): number {
+        return this.count;
+    }
+
+    describe(): SeenSetReport {
+        return { kind: 'exact', urls: this.count };
+    }
+
+    /**
+     * Empties the set (for `--fresh`): deletes every key under `${key}:`, then writes this set's
+     * layout back so workers opening it afterwards hash as this one does. To change the layout,
+     * delete the keys (`deleteKeysUnder`) before opening instead.
+     */
+    async clear(): Promise<void> {
+        await deleteKeysUnder(this.redis, this.key);
+        this.count = 0;
+        const layout = await openLayout<ExactLayout>(this.redis, this.key, { kind: 'exact', buckets: this.buckets });
+        if (layout.buckets !== this.buckets) throw new Error(`${this.key} was reopened with another layout while it was cleared`);
+    }
+
+    private async addChunk(keys: readonly string[]): Promise<boolean[]> {
+        const buckets: string[] = [];
+        const fields: Buffer[] = [];
+        for (const key of keys) {
+            const hash = createHash('md5').update(key).digest().subarray(0, 8);
+            buckets.push(`${this.key}:${Math.floor(hash.readUInt32BE(0) / this.bucketDivisor)}`);
+            fields.push(hash);
+        }
+        const answers = (await this.script([countKey(this.key), ...buckets], fields)) as number[];
+        this.count = answers.pop()!;
+        return answers.map((isNew) => isNew === 1);
+    }
+}
+
+// The Redis plumbing both Redis seen-sets share (redisBloomSeenSet.ts imports it).
+
+/** A Lua script called with its keys and arguments; ioredis sends EVALSHA and falls back to EVAL once per connection. */
+export type LuaScript = (keys: readonly string[], args: readonly (string | Buffer | number)[]) => Promise<unknown>;
+
+export function luaScript(redis: Redis, name: string, lua: string): LuaScript {
+    if (!(name in redis)) redis.defineCommand(name, { lua });
+    const command = (redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[name]!;
+    return (keys, args) => command.call(redis, keys.length, ...keys, ...args);
+}
+
+/**
+ * The layout stored in `${key}:meta`, after storing `proposed` there if there was none. SET NX
+ * makes one opener of the fleet the first; the rest read what it wrote.
+ */
+export async function openLayout<T extends { kind: string }>(redis: Redis, key: string, proposed: T): Promise<T> {
+    const metaKey = `${key}:meta`;
+    await redis.set(metaKey, JSON.stringify(proposed), 'NX');
+    const stored = await redis.get(metaKey);
+    if (stored === null) throw new Error(`${metaKey} was deleted while the seen-set was opened`);
+    const layout = JSON.parse(stored) as T;
+    if (layout.kind !== proposed.kind) throw new Error(`${key} holds ${article(layout.kind)} seen-set, not ${article(proposed.kind)} one`);
+    return layout;
+}
+
+function article(kind: string): string {
+    return `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind}`;
+}
+
+export function countKey(key: string): string {
+    return `${key}:count`;
+}
+
+export async function readCount(redis: Redis, key: string): Promise<number> {
+    return Number((await redis.get(countKey(key))) ?? 0);
+}
+
+/** The keys under `${key}:`, a SCAN batch at a time. */
+export async function* scanKeysUnder(redis: Redis, key: string): AsyncGenerator<string[]> {
+    const match = `${key.replace(/[*?[\]\\]/g, '\\$&')}:*`;
+    let cursor = '0';
+    do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', match, 'COUNT', 1_000);
+        cursor = next;
+        if (keys.length > 0) yield keys;
+    } while (cursor !== '0');
+}
+
+/** Deletes the keys under `${key}:`; UNLINK frees their memory off Redis's main thread. */
+export async function deleteKeysUnder(redis: Redis, key: string): Promise<void> {
+    for await (const keys of scanKeysUnder(redis, key)) await redis.unlink(...keys);
+}

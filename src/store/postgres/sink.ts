@@ -1,0 +1,211 @@
+/**
+ * Where requests end in distributed mode: their items and quarantine entries, or their dead-letter
+ * entry, in PostgreSQL, shared by every worker of a site.
+ *
+ * A group of outcomes goes in one transaction, each table in one statement over arrays
+ * (`unnest`): a commit costs more than its rows, and one INSERT per row would make a group of 50
+ * pages hundreds of round trips. Writes are idempotent: a page stored twice (a worker lost its job
+ * lock and another re-did the page) is kept once (`ON CONFLICT DO NOTHING` on request key and
+ * position). That is also what makes retrying safe: a commit whose connection broke after COMMIT
+ * was sent may or may not have landed, and doing it again changes nothing.
+ *
+ * Every request ends in one place: a request whose page was judged (it has items or quarantine
+ * entries) leaves dead-letter, and a dead-letter entry for one is not stored — as reparse does.
+ * A request dead-lettered again keeps its latest entry.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DeadLetterEntry, FailureClass } from '../../vocabulary/failure.js';
+import type { QuarantineEntry, StoredItem } from '../records.js';
+import { isConnectionError, jsonb, type PgDatabase } from './database.js';
+
+/** What became of one request, by the key its job had. */
+export interface PgOutcome {
+    requestKey: string;
+    items?: readonly StoredItem[];
+    quarantine?: readonly QuarantineEntry[];
+    deadLetter?: DeadLetterEntry;
+}
+
+export interface RetryOptions {
+    /**
+     * How long (ms) a write keeps retrying a connection that broke or was refused (a restart, a
+     * failover) before it fails. Default: 30000 — a PostgreSQL restart takes a few seconds.
+     */
+    retryForMs?: number;
+    /** The first wait (ms) between tries; it doubles with each, up to 5 s. Default: 250. */
+    retryDelayMs?: number;
+}
+
+export interface SiteCounts {
+    items: number;
+    quarantine: number;
+    deadLetter: number;
+    rawPages: number;
+}
+
+export interface DeadLetterReason {
+    reason: string;
+    failureClass: FailureClass;
+    count: number;
+}
+
+const MAX_RETRY_DELAY_MS = 5000;
+/** Deadlock and serialization failure: the transaction was rolled back whole, so it can simply run again. */
+const RETRYABLE_STATES = new Set(['40P01', '40001']);
+
+export function isRetryable(error: unknown): boolean {
+    return isConnectionError(error) || RETRYABLE_STATES.has(String((error as { code?: unknown })?.code));
+}
+
+/**
+ * Runs `work`, again after a pause while it fails with a lost or refused connection, until
+ * `retryForMs` has passed. `work` must be safe to repeat. The pauses are jittered, so workers that
+ * all lost the server at once do not all come back in the same millisecond.
+ */
+export async function retryTransient<T>(work: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
+    const retryForMs = options.retryForMs ?? 30_000;
+    const started = Date.now();
+    for (let delay = options.retryDelayMs ?? 250; ; delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS)) {
+        try {
+            return await work();
+        } catch (error) {
+            const pause = delay * (0.5 + Math.random() / 2);
+            if (!isRetryable(error) || Date.now() - started + pause > retryForMs) throw error;
+            await sleep(pause);
+        }
+    }
+}
+
+export class PgSink {
+    constructor(
+        private readonly db: PgDatabase,
+        private readonly options: RetryOptions = {},
+    ) {}
+
+    /**
+     * Stores a group of outcomes in one transaction: all of them or, when it fails, none. Retries a
+     * lost or refused connection (see RetryOptions); any other failure rejects at once.
+     */
+    async commit(site: string, outcomes: readonly PgOutcome[]): Promise<void> {
+        const rows = rowsOf(outcomes);
+        if (rows.items.keys.length + rows.quarantine.keys.length + rows.judged.length + rows.dead.keys.length === 0) return;
+        const items = this.db.table('items');
+        const quarantine = this.db.table('quarantine');
+        const deadLetter = this.db.table('dead_letter');
+        await retryTransient(
+            () =>
+                this.db.transaction(async (client) => {
+                    if (rows.items.keys.length > 0) {
+                        await client.query(
+                            `INSERT INTO ${items} (site, request_key, ordinal, item)
+                             SELECT $1, r.key, r.ordinal, r.json FROM unnest($2::text[], $3::int[], $4::jsonb[]) AS r(key, ordinal, json)
+                             ON CONFLICT DO NOTHING`,
+                            [site, rows.items.keys, rows.items.ordinals, rows.items.json],
+                        );
+                    }
+                    if (rows.quarantine.keys.length > 0) {
+                        await client.query(
+                            `INSERT INTO ${quarantine} (site, request_key, ordinal, entry)
+                             SELECT $1, r.key, r.ordinal, r.json FROM unnest($2::text[], $3::int[], $4::jsonb[]) AS r(key, ordinal, json)
+                             ON CONFLICT DO NOTHING`,
+                            [site, rows.quarantine.keys, rows.quarantine.ordinals, rows.quarantine.json],
+                        );
+                    }
+                    if (rows.judged.length > 0) {
+                        await client.query(`DELETE FROM ${deadLetter} WHERE site = $1 AND request_key = ANY($2::text[])`, [site, rows.judged]);
+                    }
+                    if (rows.dead.keys.length > 0) {
+                        // Not for a request judged already, in this group or before; the latest entry wins.
+                        await client.query(
+                            `INSERT INTO ${deadLetter} AS stored (site, request_key, entry, reason, failure_class, dead_lettered_at)
+                             SELECT $1, d.key, d.json, d.reason, d.class, d.at
+                             FROM unnest($2::text[], $3::jsonb[], $4::text[], $5::text[], $6::timestamptz[]) AS d(key, json, reason, class, at)
+                             WHERE NOT EXISTS (SELECT 1 FROM ${items} i WHERE i.site = $1 AND i.request_key = d.key)
+                               AND NOT EXISTS (SELECT 1 FROM ${quarantine} q WHERE q.site = $1 AND q.request_key = d.key)
+                             ON CONFLICT (site, request_key) DO UPDATE SET entry = EXCLUDED.entry, reason = EXCLUDED.reason,
+                                 failure_class = EXCLUDED.failure_class, dead_lettered_at = EXCLUDED.dead_lettered_at
+                             WHERE stored.dead_lettered_at <= EXCLUDED.dead_lettered_at`,
+                            [site, rows.dead.keys, rows.dead.json, rows.dead.reasons, rows.dead.classes, rows.dead.times],
+                        );
+                    }
+                }),
+            this.options,
+        );
+    }
+
+    /** The site's dead-letter entries counted by reason, most first. */
+    async deadLetterByReason(site: string): Promise<DeadLetterReason[]> {
+        const { rows } = await this.db.query<DeadLetterReason>(
+            `SELECT reason, failure_class AS "failureClass", count(*)::int AS count FROM ${this.db.table('dead_letter')}
+             WHERE site = $1 GROUP BY reason, failure_class ORDER BY count DESC, reason, failure_class`,
+            [site],
+        );
+        return rows;
+    }
+
+    /** Rows of the site in each table (a count scans the site's rows: a status command, not a hot path). */
+    async counts(site: string): Promise<SiteCounts> {
+        const count = (table: Parameters<PgDatabase['table']>[0]) => `(SELECT count(*) FROM ${this.db.table(table)} WHERE site = $1)::bigint`;
+        const { rows } = await this.db.query<Record<keyof SiteCounts, string>>(
+            `SELECT ${count('items')} AS items, ${count('quarantine')} AS quarantine,
+                    ${count('dead_letter')} AS "deadLetter", ${count('raw_pages')} AS "rawPages"`,
+            [site],
+        );
+        const row = rows[0]!;
+        return { items: Number(row.items), quarantine: Number(row.quarantine), deadLetter: Number(row.deadLetter), rawPages: Number(row.rawPages) };
+    }
+
+    /** Deletes every row of the site, raw pages included, in one transaction. */
+    async purge(site: string): Promise<void> {
+        await retryTransient(
+            () =>
+                this.db.transaction(async (client) => {
+                    for (const table of ['items', 'quarantine', 'dead_letter', 'raw_pages'] as const) {
+                        await client.query(`DELETE FROM ${this.db.table(table)} WHERE site = $1`, [site]);
+                    }
+                }),
+            this.options,
+        );
+    }
+}
+
+/**
+ * The group as one array per column. Rows go in request-key order: two transactions writing the
+ * same requests (a re-done page) then take the same rows in the same order, and one waits for the
+ * other instead of both deadlocking.
+ */
+function rowsOf(outcomes: readonly PgOutcome[]) {
+    const items = { keys: [] as string[], ordinals: [] as number[], json: [] as string[] };
+    const quarantine = { keys: [] as string[], ordinals: [] as number[], json: [] as string[] };
+    const judged: string[] = [];
+    // One entry per request (the last), as one statement may not update a row twice.
+    const dead = new Map<string, DeadLetterEntry>();
+    const sorted = [...outcomes].sort((a, b) => (a.requestKey < b.requestKey ? -1 : a.requestKey > b.requestKey ? 1 : 0));
+    for (const { requestKey, items: stored = [], quarantine: quarantined = [], deadLetter } of sorted) {
+        stored.forEach((item, ordinal) => {
+            items.keys.push(requestKey);
+            items.ordinals.push(ordinal);
+            items.json.push(jsonb(item));
+        });
+        quarantined.forEach((entry, ordinal) => {
+            quarantine.keys.push(requestKey);
+            quarantine.ordinals.push(ordinal);
+            quarantine.json.push(jsonb(entry));
+        });
+        if (stored.length > 0 || quarantined.length > 0) judged.push(requestKey);
+        if (deadLetter) dead.set(requestKey, deadLetter);
+    }
+    const entries = [...dead];
+    return {
+        items,
+        quarantine,
+        judged,
+        dead: {
+            keys: entries.map(([key]) => key),
+            json: entries.map(([, entry]) => jsonb(entry)),
+            reasons: entries.map(([, entry]) => entry.reason),
+            classes: entries.map(([, entry]) => entry.failureClass),
+            times: entries.map(([, entry]) => entry.deadLetteredAt),
+        },
+    };
+}

@@ -1,0 +1,173 @@
+/**
+ * Wiring, step 1 of 4, distributed backend (see stores.ts): this worker's share of a site's fleet.
+ * The frontier is in Redis — the two stages' BullMQ queues, the seen-set, the fleet's workers,
+ * counters and stopped routes — and the sink in PostgreSQL, so every process that opens the same
+ * two URLs works on the same crawl.
+ *
+ * Every process is a worker; there is no coordinator. Opening is serialized by a short Redis lock:
+ * the first worker to find no other worker alive and nothing queued starts a new run (the site's
+ * frontier and results are emptied, as the embedded backend does after a finished run); the
+ * others join it. With `fresh`, a worker empties the site's frontier and results even when work is
+ * queued, and refuses while other workers are alive. Seeding is idempotent: start URLs go through
+ * the shared seen-set like any link, so N workers seeding them queue each once.
+ */
+import { Configuration } from '@crawlee/core';
+import { MemoryStorage } from '@crawlee/memory-storage';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { ConfigError } from '../configError.js';
+import { type CrawlOptions, DISTRIBUTED_DEFAULTS, type DistributedOptions } from '../crawlOptions.js';
+import { deadLetterOutcome } from '../frontier/deadLetter.js';
+import { connectRedis, redactedUrl } from '../frontier/redis/connection.js';
+import { Fleet } from '../frontier/redis/fleet.js';
+import { JobQueue } from '../frontier/redis/jobQueue.js';
+import { RedisBloomSeenSet } from '../frontier/redisBloomSeenSet.js';
+import { RedisSeenSet } from '../frontier/redisSeenSet.js';
+import { RunStats } from '../monitor/stats.js';
+import { storeNames } from '../store/datasets.js';
+import { isConnectionError } from '../store/postgres/database.js';
+import { openPostgres, type PgDatabase } from '../store/postgres/database.js';
+import { PgOutcomes } from '../store/postgres/outcomes.js';
+import { PgRawPages } from '../store/postgres/rawPages.js';
+import { PgSink } from '../store/postgres/sink.js';
+import type { Stage } from '../vocabulary/request.js';
+import type { RunStores } from './stores.js';
+
+export type DistributedStoresOptions = DistributedOptions &
+    Pick<CrawlOptions, 'fresh' | 'randomOrder' | 'seenSet' | 'expectedUrls' | 'bloomErrorRate' | 'maxConcurrency' | 'browserConcurrency' | 'log'> & { site: string };
+
+export interface DistributedStores extends RunStores {
+    backend: 'distributed';
+    fleet: Fleet;
+    httpQueue: JobQueue;
+    browserQueue: JobQueue;
+    /** How this worker came in: it started the run, or joined one under way. */
+    joined: { workers: number; queued: number } | undefined;
+}
+
+/** The Redis keys of a site's fleet: its seen-set and fleet state under `<prefix>:<site>`, its queues BullMQ's `<prefix>:<site>-http`, `-browser`. */
+export function fleetKeys(prefix: string, site: string) {
+    const names = storeNames(site);
+    return { site: `${prefix}:${site}`, seenSet: `${prefix}:${site}:seen`, opening: `${prefix}:${site}:opening`, httpQueue: names.httpQueue, browserQueue: names.browserQueue };
+}
+
+/** Connects to both parts; either unreachable is a ConfigError (one line, exit 2). */
+export async function connectParts(redisUrl: string, databaseUrl: string, name: string): Promise<{ redis: Redis; db: PgDatabase }> {
+    const redis = await connectRedis(redisUrl, { name });
+    try {
+        return { redis, db: await openPostgres(databaseUrl) };
+    } catch (error) {
+        redis.disconnect();
+        if (error instanceof Error && (isConnectionError(error) || isConnectionError(error.cause))) {
+            throw new ConfigError(`${error.message}; check --database-url / DATABASE_URL (${redactedUrl(databaseUrl)})`);
+        }
+        throw error;
+    }
+}
+
+export async function openDistributedStores(options: DistributedStoresOptions): Promise<DistributedStores> {
+    const { site, log } = options;
+    const prefix = options.redisPrefix ?? DISTRIBUTED_DEFAULTS.redisPrefix;
+    const keys = fleetKeys(prefix, site);
+    const { redis, db } = await connectParts(options.redisUrl, options.databaseUrl, `${prefix}:worker`);
+    const stats = new RunStats();
+    const sink = new PgSink(db);
+    const outcomes = new PgOutcomes({ sink, site, stats });
+    const lockMillis = (options.jobLockSecs ?? DISTRIBUTED_DEFAULTS.jobLockSecs) * 1000;
+    const finishGraceMillis = (options.finishGraceSecs ?? DISTRIBUTED_DEFAULTS.finishGraceSecs) * 1000;
+    const queueOf = (name: string, stage: Stage, prefetch: number): JobQueue => {
+        const queue: JobQueue = new JobQueue({
+            redis,
+            prefix,
+            name,
+            lockMillis,
+            finishGraceMillis,
+            prefetch,
+            randomOrder: options.randomOrder,
+            // BullMQ gave up on the job: it stalled too often (its workers died) or the frontier failed it.
+            onLost: (request, reason) => {
+                const lost = /stalled/i.test(reason) ? 'worker-lost' : 'frontier-error';
+                log.warn({ url: request.url, stage, reason }, `dead-lettered as ${lost}: ${reason}`);
+                void outcomes
+                    .settle(queue, request, deadLetterOutcome({ url: request.url, label: request.label, failureClass: 'transient', reason: lost, error: reason, attempts: request.retryCount + 1, stage }))
+                    .catch((error: unknown) => log.error({ err: error, url: request.url }, 'could not dead-letter a lost job'));
+            },
+        });
+        return queue;
+    };
+    const httpQueue = queueOf(keys.httpQueue, 'http', (options.maxConcurrency ?? 20) + 2);
+    const browserQueue = queueOf(keys.browserQueue, 'browser', options.browserConcurrency ?? 4);
+    const fleet = new Fleet({ redis, key: keys.site });
+    const seenSet =
+        options.seenSet === 'bloom'
+            ? await RedisBloomSeenSet.open(redis, { key: keys.seenSet, expectedUrls: options.expectedUrls, falsePositiveRate: options.bloomErrorRate })
+            : await RedisSeenSet.open(redis, { key: keys.seenSet, expectedUrls: options.expectedUrls });
+    const raw = new PgRawPages(db, site);
+
+    const joined = await whileOpening(redis, keys.opening, fleet.workerId, async () => {
+        const workers = (await fleet.workers()).length;
+        const counts = await Promise.all([httpQueue.counts(), browserQueue.counts()]);
+        const queued = counts.reduce((sum, { waiting, delayed, active }) => sum + waiting + delayed + active, 0);
+        if (options.fresh && workers > 0) {
+            throw new ConfigError(`--fresh: ${workers} worker(s) of ${site} are active; stop them first (npm run status -- --site ${site})`);
+        }
+        const newRun = options.fresh || (workers === 0 && queued === 0);
+        if (newRun) {
+            await Promise.all([httpQueue.clear(), browserQueue.clear(), seenSet.clear(), fleet.clear(), sink.purge(site)]);
+        }
+        await fleet.heartbeat(stats.snapshot(), 0);
+        return newRun ? undefined : { workers, queued };
+    }).catch(async (error: unknown) => {
+        await Promise.all([httpQueue.close(), browserQueue.close()]);
+        redis.disconnect();
+        await db.close();
+        throw error;
+    });
+    if (options.fleetConcurrency !== undefined) await httpQueue.queue.setGlobalConcurrency(options.fleetConcurrency);
+    httpQueue.start();
+    browserQueue.start();
+    const heartbeat = setInterval(() => void fleet.heartbeat(stats.snapshot(), stats.finished).catch(() => {}), fleet.heartbeatMillis);
+
+    return {
+        backend: 'distributed',
+        config: new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }), purgeOnStart: false }),
+        httpQueue,
+        browserQueue,
+        seenSet,
+        outcomes,
+        raw,
+        stats,
+        fleet,
+        joined,
+        location: { dir: redactedUrl(options.databaseUrl), dataset: 'items', quarantine: 'quarantine', deadLetter: 'dead_letter', rawPages: 'raw_pages' },
+        close: async () => {
+            clearInterval(heartbeat);
+            await Promise.all([outcomes.flush(), raw.flush()]);
+            await Promise.all([httpQueue.close(), browserQueue.close()]);
+            await fleet.heartbeat(stats.snapshot(), stats.finished).catch(() => {});
+            await fleet.leave().catch(() => {});
+            await redis.quit().catch(() => redis.disconnect());
+            await db.close();
+        },
+    };
+}
+
+/** Runs `work` holding the site's opening lock, so two workers starting at once do not both start a new run. */
+async function whileOpening<T>(redis: Redis, key: string, holder: string, work: () => Promise<T>): Promise<T> {
+    const lockMillis = 30_000;
+    while ((await redis.set(key, holder, 'PX', lockMillis, 'NX')) !== 'OK') await new Promise((resolve) => setTimeout(resolve, 100));
+    try {
+        return await work();
+    } finally {
+        if ((await redis.get(key)) === holder) await redis.del(key);
+    }
+}
+
+/** Says how this worker came in. */
+export function logJoined(stores: DistributedStores, site: string, log: Logger): void {
+    if (stores.joined) {
+        log.info({ ...stores.joined, worker: stores.fleet.workerId }, `joined the fleet of ${site}: ${stores.joined.workers} other worker(s), ${stores.joined.queued} jobs queued or in work`);
+    } else {
+        log.info({ worker: stores.fleet.workerId }, `started a new distributed run of ${site}`);
+    }
+}

@@ -1,0 +1,46 @@
+/**
+ * The parts failing under a running fleet: Redis drops every worker connection (`CLIENT KILL`), then
+ * PostgreSQL refuses for a few seconds (a real TCP proxy in front of it, as a restart does). The
+ * workers pause, reconnect and lose nothing.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { assertEveryProductOnce, assertExited, chromiumPath, type Fleet, itemsReach, SHOP, startFleet } from '../helpers/fleet.js';
+import type { CliResult } from '../helpers/cli.js';
+import { killWorkerConnections, POSTGRES_URL } from '../helpers/fleetWorld.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcpProxy.js';
+
+describe('the parts failing under a running fleet', { skip: chromiumPath ? false : 'no Chromium found' }, () => {
+    let fleet: Fleet;
+    let proxy: TcpProxy;
+    let results: CliResult[];
+    let connectionsKilled: number;
+
+    before(async () => {
+        // The workers reach PostgreSQL through a proxy that can refuse them, as a restarting server does.
+        proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(POSTGRES_URL).port || 5432) });
+        fleet = await startFleet(3, { ...SHOP, latencyMs: 20 }, { databaseUrl: (world) => throughProxy(world.databaseUrl, proxy.port) });
+        await itemsReach(fleet.world, 200);
+        connectionsKilled = await killWorkerConnections(fleet.world);
+        await itemsReach(fleet.world, 500);
+        proxy.refuseFor(4_000);
+        results = await fleet.results();
+    });
+    after(async () => {
+        await fleet?.close();
+        await proxy?.close();
+    });
+
+    it('the run completes with nothing lost after Redis drops every connection and PostgreSQL refuses for 4 s', async () => {
+        assert.ok(connectionsKilled >= 6, `killed ${connectionsKilled} Redis connections`);
+        assertExited(results);
+        await assertEveryProductOnce(fleet);
+    });
+});
+
+/** The same database URL, reached through the proxy on `port`. */
+function throughProxy(databaseUrl: string, port: number): string {
+    const url = new URL(databaseUrl);
+    url.port = String(port);
+    return url.href;
+}

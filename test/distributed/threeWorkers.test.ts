@@ -1,0 +1,47 @@
+/**
+ * The distributed mode end to end: three worker processes share one frontier in the machine's real
+ * Redis and one sink in its real PostgreSQL, over the fixture shop; what they stored is read back
+ * from PostgreSQL and held against the shop's ground truth and its own request counts.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { assertEveryProductOnce, assertExited, chromiumPath, type Fleet, SHOP, startFleet } from '../helpers/fleet.js';
+import type { CliResult } from '../helpers/cli.js';
+
+describe('three workers on one frontier', { skip: chromiumPath ? false : 'no Chromium found' }, () => {
+    let fleet: Fleet;
+    let results: CliResult[];
+
+    before(async () => {
+        fleet = await startFleet(3, SHOP);
+        results = await fleet.results();
+    });
+    after(() => fleet?.close());
+
+    it('all end when the shared frontier is empty, each having done part of the work', async () => {
+        assertExited(results);
+        const summaries = await fleet.summaries();
+        assert.equal(summaries.reduce((sum, summary) => sum + summary.items.stored, 0), SHOP.products);
+        assert.ok(summaries.filter((summary) => summary.items.stored > 0).length >= 2, `items per worker: ${summaries.map((s) => s.items.stored)}`);
+    });
+
+    it('stores the union of their output: exactly the product set, each product once', () => assertEveryProductOnce(fleet));
+
+    it('fetches no product twice, except a retry of a transient failure and the browser render', () => {
+        const { byPath } = fleet.shop.stats();
+        for (const product of fleet.shop.products) {
+            const counts = byPath[product.path] ?? {};
+            const total = Object.values(counts).reduce((sum, n) => sum + n, 0);
+            assert.equal(total, 1 + (product.scriptOnly ? 1 : 0) + (product.transientFailure ? 1 : 0), `${product.path}: ${JSON.stringify(counts)}`);
+            assert.equal(counts['200'], 1 + (product.scriptOnly ? 1 : 0), `${product.path} answered 200`);
+        }
+    });
+
+    it('leaves no job and no worker behind in Redis', async () => {
+        const { redis, prefix } = fleet.world;
+        assert.equal(await redis.zcard(`${prefix}:demo-shop-http:prioritized`), 0);
+        assert.equal(await redis.llen(`${prefix}:demo-shop-http:active`), 0);
+        assert.deepEqual(await redis.hkeys(`${prefix}:demo-shop:workers`), []);
+    });
+});
+
