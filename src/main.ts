@@ -33,6 +33,9 @@ async function main(): Promise<number> {
     let shop: Shop | undefined;
     let startUrls = config.startUrls;
     if (site.name === 'demo-shop' && startUrls.length === 0) {
+        if (config.redisUrl || config.databaseUrl) {
+            throw new ConfigError('the built-in demo starts a shop of its own in each process, which a fleet cannot share: give the workers --start-url (or another --site)');
+        }
         shop = await startShop(DEMO_SHOP);
         startUrls = [`${shop.url}/`];
         log.info({ url: shop.url, ...DEMO_SHOP }, 'demo shop started');

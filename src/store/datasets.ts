@@ -3,7 +3,10 @@
  * batches. Names are fixed here so every command (run, export, reparse) finds the same stores.
  */
 import { Configuration, Dataset } from '@crawlee/core';
+import type { DeadLetterEntry } from '../vocabulary/failure.js';
 import { BatchWriter } from './batchWriter.js';
+import type { QuarantineEntry, StoredItem } from './records.js';
+import { NEXT, PREVIOUS, type SiteResults, type StoreReader, type StoreSink } from './siteResults.js';
 import { SqliteStorageClient, type SqliteStorageClientOptions } from './sqlite/storageClient.js';
 
 /**
@@ -57,4 +60,64 @@ export class DatasetSink<T extends Record<string, unknown>> {
         await this.flush();
         return (await this.dataset.getInfo())?.itemCount ?? 0;
     }
+}
+
+/** The dataset's records in order, a page of `pageSize` at a time. */
+export async function* datasetItems<T extends Record<string, unknown>>(dataset: Dataset<T>, pageSize = 1000): AsyncGenerator<T> {
+    for (let offset = 0; ; offset += pageSize) {
+        const page = await dataset.getData({ offset, limit: pageSize });
+        yield* page.items as T[];
+        if (page.items.length < pageSize) return;
+    }
+}
+
+/**
+ * The site's results as versions of its datasets (siteResults.ts): the next version is written
+ * as `<name>-reparsed`; promoting renames the current one `<name>-previous` and the next one `<name>`.
+ */
+export async function datasetResults(site: string, config: Configuration): Promise<SiteResults> {
+    const names = storeNames(site);
+    const stores = [names.items, names.quarantine, names.deadLetter];
+    for (const name of stores) await (await Dataset.open(`${name}${NEXT}`, { config })).drop();
+    const reader = async <T extends Record<string, unknown>>(name: string): Promise<StoreReader<T>> => {
+        const dataset = await Dataset.open<T>(name, { config });
+        return { entries: () => datasetItems(dataset), count: async () => (await dataset.getInfo())?.itemCount ?? 0 };
+    };
+    const sink = async <T extends Record<string, unknown>>(name: string): Promise<StoreSink<T>> => {
+        const records = await DatasetSink.open<T>(`${name}${NEXT}`, config);
+        return {
+            push: (record) => records.push(record),
+            flush: () => records.flush(),
+            count: () => records.count(),
+            entries: async function* () {
+                await records.flush();
+                yield* datasetItems(records.dataset);
+            },
+        };
+    };
+    return {
+        current: {
+            items: await reader<StoredItem>(names.items),
+            quarantine: await reader<QuarantineEntry>(names.quarantine),
+            deadLetter: await reader<DeadLetterEntry>(names.deadLetter),
+        },
+        next: {
+            items: await sink<StoredItem>(names.items),
+            quarantine: await sink<QuarantineEntry>(names.quarantine),
+            deadLetter: await sink<DeadLetterEntry>(names.deadLetter),
+        },
+        promote: async () => {
+            for (const name of stores) await promote(config, name);
+        },
+    };
+}
+
+/** Makes `<name>-reparsed` the dataset called `name`; the current one becomes `<name>-previous`. */
+async function promote(config: Configuration, name: string): Promise<void> {
+    const client = config.getStorageClient();
+    await (await Dataset.open(`${name}${PREVIOUS}`, { config })).drop();
+    const current = await Dataset.open(name, { config });
+    await client.dataset(current.id).update({ name: `${name}${PREVIOUS}` });
+    const next = await Dataset.open(`${name}${NEXT}`, { config });
+    await client.dataset(next.id).update({ name });
 }

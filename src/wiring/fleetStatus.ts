@@ -1,0 +1,66 @@
+/**
+ * The state of a site's fleet, read from the shared stores: the queues (waiting, delayed, active)
+ * of both stages, the workers heard of lately and their rates, the fleet's counters (the sum of
+ * every worker's), the routes the drift breaker stopped, and what PostgreSQL holds — dead-letter by
+ * reason included. `npm run status` prints it.
+ */
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { Fleet, type WorkerSeen } from '../frontier/redis/fleet.js';
+import type { PgDatabase } from '../store/postgres/database.js';
+import { type DeadLetterReason, PgSink, type SiteCounts } from '../store/postgres/sink.js';
+import type { Trip } from '../vocabulary/report.js';
+import { fleetKeys } from './openDistributed.js';
+
+export interface QueueState {
+    waiting: number;
+    delayed: number;
+    active: number;
+}
+
+export interface FleetStatus {
+    site: string;
+    queues: { http: QueueState; browser: QueueState };
+    /** The most pages in work at once across the fleet, when a limit is set. */
+    fleetConcurrency: number | null;
+    workers: WorkerSeen[];
+    /** Pages finished per second, the fleet's (sum of the workers' last heartbeats). */
+    pagesPerSec: number;
+    /** Counters summed over every worker that worked on the run, gone ones included. */
+    totals: Record<string, number>;
+    tripped: Trip[];
+    stored: SiteCounts;
+    deadLetter: DeadLetterReason[];
+}
+
+/** Counters summed for the status, by their name in the workers' stats. */
+const TOTALS = ['admitted', 'succeeded', 'deadLettered', 'retries', 'httpFetched', 'browserRendered', 'itemsStored', 'itemsInvalid'];
+
+export async function readFleetStatus(redis: Redis, db: PgDatabase, { prefix, site }: { prefix: string; site: string }): Promise<FleetStatus> {
+    const keys = fleetKeys(prefix, site);
+    const fleet = new Fleet({ redis, key: keys.site });
+    const [http, browser] = [keys.httpQueue, keys.browserQueue].map((name) => new Queue(name, { connection: redis, prefix }));
+    try {
+        const sink = new PgSink(db);
+        const [httpState, browserState, fleetConcurrency, workers, stats, tripped, stored, deadLetter] = await Promise.all([
+            queueState(http!),
+            queueState(browser!),
+            http!.getGlobalConcurrency(),
+            fleet.workers(),
+            fleet.stats(),
+            fleet.trips(),
+            sink.counts(site),
+            sink.deadLetterByReason(site),
+        ]);
+        const totals = Object.fromEntries(TOTALS.map((name) => [name, Object.values(stats).reduce((sum, snapshot) => sum + Number(snapshot.counters[name] ?? 0), 0)]));
+        const pagesPerSec = Math.round(workers.reduce((sum, worker) => sum + worker.pagesPerSec, 0) * 10) / 10;
+        return { site, queues: { http: httpState, browser: browserState }, fleetConcurrency, workers, pagesPerSec, totals, tripped, stored, deadLetter };
+    } finally {
+        await Promise.all([http!.close(), browser!.close()]);
+    }
+}
+
+async function queueState(queue: Queue): Promise<QueueState> {
+    const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
+    return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), delayed: counts.delayed ?? 0, active: counts.active ?? 0 };
+}
