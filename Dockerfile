@@ -1,6 +1,9 @@
 # dragnet: the same pipeline as `npm start`, in a container for a cloud runner.
 #   docker build -t dragnet .
 #   docker run --rm -v "$PWD/storage:/app/storage" dragnet --site quotes-toscrape --summary-json storage/summary.json
+# With REDIS_URL and DATABASE_URL set, the container is a worker of a distributed run: start N of
+# them with the same variables and site (compose.yaml does it with 3). `npm run status` and the
+# other commands: --entrypoint node ... --import tsx src/commands/status.ts --site S.
 
 # Dependencies, built where a compiler is at hand: better-sqlite3 compiles its native module on install.
 FROM node:20-bookworm-slim AS deps

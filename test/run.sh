@@ -3,7 +3,7 @@
 # Needs: a Chromium (CHROMIUM_PATH, a system Chromium, or Playwright's own). When none is found and
 # we are root on Debian/Ubuntu, Debian's `chromium` is installed; otherwise we say what to run.
 # The distributed-mode tests need Redis on 127.0.0.1:6379 and PostgreSQL on 127.0.0.1:5432 (trust
-# auth, database `test`); one that is installed but not running is started (DEVELOPERS.md).
+# auth, database `test`); one that is installed but not running is started (README, Tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -18,7 +18,7 @@ import type { Logger } from 'pino';
 import { ConfigError } from '../configError.js';
 import { type CrawlOptions, DISTRIBUTED_DEFAULTS, type DistributedOptions } from '../crawlOptions.js';
 import { deadLetterOutcome } from '../frontier/deadLetter.js';
-import { connectRedis, redactedUrl } from '../frontier/redis/connection.js';
+import { connectRedis, redactedUrl, redisSettingProblems } from '../frontier/redis/connection.js';
 import { Fleet } from '../frontier/redis/fleet.js';
 import { JobQueue } from '../frontier/redis/jobQueue.js';
 import { RedisBloomSeenSet } from '../frontier/redisBloomSeenSet.js';
@@ -70,6 +70,7 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
     const prefix = options.redisPrefix ?? DISTRIBUTED_DEFAULTS.redisPrefix;
     const keys = fleetKeys(prefix, site);
     const { redis, db } = await connectParts(options.redisUrl, options.databaseUrl, `${prefix}:worker`);
+    for (const problem of await redisSettingProblems(redis)) log.warn(`Redis: ${problem} (see the README's distributed mode)`);
     const stats = new RunStats();
     const sink = new PgSink(db);
     const outcomes = new PgOutcomes({ sink, site, stats });

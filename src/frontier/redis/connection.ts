@@ -54,3 +54,26 @@ export function redactedUrl(url: string): string {
         return '(not a URL)';
     }
 }
+
+/**
+ * What BullMQ's guidance for production asks of Redis and this one lacks: `maxmemory-policy
+ * noeviction` (an evicting Redis drops queued jobs and seen-set buckets silently) and persistence
+ * (AOF, so a restart does not lose the frontier). Empty when all is well or when the server does
+ * not let CONFIG GET be read (managed services often do not).
+ */
+export async function redisSettingProblems(redis: Redis): Promise<string[]> {
+    let settings: Record<string, string>;
+    try {
+        const pairs = (await redis.config('GET', 'maxmemory-policy')) as string[];
+        const aof = (await redis.config('GET', 'appendonly')) as string[];
+        settings = Object.fromEntries([pairs, aof].map(([name, value]) => [name!, value!]));
+    } catch {
+        return [];
+    }
+    const problems: string[] = [];
+    if (settings['maxmemory-policy'] !== 'noeviction') {
+        problems.push(`maxmemory-policy is ${settings['maxmemory-policy']}: Redis may evict queued requests and seen-set entries; set it to noeviction`);
+    }
+    if (settings.appendonly !== 'yes') problems.push('appendonly is off: a Redis restart loses the shared frontier; set appendonly yes (appendfsync everysec)');
+    return problems;
+}
