@@ -85,6 +85,7 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
             finishGraceMillis,
             prefetch,
             randomOrder: options.randomOrder,
+            onTakenBack: (jobId) => log.warn({ jobId, stage }, `took back job ${jobId}: the worker that held it stopped renewing its lock`),
             // BullMQ gave up on the job: it stalled too often (its workers died) or the frontier failed it.
             onLost: (request, reason) => {
                 const lost = /stalled/i.test(reason) ? 'worker-lost' : 'frontier-error';

@@ -22,7 +22,7 @@ describe('a route stopped by the drift breaker of one worker', { skip: chromiumP
         // Worker 0 runs a build of the site whose product extractor lost its title; worker 1 the good one, so
         // worker 1 can never trip by itself: if it stops the route, it was told to.
         const drift = ['--drift-window', '40', '--drift-min-pages', '20', '--drift-threshold', '0.5'];
-        fleet = await startFleet(2, { ...SHOP, scriptOnlyRate: 0, transientFailureRate: 0, latencyMs: 30 }, {
+        fleet = await startFleet(2, { ...SHOP, products: 300, scriptOnlyRate: 0, transientFailureRate: 0, latencyMs: 30 }, {
             args: (index) => [...drift, '--site', index === 0 ? BROKEN_SITE : 'demo-shop'],
         });
         results = await fleet.results();

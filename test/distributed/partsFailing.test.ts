@@ -19,10 +19,10 @@ describe('the parts failing under a running fleet', { skip: chromiumPath ? false
     before(async () => {
         // The workers reach PostgreSQL through a proxy that can refuse them, as a restarting server does.
         proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(POSTGRES_URL).port || 5432) });
-        fleet = await startFleet(3, { ...SHOP, latencyMs: 20 }, { databaseUrl: (world) => throughProxy(world.databaseUrl, proxy.port) });
-        await itemsReach(fleet.world, 200);
+        fleet = await startFleet(3, { ...SHOP, products: 600, latencyMs: 20 }, { databaseUrl: (world) => throughProxy(world.databaseUrl, proxy.port) });
+        await itemsReach(fleet.world, 150);
         connectionsKilled = await killWorkerConnections(fleet.world);
-        await itemsReach(fleet.world, 500);
+        await itemsReach(fleet.world, 350);
         proxy.refuseFor(4_000);
         results = await fleet.results();
     });

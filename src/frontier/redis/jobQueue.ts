@@ -40,6 +40,8 @@ export interface JobQueueOptions {
     finishGraceMillis?: number;
     /** Told of a job BullMQ gave up on without the crawler (its worker died too often holding it). */
     onLost?: (request: Request, reason: string) => void;
+    /** Told of a job this worker's stalled-job check took back from a worker that stopped renewing its lock. */
+    onTakenBack?: (jobId: string) => void;
 }
 
 export const JOB_QUEUE_DEFAULTS = { lockMillis: 30_000, prefetch: 10, finishGraceMillis: 5_000 };
@@ -102,6 +104,7 @@ export class JobQueue implements FrontierQueue {
         // A lost connection is reported here and retried by ioredis; it must not end the process.
         this.worker.on('error', () => {});
         this.queue.on('error', () => {});
+        this.worker.on('stalled', (jobId) => options.onTakenBack?.(jobId));
         this.worker.on('failed', (job, error) => {
             if (job && !(error instanceof DelayedError) && job.attemptsMade >= (job.opts.attempts ?? 1)) {
                 options.onLost?.(toRequest(job), error.message);

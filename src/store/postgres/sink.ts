@@ -76,6 +76,45 @@ export async function retryTransient<T>(work: () => Promise<T>, options: RetryOp
     }
 }
 
+/** Rows of items or quarantine entries, one array per column. */
+export interface RecordRows {
+    keys: string[];
+    ordinals: number[];
+    json: string[];
+}
+
+/** Something to run a statement on: the pool, or one transaction's connection. */
+export interface Queryable {
+    query(text: string, values?: unknown[]): Promise<unknown>;
+}
+
+const RECORD_COLUMN = { items: 'item', quarantine: 'entry' } as const;
+
+/**
+ * Inserts items or quarantine entries of `site` in one statement; a row whose request key and
+ * position are stored already is kept as it was, so the same rows inserted twice are stored once.
+ */
+export async function insertRecords(client: Queryable, db: PgDatabase, table: 'items' | 'quarantine', site: string, rows: RecordRows): Promise<void> {
+    if (rows.keys.length === 0) return;
+    await client.query(
+        `INSERT INTO ${db.table(table)} (site, request_key, ordinal, ${RECORD_COLUMN[table]})
+         SELECT $1, r.key, r.ordinal, r.json FROM unnest($2::text[], $3::int[], $4::jsonb[]) AS r(key, ordinal, json)
+         ON CONFLICT DO NOTHING`,
+        [site, rows.keys, rows.ordinals, rows.json],
+    );
+}
+
+/** Dead-letter entries by request key as the columns of `dead_letter`, one array each. */
+export function deadLetterColumns(entries: readonly (readonly [string, DeadLetterEntry])[]) {
+    return {
+        keys: entries.map(([key]) => key),
+        json: entries.map(([, entry]) => jsonb(entry)),
+        reasons: entries.map(([, entry]) => entry.reason),
+        classes: entries.map(([, entry]) => entry.failureClass),
+        times: entries.map(([, entry]) => entry.deadLetteredAt),
+    };
+}
+
 export class PgSink {
     constructor(
         private readonly db: PgDatabase,
@@ -95,22 +134,8 @@ export class PgSink {
         await retryTransient(
             () =>
                 this.db.transaction(async (client) => {
-                    if (rows.items.keys.length > 0) {
-                        await client.query(
-                            `INSERT INTO ${items} (site, request_key, ordinal, item)
-                             SELECT $1, r.key, r.ordinal, r.json FROM unnest($2::text[], $3::int[], $4::jsonb[]) AS r(key, ordinal, json)
-                             ON CONFLICT DO NOTHING`,
-                            [site, rows.items.keys, rows.items.ordinals, rows.items.json],
-                        );
-                    }
-                    if (rows.quarantine.keys.length > 0) {
-                        await client.query(
-                            `INSERT INTO ${quarantine} (site, request_key, ordinal, entry)
-                             SELECT $1, r.key, r.ordinal, r.json FROM unnest($2::text[], $3::int[], $4::jsonb[]) AS r(key, ordinal, json)
-                             ON CONFLICT DO NOTHING`,
-                            [site, rows.quarantine.keys, rows.quarantine.ordinals, rows.quarantine.json],
-                        );
-                    }
+                    await insertRecords(client, this.db, 'items', site, rows.items);
+                    await insertRecords(client, this.db, 'quarantine', site, rows.quarantine);
                     if (rows.judged.length > 0) {
                         await client.query(`DELETE FROM ${deadLetter} WHERE site = $1 AND request_key = ANY($2::text[])`, [site, rows.judged]);
                     }
@@ -175,8 +200,8 @@ export class PgSink {
  * other instead of both deadlocking.
  */
 function rowsOf(outcomes: readonly PgOutcome[]) {
-    const items = { keys: [] as string[], ordinals: [] as number[], json: [] as string[] };
-    const quarantine = { keys: [] as string[], ordinals: [] as number[], json: [] as string[] };
+    const items: RecordRows = { keys: [], ordinals: [], json: [] };
+    const quarantine: RecordRows = { keys: [], ordinals: [], json: [] };
     const judged: string[] = [];
     // One entry per request (the last), as one statement may not update a row twice.
     const dead = new Map<string, DeadLetterEntry>();
@@ -195,17 +220,5 @@ function rowsOf(outcomes: readonly PgOutcome[]) {
         if (stored.length > 0 || quarantined.length > 0) judged.push(requestKey);
         if (deadLetter) dead.set(requestKey, deadLetter);
     }
-    const entries = [...dead];
-    return {
-        items,
-        quarantine,
-        judged,
-        dead: {
-            keys: entries.map(([key]) => key),
-            json: entries.map(([, entry]) => jsonb(entry)),
-            reasons: entries.map(([, entry]) => entry.reason),
-            classes: entries.map(([, entry]) => entry.failureClass),
-            times: entries.map(([, entry]) => entry.deadLetteredAt),
-        },
-    };
+    return { items, quarantine, judged, dead: deadLetterColumns([...dead]) };
 }
