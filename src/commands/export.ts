@@ -1,24 +1,30 @@
 /**
  * `npm run export -- --format jsonl|csv [--site S] [--out FILE] [--store items|quarantine|dead-letter]`
- * Streams a site's stored items (or its quarantine or dead-letter) to a file or standard output.
+ * Streams a site's stored items (or its quarantine or dead-letter) to a file or standard output:
+ * from its datasets in the storage dir, or from PostgreSQL when --database-url is set.
  */
 import { Dataset } from '@crawlee/core';
 import { optionLines, parseCommandLine } from '../config.js';
 import { ConfigError } from '../configError.js';
-import { exportDataset } from '../store/export.js';
+import { exportDataset, exportRecords, type ExportFormat } from '../store/export.js';
 import { openStorage, storeNames } from '../store/datasets.js';
+import { iterateItems, type PgStore } from '../store/postgres/reader.js';
 import { runCommand } from './command.js';
+import { openResultsDatabase } from './postgres.js';
+
+const SHARED = ['site', 'storageDir', 'databaseUrl'] as const;
 
 const HELP = `Usage: npm run export -- --format jsonl|csv [--out FILE] [--store items|quarantine|dead-letter]
-                         [--site NAME] [--storage-dir DIR]
+                         [--site NAME] [--storage-dir DIR] [--database-url URL]
 Writes the site's stored items (default), quarantine or dead-letter, streaming; to standard output without --out.
-${optionLines(['site', 'storageDir'])}
+With --database-url, reads them from that PostgreSQL (a distributed crawl's results) instead of the storage dir.
+${optionLines(SHARED)}
 `;
 
-const STORES = { items: 'items', quarantine: 'quarantine', 'dead-letter': 'deadLetter' } as const;
+const STORES = { items: 'items', quarantine: 'quarantine', 'dead-letter': 'deadLetter' } as const satisfies Record<string, PgStore>;
 
 runCommand(async () => {
-    const commandLine = parseCommandLine(process.argv.slice(2), process.env, ['site', 'storageDir'], {
+    const commandLine = parseCommandLine(process.argv.slice(2), process.env, SHARED, {
         format: { type: 'string' },
         out: { type: 'string' },
         store: { type: 'string', default: 'items' },
@@ -27,17 +33,33 @@ runCommand(async () => {
         process.stdout.write(HELP);
         return 0;
     }
-    const { options: { site, storageDir }, flags } = commandLine;
+    const { options: { site, storageDir, databaseUrl }, flags } = commandLine;
     const { format } = flags;
     if (format === undefined) throw new ConfigError('--format is required (see --help)');
     if (format !== 'jsonl' && format !== 'csv') throw new ConfigError('--format must be jsonl or csv');
     const store = STORES[flags.store as keyof typeof STORES];
     if (!store) throw new ConfigError(`--store must be one of ${Object.keys(STORES).join(', ')}`);
 
-    const { config, storage } = openStorage(storageDir);
-    const dataset = await Dataset.open(storeNames(site)[store], { config });
-    const count = await exportDataset({ dataset, format, out: flags.out });
-    await storage.close();
+    const count = databaseUrl ? await fromPostgres(databaseUrl, site, store, format, flags.out) : await fromDatasets(storageDir, site, store, format, flags.out);
     process.stderr.write(`dragnet: exported ${count} ${flags.store} of ${site}${flags.out ? ` to ${flags.out}` : ''}\n`);
     return 0;
 });
+
+async function fromDatasets(storageDir: string, site: string, store: PgStore, format: ExportFormat, out: string | undefined): Promise<number> {
+    const { config, storage } = openStorage(storageDir);
+    try {
+        const dataset = await Dataset.open(storeNames(site)[store], { config });
+        return await exportDataset({ dataset, format, out });
+    } finally {
+        await storage.close();
+    }
+}
+
+async function fromPostgres(databaseUrl: string, site: string, store: PgStore, format: ExportFormat, out: string | undefined): Promise<number> {
+    const db = await openResultsDatabase(databaseUrl);
+    try {
+        return await exportRecords({ records: () => iterateItems(db, site, store), format, out });
+    } finally {
+        await db.close();
+    }
+}

@@ -1,31 +1,37 @@
 /**
  * `npm run reparse -- [--site S] [--route R]`: runs the current extractors over the stored raw
- * pages and replaces the dataset and quarantine with the result, without fetching anything.
+ * pages and replaces the dataset and quarantine with the result, without fetching anything: in
+ * the storage dir, or in PostgreSQL when --database-url is set.
  */
 import { optionLines, parseCommandLine } from '../config.js';
-import { reparse } from '../parse/reparse.js';
+import { reparse, reparseSite, type ReparseResult } from '../parse/reparse.js';
+import type { Site } from '../site.js';
 import { openStorage } from '../store/datasets.js';
+import { PgRawPages } from '../store/postgres/rawPages.js';
+import { pgResults } from '../store/postgres/results.js';
 import { loadSite } from '../sites.js';
 import { runCommand } from './command.js';
+import { openResultsDatabase } from './postgres.js';
 
-const HELP = `Usage: npm run reparse -- [--site NAME|PATH] [--route LABEL] [--storage-dir DIR]
+const SHARED = ['site', 'storageDir', 'databaseUrl'] as const;
+
+const HELP = `Usage: npm run reparse -- [--site NAME|PATH] [--route LABEL] [--storage-dir DIR] [--database-url URL]
 Re-runs the site's extractors over its stored raw pages: items that now pass move from quarantine
 to the dataset and back; the versions before are kept as <name>-previous. Nothing is fetched.
-${optionLines(['site', 'storageDir'])}
+With --database-url, the raw pages and results are those of that PostgreSQL (a distributed crawl's),
+and the versions before are kept under the site name <site>-previous.
+${optionLines(SHARED)}
 `;
 
 runCommand(async () => {
-    const commandLine = parseCommandLine(process.argv.slice(2), process.env, ['site', 'storageDir'], { route: { type: 'string' } });
+    const commandLine = parseCommandLine(process.argv.slice(2), process.env, SHARED, { route: { type: 'string' } });
     if (commandLine === 'help') {
         process.stdout.write(HELP);
         return 0;
     }
     const { options, flags } = commandLine;
     const site = await loadSite(options.site);
-    const { storageDir } = options;
-    const { config, storage } = openStorage(storageDir);
-    const result = await reparse({ site, storageDir, config, route: flags.route });
-    await storage.close();
+    const result = options.databaseUrl ? await inPostgres(options.databaseUrl, site, flags.route) : await inStorageDir(options.storageDir, site, flags.route);
     const changes = Object.entries(result.changedByField)
         .sort(([, a], [, b]) => b - a)
         .map(([field, count]) => `${field} ${count}`);
@@ -42,3 +48,21 @@ runCommand(async () => {
     );
     return 0;
 });
+
+async function inStorageDir(storageDir: string, site: Site, route: string | undefined): Promise<ReparseResult> {
+    const { config, storage } = openStorage(storageDir);
+    try {
+        return await reparse({ site, storageDir, config, route });
+    } finally {
+        await storage.close();
+    }
+}
+
+async function inPostgres(databaseUrl: string, site: Site, route: string | undefined): Promise<ReparseResult> {
+    const db = await openResultsDatabase(databaseUrl);
+    try {
+        return await reparseSite({ site, raw: new PgRawPages(db, site.name), results: await pgResults(db, site.name), route });
+    } finally {
+        await db.close();
+    }
+}

@@ -1,18 +1,23 @@
 /**
  * Re-parse without re-crawl: the payoff of keeping raw pages apart from parsed items. The current
  * extractors run over the stored raw pages through the crawl's own parse (parsePage.ts) and are
- * judged as the crawl judges them; the results become a new version of the site's dataset,
+ * judged as the crawl judges them; the results become a new version of the site's items,
  * quarantine and dead-letter (the old ones are kept as `<name>-previous`), and what changed is
  * counted per field. Not a single request goes to the site.
+ *
+ * The algorithm is written once, over the site's raw pages (store/rawPages.ts) and its versioned
+ * results (store/siteResults.ts); `reparse()` runs it over the embedded stores (the file RawStore
+ * and Crawlee datasets), and the distributed mode hands `reparseSite()` PostgreSQL's.
  */
-import { Dataset, type Configuration } from '@crawlee/core';
+import type { Configuration } from '@crawlee/core';
 import { urlKey } from '../frontier/normalize.js';
 import { isIncomplete } from '../quality/validate.js';
 import type { Site } from '../site.js';
-import { DatasetSink, storeNames } from '../store/datasets.js';
+import { datasetResults } from '../store/datasets.js';
+import type { RawPages } from '../store/rawPages.js';
 import { RawStore } from '../store/rawStore.js';
-import { quarantineEntries, storedItems, type QuarantineEntry, type StoredItem } from '../store/records.js';
-import type { DeadLetterEntry } from '../vocabulary/failure.js';
+import { quarantineEntries, storedItems, type StoredItem } from '../store/records.js';
+import type { SiteResults, StoreReader, StoreSink } from '../store/siteResults.js';
 import { type ParsedPage, parsePage } from './parsePage.js';
 
 export interface ReparseOptions {
@@ -20,6 +25,16 @@ export interface ReparseOptions {
     storageDir: string;
     config: Configuration;
     /** Only this route's pages are re-parsed; the other routes' items and quarantine are carried over. Default: all. */
+    route?: string;
+}
+
+export interface ReparseSiteOptions {
+    site: Site;
+    /** The site's stored raw pages. */
+    raw: RawPages;
+    /** The site's results: read from the current version, written to the next, which is promoted at the end. */
+    results: SiteResults;
+    /** As in ReparseOptions. */
     route?: string;
 }
 
@@ -35,26 +50,14 @@ export interface ReparseResult {
     changedByField: Record<string, number>;
 }
 
-/** Suffix of the dataset versions a reparse replaces. */
-const PREVIOUS = '-previous';
-
+/** Re-parses the raw pages of the site in `storageDir` (the file RawStore) into its Crawlee datasets. */
 export async function reparse({ site, storageDir, config, route }: ReparseOptions): Promise<ReparseResult> {
-    const names = storeNames(site.name);
     const raw = await RawStore.open({ storageDir, site: site.name });
-    const next = {
-        items: `${names.items}-reparsed`,
-        quarantine: `${names.quarantine}-reparsed`,
-        deadLetter: `${names.deadLetter}-reparsed`,
-    };
-    for (const name of Object.values(next)) await (await Dataset.open(name, { config })).drop();
-    const items = await DatasetSink.open<StoredItem>(next.items, config);
-    const quarantine = await DatasetSink.open<QuarantineEntry>(next.quarantine, config);
-    const deadLetter = await DatasetSink.open<DeadLetterEntry>(next.deadLetter, config);
-    const before = {
-        items: await Dataset.open<StoredItem>(names.items, { config }),
-        quarantine: await Dataset.open<QuarantineEntry>(names.quarantine, { config }),
-        deadLetter: await Dataset.open<DeadLetterEntry>(names.deadLetter, { config }),
-    };
+    return reparseSite({ site, raw, results: await datasetResults(site.name, config), route });
+}
+
+export async function reparseSite({ site, raw, results, route }: ReparseSiteOptions): Promise<ReparseResult> {
+    const { current: before, next: { items, quarantine, deadLetter } } = results;
 
     // Routes left alone keep what they had.
     if (route) {
@@ -100,18 +103,16 @@ export async function reparse({ site, storageDir, config, route }: ReparseOption
     await copyWhere(before.deadLetter, deadLetter, (entry) => !judged.has(entry.url));
     await Promise.all([items.flush(), quarantine.flush(), deadLetter.flush()]);
 
-    const changedByField = await countChanges(before.items, items.dataset);
+    const changedByField = await countChanges(before.items, items);
     const result: ReparseResult = {
         pages,
         needBrowser,
         unparsable,
-        items: { before: await count(before.items), after: await items.count() },
-        quarantined: { before: await count(before.quarantine), after: await quarantine.count() },
+        items: { before: await before.items.count(), after: await items.count() },
+        quarantined: { before: await before.quarantine.count(), after: await quarantine.count() },
         changedByField,
     };
-    await promote(config, names.items, next.items);
-    await promote(config, names.quarantine, next.quarantine);
-    await promote(config, names.deadLetter, next.deadLetter);
+    await results.promote();
     return result;
 }
 
@@ -119,28 +120,26 @@ export async function reparse({ site, storageDir, config, route }: ReparseOption
  * Request URL → key of the page the crawl finally judged: the browser render when the cheap
  * fetch was escalated (it is stored later), else the cheap fetch.
  */
-async function finalPageKeys(raw: RawStore): Promise<Map<string, string>> {
+async function finalPageKeys(raw: RawPages): Promise<Map<string, string>> {
     const finalKeys = new Map<string, string>();
     for await (const page of raw.pages()) finalKeys.set(page.url, page.key);
     return finalKeys;
 }
 
-async function copyWhere<T extends Record<string, unknown>>(from: Dataset<T>, to: DatasetSink<T>, keep: (item: T) => boolean) {
-    await from.forEach(async (item) => {
-        if (keep(item)) await to.push(item);
-    });
+async function copyWhere<T>(from: StoreReader<T>, to: StoreSink<T>, keep: (item: T) => boolean) {
+    for await (const item of from.entries()) if (keep(item)) await to.push(item);
 }
 
 /** Per field, how many items differ between the two versions, matched by page and position on the page. */
-async function countChanges(before: Dataset<StoredItem>, after: Dataset<StoredItem>): Promise<Record<string, number>> {
-    const byPosition = async (dataset: Dataset<StoredItem>) => {
+async function countChanges(before: StoreReader<StoredItem>, after: StoreReader<StoredItem>): Promise<Record<string, number>> {
+    const byPosition = async (store: StoreReader<StoredItem>) => {
         const positions = new Map<string, StoredItem>();
         const seen = new Map<string, number>();
-        await dataset.forEach(async (item) => {
+        for await (const item of store.entries()) {
             const n = seen.get(item._url) ?? 0;
             seen.set(item._url, n + 1);
             positions.set(`${item._url}#${n}`, item);
-        });
+        }
         return positions;
     };
     const [old, fresh] = await Promise.all([byPosition(before), byPosition(after)]);
@@ -155,18 +154,3 @@ async function countChanges(before: Dataset<StoredItem>, after: Dataset<StoredIt
     }
     return changed;
 }
-
-async function count(dataset: Dataset): Promise<number> {
-    return (await dataset.getInfo())?.itemCount ?? 0;
-}
-
-/** Makes `fresh` the dataset called `name`; the current one becomes `<name>-previous`. */
-async function promote(config: Configuration, name: string, fresh: string): Promise<void> {
-    const client = config.getStorageClient();
-    await (await Dataset.open(`${name}${PREVIOUS}`, { config })).drop();
-    const current = await Dataset.open(name, { config });
-    await client.dataset(current.id).update({ name: `${name}${PREVIOUS}` });
-    const next = await Dataset.open(fresh, { config });
-    await client.dataset(next.id).update({ name });
-}
-

@@ -1,12 +1,14 @@
 /**
- * Export of a dataset to JSON Lines or CSV, streamed: items are read a page at a time and
- * written as they come, so a million items take the memory of one page. CSV needs its columns
- * before the first row, so it reads the dataset twice: once for the column names, once to write.
+ * Export of stored records to JSON Lines or CSV, streamed: records are read a batch at a time
+ * (a dataset's page, a PostgreSQL keyset batch) and written as they come, so a million items
+ * take the memory of one batch. CSV needs its columns before the first row, so it reads the
+ * records twice: once for the column names, once to write.
  */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { Dataset } from '@crawlee/core';
+import { datasetItems } from './datasets.js';
 
 export type ExportFormat = 'jsonl' | 'csv';
 
@@ -19,21 +21,34 @@ export interface ExportOptions {
     pageSize?: number;
 }
 
+export interface ExportRecordsOptions {
+    /** Reads the records from the first, in order; called once for JSON Lines, twice for CSV. */
+    records: () => AsyncIterable<Record<string, unknown>>;
+    format: ExportFormat;
+    /** A file path; default: standard output. */
+    out?: string;
+}
+
 /** Writes every item of the dataset; returns how many. */
 export async function exportDataset({ dataset, format, out, pageSize = 1000 }: ExportOptions): Promise<number> {
+    return exportRecords({ records: () => datasetItems(dataset, pageSize), format, out });
+}
+
+/** Writes every record; returns how many. */
+export async function exportRecords({ records, format, out }: ExportRecordsOptions): Promise<number> {
     const stream = out ? createWriteStream(out) : process.stdout;
     let count = 0;
     try {
         if (format === 'jsonl') {
-            for await (const item of items(dataset, pageSize)) {
+            for await (const item of records()) {
                 await write(stream, `${JSON.stringify(item)}\n`);
                 count += 1;
             }
         } else {
             const columns = new Set<string>();
-            for await (const item of items(dataset, pageSize)) for (const key of Object.keys(item)) columns.add(key);
+            for await (const item of records()) for (const key of Object.keys(item)) columns.add(key);
             await write(stream, `${[...columns].map(csvCell).join(',')}\r\n`);
-            for await (const item of items(dataset, pageSize)) {
+            for await (const item of records()) {
                 await write(stream, `${[...columns].map((column) => csvCell(item[column])).join(',')}\r\n`);
                 count += 1;
             }
@@ -45,15 +60,6 @@ export async function exportDataset({ dataset, format, out, pageSize = 1000 }: E
         }
     }
     return count;
-}
-
-/** The dataset's items in order, a page at a time. */
-async function* items(dataset: Dataset, pageSize: number): AsyncGenerator<Record<string, unknown>> {
-    for (let offset = 0; ; offset += pageSize) {
-        const page = await dataset.getData({ offset, limit: pageSize });
-        yield* page.items;
-        if (page.items.length < pageSize) return;
-    }
 }
 
 /** One CSV cell (RFC 4180): quoted when needed; lists and objects as JSON; missing as empty. */

@@ -19,7 +19,7 @@
  * job id, says whether a URL was ever queued.
  */
 import { getRequestId, Request, type RequestOptions, type RequestQueueOperationInfo } from '@crawlee/core';
-import { DelayedError, type Job, Queue, Worker } from 'bullmq';
+import { DelayedError, type Job, Queue, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { FrontierQueue } from '../../vocabulary/queue.js';
 
@@ -52,7 +52,7 @@ const MAX_STALLED = 5;
 const LOWEST_PRIORITY = 2_097_152;
 
 /** The crawler's answer for one job: done, or back into the queue at `until` (ms since the epoch). */
-type Settlement = { done: true } | { done: false; until: number; data: JobData; retry: boolean };
+type Settlement = { done: true } | { done: false; data: JobData; retry: false } | { done: false; data: JobData; retry: true; until: number };
 
 interface Taken {
     job: Job<JobData>;
@@ -106,9 +106,8 @@ export class JobQueue implements FrontierQueue {
         this.queue.on('error', () => {});
         this.worker.on('stalled', (jobId) => options.onTakenBack?.(jobId));
         this.worker.on('failed', (job, error) => {
-            if (job && !(error instanceof DelayedError) && job.attemptsMade >= (job.opts.attempts ?? 1)) {
-                options.onLost?.(toRequest(job), error.message);
-            }
+            // Every failed attempt is reported; only a job BullMQ moved to `failed` is lost.
+            if (job) void job.isFailed().then((failed) => failed && options.onLost?.(toRequest(job), error.message), () => {});
         });
     }
 
@@ -157,11 +156,11 @@ export class JobQueue implements FrontierQueue {
         return null;
     }
 
-    /** Back into the queue: as a delayed job until `userData.retryAt` (a retry), else at once. */
+    /** Back into the queue: as a delayed job until `userData.retryAt` (a retry), else at once, at the front. */
     async reclaimRequest(request: Request): Promise<null> {
         const retryAt = (request.userData as { retryAt?: number }).retryAt;
-        const until = Math.max(Date.now(), retryAt ?? 0);
-        this.release(request)?.({ done: false, until, data: dataOf(request), retry: retryAt !== undefined });
+        const data = dataOf(request);
+        this.release(request)?.(retryAt === undefined ? { done: false, data, retry: false } : { done: false, data, retry: true, until: retryAt });
         return null;
     }
 
@@ -214,7 +213,7 @@ export class JobQueue implements FrontierQueue {
         const closing = this.worker.close();
         const left = [...this.ready.splice(0), ...this.inWork.values()];
         this.inWork.clear();
-        for (const taken of left) taken.settle({ done: false, until: Date.now(), data: taken.job.data, retry: false });
+        for (const taken of left) taken.settle({ done: false, data: taken.job.data, retry: false });
         await closing;
         await this.running;
         await this.queue.close();
@@ -233,7 +232,12 @@ export class JobQueue implements FrontierQueue {
         });
         if (settlement.done) return;
         await job.updateData(settlement.data);
-        if (settlement.retry) await job.changePriority({ priority: 0 });
+        if (!settlement.retry) {
+            // Back at the front of its place in the queue, for the next worker to take.
+            await job.moveToWait(token);
+            throw new WaitingError();
+        }
+        await job.changePriority({ priority: 0 });
         await job.moveToDelayed(settlement.until, token);
         throw new DelayedError();
     }
