@@ -27,11 +27,16 @@ export interface RunningCli {
 
 /** Starts the CLI with `args`; `env` adds to the cleaned environment. */
 export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): RunningCli {
+    return startScript('src/main.ts', args, env);
+}
+
+/** Starts a script of the CLI (`src/commands/export.ts`, as `npm run export` does) with `args`; `env` adds to the cleaned environment. */
+export function startScript(script: string, args: string[], env: NodeJS.ProcessEnv = {}): RunningCli {
     const childEnv: NodeJS.ProcessEnv = { ...process.env };
     for (const [, name] of helpText().matchAll(/env: ([A-Z_]+)/g)) childEnv[name as string] = '';
     childEnv.LOG_LEVEL = 'warn';
     Object.assign(childEnv, env);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: ROOT, env: childEnv, timeout: CHILD_TIMEOUT_MS });
+    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, env: childEnv, timeout: CHILD_TIMEOUT_MS });
     const result = new Promise<CliResult>((resolve, reject) => {
         let stdout = '';
         let stderr = '';
@@ -46,4 +51,9 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): RunningCl
 /** Runs the CLI to its end. */
 export function runCli(args: string[], env?: NodeJS.ProcessEnv): Promise<CliResult> {
     return startCli(args, env).result;
+}
+
+/** Runs a script of the CLI to its end. */
+export function runScript(script: string, args: string[], env?: NodeJS.ProcessEnv): Promise<CliResult> {
+    return startScript(script, args, env).result;
 }

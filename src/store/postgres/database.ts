@@ -40,7 +40,7 @@ const MIGRATIONS: ((schema: string) => string)[] = [
         site text NOT NULL,
         request_key text NOT NULL,          -- the request the page was fetched for
         ordinal int NOT NULL,               -- the item's position among its page's items
-        item jsonb NOT NULL,
+        item json NOT NULL,                 -- json, not jsonb: an item keeps its fields in the extractor's order
         stored_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (site, request_key, ordinal)
     );
@@ -51,7 +51,7 @@ const MIGRATIONS: ((schema: string) => string)[] = [
         site text NOT NULL,
         request_key text NOT NULL,
         ordinal int NOT NULL,
-        entry jsonb NOT NULL,
+        entry json NOT NULL,
         stored_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (site, request_key, ordinal)
     );
@@ -61,7 +61,7 @@ const MIGRATIONS: ((schema: string) => string)[] = [
         seq bigint GENERATED ALWAYS AS IDENTITY,
         site text NOT NULL,
         request_key text NOT NULL,
-        entry jsonb NOT NULL,
+        entry json NOT NULL,
         reason text NOT NULL,               -- entry.reason and entry.failureClass, for the counts by reason
         failure_class text NOT NULL,
         dead_lettered_at timestamptz NOT NULL,

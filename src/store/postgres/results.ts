@@ -82,7 +82,7 @@ export async function pgResults(db: PgDatabase, site: string, options: PgResults
         const columns = deadLetterColumns(rows.map((row) => [row.key, row.record] as const));
         return db.query(
             `INSERT INTO ${db.table('dead_letter')} (site, request_key, entry, reason, failure_class, dead_lettered_at)
-             SELECT $1, * FROM unnest($2::text[], $3::jsonb[], $4::text[], $5::text[], $6::timestamptz[])
+             SELECT $1, * FROM unnest($2::text[], $3::json[], $4::text[], $5::text[], $6::timestamptz[])
              ON CONFLICT DO NOTHING`,
             [next, columns.keys, columns.json, columns.reasons, columns.classes, columns.times],
         );

@@ -98,7 +98,7 @@ export async function insertRecords(client: Queryable, db: PgDatabase, table: 'i
     if (rows.keys.length === 0) return;
     await client.query(
         `INSERT INTO ${db.table(table)} (site, request_key, ordinal, ${RECORD_COLUMN[table]})
-         SELECT $1, r.key, r.ordinal, r.json FROM unnest($2::text[], $3::int[], $4::jsonb[]) AS r(key, ordinal, json)
+         SELECT $1, r.key, r.ordinal, r.json FROM unnest($2::text[], $3::int[], $4::json[]) AS r(key, ordinal, json)
          ON CONFLICT DO NOTHING`,
         [site, rows.keys, rows.ordinals, rows.json],
     );
@@ -144,7 +144,7 @@ export class PgSink {
                         await client.query(
                             `INSERT INTO ${deadLetter} AS stored (site, request_key, entry, reason, failure_class, dead_lettered_at)
                              SELECT $1, d.key, d.json, d.reason, d.class, d.at
-                             FROM unnest($2::text[], $3::jsonb[], $4::text[], $5::text[], $6::timestamptz[]) AS d(key, json, reason, class, at)
+                             FROM unnest($2::text[], $3::json[], $4::text[], $5::text[], $6::timestamptz[]) AS d(key, json, reason, class, at)
                              WHERE NOT EXISTS (SELECT 1 FROM ${items} i WHERE i.site = $1 AND i.request_key = d.key)
                                AND NOT EXISTS (SELECT 1 FROM ${quarantine} q WHERE q.site = $1 AND q.request_key = d.key)
                              ON CONFLICT (site, request_key) DO UPDATE SET entry = EXCLUDED.entry, reason = EXCLUDED.reason,
