@@ -10,7 +10,7 @@ import { exportDataset, exportRecords, type ExportFormat } from '../store/export
 import { openStorage, storeNames } from '../store/datasets.js';
 import { iterateItems, type PgStore } from '../store/postgres/reader.js';
 import { runCommand } from './command.js';
-import { openResultsDatabase } from './postgres.js';
+import { connectPostgres } from '../wiring/openDistributed.js';
 
 const SHARED = ['site', 'storageDir', 'databaseUrl'] as const;
 
@@ -56,7 +56,7 @@ async function fromDatasets(storageDir: string, site: string, store: PgStore, fo
 }
 
 async function fromPostgres(databaseUrl: string, site: string, store: PgStore, format: ExportFormat, out: string | undefined): Promise<number> {
-    const db = await openResultsDatabase(databaseUrl);
+    const db = await connectPostgres(databaseUrl);
     try {
         return await exportRecords({ records: () => iterateItems(db, site, store), format, out });
     } finally {

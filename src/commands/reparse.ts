@@ -11,7 +11,7 @@ import { PgRawPages } from '../store/postgres/rawPages.js';
 import { pgResults } from '../store/postgres/results.js';
 import { loadSite } from '../sites.js';
 import { runCommand } from './command.js';
-import { openResultsDatabase } from './postgres.js';
+import { connectPostgres } from '../wiring/openDistributed.js';
 
 const SHARED = ['site', 'storageDir', 'databaseUrl'] as const;
 
@@ -59,7 +59,7 @@ async function inStorageDir(storageDir: string, site: Site, route: string | unde
 }
 
 async function inPostgres(databaseUrl: string, site: Site, route: string | undefined): Promise<ReparseResult> {
-    const db = await openResultsDatabase(databaseUrl);
+    const db = await connectPostgres(databaseUrl);
     try {
         return await reparseSite({ site, raw: new PgRawPages(db, site.name), results: await pgResults(db, site.name), route });
     } finally {

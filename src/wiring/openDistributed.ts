@@ -55,11 +55,20 @@ export function fleetKeys(prefix: string, site: string) {
 export async function connectParts(redisUrl: string, databaseUrl: string, name: string): Promise<{ redis: Redis; db: PgDatabase }> {
     const redis = await connectRedis(redisUrl, { name });
     try {
-        return { redis, db: await openPostgres(databaseUrl) };
+        return { redis, db: await connectPostgres(databaseUrl) };
     } catch (error) {
         redis.disconnect();
+        throw error;
+    }
+}
+
+/** Connects to the PostgreSQL at `url` and migrates it; unreachable is a ConfigError (one line, exit 2). `close()` when done. */
+export async function connectPostgres(url: string): Promise<PgDatabase> {
+    try {
+        return await openPostgres(url);
+    } catch (error) {
         if (error instanceof Error && (isConnectionError(error) || isConnectionError(error.cause))) {
-            throw new ConfigError(`${error.message}; check --database-url / DATABASE_URL (${redactedUrl(databaseUrl)})`);
+            throw new ConfigError(`${error.message}; check --database-url / DATABASE_URL (${redactedUrl(url)})`);
         }
         throw error;
     }
