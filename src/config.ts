@@ -147,6 +147,6 @@ function distributedOptionsOf(config: Config): DistributedOptions | undefined {
     if (!redisUrl || !databaseUrl) {
         throw new ConfigError(`the distributed mode needs both --redis-url (REDIS_URL) and --database-url (DATABASE_URL); only ${redisUrl ? '--redis-url' : '--database-url'} is set`);
     }
-    const { redisPrefix, jobLockSecs, finishGraceSecs, fleetConcurrency } = config;
-    return { redisUrl, databaseUrl, redisPrefix, jobLockSecs, finishGraceSecs, fleetConcurrency };
+    const { redisPrefix, jobLockSecs, finishGraceSecs, fleetConcurrency, maxWaitingJobs } = config;
+    return { redisUrl, databaseUrl, redisPrefix, jobLockSecs, finishGraceSecs, fleetConcurrency, maxWaitingJobs };
 }

@@ -36,9 +36,11 @@ export interface DistributedOptions {
     finishGraceSecs?: number;
     /** Most pages of the site in work at once across the fleet. Default: no fleet-wide limit. */
     fleetConcurrency?: number;
+    /** Jobs waiting in Redis per queue past which record pages spill to PostgreSQL. Default: 200,000. */
+    maxWaitingJobs?: number;
 }
 
-export const DISTRIBUTED_DEFAULTS = { redisPrefix: 'dragnet', jobLockSecs: 30, finishGraceSecs: 5 };
+export const DISTRIBUTED_DEFAULTS = { redisPrefix: 'dragnet', jobLockSecs: 30, finishGraceSecs: 5, maxWaitingJobs: 200_000 };
 
 export interface CrawlOptions {
     site: Site;

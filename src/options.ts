@@ -245,6 +245,11 @@ export const OPTIONS = {
         doc: "most pages of the site in work at once across all workers (BullMQ's global concurrency), so N workers do not send N times what the site takes",
         schema: wholeAtLeast1().optional(),
     }),
+    maxWaitingJobs: option({
+        flag: 'max-waiting-jobs', env: 'DRAGNET_MAX_WAITING_JOBS', group: 'distributed', default: DISTRIBUTED_DEFAULTS.maxWaitingJobs,
+        doc: 'jobs waiting in Redis per stage past which record pages spill to PostgreSQL and are fed back in windows (a waiting job costs Redis ~0.5 KB)',
+        schema: wholeAtLeast1(),
+    }),
 
     metricsPort: option({
         flag: 'metrics-port', env: 'DRAGNET_METRICS_PORT', group: 'monitor', defaultText: 'off',

@@ -41,7 +41,8 @@ runCommand(async () => {
 
 function formatStatus(status: FleetStatus): string {
     const { queues, totals } = status;
-    const queue = (name: string, { waiting, delayed, active }: FleetStatus['queues']['http']) => `  ${name.padEnd(8)} ${waiting} waiting, ${delayed} delayed (retries), ${active} active`;
+    const queue = (name: string, { waiting, delayed, active, spilled }: FleetStatus['queues']['http']) =>
+        `  ${name.padEnd(8)} ${waiting} waiting, ${delayed} delayed (retries), ${active} active, ${spilled} spilled to PostgreSQL`;
     const lines = [
         `dragnet: ${status.site}, distributed`,
         'queues',

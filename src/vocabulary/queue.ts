@@ -11,3 +11,27 @@ export interface FrontierQueue extends IRequestManager {
     /** Adds requests at the back, or with `forefront` at the front. (One, `addRequest`, says `wasAlreadyPresent` when a request of its unique key is queued or in work.) */
     addRequests(requests: RequestOptions[], options?: { forefront?: boolean }): Promise<unknown>;
 }
+
+/** A job kept out of Redis in the backlog: its id, its priority and its data, as BullMQ would hold them. */
+export interface SpilledJob {
+    jobId: string;
+    priority: number;
+    data: Record<string, unknown>;
+}
+
+/**
+ * Where a distributed queue spills the jobs Redis should not hold (a backlog of millions) and
+ * feeds them back from, in windows (store/postgres/backlog.ts).
+ */
+export interface JobBacklog {
+    /** Keeps the jobs, after those already kept. */
+    push(jobs: readonly SpilledJob[]): Promise<void>;
+    /**
+     * Takes up to `count` of the oldest jobs and hands them to `add`; they leave the backlog only
+     * once `add` has resolved (if it throws, they stay). Jobs another worker is feeding are skipped.
+     * Returns how many were fed.
+     */
+    feed(count: number, add: (jobs: SpilledJob[]) => Promise<void>): Promise<number>;
+    count(): Promise<number>;
+    clear(): Promise<void>;
+}

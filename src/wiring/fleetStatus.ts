@@ -7,6 +7,7 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Fleet, type WorkerSeen } from '../frontier/redis/fleet.js';
+import { PgBacklog } from '../store/postgres/backlog.js';
 import type { PgDatabase } from '../store/postgres/database.js';
 import { type DeadLetterReason, PgSink, type SiteCounts } from '../store/postgres/sink.js';
 import type { Trip } from '../vocabulary/report.js';
@@ -16,6 +17,8 @@ export interface QueueState {
     waiting: number;
     delayed: number;
     active: number;
+    /** Spilled to PostgreSQL, to be fed back as the queue drains. */
+    spilled: number;
 }
 
 export interface FleetStatus {
@@ -43,8 +46,8 @@ export async function readFleetStatus(redis: Redis, db: PgDatabase, { prefix, si
     try {
         const sink = new PgSink(db);
         const [httpState, browserState, fleetConcurrency, workers, stats, tripped, stored, deadLetter] = await Promise.all([
-            queueState(http!),
-            queueState(browser!),
+            queueState(http!, new PgBacklog(db, site, keys.httpQueue)),
+            queueState(browser!, new PgBacklog(db, site, keys.browserQueue)),
             http!.getGlobalConcurrency(),
             fleet.workers(),
             fleet.stats(),
@@ -60,7 +63,7 @@ export async function readFleetStatus(redis: Redis, db: PgDatabase, { prefix, si
     }
 }
 
-async function queueState(queue: Queue): Promise<QueueState> {
-    const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
-    return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), delayed: counts.delayed ?? 0, active: counts.active ?? 0 };
+async function queueState(queue: Queue, backlog: PgBacklog): Promise<QueueState> {
+    const [counts, spilled] = await Promise.all([queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active'), backlog.count()]);
+    return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), delayed: counts.delayed ?? 0, active: counts.active ?? 0, spilled };
 }

@@ -27,6 +27,7 @@ import { RunStats } from '../monitor/stats.js';
 import { storeNames } from '../store/datasets.js';
 import { isConnectionError } from '../store/postgres/database.js';
 import { openPostgres, type PgDatabase } from '../store/postgres/database.js';
+import { PgBacklog } from '../store/postgres/backlog.js';
 import { PgOutcomes } from '../store/postgres/outcomes.js';
 import { PgRawPages } from '../store/postgres/rawPages.js';
 import { PgSink } from '../store/postgres/sink.js';
@@ -94,6 +95,8 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
             finishGraceMillis,
             prefetch,
             randomOrder: options.randomOrder,
+            backlog: new PgBacklog(db, site, name),
+            maxWaiting: options.maxWaitingJobs,
             onTakenBack: (jobId) => log.warn({ jobId, stage }, `took back job ${jobId}: the worker that held it stopped renewing its lock`),
             // BullMQ gave up on the job: it stalled too often (its workers died) or the frontier failed it.
             onLost: (request, reason) => {

@@ -88,7 +88,7 @@ describe('status and --fresh on a running fleet', { skip: chromiumPath ? false :
 
     it('shows the finished run: no worker, nothing queued, every product stored, dead-letter by reason', () => {
         assert.deepEqual(afterwards.workers, []);
-        assert.deepEqual(afterwards.queues, { http: { waiting: 0, delayed: 0, active: 0 }, browser: { waiting: 0, delayed: 0, active: 0 } });
+        assert.deepEqual(afterwards.queues, { http: { waiting: 0, delayed: 0, active: 0, spilled: 0 }, browser: { waiting: 0, delayed: 0, active: 0, spilled: 0 } });
         assert.equal(afterwards.stored.items, 300);
         // The shop's dead links answer 404 or 410.
         assert.equal(afterwards.deadLetter.reduce((sum, { count }) => sum + count, 0), shop.notFoundPaths.length);

@@ -9,7 +9,9 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { Request } from '@crawlee/core';
 import { Redis } from 'ioredis';
 import { JobQueue, type JobQueueOptions } from '../../src/frontier/redis/jobQueue.js';
+import { PgBacklog } from '../../src/store/postgres/backlog.js';
 import { REDIS_URL } from '../helpers/fleetWorld.js';
+import { testDatabase } from '../helpers/pgSchema.js';
 
 let redis: Redis;
 let prefix: string;
@@ -118,7 +120,7 @@ describe('JobQueue', () => {
         await new Promise((resolve) => setTimeout(resolve, 200));
         await queues.pop()!.close();
         const successor = openQueue({ prefetch: 5 });
-        assert.deepEqual(await successor.counts(), { waiting: 2, delayed: 0, active: 0 });
+        assert.deepEqual(await successor.counts(), { waiting: 2, delayed: 0, active: 0, spilled: 0 });
         successor.start();
         assert.deepEqual((await drain(successor, 2)).sort(), [url('b'), url('c')]);
     });
@@ -127,6 +129,18 @@ describe('JobQueue', () => {
         const queue = openQueue();
         assert.equal((await queue.addRequest({ url: url('a') })).wasAlreadyPresent, false);
         assert.equal((await queue.addRequest({ url: url('a') })).wasAlreadyPresent, true);
-        assert.deepEqual(await queue.counts(), { waiting: 1, delayed: 0, active: 0 });
+        assert.deepEqual(await queue.counts(), { waiting: 1, delayed: 0, active: 0, spilled: 0 });
+    });
+
+    it('spills record pages past maxWaiting to the PostgreSQL backlog and feeds them back in order', async (t) => {
+        const { db } = await testDatabase(t);
+        const queue = openQueue({ prefetch: 1, maxWaiting: 10, backlog: new PgBacklog(db, 'site', 'site-http') });
+        const paths = Array.from({ length: 50 }, (_, i) => `p${i}`);
+        for (let i = 0; i < paths.length; i += 10) await queue.addRequests(paths.slice(i, i + 10).map((p) => ({ url: url(p) })));
+        assert.deepEqual(await queue.counts(), { waiting: 10, delayed: 0, active: 0, spilled: 40 });
+        assert.equal(await queue.isFinished(), false);
+        queue.start();
+        assert.deepEqual(await drain(queue, paths.length), paths.map(url));
+        assert.equal((await queue.counts()).spilled, 0);
     });
 });

@@ -35,6 +35,8 @@ export interface FleetOptions {
     args?: (index: number) => string[];
     /** The database URL the workers get. Default: the world's. */
     databaseUrl?: (world: FleetWorld) => string;
+    /** Added to every worker's environment. */
+    env?: NodeJS.ProcessEnv;
 }
 
 /** A shop and `count` workers crawling it. */
@@ -42,7 +44,7 @@ export async function startFleet(count: number, shopOptions: ShopOptions, option
     const world = await openFleetWorld();
     const shop = await startShop(shopOptions);
     const dir = await mkdtemp(join(tmpdir(), 'dragnet-fleet-'));
-    const env = { ...WORKER_ENV, DATABASE_URL: options.databaseUrl?.(world) ?? world.databaseUrl };
+    const env = { ...WORKER_ENV, ...options.env, DATABASE_URL: options.databaseUrl?.(world) ?? world.databaseUrl };
     const workers = Array.from({ length: count }, (_, index) =>
         world.worker(
             ['--start-url', `${shop.url}/`, '--max-concurrency', '6', '--storage-dir', join(dir, `w${index}`), '--summary-json', join(dir, `w${index}.json`), ...(options.args?.(index) ?? [])],

@@ -13,15 +13,19 @@
  * front) and due retries go to `wait`; record pages are prioritized, all at one priority (first in,
  * first out) or, with `randomOrder`, each at a random one.
  *
- * The queue is finished when no job of it is waiting, delayed or active anywhere in the fleet, and
- * has stayed so over a grace period — a job another worker holds, or one it is about to add, keeps
+ * Past `maxWaiting` jobs waiting, record pages spill to a backlog (PostgreSQL: a waiting job costs
+ * Redis a few hundred bytes, a backlog of tens of millions would not fit), and every worker feeds
+ * the backlog back in windows as the queue drains below half of it.
+ *
+ * The queue is finished when no job of it is waiting, delayed, active or spilled anywhere in the
+ * fleet, and has stayed so over a grace period — a job another worker holds, or one it is about to add, keeps
  * it going. Completed jobs are removed (BullMQ's guidance: keep Redis small); the seen-set, not the
  * job id, says whether a URL was ever queued.
  */
 import { getRequestId, Request, type RequestOptions, type RequestQueueOperationInfo } from '@crawlee/core';
 import { DelayedError, type Job, Queue, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { FrontierQueue } from '../../vocabulary/queue.js';
+import type { FrontierQueue, JobBacklog, SpilledJob } from '../../vocabulary/queue.js';
 
 export interface JobQueueOptions {
     /** The connection; BullMQ's worker opens one more of its own for blocking reads. */
@@ -38,13 +42,21 @@ export interface JobQueueOptions {
     randomOrder?: boolean;
     /** How long the fleet-wide queue must stay empty before it counts as finished. Default: 5,000 ms. */
     finishGraceMillis?: number;
+    /** Where record pages go past `maxWaiting` jobs waiting. Default: none (all stay in Redis). */
+    backlog?: JobBacklog;
+    /** Jobs waiting in Redis past which record pages spill to the backlog. Default: 200,000. */
+    maxWaiting?: number;
     /** Told of a job BullMQ gave up on without the crawler (its worker died too often holding it). */
     onLost?: (request: Request, reason: string) => void;
     /** Told of a job this worker's stalled-job check took back from a worker that stopped renewing its lock. */
     onTakenBack?: (jobId: string) => void;
 }
 
-export const JOB_QUEUE_DEFAULTS = { lockMillis: 30_000, prefetch: 10, finishGraceMillis: 5_000 };
+export const JOB_QUEUE_DEFAULTS = { lockMillis: 30_000, prefetch: 10, finishGraceMillis: 5_000, maxWaiting: 200_000 };
+
+/** Most jobs fed from the backlog in one go, and how often the queue looks whether to. */
+const FEED_WINDOW = 10_000;
+const FEED_MILLIS = 1_000;
 
 /** Times a job may be taken back from a dead worker before BullMQ fails it (BullMQ's default: 1). */
 const MAX_STALLED = 5;
@@ -78,6 +90,11 @@ export class JobQueue implements FrontierQueue {
     /** Jobs handed to the crawler, by request id. */
     private readonly inWork = new Map<string, Taken>();
     private emptySince: number | undefined;
+    private readonly backlog: JobBacklog | undefined;
+    private readonly maxWaiting: number;
+    /** The fleet's waiting and spilled jobs as last looked at (at most FEED_MILLIS ago), for the spill decision. */
+    private fill = { waiting: 0, spilled: 0, at: 0 };
+    private feeder: NodeJS.Timeout | undefined;
     private handled = 0;
     private running: Promise<void> | undefined;
 
@@ -85,6 +102,8 @@ export class JobQueue implements FrontierQueue {
         const { redis, prefix, name } = options;
         this.randomOrder = options.randomOrder ?? false;
         this.finishGraceMillis = options.finishGraceMillis ?? JOB_QUEUE_DEFAULTS.finishGraceMillis;
+        this.backlog = options.backlog;
+        this.maxWaiting = options.maxWaiting ?? JOB_QUEUE_DEFAULTS.maxWaiting;
         this.queue = new Queue<JobData>(name, {
             connection: redis,
             prefix,
@@ -114,6 +133,7 @@ export class JobQueue implements FrontierQueue {
     /** Starts taking jobs. */
     start(): void {
         this.running ??= this.worker.run().catch(() => {});
+        if (this.backlog) this.feeder ??= setInterval(() => void this.feedBacklog().catch(() => {}), FEED_MILLIS);
     }
 
     /** Jobs this worker may hold ahead of the crawler (follow the crawler's concurrency). */
@@ -123,7 +143,14 @@ export class JobQueue implements FrontierQueue {
 
     async addRequests(requests: RequestOptions[], options: { forefront?: boolean } = {}): Promise<void> {
         if (requests.length === 0) return;
-        await this.queue.addBulk(requests.map((request) => this.jobOf(new Request(request), options.forefront ?? false)));
+        const jobs = requests.map((request) => this.jobOf(new Request(request), options.forefront ?? false));
+        if (this.backlog && !options.forefront && (await this.spilling())) {
+            await this.backlog.push(jobs.map(({ data, opts }) => ({ jobId: opts.jobId, priority: opts.priority, data: { ...data } })));
+            this.fill.spilled += jobs.length;
+            return;
+        }
+        await this.queue.addBulk(jobs);
+        this.fill.waiting += jobs.length;
     }
 
     async addRequest(request: RequestOptions, options: { forefront?: boolean } = {}): Promise<RequestQueueOperationInfo> {
@@ -168,7 +195,7 @@ export class JobQueue implements FrontierQueue {
         return this.ready.length === 0;
     }
 
-    /** No job of the queue waiting, delayed or in work anywhere in the fleet, for the grace period. */
+    /** No job of the queue waiting, delayed, in work or spilled anywhere in the fleet, for the grace period. */
     async isFinished(): Promise<boolean> {
         if (this.ready.length > 0 || this.inWork.size > 0) {
             this.emptySince = undefined;
@@ -183,10 +210,12 @@ export class JobQueue implements FrontierQueue {
         return Date.now() - this.emptySince >= this.finishGraceMillis;
     }
 
-    /** The fleet-wide queue: jobs waiting (in `wait` or prioritized), delayed (retries) and active (locked to a worker). */
-    async counts(): Promise<{ waiting: number; delayed: number; active: number }> {
-        const counts = await this.queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
-        return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), delayed: counts.delayed ?? 0, active: counts.active ?? 0 };
+    /** The fleet-wide queue: jobs waiting (in `wait` or prioritized), delayed (retries), active (locked to a worker) and spilled to the backlog. */
+    async counts(): Promise<{ waiting: number; delayed: number; active: number; spilled: number }> {
+        const [counts, spilled] = await Promise.all([this.queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active'), this.backlog?.count() ?? 0]);
+        const waiting = (counts.waiting ?? 0) + (counts.prioritized ?? 0);
+        this.fill = { waiting, spilled, at: Date.now() };
+        return { waiting, delayed: counts.delayed ?? 0, active: counts.active ?? 0, spilled };
     }
 
     async handledCount(): Promise<number> {
@@ -210,6 +239,7 @@ export class JobQueue implements FrontierQueue {
      * ones taken ahead of it) and lets go of the queue. The connection stays open.
      */
     async close(): Promise<void> {
+        clearInterval(this.feeder);
         const closing = this.worker.close();
         const left = [...this.ready.splice(0), ...this.inWork.values()];
         this.inWork.clear();
@@ -222,6 +252,22 @@ export class JobQueue implements FrontierQueue {
     /** Empties the queue in Redis (refused by BullMQ while a job is active). */
     async clear(): Promise<void> {
         await this.queue.obliterate();
+        await this.backlog?.clear();
+    }
+
+    /** Whether new record pages go to the backlog: Redis holds `maxWaiting` already, or older ones wait there (they go first). */
+    private async spilling(): Promise<boolean> {
+        if (Date.now() - this.fill.at > FEED_MILLIS) await this.counts();
+        return this.fill.spilled > 0 || this.fill.waiting >= this.maxWaiting;
+    }
+
+    /** Tops Redis up from the backlog once it has drained below half of `maxWaiting`. */
+    private async feedBacklog(): Promise<void> {
+        const { waiting, spilled } = await this.counts();
+        if (spilled === 0 || waiting >= this.maxWaiting / 2) return;
+        await this.backlog!.feed(Math.min(FEED_WINDOW, this.maxWaiting - waiting), async (jobs: SpilledJob[]) => {
+            await this.queue.addBulk(jobs.map(({ jobId, priority, data }) => ({ name: 'page', data: data as unknown as JobData, opts: { jobId, priority } })));
+        });
     }
 
     /** A job's processor: hands it to the crawler and waits for the crawler's answer. */

@@ -87,10 +87,22 @@ const MIGRATIONS: ((schema: string) => string)[] = [
     -- The body is gzip already: EXTERNAL keeps it out of line without PostgreSQL trying to compress it again.
     ALTER TABLE ${s}.raw_pages ALTER COLUMN body SET STORAGE EXTERNAL;
     `,
+    // The frontier's overflow (backlog.ts): jobs of a queue past what Redis should hold, fed back in windows.
+    (s) => `
+    CREATE TABLE ${s}.backlog (
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        site text NOT NULL,
+        queue text NOT NULL,
+        job_id text NOT NULL,
+        priority int NOT NULL,
+        data json NOT NULL,
+        PRIMARY KEY (site, queue, seq)
+    );
+    `,
 ];
 
-/** The four tables of results, by their SQL names. */
-export type PgTable = 'items' | 'quarantine' | 'dead_letter' | 'raw_pages';
+/** The tables, by their SQL names: four of results, and the frontier's backlog. */
+export type PgTable = 'items' | 'quarantine' | 'dead_letter' | 'raw_pages' | 'backlog';
 
 export class PgDatabase {
     readonly pool: pg.Pool;

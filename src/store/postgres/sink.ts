@@ -185,7 +185,7 @@ export class PgSink {
         await retryTransient(
             () =>
                 this.db.transaction(async (client) => {
-                    for (const table of ['items', 'quarantine', 'dead_letter', 'raw_pages'] as const) {
+                    for (const table of ['items', 'quarantine', 'dead_letter', 'raw_pages', 'backlog'] as const) {
                         await client.query(`DELETE FROM ${this.db.table(table)} WHERE site = $1`, [site]);
                     }
                 }),
