@@ -99,6 +99,10 @@ interface FleetFigures {
     startupSec: number;
     /** From the shop's last answer to the last worker's exit: the finish grace and shutting down. */
     tailSec: number;
+    /** Part of the tail: from the shop's last answer to the last worker's crawl end (its summary's finishedAt): noticing the end, the grace included. */
+    endDetectSec: number | null;
+    /** The rest: from the last crawl end to the last exit (report, closing queues and pools, process exit). */
+    shutdownSec: number | null;
     inflightMedian: number | null;
     inflightMax: number | null;
     /** CPU seconds over the run, and the machine's busy share. */
@@ -113,7 +117,7 @@ interface FleetFigures {
     othersCpuShare: number;
 }
 
-type FleetRecord = { run: number; figures: FleetFigures; perWorker: Array<{ fetched: number | null; stored: number | null; startupSec: number | null; exitSec: number }> } | { run: number; error: string };
+type FleetRecord = { run: number; figures: FleetFigures; perWorker: Array<{ fetched: number | null; stored: number | null; startupSec: number | null; finishedSec: number | null; exitSec: number }> } | { run: number; error: string };
 
 async function scalingCase(redis: Redis, products: number, runs: number, report: Report): Promise<void> {
     const categories = Math.max(1, Math.round(products / PRODUCTS_PER_CATEGORY));
@@ -139,15 +143,17 @@ async function scalingCase(redis: Redis, products: number, runs: number, report:
     const rows: TableRow[] = WORKER_COUNTS.map((workers) => {
         const m = fleets[workers]!.median;
         const r = ratios[workers];
+        const figure = `${workers} worker${workers > 1 ? 's' : ''}: pages/s (wall)`;
+        if (Object.keys(m).length === 0) return { case: `scaling ${products}`, figure, value: null, note: 'every run failed (see the JSON)' };
         return {
             case: `scaling ${products}`,
-            figure: `${workers} worker${workers > 1 ? 's' : ''}: pages/s (wall)`,
+            figure,
             value: m.pagesPerSec,
             note: [
                 `${m.pages} pages in ${m.wallSec} s`,
                 r ? `x${r.pagesPerSec} of 1 (goal ${r.goal}${r.meetsGoal ? ', met' : ', missed'})` : null,
                 `crawl ${m.crawlPagesPerSec}/s = ${m.shareOfIdeal} of ${idealPagesPerSec(workers)}/s${r ? `, x${r.crawlPagesPerSec}` : ''}`,
-                `start ${m.startupSec} s, tail ${m.tailSec} s`,
+                `start ${m.startupSec} s, tail ${m.tailSec} s (end seen after ${m.endDetectSec} s, grace ${FINISH_GRACE_SECS} s; shutdown ${m.shutdownSec} s)`,
                 `in flight ${m.inflightMedian}`,
                 `workers ${m.workersCores} cores, ${m.workerCpuMsPerPage} ms CPU/page; redis ${m.redisCpuSec} s, pg ${m.postgresCpuSec} s`,
                 `machine ${m.machineBusy === null ? '-' : Math.round(m.machineBusy * 100)}% busy`,
@@ -199,7 +205,7 @@ async function fleetOnce(redis: Redis, workers: number, products: number, shopOp
         const cpu = cpuBetween(before, await serviceCpu());
         const seen = await shop.report();
         if (!result.finished) return { run, error: result.workers.map((w, i) => `worker ${i}: exit ${w.exitCode ?? w.signal}${w.error ? ` (${w.error})` : ''}`).join('; ') };
-        return { run, figures: fleetFigures(workers, result, seen, cpu), perWorker: result.workers.map(({ fetched, stored, startupSec, exitSec }) => ({ fetched, stored, startupSec, exitSec })) };
+        return { run, figures: fleetFigures(workers, result, seen, cpu), perWorker: result.workers.map(({ fetched, stored, startupSec, finishedSec, exitSec }) => ({ fetched, stored, startupSec, finishedSec, exitSec })) };
     } finally {
         await shop.close();
     }
@@ -211,6 +217,8 @@ function fleetFigures(workers: number, result: FleetRunResult, seen: ShopReport,
     const last = seen.lastAnswerAtMs ?? result.exitedAtMs;
     const crawlSec = Math.max(0.001, (last - first) / 1000);
     const inflight = seriesSummary(seen.inflightSamples);
+    const finishes = result.workers.map((worker) => worker.finishedSec);
+    const lastFinishedMs = finishes.every((sec) => sec !== null) ? result.spawnedAtMs + Math.max(...(finishes as number[])) * 1000 : null;
     const ours = cpu.reapedChildrenSec + cpu.redisSec + cpu.postgresSec + seen.cpuSec;
     return {
         pages: seen.requests,
@@ -222,6 +230,8 @@ function fleetFigures(workers: number, result: FleetRunResult, seen: ShopReport,
         shareOfIdeal: round(seen.requests / crawlSec / idealPagesPerSec(workers), 3),
         startupSec: round((first - result.spawnedAtMs) / 1000, 2),
         tailSec: round((result.exitedAtMs - last) / 1000, 2),
+        endDetectSec: lastFinishedMs === null ? null : round((lastFinishedMs - last) / 1000, 2),
+        shutdownSec: lastFinishedMs === null ? null : round((result.exitedAtMs - lastFinishedMs) / 1000, 2),
         inflightMedian: inflight.steadyMedian,
         inflightMax: inflight.max,
         workersCpuSec: round(cpu.reapedChildrenSec, 2),
@@ -238,7 +248,7 @@ function fleetFigures(workers: number, result: FleetRunResult, seen: ShopReport,
 function describeFleet(record: FleetRecord): string {
     if ('error' in record) return `FAILED (${record.error})`;
     const f = record.figures;
-    return `${f.pages} pages, ${f.items} items in ${f.wallSec}s: ${f.pagesPerSec} pages/s (crawl ${f.crawlPagesPerSec}/s over ${f.crawlSec}s, start ${f.startupSec}s, tail ${f.tailSec}s), in flight ${f.inflightMedian}, workers ${f.workersCores} cores, redis ${f.redisCpuSec}s pg ${f.postgresCpuSec}s CPU, machine ${Math.round(f.machineBusy * 100)}% busy (others ${Math.round(f.othersCpuShare * 100)}%); per worker ${record.perWorker.map((w) => w.fetched).join('/')} pages`;
+    return `${f.pages} pages, ${f.items} items in ${f.wallSec}s: ${f.pagesPerSec} pages/s (crawl ${f.crawlPagesPerSec}/s over ${f.crawlSec}s, start ${f.startupSec}s, tail ${f.tailSec}s = end seen ${f.endDetectSec}s + shutdown ${f.shutdownSec}s), in flight ${f.inflightMedian}, workers ${f.workersCores} cores, redis ${f.redisCpuSec}s pg ${f.postgresCpuSec}s CPU, machine ${Math.round(f.machineBusy * 100)}% busy (others ${Math.round(f.othersCpuShare * 100)}%); per worker ${record.perWorker.map((w) => w.fetched).join('/')} pages`;
 }
 
 /** The median of every figure over the runs that finished. */

@@ -11,7 +11,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
@@ -46,6 +46,8 @@ export interface WorkerOutcome {
     exitSec: number;
     /** Seconds from the fleet's spawn to this worker's crawl start (its summary's startedAt): loading tsx, the modules, connecting. */
     startupSec: number | null;
+    /** Seconds from the fleet's spawn to this worker's crawl end (its summary's finishedAt), before it shuts down. */
+    finishedSec: number | null;
     /** Its summary's counts: pages it fetched, items it stored. */
     fetched: number | null;
     stored: number | null;
@@ -78,7 +80,7 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
         DRAGNET_FINISH_GRACE_SECS: String(options.finishGraceSecs),
         LOG_LEVEL: 'warn',
     });
-    const db = new pg.Client({ connectionString: options.postgresUrl });
+    const db = new pg.Client({ connectionString: withDefaultUser(options.postgresUrl) });
     await db.connect();
     try {
         const spawnedAtMs = Date.now();
@@ -101,6 +103,7 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
                     signal: exit.signal,
                     exitSec: (exit.atMs - spawnedAtMs) / 1000,
                     startupSec: summary ? (Date.parse(summary.startedAt) - spawnedAtMs) / 1000 : null,
+                    finishedSec: summary ? (Date.parse(summary.finishedAt) - spawnedAtMs) / 1000 : null,
                     fetched: summary?.http.fetched ?? null,
                     stored: summary?.items.stored ?? null,
                     ...(failed ? { error: exit.stderr.trim().split('\n').slice(-5).join(' | ') } : {}),
@@ -145,4 +148,15 @@ function startWorker(index: number, dir: string, options: FleetRunOptions, env: 
         child.once('close', (code, signal) => resolve({ code, signal, atMs: exitedAtMs || Date.now(), stderr }));
     });
     return { child, exit };
+}
+
+/**
+ * The URL with the OS user in it when it names none and neither PGUSER nor USER is set, as the
+ * workers' own pool does (store/postgres/database.ts): pg, unlike libpq, would send no user at all.
+ */
+function withDefaultUser(url: string): string {
+    const parsed = new URL(url);
+    if (parsed.username || parsed.searchParams.has('user') || process.env.PGUSER || process.env.USER) return url;
+    parsed.username = encodeURIComponent(userInfo().username);
+    return parsed.toString();
 }
