@@ -16,11 +16,13 @@
  */
 import type { Redis } from 'ioredis';
 import { cpus } from 'node:os';
+import { DISTRIBUTED_DEFAULTS } from '../src/crawlOptions.js';
 import { connectRedis } from '../src/frontier/redis/connection.js';
 import { CLEAN_SHOP } from './lib/countingShop.js';
 import { runFleet, type FleetRunResult } from './lib/fleetRun.js';
 import { measureFrontierOps, measureQueueMemory, type FrontierOps } from './lib/redisFrontier.js';
 import { cpuBetween, serviceCpu } from './lib/serviceCpu.js';
+import { measureSpilledQueue } from './lib/spilledQueue.js';
 import { measureSeenSetMemory, type SeenSetMemory } from './lib/seenSetMemory.js';
 import { startShopProcess, type ShopReport } from './lib/shopProcess.js';
 import { median, ratio, round, seriesSummary } from './lib/stats.js';
@@ -77,6 +79,7 @@ export default defineSuite({
             const seenSets: SeenSetMemory[] = [];
             for (const seenSetCase of [...SEEN_SET_CASES, ...(options.large ? LARGE_SEEN_SET_CASES : [])]) seenSets.push(await seenSetCaseRun(redis, seenSetCase, report));
             await queueMemoryCase(redis, seenSets, report);
+            await spilledQueueCase(redis, report);
         } finally {
             redis.disconnect();
         }
@@ -358,6 +361,27 @@ async function queueMemoryCase(redis: Redis, seenSets: readonly SeenSetMemory[],
             },
         ],
     });
+}
+
+// --- 5. the backlog in PostgreSQL ----------------------------------------------------------
+
+/** The 1M waiting requests again, now with the default Redis window: the rest spills to PostgreSQL. */
+async function spilledQueueCase(redis: Redis, report: Report): Promise<void> {
+    const spill = await measureSpilledQueue(redis, POSTGRES_URL, { jobs: QUEUED_JOBS, maxWaiting: DISTRIBUTED_DEFAULTS.maxWaitingJobs });
+    process.stderr.write(`bench distributed spilled-queue ${QUEUED_JOBS}: ${spill.inRedis} in Redis (${mb(spill.redisBytes)} MB), ${spill.spilled} spilled at ${spill.postgresBytesPerSpilledJob} B each\n`);
+    const caseName = `spilled-queue ${QUEUED_JOBS}`;
+    report({
+        json: { case: `spilled-queue-${QUEUED_JOBS}`, ...spill },
+        rows: [
+            { case: caseName, figure: 'Redis MB for the whole queue', value: mb(spill.redisBytes), note: `${spill.inRedis} jobs in Redis (window ${spill.maxWaiting}), ${spill.spilled} in PostgreSQL` },
+            { case: caseName, figure: 'PostgreSQL bytes/spilled request', value: spill.postgresBytesPerSpilledJob, note: `filled at ${spill.fillPerSec} adds/s` },
+            { case: caseName, figure: 'fed back to BullMQ, requests/s', value: spill.feedPerSec, note: 'windows of 10,000' },
+        ],
+    });
+}
+
+function mb(bytes: number): number {
+    return round(bytes / 1024 ** 2, 1);
 }
 
 function gb(bytes: number): number {

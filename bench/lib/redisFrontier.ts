@@ -26,7 +26,7 @@ export function productRequest(i: number): RequestOptions {
     return { url, uniqueKey: url, label: 'product', userData: { category: 'kitchen' } };
 }
 
-function productRequests(from: number, count: number): RequestOptions[] {
+export function productRequests(from: number, count: number): RequestOptions[] {
     return Array.from({ length: count }, (_, i) => productRequest(from + i));
 }
 
