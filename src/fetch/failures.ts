@@ -68,7 +68,9 @@ export function classifyError(error: unknown): ClassifiedFailure {
     }
     if (/timed? ?out|timeout/i.test(message)) return { failureClass: 'transient', reason: 'timeout', message };
     if (/served Content-Type/i.test(message)) return { failureClass: 'permanent', reason: 'unsupported-content-type', message };
-    if (/redirect/i.test(message) && /(loop|max|times)/i.test(message)) {
+    // got's "Redirected 10 times", Chromium's ERR_TOO_MANY_REDIRECTS; not any message that mentions
+    // redirects (a browser's launch log lists flags with the word in them).
+    if (/redirected \d+ times|too many redirects|ERR_TOO_MANY_REDIRECTS|redirect loop/i.test(message)) {
         return { failureClass: 'permanent', reason: 'redirect-loop', message };
     }
     return { failureClass: 'transient', reason: 'error', message };

@@ -20,7 +20,7 @@ import type { Redis } from 'ioredis';
 import type { SeenSetReport } from '../vocabulary/report.js';
 import { bloomPositions, bloomSizing } from './bloomSeenSet.js';
 import type { SeenSet } from './seenSet.js';
-import { countKey, deleteKeysUnder, luaScript, openLayout, readCount, SCRIPT_CHUNK, type LuaScript } from './redisSeenSet.js';
+import { addInChunks, countKey, deleteKeysUnder, luaScript, openLayout, readCount, type LuaScript } from './redisSeenSet.js';
 
 export interface RedisBloomSeenSetOptions {
     /** The Redis key prefix of this site's seen-set, e.g. `dragnet:shop:seen`; every key the set writes starts with `${key}:`. */
@@ -124,9 +124,7 @@ export class RedisBloomSeenSet implements SeenSet {
 
     /** Adds the keys; for each, whether it was new to the whole fleet (or a false positive said it was not). */
     async add(keys: readonly string[]): Promise<boolean[]> {
-        const chunks: string[][] = [];
-        for (let from = 0; from < keys.length; from += SCRIPT_CHUNK) chunks.push(keys.slice(from, from + SCRIPT_CHUNK));
-        return (await Promise.all(chunks.map((chunk) => this.addChunk(chunk)))).flat();
+        return addInChunks(keys, (chunk) => this.addChunk(chunk));
     }
 
     /** URLs admitted fleet-wide, as of this worker's last add. */

@@ -41,7 +41,7 @@ export interface RedisSeenSetOptions {
 /** URLs per bucket at the expected count: half of Redis's default `hash-max-listpack-entries` (128). */
 const URLS_PER_BUCKET = 64;
 /** Keys per script call: each call blocks Redis for about a millisecond, so other clients are not held up. */
-export const SCRIPT_CHUNK = 1_000;
+const SCRIPT_CHUNK = 1_000;
 
 // KEYS[1]: the counter; KEYS[i + 1] and ARGV[i]: the bucket and hash field of the i-th URL.
 // Returns 1 or 0 per URL (HSETNX says whether the field is new, so a URL repeated within the call
@@ -99,10 +99,7 @@ export class RedisSeenSet implements SeenSet {
 
     /** Adds the keys; for each, whether it was new to the whole fleet. Atomic per chunk of SCRIPT_CHUNK keys. */
     async add(keys: readonly string[]): Promise<boolean[]> {
-        const chunks: string[][] = [];
-        for (let from = 0; from < keys.length; from += SCRIPT_CHUNK) chunks.push(keys.slice(from, from + SCRIPT_CHUNK));
-        // Sent together: one connection pipelines them and Redis runs them in order.
-        return (await Promise.all(chunks.map((chunk) => this.addChunk(chunk)))).flat();
+        return addInChunks(keys, (chunk) => this.addChunk(chunk));
     }
 
     /** URLs admitted fleet-wide, as of this worker's last add. */
@@ -191,4 +188,11 @@ export async function* scanKeysUnder(redis: Redis, key: string): AsyncGenerator<
 /** Deletes the keys under `${key}:`; UNLINK frees their memory off Redis's main thread. */
 export async function deleteKeysUnder(redis: Redis, key: string): Promise<void> {
     for await (const keys of scanKeysUnder(redis, key)) await redis.unlink(...keys);
+}
+
+/** `add` over chunks of SCRIPT_CHUNK keys, sent together: one connection pipelines them and Redis runs them in order. */
+export async function addInChunks(keys: readonly string[], addChunk: (chunk: string[]) => Promise<boolean[]>): Promise<boolean[]> {
+    const chunks: string[][] = [];
+    for (let from = 0; from < keys.length; from += SCRIPT_CHUNK) chunks.push(keys.slice(from, from + SCRIPT_CHUNK));
+    return (await Promise.all(chunks.map(addChunk))).flat();
 }

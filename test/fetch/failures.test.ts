@@ -130,6 +130,12 @@ describe('classifyError', () => {
         assert.equal(classifyError(new Error('MaxRedirectsError: Redirected 10 times')).reason, 'redirect-loop');
     });
 
+    it('does not take a message that merely mentions redirects for a redirect loop (a browser closed while it launched)', () => {
+        const launch = 'browserType.launch: Target page, context or browser has been closed Browser logs: <launching> /usr/bin/chromium --disable-back-forward-cache --disable-features=AvoidUnnecessaryBeforeUnloadCheckSync,HttpsUpgrades,MaxRedirectsTest --no-first-run';
+        assert.equal(classifyError(new Error(launch)).failureClass, 'transient');
+        assert.equal(classifyError(new Error('net::ERR_TOO_MANY_REDIRECTS at http://127.0.0.1:9/a')).reason, 'redirect-loop');
+    });
+
     it('calls Crawlee\'s content-type rejection permanent', () => {
         const failure = classifyError(new Error('Resource http://x/a.pdf served Content-Type application/pdf, but only text/html is allowed.'));
         assert.equal(failure.failureClass, 'permanent');

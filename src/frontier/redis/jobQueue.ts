@@ -26,6 +26,7 @@ import { getRequestId, Request, type RequestOptions, type RequestQueueOperationI
 import { DelayedError, type Job, Queue, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { FrontierQueue, JobBacklog, SpilledJob } from '../../vocabulary/queue.js';
+import { dataOf, type JobData, jobOf, toRequest } from './jobData.js';
 
 export interface JobQueueOptions {
     /** The connection; BullMQ's worker opens one more of its own for blocking reads. */
@@ -60,8 +61,6 @@ const FEED_MILLIS = 1_000;
 
 /** Times a job may be taken back from a dead worker before BullMQ fails it (BullMQ's default: 1). */
 const MAX_STALLED = 5;
-/** BullMQ's highest priority number (lowest priority): random order spreads record pages below 1. */
-const LOWEST_PRIORITY = 2_097_152;
 
 /** The crawler's answer for one job: done, or back into the queue at `until` (ms since the epoch). */
 type Settlement = { done: true } | { done: false; data: JobData; retry: false } | { done: false; data: JobData; retry: true; until: number };
@@ -71,14 +70,6 @@ interface Taken {
     settle: (settlement: Settlement) => void;
 }
 
-/** What a job holds: the request as Crawlee serializes it, but its id (the job's). */
-interface JobData {
-    url: string;
-    uniqueKey: string;
-    userData: Record<string, unknown>;
-    retryCount: number;
-    errorMessages: string[];
-}
 
 export class JobQueue implements FrontierQueue {
     readonly queue: Queue<JobData>;
@@ -295,17 +286,6 @@ export class JobQueue implements FrontierQueue {
     }
 
     private jobOf(request: Request, forefront: boolean) {
-        const priority = forefront ? 0 : this.randomOrder ? 1 + Math.floor(Math.random() * (LOWEST_PRIORITY - 1)) : 1;
-        return { name: 'page', data: dataOf(request), opts: { jobId: getRequestId(request.uniqueKey), priority, lifo: forefront } };
+        return jobOf(request, { forefront, randomOrder: this.randomOrder });
     }
-}
-
-function dataOf(request: Request): JobData {
-    const { url, uniqueKey, userData, retryCount, errorMessages } = request;
-    // The last few messages are enough to say why a request failed; a job stays small.
-    return { url, uniqueKey, userData: userData as Record<string, unknown>, retryCount, errorMessages: errorMessages.slice(-3) };
-}
-
-function toRequest(job: Job<JobData>): Request {
-    return new Request({ ...job.data, id: job.id });
 }
