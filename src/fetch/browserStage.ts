@@ -51,7 +51,8 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
             sessionPoolOptions: { blockedStatusCodes: [] },
             launchContext: {
                 launcher: chromium,
-                launchOptions: { executablePath: options.executablePath, args: CHROMIUM_ARGS, headless: true },
+                // The process handles SIGINT and SIGTERM itself (pages in flight finish, rounds.ts): Playwright must not close the browser under them.
+                launchOptions: { executablePath: options.executablePath, args: CHROMIUM_ARGS, headless: true, handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false },
             },
             browserPoolOptions: {
                 maxOpenPagesPerBrowser: options.maxOpenPagesPerBrowser ?? 4,
