@@ -112,6 +112,7 @@ export function optionLines(names: readonly OptionName[]): string {
 export function crawlOptionsOf(config: Config): Omit<CrawlOptions, 'site' | 'startUrls' | 'chromiumPath' | 'log'> {
     return {
         storageDir: config.storageDir,
+        allowDomains: config.allowDomains,
         fresh: config.fresh,
         randomOrder: config.requestOrder === 'random',
         maxConcurrency: config.maxConcurrency,

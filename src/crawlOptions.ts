@@ -46,6 +46,8 @@ export interface CrawlOptions {
     site: Site;
     /** Normalized start URLs; the site's own when empty. */
     startUrls: string[];
+    /** Domains to crawl beside the start URLs' hosts and the site's `allowedDomains`, each with its subdomains. Default: none. */
+    allowDomains?: string[];
     /** Root of all storage. An unfinished run of the site found there is resumed; else the site's stores are emptied first. */
     storageDir: string;
     /** Start over even when an unfinished run of the site is in the storage dir. Default: false. */

@@ -9,6 +9,7 @@
  * (RETRY_DEFAULTS, DRIFT_DEFAULTS, ...), never written twice.
  */
 import { z } from 'zod';
+import { atLeast0, number, onOff, onOffDefault, oneOf, onOrOff, share, wholeAtLeast1 } from './optionSchemas.js';
 import { CRAWL_DEFAULTS, DISTRIBUTED_DEFAULTS } from './crawlOptions.js';
 import { ADAPTIVE_TIMEOUT_DEFAULTS } from './fetch/adaptiveTimeout.js';
 import { RETRY_DEFAULTS } from './fetch/retryPolicy.js';
@@ -53,25 +54,6 @@ export interface OptionSpec<Schema extends z.ZodType = z.ZodType> {
 
 const option = <Schema extends z.ZodType>(spec: OptionSpec<Schema>) => spec;
 
-const number = () => z.coerce.number({ error: 'must be a number' });
-const wholeAtLeast1 = () => number().int('must be a whole number').positive('must be at least 1');
-const atLeast0 = () => number().min(0, 'must be 0 or more');
-const oneOf = <const Values extends readonly [string, ...string[]]>(values: Values) =>
-    z.enum(values, { error: `must be ${values.slice(0, -1).join(', ')}${values.length > 2 ? ',' : ''} or ${values.at(-1)}` });
-const onOff = () => oneOf(['on', 'off']).transform((value) => value === 'on');
-const SWITCH_VALUES: Record<string, boolean> = { '1': true, true: true, '0': false, false: false };
-/** A switch: true from its flag, or its variable's 1, 0, true or false. */
-const onOrOff = () =>
-    z
-        .custom<boolean | string>((value) => typeof value === 'boolean' || (typeof value === 'string' && value in SWITCH_VALUES), {
-            error: 'must be 1, 0, true or false',
-        })
-        .transform((value) => (typeof value === 'boolean' ? value : SWITCH_VALUES[value]!));
-const share = (includingOne: boolean) => {
-    const message = 'must be between 0 and 1';
-    return includingOne ? number().gt(0, message).max(1, message) : number().gt(0, message).lt(1, message);
-};
-const onOffDefault = (on: boolean) => (on ? 'on' : 'off');
 
 export const OPTIONS = {
     site: option({
@@ -83,6 +65,11 @@ export const OPTIONS = {
         flag: 'start-url', env: 'DRAGNET_START_URLS', group: 'site', kind: 'list', default: [], defaultText: "the site's startUrls",
         doc: "where to start instead of the site's start URLs; each must match one of its routes (repeatable; the variable: space-separated)",
         schema: z.array(z.string()),
+    }),
+    allowDomains: option({
+        flag: 'allow-domain', env: 'DRAGNET_ALLOW_DOMAINS', group: 'site', kind: 'list', default: [], defaultText: "the start URLs' hosts",
+        doc: "a domain (with its subdomains) to crawl beside the start URLs' hosts and the site's allowedDomains; links elsewhere are skipped (repeatable; the variable: space-separated)",
+        schema: z.array(z.string().regex(/^[A-Za-z0-9.-]+$|^\[[0-9A-Fa-f:.]+\]$/, 'must be a host name or an IP address')),
     }),
     maxRequests: option({
         flag: 'max-requests', env: 'DRAGNET_MAX_REQUESTS', group: 'site', defaultText: 'no limit',

@@ -87,6 +87,8 @@ export interface SiteDefinition {
     routes: Record<string, RouteDefinition>;
     /** Query parameters that never change the page, dropped before dedup (added to the built-in `utm_*`, `ref`, ...). */
     trackingParams?: string[];
+    /** Domains the site may crawl beyond its start URLs' hosts, each with its subdomains (see frontier/scope.ts). */
+    allowedDomains?: string[];
 }
 
 /** A route with its label and defaults filled in. */

@@ -108,8 +108,8 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                     const challenge = detectBlock({ status, headers: response.headers, url: request.url });
                     if (challenge) throw challenge;
                     const outcome = await frontier.followRedirect({ url: request.url, label: request.label, userData }, location);
-                    if (outcome === 'loop' || outcome === 'invalid') {
-                        const reason = outcome === 'loop' ? 'redirect-loop' : 'invalid-redirect';
+                    if (outcome === 'loop' || outcome === 'invalid' || outcome === 'offsite') {
+                        const reason = { loop: 'redirect-loop', invalid: 'invalid-redirect', offsite: 'offsite-redirect' }[outcome];
                         throw new FetchFailure('permanent', `${reason}: ${request.url} → ${location}`, status, reason);
                     }
                     await outcomes.settle(queue, request, {

@@ -9,6 +9,7 @@ import type { Route, Site } from '../site.js';
 import type { RunStats } from '../monitor/stats.js';
 import { InvalidUrlError, normalizeUrl, urlKey } from './normalize.js';
 import type { RobotsPolicy } from './robots.js';
+import type { SiteScope } from './scope.js';
 import type { SeenSet } from './seenSet.js';
 import type { FrontierQueue } from '../vocabulary/queue.js';
 import type { Link, RequestData } from '../vocabulary/request.js';
@@ -19,6 +20,8 @@ export interface FrontierOptions {
     httpQueue: FrontierQueue;
     browserQueue: FrontierQueue;
     robots?: RobotsPolicy;
+    /** The hosts the site may crawl; links elsewhere are skipped as `offsite`. Default: every host. */
+    scope?: SiteScope;
     stats: RunStats;
     log: Logger;
     /** The most URLs admitted in a run; further links are skipped and counted. Default: no limit. */
@@ -30,14 +33,15 @@ export interface FrontierOptions {
 export type CanonicalClaim = 'own' | 'taken' | { key: string };
 
 /** What became of a link: queued, or why not. */
-type Admission = 'queued' | 'seen' | 'invalid' | 'unrouted' | 'disallowed' | 'overBudget';
+type Admission = 'queued' | 'seen' | 'offsite' | 'invalid' | 'unrouted' | 'disallowed' | 'overBudget';
 
 /**
  * `queued`: the target will be fetched; `duplicate`: it already was (or is queued);
  * `skipped`: robots.txt, the budget or the routes keep it out; `invalid`: the Location is not a
- * crawlable URL; `loop`: it leads back to where it came from or too many hops deep.
+ * crawlable URL; `loop`: it leads back to where it came from or too many hops deep; `offsite`: it
+ * leads out of the site's scope.
  */
-export type RedirectOutcome = 'queued' | 'duplicate' | 'skipped' | 'invalid' | 'loop';
+export type RedirectOutcome = 'queued' | 'duplicate' | 'skipped' | 'invalid' | 'loop' | 'offsite';
 
 export class Frontier {
     private readonly site: Site;
@@ -66,7 +70,9 @@ export class Frontier {
             const url = this.normalize(link.url, base);
             if (!url) continue;
             const route = this.site.routeFor(link.label, new URL(url));
-            if (!route) {
+            if (this.options.scope && !this.options.scope.includes(new URL(url))) {
+                admissions[index] = 'offsite';
+            } else if (!route) {
                 admissions[index] = 'unrouted';
             } else if (this.options.robots && !(await this.options.robots.isAllowed(new URL(url)))) {
                 admissions[index] = 'disallowed';
@@ -128,6 +134,7 @@ export class Frontier {
         const target = this.normalize(location, new URL(request.url));
         if (!target) return 'invalid';
         if (target === request.url || hops > this.maxRedirects) return 'loop';
+        if (this.options.scope && !this.options.scope.includes(new URL(target))) return 'offsite';
         const userData = { ...request.userData, redirects: hops };
         if (urlKey(target) !== urlKey(request.url)) {
             const [admission] = await this.admit([{ url: target, label: request.label, userData }]);

@@ -18,6 +18,8 @@ export interface RouteStats {
 /** Discovered links that did not enter the frontier, by why. */
 export interface LinksSkipped {
     seen: number;
+    /** Links to a host outside the site's scope (frontier/scope.ts). */
+    offsite: number;
     invalid: number;
     disallowed: number;
     overBudget: number;

@@ -12,6 +12,7 @@ import { RenderLearner } from '../fetch/renderLearning.js';
 import { RetryPolicy } from '../fetch/retryPolicy.js';
 import { Frontier } from '../frontier/frontier.js';
 import { RobotsPolicy } from '../frontier/robots.js';
+import { SiteScope } from '../frontier/scope.js';
 import { RunningStages } from '../monitor/live.js';
 import { Metrics } from '../monitor/metrics.js';
 import { PageHandler } from '../parse/pageHandler.js';
@@ -64,6 +65,10 @@ export function buildPipeline(stores: RunStores, options: CrawlOptions): Pipelin
         httpQueue,
         browserQueue,
         robots: options.respectRobotsTxt === false ? undefined : new RobotsPolicy(),
+        scope: new SiteScope({
+            startUrls: options.startUrls.length > 0 ? options.startUrls : site.startUrls,
+            allowedDomains: [...(site.allowedDomains ?? []), ...(options.allowDomains ?? [])],
+        }),
         stats,
         log,
         maxRequests: options.maxRequests,

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { urlKey } from '../../src/frontier/normalize.js';
 import { Frontier, type FrontierOptions } from '../../src/frontier/frontier.js';
 import { RobotsPolicy } from '../../src/frontier/robots.js';
+import { SiteScope } from '../../src/frontier/scope.js';
 import { MemorySeenSet } from '../../src/frontier/seenSet.js';
 import { createLogger } from '../../src/monitor/logger.js';
 import { RunStats } from '../../src/monitor/stats.js';
@@ -103,6 +104,24 @@ describe('Frontier.enqueue', () => {
         ]);
     });
 
+    it('skips links outside the site scope as offsite, before robots.txt is asked, and refuses a redirect out of it', async (t) => {
+        let robotsAsked = 0;
+        const robots = { isAllowed: async () => (robotsAsked++, true) } as unknown as RobotsPolicy;
+        const scope = new SiteScope({ startUrls: [`${ORIGIN}/`], allowedDomains: ['shop.example'] });
+        const { frontier, stats, httpQueue } = await openFrontier(t, { scope, robots });
+        const queued = await frontier.enqueue([
+            { url: 'http://127.0.0.2:9/products/1' },
+            { url: 'http://cdn.shop.example/products/2' },
+            { url: 'http://evilshop.example/products/3' },
+            { url: `${ORIGIN}/products/4` },
+        ]);
+        assert.equal(queued, 2);
+        assert.equal(stats.linksSkipped.offsite, 2);
+        assert.equal(robotsAsked, 2, 'robots.txt is asked only for hosts in scope');
+        assert.deepEqual(await urls(httpQueue), ['http://cdn.shop.example/products/2', `${ORIGIN}/products/4`]);
+        assert.equal(await frontier.followRedirect({ url: `${ORIGIN}/products/5`, userData: {} }, 'http://127.0.0.2:9/products/5'), 'offsite');
+    });
+
     it('counts invalid and unrouted links and queues neither', async (t) => {
         const { frontier, stats, httpQueue, browserQueue } = await openFrontier(t);
         const queued = await frontier.enqueue([
@@ -115,7 +134,7 @@ describe('Frontier.enqueue', () => {
             { url: `${ORIGIN}/products/3` },
         ]);
         assert.equal(queued, 1);
-        assert.deepEqual(stats.linksSkipped, { seen: 0, invalid: 4, disallowed: 0, overBudget: 0, unrouted: 2 });
+        assert.deepEqual(stats.linksSkipped, { seen: 0, offsite: 0, invalid: 4, disallowed: 0, overBudget: 0, unrouted: 2 });
         assert.equal(stats.admitted, 1);
         assert.deepEqual(await urls(httpQueue), [`${ORIGIN}/products/3`]);
         assert.deepEqual(await urls(browserQueue), []);
