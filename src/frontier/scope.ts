@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 /**
  * A site's scope: the hosts it may crawl. By default the hosts of its start URLs and their
  * subdomains (a start URL on `shop.example` lets in `www.shop.example`, not `example`); a site
@@ -32,7 +34,7 @@ function normalizeHost(host: string): string {
     return host.toLowerCase().replace(/\.$/, '');
 }
 
-/** IPv4 dotted or a bracketed IPv6 literal, as URL.hostname gives them. */
+/** An IPv4 address, or an IPv6 one in the brackets URL.hostname gives it. */
 function isIpAddress(host: string): boolean {
-    return /^\d+\.\d+\.\d+\.\d+$/.test(host) || host.startsWith('[');
+    return isIP(host.replace(/^\[(.*)\]$/, '$1')) !== 0;
 }

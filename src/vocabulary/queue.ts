@@ -3,7 +3,7 @@
  * manager (what a crawler fetches from, marks handled and reclaims to), plus adding requests at
  * the back or the front. The embedded backend is Crawlee's own `RequestQueue` over SQLite
  * (store/sqlite/); the distributed one is a BullMQ queue in Redis (frontier/redis/jobQueue.ts).
- * Crawlee's crawlers take either through their `requestManager` option.
+ * Crawlee's crawlers take either as their request manager (fetch/crawlerHooks.ts, `queueOption`).
  */
 import type { IRequestManager, RequestOptions } from '@crawlee/core';
 
@@ -32,6 +32,9 @@ export interface JobBacklog {
      * Returns how many were fed.
      */
     feed(count: number, add: (jobs: SpilledJob[]) => Promise<void>): Promise<number>;
+    /** How many jobs it keeps (a count: for a status, not for every look). */
     count(): Promise<number>;
+    /** Whether it keeps none: cheap, for the queue's frequent looks. */
+    isEmpty(): Promise<boolean>;
     clear(): Promise<void>;
 }

@@ -7,16 +7,14 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Fleet, type WorkerSeen } from '../frontier/redis/fleet.js';
+import { type QueueCounts, queueCounts } from '../frontier/redis/jobQueue.js';
 import { PgBacklog } from '../store/postgres/backlog.js';
 import type { PgDatabase } from '../store/postgres/database.js';
 import { type DeadLetterReason, PgSink, type SiteCounts } from '../store/postgres/sink.js';
 import type { Trip } from '../vocabulary/report.js';
 import { fleetKeys } from './openDistributed.js';
 
-export interface QueueState {
-    waiting: number;
-    delayed: number;
-    active: number;
+export interface QueueState extends QueueCounts {
     /** Spilled to PostgreSQL, to be fed back as the queue drains. */
     spilled: number;
 }
@@ -64,6 +62,6 @@ export async function readFleetStatus(redis: Redis, db: PgDatabase, { prefix, si
 }
 
 async function queueState(queue: Queue, backlog: PgBacklog): Promise<QueueState> {
-    const [counts, spilled] = await Promise.all([queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active'), backlog.count()]);
-    return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), delayed: counts.delayed ?? 0, active: counts.active ?? 0, spilled };
+    const [counts, spilled] = await Promise.all([queueCounts(queue), backlog.count()]);
+    return { ...counts, spilled };
 }

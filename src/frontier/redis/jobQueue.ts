@@ -1,6 +1,7 @@
 /**
  * A stage's queue in the distributed mode: a BullMQ queue in Redis, shared by every worker of the
- * fleet, handed to Crawlee's crawler as its `requestManager` (vocabulary/queue.ts).
+ * fleet, handed to Crawlee's crawler as its request manager (vocabulary/queue.ts; `queueOption` in
+ * fetch/crawlerHooks.ts).
  *
  * A request is a job (id: Crawlee's request id, from the unique key). A BullMQ worker takes jobs
  * under a lock it renews while the page is worked on; each job's processor waits here until the
@@ -14,13 +15,13 @@
  * first out) or, with `randomOrder`, each at a random one.
  *
  * Past `maxWaiting` jobs waiting, record pages spill to a backlog (PostgreSQL: a waiting job costs
- * Redis a few hundred bytes, a backlog of tens of millions would not fit), and every worker feeds
+ * Redis about a kilobyte, a backlog of tens of millions would not fit), and every worker feeds
  * the backlog back in windows as the queue drains below half of it.
  *
  * The queue is finished when no job of it is waiting, delayed, active or spilled anywhere in the
- * fleet, and has stayed so over a grace period — a job another worker holds, or one it is about to add, keeps
- * it going. Completed jobs are removed (BullMQ's guidance: keep Redis small); the seen-set, not the
- * job id, says whether a URL was ever queued.
+ * fleet, and has stayed so over a grace period: a job another worker holds keeps it going.
+ * Completed jobs are removed (BullMQ's guidance: keep Redis small); the seen-set, not the job id,
+ * says whether a URL was ever queued.
  */
 import { getRequestId, Request, type RequestOptions, type RequestQueueOperationInfo } from '@crawlee/core';
 import { DelayedError, type Job, Queue, WaitingError, Worker } from 'bullmq';
@@ -58,7 +59,6 @@ export const JOB_QUEUE_DEFAULTS = { lockMillis: 30_000, prefetch: 10, finishGrac
 /** Most jobs fed from the backlog in one go, and how often the queue looks whether to. */
 const FEED_WINDOW = 10_000;
 const FEED_MILLIS = 1_000;
-
 /** Times a job may be taken back from a dead worker before BullMQ fails it (BullMQ's default: 1). */
 const MAX_STALLED = 5;
 
@@ -69,7 +69,6 @@ interface Taken {
     job: Job<JobData>;
     settle: (settlement: Settlement) => void;
 }
-
 
 export class JobQueue implements FrontierQueue {
     readonly queue: Queue<JobData>;
@@ -83,8 +82,8 @@ export class JobQueue implements FrontierQueue {
     private emptySince: number | undefined;
     private readonly backlog: JobBacklog | undefined;
     private readonly maxWaiting: number;
-    /** The fleet's waiting and spilled jobs as last looked at (at most FEED_MILLIS ago), for the spill decision. */
-    private fill = { waiting: 0, spilled: 0, at: 0 };
+    /** The fleet's waiting jobs and whether any are spilled, as last looked at (at most FEED_MILLIS ago), for the spill decision. */
+    private fill = { waiting: 0, spilled: false, at: 0 };
     private feeder: NodeJS.Timeout | undefined;
     private handled = 0;
     private running: Promise<void> | undefined;
@@ -127,17 +126,13 @@ export class JobQueue implements FrontierQueue {
         if (this.backlog) this.feeder ??= setInterval(() => void this.feedBacklog().catch(() => {}), FEED_MILLIS);
     }
 
-    /** Jobs this worker may hold ahead of the crawler (follow the crawler's concurrency). */
-    set prefetch(jobs: number) {
-        this.worker.concurrency = Math.max(1, jobs);
-    }
-
     async addRequests(requests: RequestOptions[], options: { forefront?: boolean } = {}): Promise<void> {
         if (requests.length === 0) return;
-        const jobs = requests.map((request) => this.jobOf(new Request(request), options.forefront ?? false));
-        if (this.backlog && !options.forefront && (await this.spilling())) {
+        const forefront = options.forefront ?? false;
+        const jobs = requests.map((request) => jobOf(new Request(request), { forefront, randomOrder: this.randomOrder }));
+        if (this.backlog && !forefront && (await this.spilling())) {
             await this.backlog.push(jobs.map(({ data, opts }) => ({ jobId: opts.jobId, priority: opts.priority, data: { ...data } })));
-            this.fill.spilled += jobs.length;
+            this.fill.spilled = true;
             return;
         }
         await this.queue.addBulk(jobs);
@@ -146,7 +141,7 @@ export class JobQueue implements FrontierQueue {
 
     async addRequest(request: RequestOptions, options: { forefront?: boolean } = {}): Promise<RequestQueueOperationInfo> {
         const forefront = options.forefront ?? false;
-        const job = this.jobOf(new Request(request), forefront);
+        const job = jobOf(new Request(request), { forefront, randomOrder: this.randomOrder });
         const wasAlreadyPresent = (await this.queue.getJobState(job.opts.jobId)) !== 'unknown';
         if (!wasAlreadyPresent) await this.queue.add(job.name, job.data, job.opts);
         return { requestId: job.opts.jobId, uniqueKey: job.data.uniqueKey, wasAlreadyPresent, wasAlreadyHandled: false, forefront };
@@ -192,8 +187,8 @@ export class JobQueue implements FrontierQueue {
             this.emptySince = undefined;
             return false;
         }
-        const counts = await this.counts();
-        if (Object.values(counts).some((count) => count > 0)) {
+        const { waiting, delayed, active, spilled } = await this.look();
+        if (waiting + delayed + active > 0 || spilled) {
             this.emptySince = undefined;
             return false;
         }
@@ -201,12 +196,17 @@ export class JobQueue implements FrontierQueue {
         return Date.now() - this.emptySince >= this.finishGraceMillis;
     }
 
-    /** The fleet-wide queue: jobs waiting (in `wait` or prioritized), delayed (retries), active (locked to a worker) and spilled to the backlog. */
-    async counts(): Promise<{ waiting: number; delayed: number; active: number; spilled: number }> {
-        const [counts, spilled] = await Promise.all([this.queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active'), this.backlog?.count() ?? 0]);
-        const waiting = (counts.waiting ?? 0) + (counts.prioritized ?? 0);
-        this.fill = { waiting, spilled, at: Date.now() };
-        return { waiting, delayed: counts.delayed ?? 0, active: counts.active ?? 0, spilled };
+    /** The fleet-wide queue (queueCounts) and the jobs spilled to the backlog; counting those scans the backlog, so this is for a status. */
+    async counts(): Promise<QueueCounts & { spilled: number }> {
+        const [counts, spilled] = await Promise.all([queueCounts(this.queue), this.backlog?.count() ?? 0]);
+        return { ...counts, spilled };
+    }
+
+    /** The fleet-wide queue and whether any job is spilled: what the frequent looks need. */
+    private async look(): Promise<QueueCounts & { spilled: boolean }> {
+        const [counts, empty] = await Promise.all([queueCounts(this.queue), this.backlog?.isEmpty() ?? true]);
+        this.fill = { waiting: counts.waiting, spilled: !empty, at: Date.now() };
+        return { ...counts, spilled: !empty };
     }
 
     async handledCount(): Promise<number> {
@@ -248,14 +248,14 @@ export class JobQueue implements FrontierQueue {
 
     /** Whether new record pages go to the backlog: Redis holds `maxWaiting` already, or older ones wait there (they go first). */
     private async spilling(): Promise<boolean> {
-        if (Date.now() - this.fill.at > FEED_MILLIS) await this.counts();
-        return this.fill.spilled > 0 || this.fill.waiting >= this.maxWaiting;
+        if (Date.now() - this.fill.at > FEED_MILLIS) await this.look();
+        return this.fill.spilled || this.fill.waiting >= this.maxWaiting;
     }
 
     /** Tops Redis up from the backlog once it has drained below half of `maxWaiting`. */
     private async feedBacklog(): Promise<void> {
-        const { waiting, spilled } = await this.counts();
-        if (spilled === 0 || waiting >= this.maxWaiting / 2) return;
+        const { waiting, spilled } = await this.look();
+        if (!spilled || waiting >= this.maxWaiting / 2) return;
         await this.backlog!.feed(Math.min(FEED_WINDOW, this.maxWaiting - waiting), async (jobs: SpilledJob[]) => {
             await this.queue.addBulk(jobs.map(({ jobId, priority, data }) => ({ name: 'page', data: data as unknown as JobData, opts: { jobId, priority } })));
         });
@@ -284,8 +284,17 @@ export class JobQueue implements FrontierQueue {
         this.inWork.delete(request.id!);
         return taken?.settle;
     }
+}
 
-    private jobOf(request: Request, forefront: boolean) {
-        return jobOf(request, { forefront, randomOrder: this.randomOrder });
-    }
+/** Jobs waiting (in BullMQ's `wait` list or its prioritized set), delayed (retries waiting for their time) and active (locked to a worker). */
+export interface QueueCounts {
+    waiting: number;
+    delayed: number;
+    active: number;
+}
+
+/** A queue's jobs across the fleet, as BullMQ counts them in Redis. */
+export async function queueCounts(queue: Queue): Promise<QueueCounts> {
+    const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
+    return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), delayed: counts.delayed ?? 0, active: counts.active ?? 0 };
 }

@@ -59,6 +59,13 @@ export class PgBacklog implements JobBacklog {
         return Number(rows[0]!.n);
     }
 
+    async isEmpty(): Promise<boolean> {
+        const { rows } = await retryTransient(() =>
+            this.db.query<{ empty: boolean }>(`SELECT NOT EXISTS (SELECT 1 FROM ${this.table} WHERE site = $1 AND queue = $2) AS empty`, [this.site, this.queue]),
+        );
+        return rows[0]!.empty;
+    }
+
     async clear(): Promise<void> {
         await retryTransient(() => this.db.query(`DELETE FROM ${this.table} WHERE site = $1 AND queue = $2`, [this.site, this.queue]));
     }
