@@ -28,6 +28,7 @@ import { openSiteStores } from '../../src/wiring/open.js';
 import { SqliteDatasetClient } from '../../src/store/sqlite/datasetClient.js';
 import { SqliteRequestQueueClient } from '../../src/store/sqlite/requestQueueClient.js';
 import { startShop } from '../../src/demo/shop.js';
+import { assertOneLineError } from '../helpers/cli.js';
 import { readDataset } from '../helpers/stores.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -161,15 +162,6 @@ function runCommand(args: string[]): Promise<Run> {
             resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
         );
     });
-}
-
-function assertOneLineError(run: Run, code: number, message: RegExp): void {
-    assert.equal(run.code, code, `exit code; stderr: ${run.stderr}`);
-    const lines = run.stderr.split('\n').filter(Boolean);
-    assert.equal(lines.length, 1, `one line on stderr: ${run.stderr}`);
-    assert.match(lines[0]!, /^dragnet: /);
-    assert.match(lines[0]!, message);
-    assert.equal(run.stdout, '');
 }
 
 describe('SqliteDatasetClient.removeItems', () => {

@@ -12,7 +12,7 @@ import { describe, it, type TestContext } from 'node:test';
 import demoSite from '../../routes/demo-shop.js';
 import { PgSink } from '../../src/store/postgres/sink.js';
 import type { StoredItem } from '../../src/store/records.js';
-import { runScript, type CliResult } from '../helpers/cli.js';
+import { assertOneLineError, runScript } from '../helpers/cli.js';
 import { testDatabase } from '../helpers/pgSchema.js';
 import { storeInDir, storeInPostgres, storedShop } from '../helpers/storedShop.js';
 
@@ -44,15 +44,6 @@ async function seeded(t: TestContext) {
 }
 
 const jsonLines = (text: string) => text.trimEnd().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
-
-function assertOneLineError(run: CliResult, code: number, message: RegExp): void {
-    assert.equal(run.code, code, `exit code; stderr: ${run.stderr}`);
-    const lines = run.stderr.split('\n').filter(Boolean);
-    assert.equal(lines.length, 1, `one line on stderr: ${run.stderr}`);
-    assert.match(lines[0]!, /^dragnet: /);
-    assert.match(lines[0]!, message);
-    assert.equal(run.stdout, '');
-}
 
 describe('npm run export --database-url (child process)', () => {
     it('writes the site\'s items from PostgreSQL as JSON lines to standard output, in the order stored', async (t) => {

@@ -4,6 +4,7 @@
  * that is set and the CLI reads empty as unset, so neither the caller's environment nor a
  * developer's `.env` can change the outcome.
  */
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { helpText } from '../../src/config.js';
@@ -56,4 +57,14 @@ export function runCli(args: string[], env?: NodeJS.ProcessEnv): Promise<CliResu
 /** Runs a script of the CLI to its end. */
 export function runScript(script: string, args: string[], env?: NodeJS.ProcessEnv): Promise<CliResult> {
     return startScript(script, args, env).result;
+}
+
+/** A command that ended with `code` and said why in one line on stderr, `dragnet: ...`, matching `message`, and nothing on stdout. */
+export function assertOneLineError(run: Pick<CliResult, 'code' | 'stdout' | 'stderr'>, code: number, message: RegExp): void {
+    assert.equal(run.code, code, `exit code; stderr: ${run.stderr}`);
+    const lines = run.stderr.split('\n').filter(Boolean);
+    assert.equal(lines.length, 1, `one line on stderr: ${run.stderr}`);
+    assert.match(lines[0]!, /^dragnet: /);
+    assert.match(lines[0]!, message);
+    assert.equal(run.stdout, '');
 }
