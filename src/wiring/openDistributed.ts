@@ -16,7 +16,7 @@ import { MemoryStorage } from '@crawlee/memory-storage';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ConfigError } from '../configError.js';
-import { type CrawlOptions, DISTRIBUTED_DEFAULTS, type DistributedOptions } from '../crawlOptions.js';
+import { CRAWL_DEFAULTS, type CrawlOptions, DISTRIBUTED_DEFAULTS, type DistributedOptions } from '../crawlOptions.js';
 import { deadLetterOutcome } from '../frontier/deadLetter.js';
 import { connectRedis, redactedUrl, redisSettingProblems } from '../frontier/redis/connection.js';
 import { Fleet } from '../frontier/redis/fleet.js';
@@ -109,8 +109,9 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
         });
         return queue;
     };
-    const httpQueue = queueOf(keys.httpQueue, 'http', (options.maxConcurrency ?? 20) + 2);
-    const browserQueue = queueOf(keys.browserQueue, 'browser', options.browserConcurrency ?? 4);
+    // A job or two ahead of the crawler's slots, so a slot that frees finds its next page waiting.
+    const httpQueue = queueOf(keys.httpQueue, 'http', (options.maxConcurrency ?? CRAWL_DEFAULTS.maxConcurrency) + 2);
+    const browserQueue = queueOf(keys.browserQueue, 'browser', options.browserConcurrency ?? CRAWL_DEFAULTS.browserConcurrency);
     const fleet = new Fleet({ redis, key: keys.site });
     const seenSet =
         options.seenSet === 'bloom'
@@ -121,7 +122,7 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
     const joined = await whileOpening(redis, keys.opening, fleet.workerId, async () => {
         const workers = (await fleet.workers()).length;
         const counts = await Promise.all([httpQueue.counts(), browserQueue.counts()]);
-        const queued = counts.reduce((sum, { waiting, delayed, active }) => sum + waiting + delayed + active, 0);
+        const queued = counts.reduce((sum, { waiting, delayed, active, spilled }) => sum + waiting + delayed + active + spilled, 0);
         if (options.fresh && workers > 0) {
             throw new ConfigError(`--fresh: ${workers} worker(s) of ${site} are active; stop them first (npm run status -- --site ${site})`);
         }

@@ -6,7 +6,10 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { startShop, type Shop } from '../../src/demo/shop.js';
+import { createLogger } from '../../src/monitor/logger.js';
+import { PgBacklog } from '../../src/store/postgres/backlog.js';
 import type { FleetStatus } from '../../src/wiring/fleetStatus.js';
+import { openDistributedStores } from '../../src/wiring/openDistributed.js';
 import { type CliResult, ROOT, runCli, type RunningCli } from '../helpers/cli.js';
 import { chromiumPath, itemsReach } from '../helpers/fleet.js';
 import { type FleetWorld, openFleetWorld, POSTGRES_URL, REDIS_URL } from '../helpers/fleetWorld.js';
@@ -93,5 +96,26 @@ describe('status and --fresh on a running fleet', { skip: chromiumPath ? false :
         // The shop's dead links answer 404 or 410.
         assert.equal(afterwards.deadLetter.reduce((sum, { count }) => sum + count, 0), shop.notFoundPaths.length);
         assert.ok(afterwards.deadLetter.every(({ reason, failureClass }) => /^http-4(04|10)$/.test(reason) && failureClass === 'permanent'));
+    });
+});
+
+describe('a worker opening a fleet', () => {
+    it('joins a run whose only work left is in the PostgreSQL backlog, instead of starting over', async (t) => {
+        const world = await openFleetWorld();
+        t.after(() => world.close());
+        const backlog = new PgBacklog(world.db, 'demo-shop', 'demo-shop-http');
+        await backlog.push([{ jobId: 'spilled-1', priority: 1, data: { url: 'http://127.0.0.1:9/products/1', uniqueKey: 'http://127.0.0.1:9/products/1', userData: {}, retryCount: 0, errorMessages: [] } }]);
+        const stores = await openDistributedStores({
+            site: 'demo-shop',
+            redisUrl: world.redisUrl,
+            databaseUrl: world.databaseUrl,
+            redisPrefix: world.prefix,
+            log: createLogger({ level: 'silent' }),
+        });
+        // Opening starts the queue's feeder, which may move the job to Redis meanwhile: count both.
+        const { waiting, spilled } = await stores.httpQueue.counts();
+        await stores.close();
+        assert.deepEqual(stores.joined, { workers: 0, queued: 1 });
+        assert.equal(waiting + spilled, 1);
     });
 });
