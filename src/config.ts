@@ -113,6 +113,8 @@ export function crawlOptionsOf(config: Config): Omit<CrawlOptions, 'site' | 'sta
     return {
         storageDir: config.storageDir,
         allowDomains: config.allowDomains,
+        allowPrivateNetwork: config.allowPrivateNetwork,
+        maxResponseMb: config.maxResponseMb,
         fresh: config.fresh,
         randomOrder: config.requestOrder === 'random',
         maxConcurrency: config.maxConcurrency,

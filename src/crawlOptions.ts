@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { AdaptiveTimeoutOptions } from './fetch/adaptiveTimeout.js';
 import type { ConcurrencyControllerOptions } from './fetch/concurrencyController.js';
+import type { LookupFunction } from './fetch/egress.js';
 import type { RenderLearningOptions } from './fetch/renderLearning.js';
 import type { RetryPolicyOptions } from './fetch/retryPolicy.js';
 import type { DriftBreakerOptions } from './quality/driftBreaker.js';
@@ -16,6 +17,7 @@ export const CRAWL_DEFAULTS = {
     maxConcurrency: 20,
     browserConcurrency: 4,
     requestTimeoutSecs: 30,
+    maxResponseMb: 10,
     browserWaitSecs: 10,
     progressIntervalSecs: 5,
     adaptiveConcurrency: true,
@@ -48,6 +50,10 @@ export interface CrawlOptions {
     startUrls: string[];
     /** Domains to crawl beside the start URLs' hosts and the site's `allowedDomains`, each with its subdomains. Default: none. */
     allowDomains?: string[];
+    /** Also connect to loopback, private, CGNAT and link-local addresses (fetch/egress.ts). Default: false: only the start URLs' hosts may have one. */
+    allowPrivateNetwork?: boolean;
+    /** Resolves host names for every connection, with `dns.lookup`'s signature. Default: `dns.lookup`; tests give a fake DNS. */
+    dnsLookup?: LookupFunction;
     /** Root of all storage. An unfinished run of the site found there is resumed; else the site's stores are emptied first. */
     storageDir: string;
     /** Start over even when an unfinished run of the site is in the storage dir. Default: false. */
@@ -64,12 +70,16 @@ export interface CrawlOptions {
      * most 4 (see parse/pageParser.ts).
      */
     parseWorkers?: number;
+    /** The longest one page's parse may take before it is quarantined as `extractor-timeout`; in a parse worker a page past it ends the worker. Default: 10 s (parse/pageParser.ts). */
+    extractTimeoutSecs?: number;
     /** Most URLs admitted to the frontier. Default: no limit. */
     maxRequests?: number;
     /** Attempts, backoff and Retry-After limits of failed requests. Defaults: see RetryPolicyOptions. */
     retry?: RetryPolicyOptions;
-    /** Time for one fetch or browser navigation. Default: 30 s. */
+    /** Time for one fetch or browser navigation, and again for reading its body. Default: 30 s. */
     requestTimeoutSecs?: number;
+    /** MiB of a response body read, decompressed; a larger one is dead-lettered as `too-large`. Default: 10. */
+    maxResponseMb?: number;
     /**
      * Give an HTTP fetch's first attempt a timeout learned from the site's response times (see
      * AdaptiveTimeout), so a hung request does not hold its slot for the whole `requestTimeoutSecs`;

@@ -71,6 +71,11 @@ export const OPTIONS = {
         doc: "a domain (with its subdomains) to crawl beside the start URLs' hosts and the site's allowedDomains; links elsewhere are skipped (repeatable; the variable: space-separated)",
         schema: z.array(z.string().regex(/^[A-Za-z0-9.-]+$|^\[[0-9A-Fa-f:.]+\]$/, 'must be a host name or an IP address')),
     }),
+    allowPrivateNetwork: option({
+        flag: 'allow-private-network', env: 'DRAGNET_ALLOW_PRIVATE_NETWORK', group: 'site', kind: 'switch', default: false, defaultText: 'off',
+        doc: 'also connect to loopback, private, CGNAT and link-local addresses (by default only the start URLs\' hosts may have one; others are dead-lettered as forbidden-address); the variable: 1 or 0',
+        schema: onOrOff(),
+    }),
     maxRequests: option({
         flag: 'max-requests', env: 'DRAGNET_MAX_REQUESTS', group: 'site', defaultText: 'no limit',
         doc: 'most URLs admitted to the frontier in a run; further links are counted as overBudget',
@@ -99,6 +104,11 @@ export const OPTIONS = {
         flag: 'request-timeout', env: 'DRAGNET_REQUEST_TIMEOUT_SECS', group: 'fetch', default: CRAWL_DEFAULTS.requestTimeoutSecs,
         doc: 'seconds for one fetch or browser navigation',
         schema: wholeAtLeast1(),
+    }),
+    maxResponseMb: option({
+        flag: 'max-response-mb', env: 'DRAGNET_MAX_RESPONSE_MB', group: 'fetch', default: CRAWL_DEFAULTS.maxResponseMb,
+        doc: 'MiB of a response body read, decompressed; a larger one (by its Content-Length, or as it streams) is dead-lettered as too-large',
+        schema: number().positive('must be more than 0'),
     }),
     adaptiveTimeout: option({
         flag: 'adaptive-timeout', env: 'DRAGNET_ADAPTIVE_TIMEOUT', group: 'fetch', default: onOffDefault(CRAWL_DEFAULTS.adaptiveTimeout),

@@ -76,6 +76,11 @@ export interface RouteDefinition<Schema extends z.ZodType = z.ZodType> {
      * schema judge what is there.
      */
     waitUntil?: 'load' | 'networkidle' | 'fields';
+    /**
+     * The media types a page of this route may have; any other is dead-lettered as
+     * `unsupported-content-type` before its body is read. Default: `text/html` and `application/xhtml+xml`.
+     */
+    contentTypes?: string[];
 }
 
 export interface SiteDefinition {
@@ -89,6 +94,14 @@ export interface SiteDefinition {
     trackingParams?: string[];
     /** Domains the site may crawl beyond its start URLs' hosts, each with its subdomains (see frontier/scope.ts). */
     allowedDomains?: string[];
+    /** Links taken from one page; the rest are counted in `linksSkipped.overLimit`. Default: 1,000. */
+    maxLinksPerPage?: number;
+    /**
+     * Sent with every request of the site (HTTP stage; e.g. Authorization, Cookie): the way to give
+     * a site credentials, rather than in its URLs. The values of Authorization, Proxy-Authorization,
+     * Cookie and Set-Cookie are masked wherever dragnet writes (vocabulary/redact.ts). Default: none.
+     */
+    headers?: Record<string, string>;
 }
 
 /** A route with its label and defaults filled in. */

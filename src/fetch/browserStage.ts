@@ -17,6 +17,9 @@ import { CHROMIUM_ARGS } from './chromium.js';
 import { type CrawlerClass, type CrawlerHooks, queueOption, withHooks } from './crawlerHooks.js';
 import { deadLetterStopped, failureHook } from './failureHandlers.js';
 import type { StageOptions } from './httpStage.js';
+import { type Egress, ForbiddenAddressError } from './egress.js';
+import { startEgressProxy } from './egressProxy.js';
+import { FetchFailure } from './failures.js';
 import { checkResponse } from './responseCheck.js';
 import { parseRetryAfter } from './retryPolicy.js';
 
@@ -38,9 +41,22 @@ const HookedPlaywrightCrawler = withHooks(PlaywrightCrawler as unknown as Crawle
     ...args: ConstructorParameters<typeof PlaywrightCrawler>
 ) => PlaywrightCrawler & CrawlerHooks;
 
-export function createBrowserStage(options: BrowserStageOptions): PlaywrightCrawler {
-    const { site, frontier, pageHandler, outcomes, queue, events, waitForTimeoutMillis } = options;
-    const crawler = new HookedPlaywrightCrawler(
+/** The stage's crawler, which closes the browser's egress proxy when it is torn down. */
+class BrowserStageCrawler extends HookedPlaywrightCrawler {
+    closeEgress: () => Promise<void> = async () => undefined;
+
+    override async teardown(): Promise<void> {
+        await super.teardown();
+        await this.closeEgress();
+    }
+}
+
+export async function createBrowserStage(options: BrowserStageOptions): Promise<PlaywrightCrawler> {
+    const { site, frontier, pageHandler, outcomes, queue, events, waitForTimeoutMillis, egress } = options;
+    // Every request of the browser goes out through the egress proxy, loopback included (Chromium
+    // bypasses a proxy for loopback unless told `<-loopback>`); WebRTC's UDP, which no proxy carries, is off.
+    const proxy = await startEgressProxy(egress);
+    const crawler = new BrowserStageCrawler(
         {
             ...queueOption(options.queue),
             // It runs beside the HTTP stage and waits for escalations; the runner stops it when both are done.
@@ -52,7 +68,15 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
             launchContext: {
                 launcher: chromium,
                 // The process handles SIGINT and SIGTERM itself (pages in flight finish, rounds.ts): Playwright must not close the browser under them.
-                launchOptions: { executablePath: options.executablePath, args: CHROMIUM_ARGS, headless: true, handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false },
+                launchOptions: {
+                    executablePath: options.executablePath,
+                    args: [...CHROMIUM_ARGS, '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'],
+                    proxy: { server: proxy.url, bypass: '<-loopback>' },
+                    headless: true,
+                    handleSIGINT: false,
+                    handleSIGTERM: false,
+                    handleSIGHUP: false,
+                },
             },
             browserPoolOptions: {
                 maxOpenPagesPerBrowser: options.maxOpenPagesPerBrowser ?? 4,
@@ -61,6 +85,7 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
             // Images, fonts, media and stylesheets never hold the fields we extract.
             preNavigationHooks: [
                 async ({ blockRequests, request }) => {
+                    await checkNavigation(egress, new URL(request.url));
                     await blockRequests();
                     events.emit('attemptStarted', { stage: 'browser', request, url: request.url });
                 },
@@ -80,6 +105,10 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
                     throw failure;
                 }
 
+                // Chromium follows redirects itself: each hop's address went through the egress proxy, its scope is checked here.
+                if (!frontier.inScope(new URL(page.url()))) {
+                    throw new FetchFailure('permanent', `offsite-redirect: ${request.url} → ${page.url()}`, status, 'offsite-redirect');
+                }
                 const route = site.routeFor(request.label, new URL(request.url));
                 if (!route) throw new Error(`no route "${request.label}" in site ${site.name}`);
                 const userData = request.userData as RequestData;
@@ -100,6 +129,7 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
         },
         options.config,
     );
+    crawler.closeEgress = proxy.close;
     crawler.onFailure = failureHook({ ...options, stage: 'browser' });
     // A page escalated before its route was stopped is not rendered any more.
     crawler.preFetchCheck = async (request) => {
@@ -108,6 +138,19 @@ export function createBrowserStage(options: BrowserStageOptions): PlaywrightCraw
         return true;
     };
     return crawler;
+}
+
+/**
+ * A page the egress refuses is dead-lettered as `forbidden-address` before a browser page opens
+ * for it (the proxy would refuse it too, but Chromium would report only a failed tunnel).
+ */
+async function checkNavigation(egress: Egress, url: URL): Promise<void> {
+    const refusal = egress.refusal(url);
+    if (refusal) throw new FetchFailure('permanent', `forbidden-address: ${refusal}`, undefined, 'forbidden-address');
+    if (/^\[|^[\d.]+$/.test(url.hostname)) return;
+    await new Promise<void>((resolve, reject) =>
+        egress.lookup(url.hostname, { all: true }, (error) => (error instanceof ForbiddenAddressError ? reject(error) : resolve())),
+    );
 }
 
 /**

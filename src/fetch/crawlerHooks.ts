@@ -1,5 +1,5 @@
 /**
- * The two places where dragnet steps into Crawlee's request flow, in both stages:
+ * The places where dragnet steps into Crawlee's request flow. In both stages:
  *
  * - Before a fetch, `preFetchCheck`: is the fetch needed at all? The page of a route that learned
  *   to need the browser goes there directly, and the page of a route the drift breaker stopped
@@ -8,8 +8,12 @@
  *   policy) or give up. A request given up on is dead-lettered and marked handled in one
  *   transaction here; Crawlee alone would mark it handled first and call `failedRequestHandler`
  *   after, and a process killed in between would lose it.
+ *
+ * In the HTTP stage, reading the body, `readBody`: Crawlee reads a response whole into memory,
+ * whatever its size or pace; the stage reads it within its limits (responseBody.ts).
  */
 import type { Request, RequestProvider } from '@crawlee/core';
+import type { IncomingMessage } from 'node:http';
 import { HttpCrawler, type HttpCrawlingContext } from '@crawlee/http';
 import type { FrontierQueue } from '../vocabulary/queue.js';
 
@@ -70,9 +74,29 @@ export interface CrawlerHooks {
     onFailure: FailureHook;
 }
 
+/** Reads a response's body (the stream got gives, already decompressed). */
+export type BodyReader = (request: Request, response: IncomingMessage) => Promise<Buffer>;
+
+const HttpCrawlerWithHooks = withHooks(HttpCrawler as unknown as CrawlerClass);
+
+/**
+ * Crawlee's `_parseResponse` reads the body of an HTML type (and of every other type, which the stage
+ * lets through) with `concatStreamToBuffer`; this one reads it with `readBody` and gives back what
+ * Crawlee's does for HTML. The charset is the stage's to decide (decodeBody.ts).
+ */
+class HttpCrawlerReadingBodies extends HttpCrawlerWithHooks {
+    readBody: BodyReader = () => Promise.reject(new Error('no body reader set'));
+
+    async _parseResponse(request: Request, response: IncomingMessage): Promise<object> {
+        const type = response.headers['content-type']?.split(';')[0]?.trim().toLowerCase() ?? '';
+        const body = await this.readBody(request, response);
+        return { body, response, isXml: type.includes('xml'), contentType: { type, encoding: 'utf-8' } };
+    }
+}
+
 // Crawlee's methods used above are protected, so the mixin is typed loosely inside and precisely outside.
 // The browser stage's PlaywrightCrawler gets its hooks in browserStage.ts, so that Playwright is
 // loaded only by a run that renders a page (see browserStageRunner.ts).
-export const HookedHttpCrawler = withHooks(HttpCrawler as unknown as CrawlerClass) as unknown as new (
+export const HookedHttpCrawler = HttpCrawlerReadingBodies as unknown as new (
     ...args: ConstructorParameters<typeof HttpCrawler<HttpCrawlingContext>>
-) => HttpCrawler<HttpCrawlingContext> & CrawlerHooks;
+) => HttpCrawler<HttpCrawlingContext> & CrawlerHooks & { readBody: BodyReader };

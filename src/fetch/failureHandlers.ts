@@ -79,5 +79,6 @@ export function giveUp(
     request: Request,
     entry: Omit<DeadLetterEntry, 'url' | 'label' | 'deadLetteredAt'>,
 ): Promise<void> {
-    return outcomes.settle(queue, request, deadLetterOutcome({ url: request.url, label: request.label, ...entry }));
+    const { redirectedFrom } = request.userData as RequestData;
+    return outcomes.settle(queue, request, deadLetterOutcome({ url: request.url, label: request.label, ...(redirectedFrom ? { redirectedFrom } : {}), ...entry }));
 }

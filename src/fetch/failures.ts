@@ -8,7 +8,8 @@
  *   DataDome, PerimeterX/HUMAN, Akamai, Imperva, AWS WAF, and captcha widgets on an interstitial), which
  *   also turns a 429 or 503 that shows such signs into a block; or a redirect to a challenge page.
  *   `detectBlock` and `isChallengeRedirect` decide it, from the table of signs in responseCheck.ts;
- * - permanent: asking again will not help (404, 410, 400, 401, unsupported content) — dead-lettered at once;
+ * - permanent: asking again will not help (404, 410, 400, 401, unsupported content, a forbidden address, a body
+ *   past the size cap) — dead-lettered at once;
  * - invalid: the page was fetched but its records fail the route's schema — quarantined.
  */
 import type { ClassifiedFailure, FailureClass } from '../vocabulary/failure.js';
@@ -62,6 +63,8 @@ export function classifyError(error: unknown): ClassifiedFailure {
     if (error instanceof FetchFailure) {
         return { failureClass: error.failureClass, reason: error.reason, status: error.status, message, retryAfterMs: error.retryAfterMs };
     }
+    // The egress refused the address a host resolved to (egress.ts); got and Crawlee pass its message on.
+    if (/\bforbidden-address:/.test(message)) return { failureClass: 'permanent', reason: 'forbidden-address', message };
     const code = errorCode(error);
     if (code && TRANSIENT_ERROR_CODES.has(code)) {
         return { failureClass: 'transient', reason: code.toLowerCase().replace(/_/g, '-'), message };

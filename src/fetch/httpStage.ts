@@ -17,11 +17,15 @@ import type { RunEvents } from '../vocabulary/events.js';
 import type { RequestData } from '../vocabulary/request.js';
 import type { AdaptiveTimeout } from './adaptiveTimeout.js';
 import type { ConcurrencyController } from './concurrencyController.js';
+import { alpnProbe } from './alpnProbe.js';
 import { HookedHttpCrawler, queueOption } from './crawlerHooks.js';
+import { decodeBody } from './decodeBody.js';
+import type { Egress } from './egress.js';
 import { deadLetterStopped, failureHook } from './failureHandlers.js';
 import { FetchFailure } from './failures.js';
 import type { RenderLearner } from './renderLearning.js';
-import { checkResponse, detectBlock } from './responseCheck.js';
+import { readBody } from './responseBody.js';
+import { checkResponse, contentTypeRefusal, detectBlock } from './responseCheck.js';
 import { parseRetryAfter, type RetryPolicy } from './retryPolicy.js';
 
 export interface StageOptions {
@@ -43,6 +47,10 @@ export interface StageOptions {
     requestTimeoutSecs: number;
     /** Asked before each fetch whether the request's route was stopped. */
     driftBreaker: DriftBreaker;
+    /** Where requests may connect, and the DNS lookup that checks and pins each address. */
+    egress: Egress;
+    /** Bytes of a response body read, decompressed; a larger one is dead-lettered as `too-large`. */
+    maxResponseBytes: number;
 }
 
 /** Every 5xx reaches the request handler, so the failure classifier, not Crawlee, decides. */
@@ -65,6 +73,8 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
         return route;
     };
     const concurrency = options.concurrency;
+    const { egress } = options;
+    const probeAlpn = alpnProbe(egress.lookup, options.requestTimeoutSecs * 1000);
     const startConcurrency = concurrency ? Math.min(concurrency.poolLimit(), options.maxConcurrency) : options.maxConcurrency;
     const crawler = new HookedHttpCrawler(
         {
@@ -92,10 +102,16 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
             // Blocking is decided by the failure classifier, which retires the session itself.
             sessionPoolOptions: { blockedStatusCodes: [] },
             preNavigationHooks: [
-                ({ request }, gotOptions) => {
+                async ({ request }, gotOptions) => {
+                    const url = new URL(request.url);
+                    const refusal = egress.refusal(url);
+                    if (refusal) throw new FetchFailure('permanent', `forbidden-address: ${refusal}`, undefined, 'forbidden-address');
+                    gotOptions.dnsLookup = egress.lookup;
+                    if (site.headers) gotOptions.headers = { ...gotOptions.headers, ...site.headers };
                     gotOptions.followRedirect = false;
                     if (options.adaptiveTimeout) gotOptions.timeout = { request: options.adaptiveTimeout.timeoutFor(request.url, request.retryCount + 1) };
                     events.emit('attemptStarted', { stage: 'http', request, url: request.url });
+                    await probeAlpn(url);
                 },
             ],
             async requestHandler(context) {
@@ -121,12 +137,14 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                     });
                     return;
                 }
-                const html = body.toString();
-                const failure = checkResponse(status, response.headers['content-type'], { headers: response.headers, body: html, url: request.url });
+                const contentType = response.headers['content-type'];
+                const { html, charset, binary } = decodeBody(body as Buffer, contentType);
+                const failure = checkResponse(status, contentType, { headers: response.headers, body: html, url: request.url }, routeOf(request).contentTypes);
                 if (failure) {
                     failure.retryAfterMs = parseRetryAfter(response.headers['retry-after']);
                     throw failure;
                 }
+                if (binary) throw new FetchFailure('permanent', `binary-content: the body labelled ${contentType} has NUL bytes`, status, 'binary-content');
 
                 await pageHandler.handle({
                     request: { url: request.url, label: request.label, userData },
@@ -135,6 +153,7 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                     status,
                     headers: response.headers,
                     finalUrl: request.url,
+                    charset,
                     renderer: 'http',
                     settle: (outcome) => outcomes.settle(queue, request, outcome),
                 });
@@ -142,6 +161,16 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
         },
         options.config,
     );
+    crawler.readBody = (request, response) => {
+        // A page of the wrong type is refused before its body is read; a redirect or an error page may have any type.
+        const status = response.statusCode ?? 0;
+        const refusal = status >= 200 && status < 300 && contentTypeRefusal(status, response.headers['content-type'], routeOf(request).contentTypes);
+        if (refusal) {
+            response.destroy();
+            return Promise.reject(refusal);
+        }
+        return readBody(response, options.maxResponseBytes);
+    };
     crawler.onFailure = failureHook({ ...options, stage: 'http' });
     crawler.preFetchCheck = async (request) => {
         const route = routeOf(request);

@@ -5,7 +5,8 @@
  */
 import { classifyStatus, FetchFailure } from './failures.js';
 
-const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+/** The media types a route's pages may have unless it names others (`contentTypes`). */
+export const DEFAULT_CONTENT_TYPES: readonly string[] = ['text/html', 'application/xhtml+xml'];
 
 /** What a stage saw of a response: enough to tell a block page from a page. */
 export interface ResponseSnapshot {
@@ -26,16 +27,20 @@ export function checkResponse(
     status: number,
     contentType: string | undefined,
     response?: Omit<ResponseSnapshot, 'status'>,
+    contentTypes: readonly string[] = DEFAULT_CONTENT_TYPES,
 ): FetchFailure | undefined {
     const blocked = response && detectBlock({ ...response, status });
     if (blocked) return blocked;
     const failureClass = classifyStatus(status);
     if (failureClass) return new FetchFailure(failureClass, `HTTP ${status}`, status);
+    return contentTypeRefusal(status, contentType, contentTypes);
+}
+
+/** A `unsupported-content-type` failure when the response's media type is not one of `contentTypes`. */
+export function contentTypeRefusal(status: number, contentType: string | undefined, contentTypes: readonly string[] = DEFAULT_CONTENT_TYPES): FetchFailure | undefined {
     const type = contentType?.split(';')[0]?.trim().toLowerCase();
-    if (!type || !HTML_TYPES.has(type)) {
-        return new FetchFailure('permanent', `unsupported content type: ${type || 'none'}`, status, 'unsupported-content-type');
-    }
-    return undefined;
+    if (type && contentTypes.includes(type)) return undefined;
+    return new FetchFailure('permanent', `unsupported content type: ${type || 'none'}`, status, 'unsupported-content-type');
 }
 
 /** What a bot manager did: asked for a captcha, ran a (JS or device) challenge, or refused outright. */

@@ -45,18 +45,17 @@ function canonicalUrl(href: string | undefined, base: URL, trackingParams?: read
  */
 function findUrlElements($: CheerioAPI): { base?: Element; canonical?: Element } {
     const found: { base?: Element; canonical?: Element } = {};
-    const search = (nodes: readonly AnyNode[]): boolean => {
-        for (const node of nodes) {
-            if ('attribs' in node) {
-                if (node.name === 'base' && node.attribs.href !== undefined) found.base ??= node;
-                // `rel` compares case-insensitively in HTML, as it does in the selector.
-                else if (node.name === 'link' && node.attribs.rel?.toLowerCase() === 'canonical') found.canonical ??= node;
-                if (found.base && found.canonical) return true;
-            }
-            if ('children' in node && search(node.children)) return true;
+    // Depth first in document order with a stack of its own: a page nested 100,000 deep would
+    // overflow the call stack of a recursive walk.
+    const stack: AnyNode[] = $.root().toArray().reverse();
+    for (let node = stack.pop(); node; node = stack.pop()) {
+        if ('attribs' in node) {
+            if (node.name === 'base' && node.attribs.href !== undefined) found.base ??= node;
+            // `rel` compares case-insensitively in HTML, as it does in the selector.
+            else if (node.name === 'link' && node.attribs.rel?.toLowerCase() === 'canonical') found.canonical ??= node;
+            if (found.base && found.canonical) break;
         }
-        return false;
-    };
-    search($.root().toArray());
+        if ('children' in node) for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]!);
+    }
     return found;
 }

@@ -30,6 +30,9 @@ export interface FrontierOptions {
     maxRedirects?: number;
 }
 
+/** Links taken from one page when its site does not say (`maxLinksPerPage`): a real page has a few hundred. */
+export const DEFAULT_MAX_LINKS_PER_PAGE = 1000;
+
 export type CanonicalClaim = 'own' | 'taken' | { key: string };
 
 /** What became of a link: queued, or why not. */
@@ -47,11 +50,13 @@ export class Frontier {
     private readonly site: Site;
     private readonly maxRequests: number;
     private readonly maxRedirects: number;
+    private readonly maxLinksPerPage: number;
 
     constructor(private readonly options: FrontierOptions) {
         this.site = options.site;
         this.maxRequests = options.maxRequests ?? Infinity;
         this.maxRedirects = options.maxRedirects ?? 10;
+        this.maxLinksPerPage = options.site.maxLinksPerPage ?? DEFAULT_MAX_LINKS_PER_PAGE;
     }
 
     /** Admits the links that are new, routable and allowed; returns how many were queued. */
@@ -60,11 +65,18 @@ export class Frontier {
         return admissions.filter((admission) => admission === 'queued').length;
     }
 
+    /** Admits a page's links as `enqueue` does, the first `maxLinksPerPage` of them; the rest are counted as `overLimit`. */
+    async enqueueFromPage(links: readonly Link[], base: URL): Promise<number> {
+        const taken = links.slice(0, this.maxLinksPerPage);
+        this.options.stats.linksSkipped.overLimit += links.length - taken.length;
+        return this.enqueue(taken, base);
+    }
+
     /** What became of each link, in order; every skip is counted in the stats by its reason. */
     private async admit(links: Iterable<Link>, base?: URL): Promise<Admission[]> {
         const { stats } = this.options;
         const admissions: Admission[] = [];
-        const candidates: { index: number; url: string; route: Route; userData?: Record<string, unknown> }[] = [];
+        let candidates: { index: number; url: string; route: Route; userData?: Record<string, unknown> }[] = [];
         for (const link of links) {
             const index = admissions.push('invalid') - 1;
             const url = this.normalize(link.url, base);
@@ -74,11 +86,19 @@ export class Frontier {
                 admissions[index] = 'offsite';
             } else if (!route) {
                 admissions[index] = 'unrouted';
-            } else if (this.options.robots && !(await this.options.robots.isAllowed(new URL(url)))) {
-                admissions[index] = 'disallowed';
             } else {
                 candidates.push({ index, url, route, userData: link.userData });
             }
+        }
+        // Asked all at once: a call can wait while an origin's robots.txt is unreachable (see
+        // robots.ts), and links to two such origins then wait once, not one after the other.
+        const { robots } = this.options;
+        if (robots) {
+            const allowed = await Promise.all(candidates.map(({ url }) => robots.isAllowed(new URL(url))));
+            candidates.forEach(({ index }, candidate) => {
+                if (!allowed[candidate]) admissions[index] = 'disallowed';
+            });
+            candidates = candidates.filter((_, candidate) => allowed[candidate]);
         }
 
         const isNew = await this.options.seenSet.add(candidates.map(({ url }) => urlKey(url)));
@@ -133,9 +153,10 @@ export class Frontier {
         const hops = (request.userData.redirects ?? 0) + 1;
         const target = this.normalize(location, new URL(request.url));
         if (!target) return 'invalid';
-        if (target === request.url || hops > this.maxRedirects) return 'loop';
+        const redirectedFrom = [...(request.userData.redirectedFrom ?? []), request.url];
+        if (redirectedFrom.includes(target) || hops > this.maxRedirects) return 'loop';
         if (this.options.scope && !this.options.scope.includes(new URL(target))) return 'offsite';
-        const userData = { ...request.userData, redirects: hops };
+        const userData = { ...request.userData, redirects: hops, redirectedFrom };
         if (urlKey(target) !== urlKey(request.url)) {
             const [admission] = await this.admit([{ url: target, label: request.label, userData }]);
             return admission === 'queued' ? 'queued' : admission === 'seen' ? 'duplicate' : 'skipped';
@@ -161,6 +182,11 @@ export class Frontier {
         if (key === urlKey(requestUrl)) return 'own';
         const [isNew] = await this.options.seenSet.add([key]);
         return isNew ? { key } : 'taken';
+    }
+
+    /** Whether `url` is on the site's hosts (frontier/scope.ts). */
+    inScope(url: URL): boolean {
+        return this.options.scope?.includes(url) ?? true;
     }
 
     /** The site's extra tracking parameters, dropped in normalization. */

@@ -67,7 +67,8 @@ export interface NormalizeOptions {
  * names keep their relative order), empty query `?` dropped, dot segments resolved, percent-encoding
  * normalized (hex upper-cased, unreserved characters A-Z a-z 0-9 - . _ ~ decoded, everything else left
  * encoded as the server may rely on it). Throws InvalidUrlError for unparsable input, a relative URL
- * without base, a non-http(s) scheme (mailto:, javascript:, ftp:, data:), or a missing host.
+ * without base, a non-http(s) scheme (mailto:, javascript:, ftp:, data:), a missing host, or more
+ * than MAX_URL_LENGTH characters.
  */
 export function normalizeUrl(raw: string, options: NormalizeOptions = {}): string {
     const url = parse(raw, options.base);
@@ -100,8 +101,15 @@ export function urlKey(normalizedUrl: string): string {
 const FETCHABLE_SCHEMES = new Set(['http:', 'https:']);
 
 /** Parses `raw` (trimmed) against `base`, or throws an InvalidUrlError saying what is wrong. */
+/**
+ * The longest URL the frontier takes, in characters (as a link or a Location gives it). 2 KiB:
+ * the limit browsers and CDNs were long held to; longer ones are traps or payloads, not pages.
+ */
+export const MAX_URL_LENGTH = 2048;
+
 function parse(raw: string, base: string | URL | undefined): URL {
     const input = raw.trim();
+    if (input.length > MAX_URL_LENGTH) throw new InvalidUrlError(raw, `longer than ${MAX_URL_LENGTH} characters (${input.length})`);
     let url: URL;
     try {
         url = new URL(input, typeof base === 'string' ? base.trim() : base);

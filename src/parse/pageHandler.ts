@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import type { CanonicalClaim, Frontier } from '../frontier/frontier.js';
-import { describeIncomplete, failingFields, isIncomplete } from '../quality/validate.js';
+import { describeIncomplete, failingFields, isIncomplete, mayEscalate } from '../quality/validate.js';
 import type { Outcome } from '../store/outcomes.js';
 import type { RawPages } from '../store/rawPages.js';
 import { rawPageKey } from '../store/rawStore.js';
@@ -26,6 +26,8 @@ export interface FetchedPage {
     headers: Record<string, string | string[] | undefined>;
     /** The URL the HTML was read from (normalized). */
     finalUrl: string;
+    /** The encoding the HTTP stage decoded the page's bytes in (fetch/decodeBody.ts); a browser decodes for itself. */
+    charset?: string;
     renderer: Renderer;
     /** Stores what became of the page and marks its request handled, in one transaction; resolves once committed. */
     settle: (outcome: Outcome) => Promise<void>;
@@ -59,6 +61,7 @@ export class PageHandler {
             renderer,
             label: route.label,
             body: page.html,
+            charset: page.charset,
         });
         events.emit('pageFetched', { renderer, route: route.label, url: request.url });
 
@@ -82,13 +85,14 @@ export class PageHandler {
             return;
         }
 
-        await frontier.enqueue(parsed.links, new URL(parsed.base));
+        await frontier.enqueueFromPage(parsed.links, new URL(parsed.base));
 
-        const incomplete = isIncomplete(verdict);
         const fields = failingFields(verdict);
         if (renderer === 'http' && route.render === 'auto' && route.extract) {
-            events.emit('cheapFetchJudged', { route: route.label, neededBrowser: incomplete });
-            if (incomplete) {
+            // A page whose route code failed (threw, returned what is not data, ran too long) says
+            // nothing about the route's need of the browser, and is not escalated (see mayEscalate).
+            if (verdict.extractorFailed === undefined) events.emit('cheapFetchJudged', { route: route.label, neededBrowser: isIncomplete(verdict) });
+            if (mayEscalate(verdict)) {
                 const reason = describeIncomplete(verdict);
                 events.emit('escalated', { route: route.label, url: request.url, reason, failingFields: fields });
                 log.debug({ url: request.url, route: route.label, reason }, 'escalating to the browser');

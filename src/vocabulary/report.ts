@@ -24,6 +24,8 @@ export interface LinksSkipped {
     disallowed: number;
     overBudget: number;
     unrouted: number;
+    /** Links past the site's `maxLinksPerPage` on one page. */
+    overLimit: number;
 }
 
 export type ErrorsByClass = Record<FailureClass, number>;

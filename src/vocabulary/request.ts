@@ -22,6 +22,8 @@ export interface RequestData extends Record<string, unknown> {
     canonicalChecked?: boolean;
     /** Redirect hops behind this request. */
     redirects?: number;
+    /** The URLs those hops came from, so a redirect back to one is a loop (`a` → `b` → `a`). */
+    redirectedFrom?: string[];
     /** When a failed request is due to be retried (ms since the epoch); it waits in its queue until then. */
     retryAt?: number;
     /** When its first attempt failed. */

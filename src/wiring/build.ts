@@ -10,6 +10,8 @@ import { ConcurrencyController } from '../fetch/concurrencyController.js';
 import { createHttpStage, type StageOptions } from '../fetch/httpStage.js';
 import { RenderLearner } from '../fetch/renderLearning.js';
 import { RetryPolicy } from '../fetch/retryPolicy.js';
+import { Egress } from '../fetch/egress.js';
+import { createRobotsFetch } from '../fetch/robotsFetch.js';
 import { Frontier } from '../frontier/frontier.js';
 import { RobotsPolicy } from '../frontier/robots.js';
 import { SiteScope } from '../frontier/scope.js';
@@ -59,21 +61,23 @@ export function buildPipeline(stores: RunStores, options: CrawlOptions): Pipelin
     const adaptive = options.adaptiveConcurrency ?? CRAWL_DEFAULTS.adaptiveConcurrency;
     const concurrency = adaptive ? new ConcurrencyController({ ...(adaptive === true ? {} : adaptive), maxConcurrency }) : undefined;
     const events = new RunEvents();
+    const startUrls = options.startUrls.length > 0 ? options.startUrls : site.startUrls;
+    const egress = new Egress({ startUrls, allowPrivateNetwork: options.allowPrivateNetwork, lookup: options.dnsLookup });
     const frontier = new Frontier({
         site,
         seenSet,
         httpQueue,
         browserQueue,
-        robots: options.respectRobotsTxt === false ? undefined : new RobotsPolicy(),
+        robots: options.respectRobotsTxt === false ? undefined : new RobotsPolicy({ fetch: createRobotsFetch({ egress }), log }),
         scope: new SiteScope({
-            startUrls: options.startUrls.length > 0 ? options.startUrls : site.startUrls,
+            startUrls,
             allowedDomains: [...(site.allowedDomains ?? []), ...(options.allowDomains ?? [])],
         }),
         stats,
         log,
         maxRequests: options.maxRequests,
     });
-    const parser = createPageParser(site, options.parseWorkers ?? defaultParseWorkers());
+    const parser = createPageParser(site, options.parseWorkers ?? defaultParseWorkers(), { extractTimeoutSecs: options.extractTimeoutSecs });
     const pageHandler = new PageHandler({ frontier, parser, raw, events, log });
     const stages = new RunningStages();
     const metrics = options.metricsPort === undefined ? undefined : new Metrics({ stats, load: stages.load, concurrency });
@@ -90,6 +94,8 @@ export function buildPipeline(stores: RunStores, options: CrawlOptions): Pipelin
         retryPolicy,
         requestTimeoutSecs,
         driftBreaker,
+        egress,
+        maxResponseBytes: (options.maxResponseMb ?? CRAWL_DEFAULTS.maxResponseMb) * 1024 * 1024,
     };
     const browserStage = new BrowserStageRunner({
         queue: browserQueue,
@@ -99,7 +105,7 @@ export function buildPipeline(stores: RunStores, options: CrawlOptions): Pipelin
             const { createBrowserStage } = await import('../fetch/browserStage.js');
             return stages.watch(
                 'browser',
-                createBrowserStage({
+                await createBrowserStage({
                     ...stageOptions,
                     queue: browserQueue,
                     maxConcurrency: browserConcurrency,

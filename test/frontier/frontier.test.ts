@@ -10,6 +10,7 @@ import { z } from 'zod';
 
 import { urlKey } from '../../src/frontier/normalize.js';
 import { Frontier, type FrontierOptions } from '../../src/frontier/frontier.js';
+import { createRobotsFetch } from '../../src/fetch/robotsFetch.js';
 import { RobotsPolicy } from '../../src/frontier/robots.js';
 import { SiteScope } from '../../src/frontier/scope.js';
 import { MemorySeenSet } from '../../src/frontier/seenSet.js';
@@ -134,7 +135,7 @@ describe('Frontier.enqueue', () => {
             { url: `${ORIGIN}/products/3` },
         ]);
         assert.equal(queued, 1);
-        assert.deepEqual(stats.linksSkipped, { seen: 0, offsite: 0, invalid: 4, disallowed: 0, overBudget: 0, unrouted: 2 });
+        assert.deepEqual(stats.linksSkipped, { seen: 0, offsite: 0, invalid: 4, disallowed: 0, overBudget: 0, unrouted: 2, overLimit: 0 });
         assert.equal(stats.admitted, 1);
         assert.deepEqual(await urls(httpQueue), [`${ORIGIN}/products/3`]);
         assert.deepEqual(await urls(browserQueue), []);
@@ -185,7 +186,7 @@ describe('Frontier.enqueue', () => {
         t.after(() => new Promise((resolve) => server.close(resolve)));
         const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-        const { frontier, stats, httpQueue } = await openFrontier(t, { robots: new RobotsPolicy({ timeoutMillis: 5000 }) });
+        const { frontier, stats, httpQueue } = await openFrontier(t, { robots: new RobotsPolicy({ fetch: createRobotsFetch({ timeoutSecs: 5 }) }) });
         const queued = await frontier.enqueue([
             { url: `${origin}/products/private/1` },
             { url: `${origin}/products/1` },
@@ -207,7 +208,7 @@ describe('Frontier.followRedirect', () => {
         const outcome = await frontier.followRedirect(request(`${ORIGIN}/products/old`, { from: 'listing' }), '/products/new?utm_source=x');
         assert.equal(outcome, 'queued');
         assert.deepEqual(await drain(httpQueue), [
-            { url: `${ORIGIN}/products/new`, label: 'product', userData: { from: 'listing', redirects: 1 } },
+            { url: `${ORIGIN}/products/new`, label: 'product', userData: { from: 'listing', redirects: 1, redirectedFrom: [`${ORIGIN}/products/old`] } },
         ]);
         assert.equal(stats.admitted, 1);
     });
@@ -230,7 +231,7 @@ describe('Frontier.followRedirect', () => {
         );
         assert.equal(outcome, 'queued');
         assert.deepEqual(await drain(httpQueue), [
-            { url: `${ORIGIN}/author/Jane-Austen/`, label: 'author', userData: { redirects: 1 } },
+            { url: `${ORIGIN}/author/Jane-Austen/`, label: 'author', userData: { redirects: 1, redirectedFrom: [`${ORIGIN}/author/Jane-Austen`] } },
         ]);
         // The target is one more request to fetch, so it counts as admitted, though the seen-set is not asked.
         assert.equal(stats.admitted, 2);
@@ -287,6 +288,23 @@ describe('Frontier.followRedirect', () => {
             'the limit holds for same-page redirects too',
         );
         assert.deepEqual(await urls(httpQueue), [`${ORIGIN}/products/b`]);
+    });
+
+    it("calls a redirect back to an earlier hop of its chain a 'loop' (a → b → a)", async (t) => {
+        const { frontier } = await openFrontier(t);
+        await frontier.enqueue([{ url: `${ORIGIN}/products/a` }]);
+        assert.equal(await frontier.followRedirect(request(`${ORIGIN}/products/a`), '/products/b'), 'queued');
+        const b = request(`${ORIGIN}/products/b`, { redirects: 1, redirectedFrom: [`${ORIGIN}/products/a`] });
+        assert.equal(await frontier.followRedirect(b, '/products/a'), 'loop');
+        assert.equal(await frontier.followRedirect(b, '/products/c'), 'queued', 'a new target is no loop');
+    });
+
+    it('takes the first maxLinksPerPage links of a page and counts the rest as overLimit', async (t) => {
+        const { frontier, stats, httpQueue } = await openFrontier(t, { site: { ...site, maxLinksPerPage: 3 } });
+        const links = Array.from({ length: 5 }, (_, i) => ({ url: `/products/${i}` }));
+        assert.equal(await frontier.enqueueFromPage(links, new URL(`${ORIGIN}/`)), 3);
+        assert.equal(stats.linksSkipped.overLimit, 2);
+        assert.deepEqual(await urls(httpQueue), [0, 1, 2].map((i) => `${ORIGIN}/products/${i}`));
     });
 
     it('defaults maxRedirects to 10', async (t) => {

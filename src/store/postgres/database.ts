@@ -99,6 +99,8 @@ const MIGRATIONS: ((schema: string) => string)[] = [
         PRIMARY KEY (site, queue, seq)
     );
     `,
+    // The encoding a raw page's body was decoded from (fetch/decodeBody.ts); NULL for a rendered page.
+    (s) => `ALTER TABLE ${s}.raw_pages ADD COLUMN charset text;`,
 ];
 
 /** The tables, by their SQL names: four of results, and the frontier's backlog. */

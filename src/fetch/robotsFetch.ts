@@ -1,0 +1,84 @@
+/**
+ * The default fetch of a robots.txt, handed to RobotsPolicy by the wiring: got-scraping, following
+ * at most `maxRedirects` redirects, reading at most `maxBytes` of the body, the whole exchange within
+ * `timeoutSecs`. The policy decides what an answer means; this only says what the answer was.
+ *
+ * - A chain longer than `maxRedirects` answers with its last 3xx (the policy reads that as
+ *   unavailable, as RFC 9309 asks past five redirects); no answer at all throws.
+ * - A body past `maxBytes` is cut there and the rest not read (RFC 9309: parse at least 500 KiB),
+ *   back to the last whole line, so a rule cut mid-path does not disallow more than it says.
+ */
+import { gotScraping, MaxRedirectsError } from 'got-scraping';
+import { alpnProbe } from './alpnProbe.js';
+import { type Egress, ForbiddenAddressError } from './egress.js';
+
+export interface RobotsFetchOptions {
+    /** Redirects followed; RFC 9309 asks for at least five. Default: 5. */
+    maxRedirects?: number;
+    /** Bytes of the body read; the rest is ignored. Default: 512 000 (500 KiB). */
+    maxBytes?: number;
+    /** The whole fetch, body included, in seconds; past it the fetch throws. Default: 10. */
+    timeoutSecs?: number;
+    /** Where the fetch may connect: each hop's URL is checked, each host resolved by its lookup. Default: anywhere, by the system's DNS. */
+    egress?: Egress;
+}
+
+/**
+ * A robots.txt at an address the egress refuses answers as a 403 would (unavailable: no rules),
+ * so the origin's URLs are not held back waiting for it: each is refused when it is fetched and
+ * dead-lettered as `forbidden-address` with its own entry.
+ */
+const FORBIDDEN_ANSWER = { status: 403, body: '' };
+
+function isForbidden(error: unknown): boolean {
+    return error instanceof ForbiddenAddressError || (error as { code?: unknown }).code === 'ERR_FORBIDDEN_ADDRESS';
+}
+
+export const ROBOTS_FETCH_DEFAULTS = { maxRedirects: 5, maxBytes: 500 * 1024, timeoutSecs: 10 };
+
+export function createRobotsFetch(options: RobotsFetchOptions = {}): (url: string) => Promise<{ status: number; body: string }> {
+    const maxRedirects = options.maxRedirects ?? ROBOTS_FETCH_DEFAULTS.maxRedirects;
+    const maxBytes = options.maxBytes ?? ROBOTS_FETCH_DEFAULTS.maxBytes;
+    const timeoutMs = (options.timeoutSecs ?? ROBOTS_FETCH_DEFAULTS.timeoutSecs) * 1000;
+    const { egress } = options;
+    const refuse = (url: URL) => {
+        const refusal = egress?.refusal(url);
+        if (refusal) throw new ForbiddenAddressError(refusal);
+    };
+    const probeAlpn = egress && alpnProbe(egress.lookup, timeoutMs);
+    return async (url) => {
+        try {
+            refuse(new URL(url));
+            await probeAlpn?.(new URL(url));
+        } catch (error) {
+            if (isForbidden(error)) return FORBIDDEN_ANSWER;
+            throw error;
+        }
+        const stream = gotScraping.stream(url, {
+            followRedirect: true,
+            maxRedirects,
+            throwHttpErrors: false,
+            // The policy retries on its own schedule; got's retries would only stretch the wait.
+            retry: { limit: 0 },
+            timeout: { request: timeoutMs },
+            ...(egress ? { dnsLookup: egress.lookup, hooks: { beforeRedirect: [(next) => refuse(next.url as URL)] } } : {}),
+        });
+        let status = 0;
+        stream.once('response', (response: { statusCode: number }) => (status = response.statusCode));
+        const chunks: Buffer[] = [];
+        let size = 0;
+        try {
+            for await (const chunk of stream as AsyncIterable<Buffer>) {
+                chunks.push(chunk);
+                size += chunk.length;
+                if (size >= maxBytes) break; // leaving the loop destroys the stream: the rest is never read
+            }
+        } catch (error) {
+            if (error instanceof MaxRedirectsError && error.response) return { status: error.response.statusCode, body: '' };
+            if (isForbidden(error)) return FORBIDDEN_ANSWER;
+            throw error;
+        }
+        const text = Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
+        return { status, body: size >= maxBytes ? text.slice(0, text.lastIndexOf('\n') + 1) : text };
+    };
+}
