@@ -5,7 +5,7 @@
  */
 import { type CheerioAPI, type CheerioOptions, load } from 'cheerio';
 import { pageUrls } from '../frontier/canonical.js';
-import { extractAndValidate, type Verdict } from '../quality/validate.js';
+import { extractAndValidate, extractorFailed, type Verdict } from '../quality/validate.js';
 import type { PageContext, Renderer, Route } from '../site.js';
 import type { Link } from '../vocabulary/request.js';
 
@@ -42,6 +42,17 @@ export function parsePage(route: Route, page: PageToParse): ParsedPage {
     const { base, canonical } = pageUrls($, page.finalUrl, page.trackingParams);
     const context: PageContext = { url: new URL(page.finalUrl), label: route.label, renderer: page.renderer, userData: page.userData };
     return { base: base.href, canonical, verdict: extractAndValidate(route, $, context), links: discoverLinks(route, $, context) };
+}
+
+/**
+ * What a page whose parse ran past the time limit yields: an `extractor-timeout` quarantine and
+ * nothing else. A parse worker is ended mid-page, so its links and canonical URL were never read;
+ * the crawling thread, which does have them, gives the same answer, so that where a page was
+ * parsed does not change what became of it.
+ */
+export function timedOutPage(page: PageToParse, limitSecs: number): ParsedPage {
+    const verdict = extractorFailed('extractor-timeout', `parsing the page took over ${limitSecs} s`);
+    return { base: page.finalUrl, canonical: undefined, verdict, links: [] };
 }
 
 function discoverLinks(route: Route, $: CheerioAPI, context: PageContext): Link[] {

@@ -1,6 +1,7 @@
 /**
- * A parse worker (a worker thread started by pageParser.ts): loads the site module it is given,
- * then parses the pages it is sent with their routes, one message each way per page.
+ * A parse worker (a worker thread started by parseWorkerPool.ts): loads the site module it is
+ * given, says it is ready, then parses the pages it is sent with their routes, in order, one
+ * message each way per page.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Site } from '../site.js';
@@ -14,6 +15,9 @@ export interface ParseRequest {
 }
 
 export type ParseReply = { id: number; parsed: ParsedPage } | { id: number; error: string };
+
+/** Sent once the site is loaded: the pool starts timing pages from then. */
+export type WorkerReady = { ready: true };
 
 const { siteModule } = workerData as { siteModule: string };
 const site = ((await import(siteModule)) as { default: Site }).default;
@@ -30,7 +34,9 @@ parentPort!.on('message', ({ id, label, page }: ParseRequest) => {
     try {
         parentPort!.postMessage(reply);
     } catch (error) {
-        // Records that cannot be cloned (a function, a class instance) cannot be stored either.
+        // Records are plain data by now (quality/extractorOutput.ts), but other route code may still
+        // leave what cannot be cloned (a link rule that yields objects).
         parentPort!.postMessage({ id, error: `the page's records cannot leave the parse worker: ${(error as Error).message}` });
     }
 });
+parentPort!.postMessage({ ready: true } satisfies WorkerReady);

@@ -11,7 +11,7 @@
  */
 import type { Configuration } from '@crawlee/core';
 import { urlKey } from '../frontier/normalize.js';
-import { isIncomplete } from '../quality/validate.js';
+import { mayEscalate } from '../quality/validate.js';
 import type { Site } from '../site.js';
 import { datasetResults } from '../store/datasets.js';
 import type { RawPages } from '../store/rawPages.js';
@@ -88,8 +88,9 @@ export async function reparseSite({ site, raw, results, route }: ReparseSiteOpti
         if (claimed.has(urlKey(canonical))) continue;
         claimed.add(urlKey(canonical));
         const { verdict } = parsed;
-        // As in the crawl, cheap HTML that misses fields is not the last word on an `auto` route.
-        if (isIncomplete(verdict) && page.renderer === 'http' && pageRoute.render === 'auto') {
+        // As in the crawl, cheap HTML that misses fields is not the last word on an `auto` route
+        // (route code that fails on it is: the browser would run the same code).
+        if (mayEscalate(verdict) && page.renderer === 'http' && pageRoute.render === 'auto') {
             needBrowser += 1;
             continue;
         }
