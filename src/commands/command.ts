@@ -4,6 +4,7 @@
  */
 import { config as loadDotenv } from 'dotenv';
 import { ConfigError } from '../configError.js';
+import { scrubText } from '../vocabulary/redact.js';
 
 /** Runs a command's main function and turns its outcome into an exit code. */
 export function runCommand(main: () => Promise<number>): void {
@@ -18,11 +19,12 @@ export function runCommand(main: () => Promise<number>): void {
             process.exitCode = exitCode;
         },
         (error: unknown) => {
+            // Printed past the log, so scrubbed here: a failure's message may hold a database or proxy URL.
             if (error instanceof ConfigError) {
-                process.stderr.write(`dragnet: ${error.message}\n`);
+                process.stderr.write(`dragnet: ${scrubText(error.message)}\n`);
                 process.exitCode = 2;
             } else {
-                process.stderr.write(`dragnet: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+                process.stderr.write(`dragnet: ${scrubText(error instanceof Error ? (error.stack ?? error.message) : String(error))}\n`);
                 process.exitCode = 1;
             }
         },

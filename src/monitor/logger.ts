@@ -2,10 +2,12 @@
  * One log for the whole run: pino, pretty on a terminal and JSON lines otherwise, on stderr
  * so stdout carries only the summary. Crawlee's own log is routed into it. The progress line's
  * numbers ride under `progress`: fields in JSON, hidden on a terminal where the message says it all.
+ * No secret reaches it: every line, Crawlee's included, is scrubbed on the way (logRedaction.ts).
  */
 import { Logger as CrawleeLogger, LogLevel, log as crawleeLog } from '@crawlee/core';
-import { pino, type Logger } from 'pino';
+import { type DestinationStream, pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { redactionOptions } from './logRedaction.js';
 
 export type { Logger } from 'pino';
 
@@ -16,15 +18,19 @@ export interface LoggerOptions {
     level?: string;
     /** Human-readable output. Default: when stderr is a terminal. */
     pretty?: boolean;
+    /** Where the JSON lines go instead of stderr (`pretty` is then not used). Default: stderr. */
+    destination?: DestinationStream;
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
     const level = options.level ?? DEFAULT_LOG_LEVEL;
     const usePretty = options.pretty ?? process.stderr.isTTY === true;
-    const destination = usePretty
-        ? pretty({ destination: 2, sync: true, colorize: true, singleLine: true, translateTime: 'HH:MM:ss', ignore: 'pid,hostname,progress' })
-        : pino.destination({ fd: 2, sync: true });
-    const logger = pino({ level, base: undefined }, destination);
+    const destination =
+        options.destination ??
+        (usePretty
+            ? pretty({ destination: 2, sync: true, colorize: true, singleLine: true, translateTime: 'HH:MM:ss', ignore: 'pid,hostname,progress' })
+            : pino.destination({ fd: 2, sync: true }));
+    const logger = pino({ level, base: undefined, ...redactionOptions }, destination);
     routeCrawleeLog(logger);
     return logger;
 }

@@ -1,8 +1,11 @@
 /**
  * The run summary (vocabulary/report.ts: the stable JSON contract of DESIGN's "command line and
  * outputs"), built from the run's counters and what the parts report, and a short human-readable
- * version of it.
+ * version of it. The summary is printed, saved and rendered into the report, so what in it may
+ * hold a secret is scrubbed here, once (vocabulary/redact.ts): the storage location (a database
+ * URL) and the drift breaker's sample URLs.
  */
+import { redactUrl, scrubText } from '../vocabulary/redact.js';
 import type { DomainConcurrency, RenderDecision, RunSummary, SeenSetReport, Trip } from '../vocabulary/report.js';
 import type { RunStats } from './stats.js';
 
@@ -46,14 +49,14 @@ export function buildSummary(
             byRoute: Object.fromEntries([...stats.routes].map(([label, route]) => [label, route.escalations])),
         },
         render: context.render,
-        drift: context.drift,
+        drift: context.drift.map(scrubTrip),
         ...(context.concurrency ? { concurrency: context.concurrency } : {}),
         linksSkipped: { ...stats.linksSkipped },
         deadLetterByReason: { ...stats.deadLetterReasons },
         seenSet: context.seenSet.describe(),
         errorsByClass: { ...stats.errorsByClass },
         routes,
-        storage: context.storage,
+        storage: { ...context.storage, dir: redactUrl(context.storage.dir) },
         ...(context.stopped ? { stopped: context.stopped } : {}),
         ...(stats.sessions > 0 ? { resumed: { sessions: stats.sessions, firstStartedAt: stats.firstStartedAt.toISOString() } } : {}),
     };
@@ -84,6 +87,10 @@ export function formatSummary(summary: RunSummary): string {
         `  output     ${summary.storage.dir} (dataset ${summary.storage.dataset}, raw pages ${summary.storage.rawPages})`,
         ...(summary.report ? [`  report     ${summary.report}`] : []),
     ].join('\n');
+}
+
+function scrubTrip(trip: Trip): Trip {
+    return { ...trip, samples: trip.samples.map((sample) => ({ ...sample, url: redactUrl(sample.url), issues: sample.issues.map(scrubText) })) };
 }
 
 function round(value: number): number {

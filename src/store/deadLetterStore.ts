@@ -106,8 +106,9 @@ export class DeadLetterStore {
                 const name = entry.stage === 'browser' ? this.names.browserQueue : this.names.httpQueue;
                 let queue = queues.get(name);
                 if (!queue) queues.set(name, (queue = this.queue(name)));
-                // The frontier queues every request with its URL as the uniqueKey.
-                const stored = queue.readRequest(getRequestId(entry.url));
+                // The frontier queues every request with its URL as the uniqueKey; an entry whose URL
+                // is stored masked (store/records.ts) has the request's id instead.
+                const stored = queue.readRequest(entry.requestId ?? getRequestId(entry.url));
                 const outcome = queue.requeue(stored ? freshAttempts(stored) : newRequest(entry));
                 if (outcome === 'pending') {
                     result.alreadyPending += 1;
@@ -154,7 +155,11 @@ export function freshAttempts(stored: RequestSchema): RequestSchema {
     return { ...request, retryCount: 0, noRetry: false, errorMessages: [], userData };
 }
 
-/** A request for an entry whose request is not in its queue, as the frontier queues one. */
+/**
+ * A request for an entry whose request is not in its queue, as the frontier queues one. An entry
+ * stored with its URL's password masked gets the masked URL: its fetch fails and it comes back
+ * here, rather than being dropped.
+ */
 function newRequest(entry: DeadLetterEntry): RequestSchema {
     return { url: entry.url, uniqueKey: entry.url, method: 'GET', userData: entry.label === undefined ? {} : { label: entry.label } };
 }

@@ -8,6 +8,9 @@
  * `put()` resolves once the page is written (a group commit, groupWriter.ts), and the page's
  * items are committed after that (parse/pageHandler.ts): a process killed at any moment never
  * leaves an item whose raw page is missing.
+ *
+ * A page is stored with its credential headers masked (Set-Cookie, Authorization, …: see
+ * `storedPage`), by every backend: a raw page is for re-parsing, which never needs them.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -15,6 +18,7 @@ import { appendFile, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Renderer } from '../site.js';
+import { redactHeaders } from '../vocabulary/redact.js';
 import { GroupWriter } from './groupWriter.js';
 
 export interface RawPage {
@@ -27,7 +31,10 @@ export interface RawPage {
     fetchedAt: string;
     renderer: Renderer;
     label: string;
+    /** The page as text: the HTTP stage decoded its bytes (in `charset`), a browser serialized its DOM. */
     body: string;
+    /** The encoding the body was decoded from (`UTF-8`, `windows-1252`, …); absent for a rendered page. */
+    charset?: string;
 }
 
 export interface RawStoreOptions {
@@ -42,6 +49,11 @@ export interface RawStoreOptions {
 /** The key of a page fetched from `finalUrl` by `renderer`: stable, so re-fetches overwrite nothing. */
 export function rawPageKey(finalUrl: string, renderer: Renderer): string {
     return `${createHash('sha1').update(finalUrl).digest('hex').slice(0, 20)}-${renderer}`;
+}
+
+/** The page as a store keeps it: its headers without credentials (vocabulary/redact.ts). */
+export function storedPage(page: RawPage): RawPage {
+    return { ...page, headers: redactHeaders(page.headers) };
 }
 
 export class RawStore {
@@ -75,7 +87,7 @@ export class RawStore {
 
     /** Stores a page: resolves once it is written to its segment file. */
     async put(page: RawPage): Promise<void> {
-        await this.writer.add(page);
+        await this.writer.add(storedPage(page));
     }
 
     async flush(): Promise<void> {

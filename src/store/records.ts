@@ -1,9 +1,14 @@
 /**
  * What a page's verdict becomes in storage: valid records as dataset items that say where they
  * came from, the rest as quarantine entries that say why. Crawling and re-parsing both use this.
+ * Quarantine and dead-letter entries are for people to inspect and pass around, so they are
+ * stored without secrets (vocabulary/redact.ts): quarantineEntries() makes them so for every
+ * backend, and each backend's dead-letter write calls storedDeadLetter().
  */
 import type { Verdict } from '../quality/validate.js';
 import type { Renderer } from '../site.js';
+import type { DeadLetterEntry } from '../vocabulary/failure.js';
+import { redactUrl, scrubText, scrubValue } from '../vocabulary/redact.js';
 
 /** Where a page's records came from. */
 export interface RecordOrigin {
@@ -47,11 +52,38 @@ export function storedItems(verdict: Verdict, origin: RecordOrigin): StoredItem[
     }));
 }
 
-/** One entry per invalid record, plus one for a page that yielded too few records. */
+/**
+ * One entry per invalid record, plus one for a page that yielded too few records. Secrets out:
+ * the URL's password, and any in the issues or the record (a link field resolved against a URL
+ * with a password carries it).
+ */
 export function quarantineEntries(verdict: Verdict, origin: RecordOrigin): QuarantineEntry[] {
     const rejected = verdict.invalid.map(({ record, issues, fields }) => ({ record, issues, fields }));
     if (verdict.shortfall) rejected.push({ record: null, issues: [verdict.shortfall], fields: ['(records)'] });
-    const { url, route, rawKey, renderer } = origin;
+    const { route, rawKey, renderer } = origin;
+    const url = redactUrl(origin.url);
     const quarantinedAt = new Date().toISOString();
-    return rejected.map(({ record, issues, fields }) => ({ url, route, rawKey, renderer, issues, fields, record, quarantinedAt }));
+    return rejected.map(({ record, issues, fields }) => ({
+        url,
+        route,
+        rawKey,
+        renderer,
+        issues: issues.map(scrubText),
+        fields,
+        record: scrubValue(record),
+        quarantinedAt,
+    }));
+}
+
+/**
+ * The entry as it is stored: its URLs' passwords masked (its own and its redirects') and the
+ * error scrubbed. `requestId` (the request's id in its queue) is kept with an entry whose URL was
+ * masked, as the masked URL no longer leads to the request when the entry is re-queued.
+ */
+export function storedDeadLetter(entry: DeadLetterEntry, requestId?: string): DeadLetterEntry {
+    const url = redactUrl(entry.url);
+    const stored: DeadLetterEntry = { ...entry, url, error: scrubText(entry.error) };
+    if (entry.redirectedFrom) stored.redirectedFrom = entry.redirectedFrom.map(redactUrl);
+    if (url !== entry.url && requestId !== undefined) stored.requestId = requestId;
+    return stored;
 }

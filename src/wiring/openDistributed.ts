@@ -18,7 +18,7 @@ import type { Logger } from 'pino';
 import { ConfigError } from '../configError.js';
 import { CRAWL_DEFAULTS, type CrawlOptions, DISTRIBUTED_DEFAULTS, type DistributedOptions } from '../crawlOptions.js';
 import { deadLetterOutcome } from '../frontier/deadLetter.js';
-import { connectRedis, redactedUrl, redisSettingProblems } from '../frontier/redis/connection.js';
+import { connectRedis, redisSettingProblems } from '../frontier/redis/connection.js';
 import { Fleet } from '../frontier/redis/fleet.js';
 import { JobQueue } from '../frontier/redis/jobQueue.js';
 import { RedisBloomSeenSet } from '../frontier/redisBloomSeenSet.js';
@@ -31,6 +31,7 @@ import { PgBacklog } from '../store/postgres/backlog.js';
 import { PgOutcomes } from '../store/postgres/outcomes.js';
 import { PgRawPages } from '../store/postgres/rawPages.js';
 import { PgSink } from '../store/postgres/sink.js';
+import { redactUrl } from '../vocabulary/redact.js';
 import type { Stage } from '../vocabulary/request.js';
 import type { RunStores } from './stores.js';
 
@@ -69,7 +70,7 @@ export async function connectPostgres(url: string): Promise<PgDatabase> {
         return await openPostgres(url);
     } catch (error) {
         if (error instanceof Error && (isConnectionError(error) || isConnectionError(error.cause))) {
-            throw new ConfigError(`${error.message}; check --database-url / DATABASE_URL (${redactedUrl(url)})`);
+            throw new ConfigError(`${error.message}; check --database-url / DATABASE_URL (${redactUrl(url)})`);
         }
         throw error;
     }
@@ -154,7 +155,7 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
         stats,
         fleet,
         joined,
-        location: { dir: redactedUrl(options.databaseUrl), dataset: 'items', quarantine: 'quarantine', deadLetter: 'dead_letter', rawPages: 'raw_pages' },
+        location: { dir: redactUrl(options.databaseUrl), dataset: 'items', quarantine: 'quarantine', deadLetter: 'dead_letter', rawPages: 'raw_pages' },
         close: async () => {
             clearInterval(heartbeat);
             await Promise.all([outcomes.flush(), raw.flush()]);

@@ -22,11 +22,13 @@ function page(n: number, renderer: Renderer = 'http'): RawPage {
         url,
         finalUrl: url,
         status: 200,
-        headers: { 'content-type': 'text/html; charset=utf-8', 'set-cookie': ['a=1', 'b=2'] },
+        headers: { 'content-type': 'text/html; charset=utf-8', link: ['</a.css>; rel=preload', '</b.js>; rel=preload'] },
         fetchedAt: new Date(Date.UTC(2024, 0, 1, 0, 0, n)).toISOString(),
         renderer,
         label: 'product',
         body: `<html><body><h1>Product ${n}</h1>\n<p>“quoted” – ünïcode</p></body></html>`,
+        // The encoding the HTTP stage read the page in: kept so a reparse knows it.
+        ...(renderer === 'http' ? { charset: 'windows-1252' } : {}),
     };
 }
 

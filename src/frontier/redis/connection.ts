@@ -7,6 +7,7 @@
  */
 import { Redis } from 'ioredis';
 import { ConfigError } from '../../configError.js';
+import { redactUrl } from '../../vocabulary/redact.js';
 
 export interface RedisConnectionOptions {
     /** How long to wait for the first answer before giving up. Default: 5,000 ms. */
@@ -37,22 +38,11 @@ export async function connectRedis(url: string, options: RedisConnectionOptions 
         ]);
     } catch (error) {
         redis.disconnect();
-        throw new ConfigError(`Redis at ${redactedUrl(url)} is unreachable (${error instanceof Error ? error.message : String(error)}); check --redis-url / REDIS_URL`);
+        throw new ConfigError(`Redis at ${redactUrl(url)} is unreachable (${error instanceof Error ? error.message : String(error)}); check --redis-url / REDIS_URL`);
     } finally {
         clearTimeout(timer);
     }
     return redis;
-}
-
-/** A connection URL fit for logs: without its password. */
-export function redactedUrl(url: string): string {
-    try {
-        const parsed = new URL(url);
-        if (parsed.password) parsed.password = '***';
-        return parsed.href;
-    } catch {
-        return '(not a URL)';
-    }
 }
 
 /**

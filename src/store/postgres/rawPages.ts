@@ -22,7 +22,7 @@ import { gunzip as gunzipCallback, gzip as gzipCallback } from 'node:zlib';
 import type { Renderer } from '../../site.js';
 import { GroupWriter } from '../groupWriter.js';
 import type { RawPages } from '../rawPages.js';
-import type { RawPage } from '../rawStore.js';
+import { type RawPage, storedPage } from '../rawStore.js';
 import { jsonb, type PgDatabase } from './database.js';
 import { keysetBatches } from './reader.js';
 import { retryTransient, type RetryOptions } from './sink.js';
@@ -47,9 +47,10 @@ interface PageRow {
     renderer: Renderer;
     label: string;
     body: Buffer;
+    charset: string | null;
 }
 
-const COLUMNS = 'key, url, final_url, status, headers, fetched_at, renderer, label, body';
+const COLUMNS = 'key, url, final_url, status, headers, fetched_at, renderer, label, body, charset';
 
 export class PgRawPages implements RawPages {
     private readonly writer: GroupWriter<RawPage>;
@@ -64,9 +65,9 @@ export class PgRawPages implements RawPages {
         this.writer = new GroupWriter({ write: (pages) => this.write(pages), maxBatchSize: options.maxBatchSize ?? 50 });
     }
 
-    /** Stores a page: resolves once it is written. */
+    /** Stores a page, its credential headers masked (see storedPage): resolves once it is written. */
     async put(page: RawPage): Promise<void> {
-        await this.writer.add(page);
+        await this.writer.add(storedPage(page));
     }
 
     async flush(): Promise<void> {
@@ -106,13 +107,14 @@ export class PgRawPages implements RawPages {
             pages.map((page) => page.renderer),
             pages.map((page) => page.label),
             bodies,
+            pages.map((page) => page.charset ?? null),
         ];
         // seq = DEFAULT: a page fetched again is the newest, as in the file store.
         const text = `INSERT INTO ${this.db.table('raw_pages')} AS stored (site, ${COLUMNS})
-            SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::jsonb[], $7::timestamptz[], $8::text[], $9::text[], $10::bytea[])
+            SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::jsonb[], $7::timestamptz[], $8::text[], $9::text[], $10::bytea[], $11::text[])
             ON CONFLICT (site, key) DO UPDATE SET seq = DEFAULT, url = EXCLUDED.url, final_url = EXCLUDED.final_url,
                 status = EXCLUDED.status, headers = EXCLUDED.headers, fetched_at = EXCLUDED.fetched_at,
-                renderer = EXCLUDED.renderer, label = EXCLUDED.label, body = EXCLUDED.body`;
+                renderer = EXCLUDED.renderer, label = EXCLUDED.label, body = EXCLUDED.body, charset = EXCLUDED.charset`;
         await retryTransient(() => this.db.query(text, [this.site, ...columns]), this.options);
     }
 }
@@ -128,5 +130,6 @@ async function pageOf(row: PageRow): Promise<RawPage> {
         renderer: row.renderer,
         label: row.label,
         body: (await gunzip(row.body)).toString('utf8'),
+        ...(row.charset ? { charset: row.charset } : {}),
     };
 }

@@ -15,7 +15,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DeadLetterEntry, FailureClass } from '../../vocabulary/failure.js';
-import type { QuarantineEntry, StoredItem } from '../records.js';
+import { type QuarantineEntry, storedDeadLetter, type StoredItem } from '../records.js';
 import { isConnectionError, jsonb, type PgDatabase } from './database.js';
 
 /** What became of one request, by the key its job had. */
@@ -104,11 +104,14 @@ export async function insertRecords(client: Queryable, db: PgDatabase, table: 'i
     );
 }
 
-/** Dead-letter entries by request key as the columns of `dead_letter`, one array each. */
+/**
+ * Dead-letter entries by request key as the columns of `dead_letter`, one array each: every write
+ * of the table goes through here, so this is where an entry loses its secrets (storedDeadLetter).
+ */
 export function deadLetterColumns(entries: readonly (readonly [string, DeadLetterEntry])[]) {
     return {
         keys: entries.map(([key]) => key),
-        json: entries.map(([, entry]) => jsonb(entry)),
+        json: entries.map(([, entry]) => jsonb(storedDeadLetter(entry))),
         reasons: entries.map(([, entry]) => entry.reason),
         classes: entries.map(([, entry]) => entry.failureClass),
         times: entries.map(([, entry]) => entry.deadLetteredAt),

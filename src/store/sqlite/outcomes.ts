@@ -18,9 +18,11 @@ import type { RunStats } from '../../monitor/stats.js';
 import type { FrontierQueue } from '../../vocabulary/queue.js';
 import type { StoreNames } from '../datasets.js';
 import type { Outcome, Outcomes } from '../outcomes.js';
+import { storedDeadLetter } from '../records.js';
 import type { RunState } from '../runState.js';
 import { SqliteDatasetClient } from './datasetClient.js';
 import { type SqliteRequestQueueClient, sqliteClientOf } from './requestQueueClient.js';
+import { requestIdOf } from './requestQueueTable.js';
 import type { SqliteStorageClient } from './storageClient.js';
 
 export interface SqliteOutcomesOptions {
@@ -56,7 +58,8 @@ export class SqliteOutcomes implements Outcomes {
         const store = storage.db.transaction(({ queue, request, outcome }: Settling) => {
             this.items.appendItems(outcome.items ?? []);
             this.quarantine.appendItems(outcome.quarantine ?? []);
-            if (outcome.deadLetter) this.deadLetter.appendItems([outcome.deadLetter]);
+            // Without secrets; the request's id leads a requeue back to it should the URL be masked.
+            if (outcome.deadLetter) this.deadLetter.appendItems([storedDeadLetter(outcome.deadLetter, requestIdOf(request))]);
             if (outcome.claim) runState.addClaim(outcome.claim);
             queue.markHandled(request);
             outcome.count?.(stats);

@@ -7,6 +7,7 @@
  */
 import { getRequestId } from '@crawlee/core';
 import type { ProcessedRequest, RequestOptions, RequestQueueInfo, RequestSchema } from '@crawlee/types';
+import { scrubText } from '../../vocabulary/redact.js';
 import type { SqliteDb } from './database.js';
 import { type HeadRow, type QueueRow, type RequestRow, statements } from './requestQueueSql.js';
 import { StorageTable, storageInfo } from './storageTable.js';
@@ -145,9 +146,15 @@ export function toQueueInfo(row: QueueRow): RequestQueueInfo {
     };
 }
 
+/**
+ * The request as its row stores it. Its URL is kept whole (it is fetched with it); the error
+ * messages Crawlee adds to it are scrubbed (vocabulary/redact.ts), as one may name a proxy or a
+ * database with its password.
+ */
 export function serialize(request: RequestSchema): { id: string; json: string } {
     const id = requestIdOf(request);
-    return { id, json: JSON.stringify({ ...request, id }) };
+    const errorMessages = request.errorMessages?.length ? { errorMessages: request.errorMessages.map(scrubText) } : {};
+    return { id, json: JSON.stringify({ ...request, id, ...errorMessages }) };
 }
 
 /** The request's id, derived from its uniqueKey as Crawlee derives it; throws when the request does not agree. */

@@ -2,7 +2,8 @@
  * dragnet's Crawlee storage client: request queues and datasets in one SQLite file
  * (`<storageDir>/dragnet.sqlite`), where their per-operation cost stays flat at millions of rows;
  * key-value stores — Crawlee's small state records (session pool, statistics, …) — stay with
- * @crawlee/memory-storage, as files under the same dir, where they are no bottleneck.
+ * @crawlee/memory-storage, as files under the same dir, where they are no bottleneck (Crawlee's
+ * statistics saved without secrets: scrubbedStatistics.ts).
  *
  *     const storage = new SqliteStorageClient({ storageDir });
  *     const config = new Configuration({ storageClient: storage });
@@ -28,6 +29,7 @@ import { openDatabase, releaseDatabase, type SqliteDb } from './database.js';
 import { type IterateItemsOptions, iterateItems, SqliteDatasetClient, SqliteDatasetCollectionClient } from './datasetClient.js';
 import { SqliteRequestQueueClient, SqliteRequestQueueCollectionClient } from './requestQueueClient.js';
 import { releaseAllLocks } from './requestQueueSql.js';
+import { scrubbingStatistics } from './scrubbedStatistics.js';
 
 export interface SqliteStorageClientOptions {
     /** Root of all storage. Default: `CRAWLEE_STORAGE_DIR`, else `./storage`. */
@@ -89,7 +91,7 @@ export class SqliteStorageClient implements StorageClient {
     }
 
     keyValueStore(id: string): KeyValueStoreClient {
-        return this.keyValueStorage.keyValueStore(id);
+        return scrubbingStatistics(this.keyValueStorage.keyValueStore(id));
     }
 
     async setStatusMessage(message: string, options?: SetStatusMessageOptions): Promise<void> {
