@@ -50,7 +50,7 @@ export default defineSuite({
     async run(options, report) {
         let smallest: { products: number; pagesPerSec: number | null } | undefined;
         for (const products of [...(options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS))].sort((a, b) => a - b)) {
-            const baselines = products <= BASELINE_MAX_PRODUCTS ? allBaselines : [];
+            const baselines = [...(options.against ? [options.against] : []), ...(products <= BASELINE_MAX_PRODUCTS ? allBaselines : [])];
             const records = await compareCrawlers({
                 title: `cpu ${products} products`,
                 crawlers: [crawlers.dragnet, ...baselines],

@@ -12,6 +12,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { checkOutAgainst } from './lib/against.js';
 import type { BenchOptions, CaseReport, Suite, TableRow } from './lib/suite.js';
 import { formatTable } from './lib/table.js';
 
@@ -54,7 +55,7 @@ async function runScript(name: string): Promise<void> {
     if (code !== 0) throw new Error(`bench/${name}.ts exited with code ${code}`);
 }
 
-function parseOptions(argv: string[]): { suites: string[]; options: BenchOptions; help: boolean } {
+function parseOptions(argv: string[]): { suites: string[]; options: BenchOptions; against?: string; help: boolean } {
     const { values, positionals } = parseArgs({
         args: argv,
         allowPositionals: true,
@@ -62,6 +63,7 @@ function parseOptions(argv: string[]): { suites: string[]; options: BenchOptions
             runs: { type: 'string' },
             products: { type: 'string' },
             large: { type: 'boolean', default: false },
+            against: { type: 'string' },
             help: { type: 'boolean', short: 'h', default: false },
         },
     });
@@ -69,7 +71,7 @@ function parseOptions(argv: string[]): { suites: string[]; options: BenchOptions
     if (!Number.isInteger(runs) || runs < 1) throw new UsageError('--runs must be a whole number >= 1');
     const products = values.products?.split(',').map((size) => Number(size.replace(/_/g, '')));
     if (products?.some((size) => !Number.isInteger(size) || size < 1)) throw new UsageError('--products must be whole numbers >= 1, comma-separated');
-    return { suites: positionals, options: { runs, products, large: values.large ?? false }, help: values.help ?? false };
+    return { suites: positionals, options: { runs, products, large: values.large ?? false }, against: values.against, help: values.help ?? false };
 }
 
 class UsageError extends Error {}
@@ -84,11 +86,12 @@ async function help(entries: Entry[]): Promise<string> {
     lines.push('', '--runs N        runs of each crawler per case (default 3); medians are reported');
     lines.push('--products N,N  shop sizes instead of the suites\' defaults');
     lines.push('--large         the suites\' large sizes (slow)');
+    lines.push('--against REV   the cpu suite also runs dragnet at commit REV, in a temporary worktree, beside the working tree');
     return `${lines.join('\n')}\n`;
 }
 
 async function main(): Promise<void> {
-    const { suites: named, options, help: wantsHelp } = parseOptions(process.argv.slice(2));
+    const { suites: named, options, against, help: wantsHelp } = parseOptions(process.argv.slice(2));
     const entries = await discover();
     if (wantsHelp) {
         process.stdout.write(await help(entries));
@@ -108,6 +111,16 @@ async function main(): Promise<void> {
         if (named.length > 0 || suite.runByDefault) chosen.push({ name: entry.name, suite });
     }
 
+    const checkout = against === undefined ? undefined : checkOutAgainst(against);
+    options.against = checkout?.crawler;
+    try {
+        await runChosen(chosen, options);
+    } finally {
+        checkout?.remove();
+    }
+}
+
+async function runChosen(chosen: Array<{ name: string; suite?: Suite }>, options: BenchOptions): Promise<void> {
     const tables: string[] = [];
     for (const { name, suite } of chosen) {
         if (!suite) {

@@ -3,6 +3,7 @@
  * `defineSuite({...})`; `npm run bench -- <name>` runs it, and it runs with no names given
  * when `runByDefault` is set. Adding a suite is adding that file.
  */
+import type { Crawler } from './runCrawler.js';
 
 export interface BenchOptions {
     /** `--runs`: runs of each crawler (or each measurement) per case. Default: 3. */
@@ -11,6 +12,8 @@ export interface BenchOptions {
     products?: number[];
     /** `--large`: the suite's large sizes (those the issue's figures are for) instead of its quick defaults. */
     large: boolean;
+    /** `--against REV`: dragnet at that commit, run beside the working tree's (lib/against.ts); the cpu suite uses it. */
+    against?: Crawler;
 }
 
 export type TableRow = Record<string, string | number | null>;
