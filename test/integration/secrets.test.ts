@@ -134,14 +134,17 @@ describe('a run configured with secrets', () => {
         written.set('PostgreSQL', await databaseText(db));
         written.set('Redis', await redisText(redis));
     });
+    // Each part is cleaned up on its own, so one that failed to open does not leave the others behind.
     after(async () => {
         shop?.server.close();
-        await db?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        await db?.end();
-        for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) if ((keys as string[]).length) await redis.del(...(keys as string[]));
-        await redis?.call('ACL', 'DELUSER', redisUser);
-        redis?.disconnect();
-        await rm(storageDir, { recursive: true, force: true });
+        await db?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+        await db?.end().catch(() => undefined);
+        if (redis) {
+            for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) if ((keys as string[]).length) await redis.del(...(keys as string[]));
+            await redis.call('ACL', 'DELUSER', redisUser);
+            redis.disconnect();
+        }
+        if (storageDir) await rm(storageDir, { recursive: true, force: true });
     });
 
     it('runs with them: every request carried the credentials, and the run has a dataset, a dead-letter and a quarantine', async () => {
