@@ -17,8 +17,13 @@ import { type FleetWorld, openFleetWorld } from './fleetWorld.js';
 
 export const chromiumPath = findChromium();
 export const SHOP: ShopOptions = { seed: 5, products: 1000, categories: 5, productsPerPage: 20, scriptOnlyRate: 0.05, transientFailureRate: 0.03, notFoundLinks: 0 };
-/** Short enough for a test to see a dead worker's jobs come back; the finish grace likewise. */
-const WORKER_ENV = { DRAGNET_JOB_LOCK_SECS: '3', DRAGNET_FINISH_GRACE_SECS: '2', CHROMIUM_PATH: chromiumPath ?? '' };
+/**
+ * Short enough for a test to see a dead worker's jobs come back; the finish grace likewise. Not
+ * shorter: a lock is renewed every half of it, and a worker's thread pauses for seconds on a busy
+ * 2-core machine when its browser stage starts (loading Playwright, launching Chromium); with 3 s
+ * a live worker's jobs were taken back and fetched twice in about 1 run of 4.
+ */
+const WORKER_ENV = { DRAGNET_JOB_LOCK_SECS: '10', DRAGNET_FINISH_GRACE_SECS: '2', CHROMIUM_PATH: chromiumPath ?? '' };
 
 export interface Fleet {
     world: FleetWorld;
