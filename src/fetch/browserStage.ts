@@ -145,8 +145,7 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
  * for it (the proxy would refuse it too, but Chromium would report only a failed tunnel).
  */
 async function checkNavigation(egress: Egress, url: URL): Promise<void> {
-    const refusal = egress.refusal(url);
-    if (refusal) throw new FetchFailure('permanent', `forbidden-address: ${refusal}`, undefined, 'forbidden-address');
+    egress.assertAllowed(url);
     if (/^\[|^[\d.]+$/.test(url.hostname)) return;
     await new Promise<void>((resolve, reject) =>
         egress.lookup(url.hostname, { all: true }, (error) => (error instanceof ForbiddenAddressError ? reject(error) : resolve())),

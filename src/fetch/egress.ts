@@ -72,6 +72,12 @@ export class Egress {
         return why && `${url.hostname} is ${why}`;
     }
 
+    /** Throws ForbiddenAddressError when `url` may not be requested at all (see `refusal`). */
+    assertAllowed(url: URL): void {
+        const refusal = this.refusal(url);
+        if (refusal) throw new ForbiddenAddressError(refusal);
+    }
+
     /**
      * Resolves a host name and answers with only the addresses that may be connected to, failing
      * with ForbiddenAddressError when none may: the caller connects to what this returned.

@@ -104,8 +104,7 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
             preNavigationHooks: [
                 async ({ request }, gotOptions) => {
                     const url = new URL(request.url);
-                    const refusal = egress.refusal(url);
-                    if (refusal) throw new FetchFailure('permanent', `forbidden-address: ${refusal}`, undefined, 'forbidden-address');
+                    egress.assertAllowed(url);
                     gotOptions.dnsLookup = egress.lookup;
                     if (site.headers) gotOptions.headers = { ...gotOptions.headers, ...site.headers };
                     gotOptions.followRedirect = false;

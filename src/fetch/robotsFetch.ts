@@ -41,14 +41,10 @@ export function createRobotsFetch(options: RobotsFetchOptions = {}): (url: strin
     const maxBytes = options.maxBytes ?? ROBOTS_FETCH_DEFAULTS.maxBytes;
     const timeoutMs = (options.timeoutSecs ?? ROBOTS_FETCH_DEFAULTS.timeoutSecs) * 1000;
     const { egress } = options;
-    const refuse = (url: URL) => {
-        const refusal = egress?.refusal(url);
-        if (refusal) throw new ForbiddenAddressError(refusal);
-    };
     const probeAlpn = egress && alpnProbe(egress.lookup, timeoutMs);
     return async (url) => {
         try {
-            refuse(new URL(url));
+            egress?.assertAllowed(new URL(url));
             await probeAlpn?.(new URL(url));
         } catch (error) {
             if (isForbidden(error)) return FORBIDDEN_ANSWER;
@@ -61,7 +57,7 @@ export function createRobotsFetch(options: RobotsFetchOptions = {}): (url: strin
             // The policy retries on its own schedule; got's retries would only stretch the wait.
             retry: { limit: 0 },
             timeout: { request: timeoutMs },
-            ...(egress ? { dnsLookup: egress.lookup, hooks: { beforeRedirect: [(next) => refuse(next.url as URL)] } } : {}),
+            ...(egress ? { dnsLookup: egress.lookup, hooks: { beforeRedirect: [(next) => egress.assertAllowed(next.url as URL)] } } : {}),
         });
         let status = 0;
         stream.once('response', (response: { statusCode: number }) => (status = response.statusCode));
