@@ -114,13 +114,15 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
     const httpQueue = queueOf(keys.httpQueue, 'http', (options.maxConcurrency ?? CRAWL_DEFAULTS.maxConcurrency) + 2);
     const browserQueue = queueOf(keys.browserQueue, 'browser', options.browserConcurrency ?? CRAWL_DEFAULTS.browserConcurrency);
     const fleet = new Fleet({ redis, key: keys.site });
-    const seenSet =
-        options.seenSet === 'bloom'
-            ? await RedisBloomSeenSet.open(redis, { key: keys.seenSet, expectedUrls: options.expectedUrls, falsePositiveRate: options.bloomErrorRate })
-            : await RedisSeenSet.open(redis, { key: keys.seenSet, expectedUrls: options.expectedUrls });
     const raw = new PgRawPages(db, site);
 
-    const joined = await whileOpening(redis, keys.opening, fleet.workerId, async () => {
+    // The seen-set is opened under the lock too: a worker starting a new run clears it, and an
+    // opener outside the lock could read its layout key between the delete and the rewrite.
+    const { seenSet, joined } = await whileOpening(redis, keys.opening, fleet.workerId, async () => {
+        const seenSet =
+            options.seenSet === 'bloom'
+                ? await RedisBloomSeenSet.open(redis, { key: keys.seenSet, expectedUrls: options.expectedUrls, falsePositiveRate: options.bloomErrorRate })
+                : await RedisSeenSet.open(redis, { key: keys.seenSet, expectedUrls: options.expectedUrls });
         const workers = (await fleet.workers()).length;
         const counts = await Promise.all([httpQueue.counts(), browserQueue.counts()]);
         const queued = counts.reduce((sum, { waiting, delayed, active, spilled }) => sum + waiting + delayed + active + spilled, 0);
@@ -132,7 +134,7 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
             await Promise.all([httpQueue.clear(), browserQueue.clear(), seenSet.clear(), fleet.clear(), sink.purge(site)]);
         }
         await fleet.heartbeat(stats.snapshot(), 0);
-        return newRun ? undefined : { workers, queued };
+        return { seenSet, joined: newRun ? undefined : { workers, queued } };
     }).catch(async (error: unknown) => {
         await Promise.all([httpQueue.close(), browserQueue.close()]);
         redis.disconnect();
