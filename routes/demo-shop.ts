@@ -31,14 +31,15 @@ export default defineSite({
             ],
         },
         category: {
-            match: (url) => url.pathname.startsWith('/category/'),
+            // The anti-bot mode's hard category lists at /premium/<slug>, its products at /premium/items/….
+            match: (url) => url.pathname.startsWith('/category/') || /^\/premium\/(?!items\/)[^/]+$/.test(url.pathname),
             enqueue: [
                 { selector: 'a.product-link', label: 'product' },
                 { selector: 'a.next', label: 'category' },
             ],
         },
         product: {
-            match: (url) => url.pathname.startsWith('/products/'),
+            match: (url) => url.pathname.startsWith('/products/') || url.pathname.startsWith('/premium/items/'),
             schema: productSchema,
             render: 'auto',
             // Script-only pages fill in title and price after parsing: wait until the record is valid.

@@ -12,7 +12,7 @@ import { mulberry32, pick, pickShare, type Random, sampleOthers, shuffled, subst
 export interface ProductTruth {
     id: number;
     slug: string;
-    /** Canonical path, e.g. `/products/rustic-steel-lamp-42`. */
+    /** Canonical path, e.g. `/products/rustic-steel-lamp-42` (`/premium/items/...` in the hard category). */
     path: string;
     title: string;
     price: number;
@@ -40,8 +40,10 @@ export type TransientFailure = '503' | 'reset' | 'hang';
 export interface Category {
     name: string;
     slug: string;
-    /** Path of page 1, e.g. `/category/kitchen`. */
+    /** Path of page 1, e.g. `/category/kitchen` (`/premium/<slug>` for the hard category). */
     path: string;
+    /** The anti-bot mode's "hard" category (`CatalogOptions.hardCategory`): blocked from datacenter addresses. */
+    hard: boolean;
     products: ProductTruth[];
     pageCount: number;
 }
@@ -73,6 +75,11 @@ export interface CatalogOptions {
     persistentFailures: number;
     /** Share of all products (taken from those without a transient failure) whose first request gets Retry-After. */
     retryAfterRate: number;
+    /**
+     * The last category is "hard": its listings at `/premium/<slug>`, its products at
+     * `/premium/items/<slug>-<id>`. Only paths change, so no random draw shifts. Default: false.
+     */
+    hardCategory?: boolean;
 }
 
 export interface Catalog {
@@ -136,6 +143,7 @@ export function buildCatalog(options: CatalogOptions): Catalog {
     for (const category of categories) {
         category.pageCount = Math.max(1, Math.ceil(category.products.length / options.productsPerPage));
     }
+    if (options.hardCategory) makeHard(categories[categories.length - 1]!);
 
     const kinds = options.transientFailureKinds;
     return {
@@ -157,8 +165,15 @@ function buildCategories(count: number): Category[] {
         const base = CATEGORY_NAMES[i % CATEGORY_NAMES.length]!;
         const name = round === 0 ? base : `${base} ${round + 1}`;
         const slug = slugify(name);
-        return { name, slug, path: `/category/${slug}`, products: [], pageCount: 1 };
+        return { name, slug, path: `/category/${slug}`, hard: false, products: [], pageCount: 1 };
     });
+}
+
+/** Moves a category and its products under `/premium/` (before any path is used as a key). */
+function makeHard(category: Category): void {
+    category.hard = true;
+    category.path = `/premium/${category.slug}`;
+    for (const product of category.products) product.path = `/premium/items/${product.slug}-${product.id}`;
 }
 
 function buildProduct(random: Random, id: number, category: string, scriptOnly: boolean, transientFailure: boolean): ProductTruth {

@@ -5,6 +5,8 @@
  * parameters, duplicate links, a robots.txt, dead links, pages that need a browser, and
  * requests that fail once and then succeed. Opt-in failure modes for retry tests: requests that
  * hang, links that always fail, and products that ask the client to come back after Retry-After.
+ * With `antiBot` it sits behind a bot manager that limits, challenges and blocks per source
+ * address (antiBot.ts); its refusals are answered at once, without `latencyMs`.
  *
  * Every request except `GET /__stats` is counted by pathname and status (`'reset'` for a
  * dropped connection, `'hang'` for a request never answered), with its arrival time;
@@ -13,6 +15,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type AntiBotStats, createAntiBot, emptyAntiBotStats, type ServedPage, sourceAddress } from './antiBot.js';
 import { buildCatalog, type Catalog, type ProductTruth } from './catalog.js';
 import {
     adminPage, gonePage, homePage, listingPage, notFoundPage, productPage, robotsTxt, tooManyRequestsPage, unavailablePage,
@@ -21,6 +24,7 @@ import { resolveOptions, type ShopOptions } from './shopOptions.js';
 
 export type { ProductTruth, TransientFailure } from './catalog.js';
 export type { ShopOptions } from './shopOptions.js';
+export type { AddressStats, AntiBotOptions, AntiBotStats, CategoryServed } from './antiBot.js';
 
 export interface ShopStats {
     /** Requests counted (all but `/__stats`). */
@@ -41,9 +45,13 @@ export interface Shop {
     persistentFailurePaths: string[];
     /** Product paths whose first request gets a Retry-After answer, in pick order (empty unless `retryAfter`). */
     retryAfterPaths: string[];
-    /** Every listing page: `/category/<slug>` for page 1, `/category/<slug>?page=N` after it. */
+    /** Every listing page: `/category/<slug>` for page 1, `/category/<slug>?page=N` after it (`/premium/<slug>` for the hard category). */
     listingPaths: string[];
+    /** Slug of the anti-bot mode's hard category, under `/premium/` (undefined unless `antiBot.hardCategory`). */
+    hardCategorySlug?: string;
     stats(): ShopStats;
+    /** The anti-bot layer's counts (empty when `antiBot` is off); `/__stats` serves them under `antiBot`. resetStats zeroes them too. */
+    antiBotStats(): AntiBotStats;
     /**
      * `Date.now()` at the arrival of every counted request to `pathname` (no query), in arrival
      * order; `[]` for a path never requested. A request that arrives but is dropped before it is
@@ -57,7 +65,7 @@ export interface Shop {
 
 /** A response: a status and a body, a dropped connection, or no answer at all. */
 type Reply =
-    | { status: number; body: string; contentType?: string; location?: string; retryAfter?: number }
+    | { status: number; body: string; contentType?: string; location?: string; retryAfter?: number; headers?: Record<string, string> }
     | { reset: true }
     | { hang: true };
 
@@ -65,9 +73,11 @@ const HTML = 'text/html; charset=utf-8';
 
 export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     const resolved = resolveOptions(options);
-    const catalog = buildCatalog({ ...resolved, retryAfterRate: options.retryAfter?.rate ?? 0 });
+    const antiBot = options.antiBot && createAntiBot(options.antiBot);
+    const catalog = buildCatalog({ ...resolved, retryAfterRate: options.retryAfter?.rate ?? 0, hardCategory: options.antiBot?.hardCategory });
     const productsByPath = new Map(catalog.products.map((p) => [p.path, p]));
     const categoriesByPath = new Map(catalog.categories.map((c) => [c.path, c]));
+    const categorySlugs = new Map(catalog.categories.map((c) => [c.name, c.slug]));
     const deadLinksByPath = new Map(catalog.deadLinks.map((d) => [d.path, d]));
     const persistentFailurePaths = new Set(catalog.persistentFailures.map((d) => d.path));
     const retryAfterPaths = new Set(catalog.retryAfterPaths);
@@ -88,7 +98,9 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         const { pathname } = url;
         if (method !== 'GET' && method !== 'HEAD') return { status: 405, body: '' };
         if (pathname === '/') return page(200, homePage(catalog));
-        if (pathname === '/robots.txt') return { status: 200, body: robotsTxt, contentType: 'text/plain; charset=utf-8' };
+        if (pathname === '/robots.txt') {
+            return { status: 200, body: antiBot ? antiBot.robotsTxt(robotsTxt) : robotsTxt, contentType: 'text/plain; charset=utf-8' };
+        }
         if (pathname === '/admin/') return page(200, adminPage(catalog));
 
         const alias = /^\/p\/(\d+)$/.exec(pathname);
@@ -131,6 +143,14 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         return page(404, notFoundPage(catalog));
     }
 
+    /** The listing or product page at `pathname`, for the anti-bot layer's per-category counts. */
+    function servedPage(pathname: string): ServedPage | undefined {
+        const category = categoriesByPath.get(pathname);
+        if (category) return { kind: 'listing', categorySlug: category.slug };
+        const product = productsByPath.get(pathname);
+        return product && { kind: 'product', categorySlug: categorySlugs.get(product.category)! };
+    }
+
     /** Counts one request under `outcome` and remembers when it arrived. */
     function record(pathname: string, outcome: string, arrivedAt: number): void {
         count(stats, pathname, outcome);
@@ -149,7 +169,16 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         const arrivedAt = Date.now();
         const url = new URL(req.url ?? '/', 'http://127.0.0.1');
         if (url.pathname === '/__stats') {
-            send(res, { status: 200, body: JSON.stringify(stats), contentType: 'application/json' });
+            const body = JSON.stringify(antiBot ? { ...stats, antiBot: antiBot.stats() } : stats);
+            send(res, { status: 200, body, contentType: 'application/json' });
+            return;
+        }
+        const address = sourceAddress(req);
+        const verdict = antiBot?.check(address, req, url.pathname, arrivedAt);
+        const cookie = verdict?.setCookie ? { 'Set-Cookie': verdict.setCookie } : undefined;
+        if (verdict?.reply) {
+            record(url.pathname, String(verdict.reply.status), arrivedAt);
+            send(res, { status: verdict.reply.status, body: verdict.reply.body, headers: { ...verdict.reply.headers, ...cookie } });
             return;
         }
         if (options.rateLimit) {
@@ -169,7 +198,10 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         record(url.pathname, 'reset' in reply ? 'reset' : 'hang' in reply ? 'hang' : String(reply.status), arrivedAt);
         if ('reset' in reply) req.socket.resetAndDestroy();
         else if ('hang' in reply) hang(res);
-        else send(res, reply);
+        else {
+            send(res, cookie ? { ...reply, headers: { ...reply.headers, ...cookie } } : reply);
+            antiBot?.served(address, reply.status, servedPage(url.pathname));
+        }
     }
 
     const server = createServer((req, res) => {
@@ -190,11 +222,14 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         persistentFailurePaths: catalog.persistentFailures.map((d) => d.path),
         retryAfterPaths: [...catalog.retryAfterPaths],
         listingPaths: listingPaths(catalog),
+        hardCategorySlug: catalog.categories.find((c) => c.hard)?.slug,
         stats: () => structuredClone(stats),
+        antiBotStats: () => antiBot?.stats() ?? emptyAntiBotStats(),
         requestTimes: (pathname) => [...(arrivals.get(pathname) ?? [])],
         resetStats: () => {
             stats = { total: 0, byPath: {} };
             arrivals = new Map();
+            antiBot?.resetStats();
         },
         close: () =>
             new Promise<void>((resolve, reject) => {
@@ -228,6 +263,7 @@ function send(res: ServerResponse, reply: Exclude<Reply, { reset: true } | { han
     if (reply.contentType) headers['Content-Type'] = reply.contentType;
     if (reply.location) headers.Location = reply.location;
     if (reply.retryAfter !== undefined) headers['Retry-After'] = String(reply.retryAfter);
+    Object.assign(headers, reply.headers);
     res.writeHead(reply.status, headers);
     res.end(reply.body);
 }

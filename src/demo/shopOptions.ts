@@ -2,6 +2,7 @@
  * The fixture shop's options (shop.ts): what it serves and how it misbehaves, with their defaults
  * and checks.
  */
+import type { AntiBotOptions } from './antiBotOptions.js';
 import type { TransientFailure } from './catalog.js';
 
 const TRANSIENT_FAILURE_KINDS: readonly TransientFailure[] = ['503', 'reset', 'hang'];
@@ -62,10 +63,16 @@ export interface ShopOptions {
      * per window; concurrency is what a client's concurrency controller can learn. Default: no limit.
      */
     rateLimit?: { maxConcurrent: number; status?: 429 | 503 };
+    /**
+     * Anti-bot mode: a bot manager in front of the shop that rate-limits, checks headers, binds
+     * sessions to addresses, challenges and blocks per source address (antiBotOptions.ts has its
+     * options and their defaults; antiBot.ts the rules). Default: off.
+     */
+    antiBot?: AntiBotOptions;
 }
 
-/** `rateLimit` and `retryAfter` stay optional: absent means none. */
-type ResolvedOptions = Required<Omit<ShopOptions, 'rateLimit' | 'retryAfter'>>;
+/** `rateLimit`, `retryAfter` and `antiBot` stay optional: absent means none (antiBot.ts resolves its own). */
+type ResolvedOptions = Required<Omit<ShopOptions, 'rateLimit' | 'retryAfter' | 'antiBot'>>;
 
 export function resolveOptions(options: ShopOptions): ResolvedOptions {
     const resolved: ResolvedOptions = {
