@@ -55,6 +55,8 @@ export const ROBOTS_DEFAULTS = { userAgent: '*', cacheSecs: 86_400, retryBaseSec
 interface OriginState {
     /** The last answer read (rules or allow-all); undefined until there is one. */
     answer?: (href: string) => boolean;
+    /** The Crawl-delay of our user agent's group in the last answer read, in seconds; undefined when none. */
+    crawlDelaySecs?: number;
     /** When robots.txt is fetched next, in epoch ms. */
     fetchAt: number;
     /** Since when every fetch found it unreachable; undefined while it answers. */
@@ -106,6 +108,15 @@ export class RobotsPolicy {
         }
     }
 
+    /**
+     * The Crawl-delay, in seconds, that the robots.txt of `url`'s origin sets for our user agent's
+     * group (uncapped: the caller decides how much of it to honour). Undefined when it sets none or
+     * has not been read yet; it never waits for a fetch, the politeness asks it before every request.
+     */
+    crawlDelaySecs(url: URL): number | undefined {
+        return this.origins.get(url.origin)?.crawlDelaySecs;
+    }
+
     /** Fetches the origin's robots.txt and records what it answered: the policy, top to bottom. */
     private async refresh(origin: string, state: OriginState): Promise<void> {
         const robotsUrl = `${origin}/robots.txt`;
@@ -124,6 +135,8 @@ export class RobotsPolicy {
             const ok = response.status >= 200 && response.status < 300;
             const robot = ok ? robotsParser(robotsUrl, response.body) : undefined;
             state.answer = robot ? (href) => robot.isAllowed(href, this.userAgent) ?? true : allowAll;
+            const delay = robot?.getCrawlDelay(this.userAgent);
+            state.crawlDelaySecs = delay !== undefined && delay > 0 ? delay : undefined;
             state.fetchAt = now + this.cacheMs;
             state.unreachableSince = undefined;
             state.failures = 0;

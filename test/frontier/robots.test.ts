@@ -54,6 +54,26 @@ describe('RobotsPolicy', { timeout: 20_000 }, () => {
         assert.equal(await allowed(policy(), origin, '/products/1'), false, 'any other agent falls in the * group');
     });
 
+    it("answers the Crawl-delay of its user agent's group once robots.txt is read, none before or without one", async () => {
+        const body = 'User-agent: dragnet\nCrawl-delay: 2.5\nDisallow: /private/\n\nUser-agent: slowbot\nDisallow: /\n\nUser-agent: *\nCrawl-delay: 7\n';
+        const { origin } = await robotsServer(200, () => body);
+        const page = new URL('/products/1', origin);
+        const dragnet = policy({ userAgent: 'dragnet/1.0' });
+        assert.equal(dragnet.crawlDelaySecs(page), undefined, 'not read yet: no fetch is waited for');
+        await dragnet.isAllowed(page);
+        assert.equal(dragnet.crawlDelaySecs(page), 2.5);
+        const other = policy();
+        await other.isAllowed(page);
+        assert.equal(other.crawlDelaySecs(page), 7, 'any other agent: the * group');
+        const slowbot = policy({ userAgent: 'slowbot' });
+        await slowbot.isAllowed(page);
+        assert.equal(slowbot.crawlDelaySecs(page), undefined, 'its own group sets none; the * group is not mixed in');
+        const { origin: missing } = await robotsServer(404, () => 'User-agent: *\nCrawl-delay: 9\n');
+        const unavailable = policy();
+        await unavailable.isAllowed(new URL('/', missing));
+        assert.equal(unavailable.crawlDelaySecs(new URL('/', missing)), undefined, 'an unavailable robots.txt has no rules, no delay');
+    });
+
     for (const status of [404, 403, 401]) {
         it(`allows everything when robots.txt answers ${status} (unavailable), whatever its body says`, async () => {
             const { origin, asked } = await robotsServer(status, () => 'User-agent: *\nDisallow: /\n');
