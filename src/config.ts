@@ -7,7 +7,8 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
 import { ConfigError } from './configError.js';
 import type { CrawlOptions, DistributedOptions } from './crawlOptions.js';
-import { ENVIRONMENT_ONLY, OPTIONS, type OptionName, optionsByGroup, type OptionSpec } from './options.js';
+import { ENVIRONMENT_ONLY, OPTIONS, type OptionName, optionsByGroup } from './options.js';
+import type { OptionSpec } from './optionSpec.js';
 
 /** The options' values, as their schemas read them. */
 export type Config = { [Name in OptionName]: z.output<(typeof OPTIONS)[Name]['schema']> };
@@ -69,7 +70,7 @@ function readOptions<Names extends OptionName>(names: readonly Names[], flags: F
 /** An option's value: its flag, else its variable (an empty one counts as unset), else its default; as its schema reads it. */
 function readOption(spec: OptionSpec, flags: FlagValues, env: NodeJS.ProcessEnv): unknown {
     const variable = env[spec.env] || undefined;
-    const fromEnv = variable !== undefined && spec.kind === 'list' ? variable.split(/\s+/).filter(Boolean) : variable;
+    const fromEnv = variable !== undefined && spec.kind === 'list' ? variable.split(spec.listSeparator ?? /\s+/).filter(Boolean) : variable;
     const parsed = spec.schema.safeParse(flags[spec.flag] ?? fromEnv ?? spec.default);
     if (!parsed.success) throw new ConfigError(`--${spec.flag} ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
     return parsed.data;
@@ -139,6 +140,14 @@ export function crawlOptionsOf(config: Config): Omit<CrawlOptions, 'site' | 'sta
         metricsPort: config.metricsPort,
         metricsHost: config.metricsHost,
         progressIntervalSecs: config.progressIntervalSecs,
+        proxies: {
+            tiers: config.proxyTiers.length > 0 ? config.proxyTiers : undefined,
+            tierCosts: Object.fromEntries(config.proxyTierCosts.map(({ name, cost }) => [name, cost])),
+            sessionMaxUses: config.sessionMaxUses,
+            maxRate: config.maxRate,
+            crawlDelay: config.crawlDelay,
+            maxCrawlDelaySecs: config.maxCrawlDelaySecs,
+        },
         distributed: distributedOptionsOf(config),
     };
 }

@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 import type { AdaptiveTimeoutOptions } from './fetch/adaptiveTimeout.js';
 import type { ConcurrencyControllerOptions } from './fetch/concurrencyController.js';
 import type { LookupFunction } from './fetch/egress.js';
+import type { ProxyTierDefinition } from './fetch/proxyTiers.js';
+import type { TierControllerOptions } from './fetch/tierController.js';
 import type { RenderLearningOptions } from './fetch/renderLearning.js';
 import type { RetryPolicyOptions } from './fetch/retryPolicy.js';
 import type { DriftBreakerOptions } from './quality/driftBreaker.js';
@@ -23,6 +25,24 @@ export const CRAWL_DEFAULTS = {
     adaptiveConcurrency: true,
     adaptiveTimeout: true,
 };
+
+/** How requests leave: proxy tiers, sessions, politeness (fetch/proxyRouting.ts); the site's own settings where these are unset. */
+export interface ProxyOptions {
+    /** Tiers, cheapest first. Default: the site's `proxyTiers`, else one direct tier. */
+    tiers?: ProxyTierDefinition[];
+    /** Relative costs by tier name, over the tiers' own. Default: each tier 10x the one before. */
+    tierCosts?: Record<string, number>;
+    /** Requests of one session before it retires. Default: 100 (SESSION_DEFAULTS). */
+    sessionMaxUses?: number;
+    /** Most requests per second to the site, over every exit and worker. Default: the site's `maxRate`, else no limit. */
+    maxRate?: number;
+    /** Honour robots.txt's Crawl-delay. Default: true. */
+    crawlDelay?: boolean;
+    /** The longest Crawl-delay honoured, in seconds. Default: 10. */
+    maxCrawlDelaySecs?: number;
+    /** The tier controller's learning (probes, half-life, ...). Default: TIER_DEFAULTS. */
+    tierController?: Omit<TierControllerOptions, 'counts' | 'log'>;
+}
 
 /** The distributed mode: the frontier on BullMQ over Redis, the sink in PostgreSQL (wiring/openDistributed.ts). */
 export interface DistributedOptions {
@@ -114,6 +134,8 @@ export interface CrawlOptions {
     distributed?: DistributedOptions;
     /** Obey robots.txt. Default: true. */
     respectRobotsTxt?: boolean;
+    /** Proxy tiers, sessions and politeness. Default: direct, no rate limit, Crawl-delay honoured. */
+    proxies?: ProxyOptions;
     log: Logger;
 }
 

@@ -9,6 +9,8 @@
  * (RETRY_DEFAULTS, DRIFT_DEFAULTS, ...), never written twice.
  */
 import { z } from 'zod';
+import { OPTION_GROUPS, option } from './optionSpec.js';
+import { PROXY_OPTIONS } from './proxyOptions.js';
 import { atLeast0, number, onOff, onOffDefault, oneOf, onOrOff, share, wholeAtLeast1 } from './optionSchemas.js';
 import { CRAWL_DEFAULTS, DISTRIBUTED_DEFAULTS } from './crawlOptions.js';
 import { ADAPTIVE_TIMEOUT_DEFAULTS } from './fetch/adaptiveTimeout.js';
@@ -18,42 +20,6 @@ import { BLOOM_DEFAULTS } from './frontier/bloomSeenSet.js';
 import { DEFAULT_LOG_LEVEL } from './monitor/logger.js';
 import { DEFAULT_METRICS_HOST } from './monitor/statusServer.js';
 import { DRIFT_DEFAULTS } from './quality/driftBreaker.js';
-
-export const OPTION_GROUPS = {
-    site: 'What to crawl',
-    fetch: 'Fetching',
-    retry: 'Retries',
-    frontier: 'Queue and dedup',
-    quality: 'Data quality',
-    output: 'Storage and output',
-    distributed: 'Distributed mode (many workers, one frontier)',
-    monitor: 'Monitoring',
-} as const;
-
-type OptionGroup = keyof typeof OPTION_GROUPS;
-
-export interface OptionSpec<Schema extends z.ZodType = z.ZodType> {
-    /** The flag, without its dashes. */
-    flag: string;
-    env: string;
-    group: OptionGroup;
-    /** One line: what the option does. */
-    doc: string;
-    /**
-     * Reads the value as given: a string from a flag or a variable, or the default. Its messages
-     * follow the flag's name: `--max-concurrency must be a number`.
-     */
-    schema: Schema;
-    /** The value when neither the flag nor the variable is given; absent: the option is unset. */
-    default?: string | number | boolean | readonly string[];
-    /** How the default reads in the docs when it is no value of its own (`no limit`, `off`). */
-    defaultText?: string;
-    /** `switch`: a flag without a value (its variable: 1, 0, true or false); `list`: repeatable (its variable: space-separated). */
-    kind?: 'switch' | 'list';
-}
-
-const option = <Schema extends z.ZodType>(spec: OptionSpec<Schema>) => spec;
-
 
 export const OPTIONS = {
     site: option({
@@ -263,6 +229,7 @@ export const OPTIONS = {
         doc: 'seconds between progress lines',
         schema: wholeAtLeast1(),
     }),
+    ...PROXY_OPTIONS,
     logLevel: option({
         flag: 'log-level', env: 'LOG_LEVEL', group: 'monitor', default: DEFAULT_LOG_LEVEL,
         doc: 'how much is logged: trace, debug, info, warn, error, fatal or silent',

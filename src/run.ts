@@ -25,7 +25,7 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
         pipeline = buildPipeline(stores, options);
         ran = await runRounds(pipeline);
     } finally {
-        await closeRun(stores, pipeline?.parser);
+        await closeRun(stores, pipeline);
     }
     const { summary, exitCode } = await finishRun(pipeline, ran);
     return { summary, exitCode, concurrencyDecisions: pipeline.concurrency?.decisions() ?? [] };

@@ -83,6 +83,16 @@ export interface RouteDefinition<Schema extends z.ZodType = z.ZodType> {
     contentTypes?: string[];
 }
 
+/** A proxy tier as a site module declares it (fetch/proxyTiers.ts resolves it). */
+export interface ProxyTierDefinition {
+    /** Short name: in logs, stats and the report (`datacenter`, `residential`). */
+    name: string;
+    /** The proxies (`http://user:password@host:port`); `direct` or none: no proxy. Credentials are never shown. */
+    proxyUrls?: readonly string[] | 'direct';
+    /** Relative cost of one request on this tier. Default: 10x the tier before, the first 1. */
+    cost?: number;
+}
+
 export interface SiteDefinition {
     /** Short name; names the dataset and the other stores. */
     name: string;
@@ -102,6 +112,12 @@ export interface SiteDefinition {
      * Cookie and Set-Cookie are masked wherever dragnet writes (vocabulary/redact.ts). Default: none.
      */
     headers?: Record<string, string>;
+    /** Proxy tiers, cheapest first (fetch/proxyTiers.ts); `--proxy-tier` replaces them. Default: direct. */
+    proxyTiers?: ProxyTierDefinition[];
+    /** Most requests per second to the site, over every exit and worker; `--max-rate` replaces it. Default: no limit. */
+    maxRate?: number;
+    /** Most requests in flight to the site in one worker (the HTTP stage's concurrency is the lower of this and `--max-concurrency`). Default: no cap of its own. */
+    maxConcurrency?: number;
 }
 
 /** A route with its label and defaults filled in. */

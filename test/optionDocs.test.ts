@@ -9,7 +9,8 @@ import { describe, it } from 'node:test';
 import { helpText, parseCommandLine, shownDefault } from '../src/config.js';
 import { ConfigError } from '../src/configError.js';
 import { envExample, withOptionTable } from '../src/optionDocs.js';
-import { ENVIRONMENT_ONLY, OPTIONS, type OptionSpec } from '../src/options.js';
+import { ENVIRONMENT_ONLY, OPTIONS } from '../src/options.js';
+import type { OptionSpec } from '../src/optionSpec.js';
 import { ROOT } from './helpers/cli.js';
 
 const specs: OptionSpec[] = Object.values(OPTIONS);

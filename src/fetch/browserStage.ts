@@ -2,13 +2,19 @@
  * The expensive path: Crawlee's PlaywrightCrawler on Chromium, fed by escalation (and by
  * `render: 'always'` routes). The rendered DOM goes to the same extractor as the cheap HTML.
  *
+ * Each page opens in a context of its own with the session's identity (proxyRouting.ts): its
+ * exit (through that exit's egress proxy), its user agent and client hints, and its cookies,
+ * which go back into the session's jar once the page is handled, so a JS challenge the browser
+ * passed is passed for the HTTP stage too.
+ *
  * wiring/build.ts loads this module with a dynamic import when the browser stage starts, once a page
  * needs the browser: Playwright and @crawlee/playwright are ~90 MB of resident memory (their
  * bundled sources alone are ~20 MB of heap strings), which a crawl that never renders should not
  * carry. Import nothing from here statically outside the browser stage.
  */
 import { load } from 'cheerio';
-import { PlaywrightCrawler } from '@crawlee/playwright';
+import { PlaywrightCrawler, type PlaywrightCrawlingContext } from '@crawlee/playwright';
+import type { Request } from '@crawlee/core';
 import { chromium, type Page } from 'playwright';
 import { extractAndValidate, isIncomplete } from '../quality/validate.js';
 import type { PageContext, Route } from '../site.js';
@@ -17,10 +23,11 @@ import { CHROMIUM_ARGS } from './chromium.js';
 import { type CrawlerClass, type CrawlerHooks, queueOption, withHooks } from './crawlerHooks.js';
 import { deadLetterStopped, failureHook } from './failureHandlers.js';
 import type { StageOptions } from './httpStage.js';
-import { type Egress, ForbiddenAddressError } from './egress.js';
-import { startEgressProxy } from './egressProxy.js';
-import { FetchFailure } from './failures.js';
-import { checkResponse } from './responseCheck.js';
+import { startEgressProxy, type EgressProxy } from './egressProxy.js';
+import { classifyStatus, FetchFailure } from './failures.js';
+import { exitKey, type Exit } from './identities.js';
+import { checkResponse, detectBlock } from './responseCheck.js';
+import { cookiesForBrowser, keepBrowserCookies } from './sessionCookies.js';
 import { parseRetryAfter } from './retryPolicy.js';
 
 /** How often `waitUntil: 'fields'` looks at the page again. */
@@ -41,9 +48,22 @@ const HookedPlaywrightCrawler = withHooks(PlaywrightCrawler as unknown as Crawle
     ...args: ConstructorParameters<typeof PlaywrightCrawler>
 ) => PlaywrightCrawler & CrawlerHooks;
 
-/** The stage's crawler, which closes the browser's egress proxy when it is torn down. */
+/**
+ * The stage's crawler: it knows which request each page is opened for (so the page's context
+ * gets that request's session), and closes the egress proxies when it is torn down.
+ */
 class BrowserStageCrawler extends HookedPlaywrightCrawler {
+    readonly requestsByPage = new Map<string, Request>();
     closeEgress: () => Promise<void> = async () => undefined;
+
+    override async _runRequestHandler(context: PlaywrightCrawlingContext): Promise<void> {
+        this.requestsByPage.set(context.id, context.request);
+        try {
+            await super._runRequestHandler(context);
+        } finally {
+            this.requestsByPage.delete(context.id);
+        }
+    }
 
     override async teardown(): Promise<void> {
         await super.teardown();
@@ -52,10 +72,17 @@ class BrowserStageCrawler extends HookedPlaywrightCrawler {
 }
 
 export async function createBrowserStage(options: BrowserStageOptions): Promise<PlaywrightCrawler> {
-    const { site, frontier, pageHandler, outcomes, queue, events, waitForTimeoutMillis, egress } = options;
-    // Every request of the browser goes out through the egress proxy, loopback included (Chromium
+    const { site, frontier, pageHandler, outcomes, queue, events, waitForTimeoutMillis, egress, routing } = options;
+    // Every request of the browser goes out through an egress proxy, loopback included (Chromium
     // bypasses a proxy for loopback unless told `<-loopback>`); WebRTC's UDP, which no proxy carries, is off.
     const proxy = await startEgressProxy(egress);
+    const exitProxies = new Map<string, Promise<EgressProxy>>();
+    const exitProxyOf = (exit: Exit): Promise<EgressProxy> | undefined => {
+        if (!exit.proxyUrl) return undefined;
+        const key = exitKey(exit);
+        if (!exitProxies.has(key)) exitProxies.set(key, startEgressProxy(egress, exit.proxyUrl));
+        return exitProxies.get(key);
+    };
     const crawler = new BrowserStageCrawler(
         {
             ...queueOption(options.queue),
@@ -64,9 +91,12 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
             maxConcurrency: options.maxConcurrency,
             maxRequestRetries: options.retryPolicy.maxAttempts - 1,
             navigationTimeoutSecs: options.requestTimeoutSecs,
-            sessionPoolOptions: { blockedStatusCodes: [] },
+            // Sessions are ours (identities.ts), shared with the HTTP stage; each page gets its own context.
+            useSessionPool: false,
+            persistCookiesPerSession: false,
             launchContext: {
                 launcher: chromium,
+                useIncognitoPages: true,
                 // The process handles SIGINT and SIGTERM itself (pages in flight finish, rounds.ts): Playwright must not close the browser under them.
                 launchOptions: {
                     executablePath: options.executablePath,
@@ -81,25 +111,53 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
             browserPoolOptions: {
                 maxOpenPagesPerBrowser: options.maxOpenPagesPerBrowser ?? 4,
                 retireBrowserAfterPageCount: options.retireBrowserAfterPageCount ?? 100,
+                // The fingerprint is the session's, the same the HTTP stage sends.
+                useFingerprints: false,
+                prePageCreateHooks: [
+                    async (pageId, _controller, pageOptions) => {
+                        const request = crawler.requestsByPage.get(pageId);
+                        const attempt = request && routing.attemptOf(request);
+                        if (!attempt || !pageOptions) return;
+                        Object.assign(pageOptions, attempt.identity.browserContextOptions());
+                        const exitProxy = await exitProxyOf(attempt.exit);
+                        if (exitProxy) pageOptions.proxy = { server: exitProxy.url, bypass: '<-loopback>' };
+                    },
+                ],
             },
-            // Images, fonts, media and stylesheets never hold the fields we extract.
             preNavigationHooks: [
-                async ({ blockRequests, request }) => {
-                    await checkNavigation(egress, new URL(request.url));
+                async ({ blockRequests, request, page }) => {
+                    const url = new URL(request.url);
+                    // Refused before the page loads (the egress proxy would refuse it too, but Chromium would report only a failed tunnel).
+                    await egress.check(url);
+                    const attempt = routing.attemptOf(request);
+                    if (attempt) {
+                        const cdp = await page.context().newCDPSession(page);
+                        await cdp.send('Emulation.setUserAgentOverride', attempt.identity.userAgentOverride());
+                        await page.context().addCookies(await cookiesForBrowser(attempt.identity.cookieJar, url));
+                    }
+                    // Images, fonts, media and stylesheets never hold the fields we extract.
                     await blockRequests();
                     events.emit('attemptStarted', { stage: 'browser', request, url: request.url });
                 },
             ],
             async requestHandler(context) {
                 const { request, response, page } = context;
-                const status = response?.status() ?? 200;
+                const attempt = routing.attemptOf(request);
+                let status = response?.status() ?? 200;
                 events.emit('responded', { stage: 'browser', request, url: request.url, status });
+                if (classifyStatus(status, { viaProxy: attempt?.exit.proxyUrl !== undefined }) === 'exit') {
+                    throw new FetchFailure('exit', `HTTP ${status} from the proxy`, status, `proxy-${status}`);
+                }
                 const headers = (await response?.allHeaders()) ?? {};
-                const failure = checkResponse(status, headers['content-type'] ?? 'text/html', {
+                let failure = checkResponse(status, headers['content-type'] ?? 'text/html', {
                     headers,
                     body: await response?.text().catch(() => undefined),
                     url: page.url(),
                 });
+                if (failure?.reason === 'challenge' && (await passChallenge(page, waitForTimeoutMillis))) {
+                    failure = undefined;
+                    status = 200;
+                }
                 if (failure) {
                     failure.retryAfterMs = parseRetryAfter(headers['retry-after']);
                     throw failure;
@@ -115,6 +173,8 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
                 const pageContext = { url: new URL(page.url()), label: route.label, renderer: 'browser' as const, userData };
                 await waitForContent(page, route, pageContext, waitForTimeoutMillis);
                 const html = await page.content();
+                if (attempt) await keepBrowserCookies(attempt.identity.cookieJar, await page.context().cookies());
+                routing.end(request, { ok: true, bytes: html.length });
                 await pageHandler.handle({
                     request: { url: request.url, label: request.label, userData },
                     route,
@@ -129,27 +189,39 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
         },
         options.config,
     );
-    crawler.closeEgress = proxy.close;
+    crawler.closeEgress = async () => {
+        const started = await Promise.allSettled([...exitProxies.values()]);
+        await Promise.all([proxy, ...started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))].map((each) => each.close()));
+    };
     crawler.onFailure = failureHook({ ...options, stage: 'browser' });
-    // A page escalated before its route was stopped is not rendered any more.
     crawler.preFetchCheck = async (request) => {
-        if (!options.driftBreaker.isStopped(request.label ?? '')) return false;
-        await deadLetterStopped(request, 'browser', options);
-        return true;
+        // A page escalated before its route was stopped is not rendered any more.
+        if (options.driftBreaker.isStopped(request.label ?? '')) {
+            await deadLetterStopped(request, 'browser', options);
+            return true;
+        }
+        // The session, and the site's turn, before a page opens: the page's context is the session's.
+        await routing.begin(request, 'browser');
+        return false;
     };
     return crawler;
 }
 
 /**
- * A page the egress refuses is dead-lettered as `forbidden-address` before a browser page opens
- * for it (the proxy would refuse it too, but Chromium would report only a failed tunnel).
+ * Waits for a JS challenge to run its course (the page sets its cookie and loads again) and says
+ * whether the page that ends up there is no block any more.
  */
-async function checkNavigation(egress: Egress, url: URL): Promise<void> {
-    egress.assertAllowed(url);
-    if (/^\[|^[\d.]+$/.test(url.hostname)) return;
-    await new Promise<void>((resolve, reject) =>
-        egress.lookup(url.hostname, { all: true }, (error) => (error instanceof ForbiddenAddressError ? reject(error) : resolve())),
-    );
+async function passChallenge(page: Page, timeoutMillis: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMillis;
+    while (Date.now() < deadline) {
+        await page.waitForLoadState('load', { timeout: Math.max(1, deadline - Date.now()) }).catch(() => undefined);
+        // The page may be between two documents: its content is read again on the next turn.
+        const html = await page.content().catch(() => undefined);
+        // The status of the document now shown is not known here (403 alone would read as a block): its signs decide.
+        if (html !== undefined && !detectBlock({ status: 200, headers: {}, body: html })) return true;
+        await page.waitForTimeout(FIELDS_POLL_MILLIS);
+    }
+    return false;
 }
 
 /**

@@ -18,7 +18,8 @@
  */
 import type { ConcurrencyDecision, DomainConcurrency } from '../vocabulary/report.js';
 import { DomainState, type Outcome, type DomainAttempt } from './domainState.js';
-import { classifyError, classifyStatus } from './failures.js';
+import type { FailureClass } from '../vocabulary/failure.js';
+import { classifyStatus } from './failures.js';
 
 export interface ConcurrencyControllerOptions {
     /** Most requests in flight per domain: the stage's max concurrency. Every domain starts here. */
@@ -128,8 +129,8 @@ export class ConcurrencyController {
      * The attempt failed (a stage's error handler). Counted only when no response came back:
      * one that did was judged by its status when it arrived.
      */
-    failed(request: object, error: unknown): void {
-        if (this.attempts.has(request)) this.finished(request, classifyError(error).failureClass);
+    failed(request: object, failureClass: FailureClass): void {
+        if (this.attempts.has(request)) this.finished(request, failureClass);
     }
 
     /** Records the outcome of an attempt begun with `started`, and adjusts its domain's limit. */

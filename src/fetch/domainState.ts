@@ -68,6 +68,8 @@ export class DomainState {
      */
     finished(attempt: DomainAttempt, outcome: Outcome, now: number): void {
         this.inFlight = Math.max(0, this.inFlight - 1);
+        // A proxy's own failure says nothing of the site's load.
+        if (outcome === 'exit') return;
         this.lastOutcomeAt = now;
         const error = outcome === 'transient' ? 1 : 0;
         this.ambient.record(error, attempt.trial);

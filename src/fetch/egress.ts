@@ -79,6 +79,19 @@ export class Egress {
     }
 
     /**
+     * Throws ForbiddenAddressError when `url` may not be requested, its host's resolution
+     * included. For requests that connect elsewhere (a proxy, the browser's egress proxy), which
+     * resolve the host themselves: the address is checked here, not pinned.
+     */
+    async check(url: URL): Promise<void> {
+        this.assertAllowed(url);
+        if (ipaddr.isValid(bareHost(url.hostname))) return;
+        await new Promise<void>((resolve, reject) =>
+            this.lookup(url.hostname, { all: true }, (error) => (error instanceof ForbiddenAddressError ? reject(error) : resolve())),
+        );
+    }
+
+    /**
      * Resolves a host name and answers with only the addresses that may be connected to, failing
      * with ForbiddenAddressError when none may: the caller connects to what this returned.
      */

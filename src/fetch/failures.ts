@@ -10,7 +10,13 @@
  *   `detectBlock` and `isChallengeRedirect` decide it, from the table of signs in responseCheck.ts;
  * - permanent: asking again will not help (404, 410, 400, 401, unsupported content, a forbidden address, a body
  *   past the size cap) — dead-lettered at once;
- * - invalid: the page was fetched but its records fail the route's schema — quarantined.
+ * - invalid: the page was fetched but its records fail the route's schema — quarantined;
+ * - exit: the proxy failed, not the site — a 407, a refused or failed CONNECT (Chromium's
+ *   ERR_PROXY_* and ERR_TUNNEL_*), a proxy's 590-599 upstream statuses (proxy-chain's and Apify's),
+ *   or, through a proxy, a connection that never reached it (refused, unreachable, or timed out
+ *   before the TCP connect). Retried on another exit without an attempt charged; the exit goes on
+ *   a breaker (exitBreaker.ts). A proxy that accepts the connection and then hangs looks like a
+ *   slow site: that is a timeout, transient.
  */
 import type { ClassifiedFailure, FailureClass } from '../vocabulary/failure.js';
 
@@ -33,9 +39,19 @@ export class FetchFailure extends Error {
 
 const PERMANENT_STATUSES = new Set([400, 401, 404, 405, 406, 410, 414, 451, 501]);
 
+/** What a stage knows of an attempt that classifying it needs. */
+export interface AttemptContext {
+    /** The attempt went through a proxy: its connection errors and upstream statuses are the exit's. */
+    viaProxy?: boolean;
+}
+
+/** The statuses proxies answer with when their upstream failed (proxy-chain's badGatewayStatusCodes, Apify's proxy). */
+const isProxyUpstreamStatus = (status: number) => status >= 590 && status <= 599;
+
 /** The class of an HTTP status, or undefined when the response can be used (2xx, 3xx). */
-export function classifyStatus(status: number): FailureClass | undefined {
+export function classifyStatus(status: number, { viaProxy = false }: AttemptContext = {}): FailureClass | undefined {
     if (status < 400) return undefined;
+    if (status === 407 || (viaProxy && isProxyUpstreamStatus(status))) return 'exit';
     if (status === 403) return 'blocked';
     if (status === 408 || status === 425 || status === 429 || status >= 500) {
         return PERMANENT_STATUSES.has(status) ? 'permanent' : 'transient';
@@ -57,12 +73,20 @@ const TRANSIENT_ERROR_CODES = new Set([
     'UND_ERR_SOCKET',
 ]);
 
+/** Errors only a proxy gives: got-scraping's and http2-wrapper's CONNECT refusals, Chromium's proxy and tunnel errors. */
+const PROXY_ERROR = /proxy responded with|proxy server rejected|proxy authentication required|ERR_PROXY_|ERR_TUNNEL_CONNECTION_FAILED|ERR_NO_SUPPORTED_PROXIES/i;
+
+/** Errors of a connection that never reached its peer: through a proxy, that peer is the proxy. */
+const CONNECT_ERROR_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
+
 /** Classifies anything a stage or the HTTP client threw. Unknown errors are transient: retrying is capped. */
-export function classifyError(error: unknown): ClassifiedFailure {
+export function classifyError(error: unknown, context: AttemptContext = {}): ClassifiedFailure {
     const message = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').trim();
     if (error instanceof FetchFailure) {
         return { failureClass: error.failureClass, reason: error.reason, status: error.status, message, retryAfterMs: error.retryAfterMs };
     }
+    const exitFault = exitFaultReason(error, message, context);
+    if (exitFault) return { failureClass: 'exit', reason: exitFault, message };
     // The egress refused the address a host resolved to (egress.ts); got and Crawlee pass its message on.
     if (/\bforbidden-address:/.test(message)) return { failureClass: 'permanent', reason: 'forbidden-address', message };
     const code = errorCode(error);
@@ -91,4 +115,25 @@ function errorCode(error: unknown): string | undefined {
     }
     const message = error instanceof Error ? error.message : String(error);
     return message.match(/\b(?:E[A-Z_]{3,}|UND_ERR_[A-Z_]+)\b/g)?.find((word) => TRANSIENT_ERROR_CODES.has(word));
+}
+
+/** Why the attempt's proxy, not the site, failed it; undefined when it did not. */
+function exitFaultReason(error: unknown, message: string, { viaProxy = false }: AttemptContext): string | undefined {
+    if (PROXY_ERROR.test(message)) return /407|auth/i.test(message) ? 'proxy-auth' : 'proxy-refused';
+    if (!viaProxy) return undefined;
+    const code = firstCode(error);
+    if (code && CONNECT_ERROR_CODES.has(code)) return `proxy-${code.toLowerCase()}`;
+    // got's timeout before the TCP connection to the proxy was made.
+    const { timings } = error as { timings?: { connect?: number } };
+    if (/time(?:d)? ?out/i.test(message) && timings && timings.connect === undefined) return 'proxy-timeout';
+    return undefined;
+}
+
+function firstCode(error: unknown): string | undefined {
+    for (let current = error, depth = 0; current && depth < 5; depth++) {
+        const { code, cause } = current as { code?: unknown; cause?: unknown };
+        if (typeof code === 'string') return code;
+        current = cause;
+    }
+    return undefined;
 }

@@ -1,10 +1,11 @@
 /**
- * The cheap path: Crawlee's HttpCrawler (got-scraping with generated browser headers, a session
- * pool, an autoscaled pool) over the HTTP queue. It only fetches: the page handler has the HTML
+ * The cheap path: Crawlee's HttpCrawler (got-scraping, an autoscaled pool) over the HTTP queue.
+ * Each request goes out with a session of ours (proxyRouting.ts): its exit, its cookie jar and its
+ * browser header set, in the browser's order. It only fetches: the page handler has the HTML
  * parsed, in a parse worker by default (parse/pageParser.ts). Redirects are not followed here: their
  * targets go back through the frontier, so an alias never fetches a page twice.
  */
-import type { Configuration } from '@crawlee/core';
+import type { Configuration, Request } from '@crawlee/core';
 import type { FrontierQueue } from '../vocabulary/queue.js';
 import type { HttpCrawler, HttpCrawlingContext } from '@crawlee/http';
 import type { Logger } from 'pino';
@@ -22,9 +23,11 @@ import { HookedHttpCrawler, queueOption } from './crawlerHooks.js';
 import { decodeBody } from './decodeBody.js';
 import type { Egress } from './egress.js';
 import { deadLetterStopped, failureHook } from './failureHandlers.js';
-import { FetchFailure } from './failures.js';
+import { classifyStatus, FetchFailure } from './failures.js';
+import type { ProxyRouting } from './proxyRouting.js';
 import type { RenderLearner } from './renderLearning.js';
 import { readBody } from './responseBody.js';
+import { cookieHeader, keepResponseCookies } from './sessionCookies.js';
 import { checkResponse, contentTypeRefusal, detectBlock } from './responseCheck.js';
 import { parseRetryAfter, type RetryPolicy } from './retryPolicy.js';
 
@@ -51,6 +54,8 @@ export interface StageOptions {
     egress: Egress;
     /** Bytes of a response body read, decompressed; a larger one is dead-lettered as `too-large`. */
     maxResponseBytes: number;
+    /** Which tier, exit and session each request takes, and the site's politeness. */
+    routing: ProxyRouting;
 }
 
 /** Every 5xx reaches the request handler, so the failure classifier, not Crawlee, decides. */
@@ -73,7 +78,7 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
         return route;
     };
     const concurrency = options.concurrency;
-    const { egress } = options;
+    const { egress, routing } = options;
     const probeAlpn = alpnProbe(egress.lookup, options.requestTimeoutSecs * 1000);
     const startConcurrency = concurrency ? Math.min(concurrency.poolLimit(), options.maxConcurrency) : options.maxConcurrency;
     const crawler = new HookedHttpCrawler(
@@ -99,18 +104,29 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
             ignoreHttpErrorStatusCodes: ALL_5XX,
             // Every content type reaches the request handler too: redirects often have none.
             additionalMimeTypes: ['*/*'],
-            // Blocking is decided by the failure classifier, which retires the session itself.
-            sessionPoolOptions: { blockedStatusCodes: [] },
+            // Sessions are ours (identities.ts), shared with the browser stage and bound to exits.
+            useSessionPool: false,
+            persistCookiesPerSession: false,
             preNavigationHooks: [
                 async ({ request }, gotOptions) => {
                     const url = new URL(request.url);
-                    egress.assertAllowed(url);
-                    gotOptions.dnsLookup = egress.lookup;
-                    if (site.headers) gotOptions.headers = { ...gotOptions.headers, ...site.headers };
+                    const { identity, exit } = await routing.begin(request, 'http');
+                    if (exit.proxyUrl) {
+                        // The proxy resolves the host: the address is checked here, and the connection is the proxy's.
+                        await egress.check(url);
+                        gotOptions.proxyUrl = exit.proxyUrl;
+                    } else {
+                        egress.assertAllowed(url);
+                        gotOptions.dnsLookup = egress.lookup;
+                    }
+                    const { cookie: siteCookie, Cookie: siteCookieToo, ...siteHeaders } = site.headers ?? {};
+                    const cookie = await cookieHeader(identity.cookieJar, url, siteCookie ?? siteCookieToo);
+                    gotOptions.headers = { ...gotOptions.headers, ...identity.headers, ...siteHeaders, ...(cookie ? { cookie } : {}) };
+                    gotOptions.useHeaderGenerator = false;
                     gotOptions.followRedirect = false;
                     if (options.adaptiveTimeout) gotOptions.timeout = { request: options.adaptiveTimeout.timeoutFor(request.url, request.retryCount + 1) };
                     events.emit('attemptStarted', { stage: 'http', request, url: request.url });
-                    await probeAlpn(url);
+                    if (!exit.proxyUrl) await probeAlpn(url);
                 },
             ],
             async requestHandler(context) {
@@ -118,10 +134,16 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                 const userData = request.userData as RequestData;
                 const status = response.statusCode ?? 0;
                 events.emit('responded', { stage: 'http', request, url: request.url, status, responseMs: timeToResponse(response) });
+                const attempt = routing.attemptOf(request);
+                if (attempt) await keepResponseCookies(attempt.identity.cookieJar, new URL(request.url), response.headers['set-cookie']);
+                const viaProxy = attempt?.exit.proxyUrl !== undefined;
+                const exitFault = classifyStatus(status, { viaProxy }) === 'exit';
+                if (exitFault) throw new FetchFailure('exit', `HTTP ${status} from the proxy`, status, `proxy-${status}`);
                 const location = response.headers.location;
                 if (status >= 300 && status < 400 && location) {
                     const challenge = detectBlock({ status, headers: response.headers, url: request.url });
                     if (challenge) throw challenge;
+                    routing.end(request, { ok: true, bytes: (body as Buffer).length });
                     const outcome = await frontier.followRedirect({ url: request.url, label: request.label, userData }, location);
                     if (outcome === 'loop' || outcome === 'invalid' || outcome === 'offsite') {
                         const reason = { loop: 'redirect-loop', invalid: 'invalid-redirect', offsite: 'offsite-redirect' }[outcome];
@@ -139,10 +161,12 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                 const contentType = response.headers['content-type'];
                 const { html, charset, binary } = decodeBody(body as Buffer, contentType);
                 const failure = checkResponse(status, contentType, { headers: response.headers, body: html, url: request.url }, routeOf(request).contentTypes);
+                if (failure?.reason === 'challenge' && routeOf(request).render !== 'never' && (await passChallengeToBrowser(request))) return;
                 if (failure) {
                     failure.retryAfterMs = parseRetryAfter(response.headers['retry-after']);
                     throw failure;
                 }
+                routing.end(request, { ok: true, bytes: (body as Buffer).length });
                 if (binary) throw new FetchFailure('permanent', `binary-content: the body labelled ${contentType} has NUL bytes`, status, 'binary-content');
 
                 await pageHandler.handle({
@@ -160,6 +184,20 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
         },
         options.config,
     );
+    /**
+     * A JS challenge only a browser can pass: the page goes to the browser on this request's
+     * session, so the cookie the challenge sets lands in the session's jar, and the session's
+     * next HTTP requests carry it from the same exit.
+     */
+    const passChallengeToBrowser = async (request: Request): Promise<boolean> => {
+        const attempt = routing.attemptOf(request);
+        const userData = request.userData as RequestData;
+        if (!attempt) return false;
+        routing.end(request, { ok: false, challenged: true });
+        await frontier.escalate({ url: request.url, label: request.label, userData: { ...userData, session: attempt.identity.id } }, 'js-challenge');
+        await outcomes.settle(queue, request, {});
+        return true;
+    };
     crawler.readBody = (request, response) => {
         // A page of the wrong type is refused before its body is read; a redirect or an error page may have any type.
         const status = response.statusCode ?? 0;

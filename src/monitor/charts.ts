@@ -25,6 +25,14 @@ export interface Series {
     dashed?: boolean;
 }
 
+/** A moment of the run on a chart: `stop` (default, red) for what stopped something, `move` (teal) for a change of course. */
+export interface Marker {
+    /** Seconds since the run started. */
+    x: number;
+    label: string;
+    kind?: 'stop' | 'move';
+}
+
 export interface LineChartOptions {
     title: string;
     /** Unit of the y values, written above the y axis, e.g. `pages/s`. */
@@ -34,7 +42,7 @@ export interface LineChartOptions {
     /** Horizontal reference lines, e.g. the run's mean rate. */
     references?: Array<{ value: number; label: string }>;
     /** Vertical markers at moments of the run, e.g. when the drift breaker stopped a route. */
-    markers?: Array<{ x: number; label: string }>;
+    markers?: Marker[];
     /** Fill the area under the lines (for a single series). Default: false. */
     area?: boolean;
     /** Shown instead of the chart when no series has two points. */
@@ -107,7 +115,7 @@ export function lineChart(series: Series[], options: LineChartOptions): string {
         if (marker.x < xMin || marker.x > xMax) continue;
         const x = px(sx(marker.x));
         parts.push(
-            `<g class="marker"><title>${escapeHtml(`${marker.label} at ${formatDuration(marker.x)}`)}</title>` +
+            `<g class="marker${marker.kind === 'move' ? ' move' : ''}"><title>${escapeHtml(`${marker.label} at ${formatDuration(marker.x)}`)}</title>` +
                 `<line x1="${x}" x2="${x}" y1="${plot.top}" y2="${plot.bottom}"/>` +
                 `<text x="${x}" y="${plot.top - 3}" text-anchor="middle">${escapeHtml(truncate(marker.label, 24))}</text></g>`,
         );

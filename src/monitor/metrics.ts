@@ -10,7 +10,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type LabelValues } from 'prom-client';
-import type { DomainConcurrency } from '../vocabulary/report.js';
+import type { DomainConcurrency, ProxyReport } from '../vocabulary/report.js';
 import type { Stage } from '../vocabulary/request.js';
 import { inFlightOf, type Load } from './live.js';
 import type { RunStats } from './stats.js';
@@ -26,6 +26,8 @@ export interface MetricsOptions {
     load?: () => Load;
     /** The adaptive concurrency controller's per-domain limits, read at scrape time. Default: none exported. */
     concurrency?: { byDomain(): Record<string, DomainConcurrency> };
+    /** The proxy routing's report (fetch/proxyRouting.ts `report()`), read at scrape time. Default: no proxy series exported. */
+    proxies?: () => ProxyReport;
     /** Also export Node's process metrics (CPU, memory, event-loop lag, GC). Default: true. */
     processMetrics?: boolean;
 }
@@ -37,11 +39,10 @@ export class Metrics {
     /** Fetch attempts by what came back: the HTTP status, or `none` when no usable response did. */
     private readonly requests: Counter<'stage' | 'status'>;
     private readonly latency: Histogram<'stage'>;
-    private readonly proxyRequests: Counter<'tier'>;
     /** Fetch attempts under way: when each started. Keyed by Crawlee's request object, held weakly. */
     private readonly attempts = new WeakMap<object, number>();
 
-    constructor({ stats, load, concurrency, processMetrics = true }: MetricsOptions) {
+    constructor({ stats, load, concurrency, proxies, processMetrics = true }: MetricsOptions) {
         const registers = [this.registry];
         this.requests = new Counter({
             name: 'dragnet_requests_total',
@@ -56,12 +57,6 @@ export class Metrics {
             buckets: LATENCY_BUCKETS,
             registers,
         });
-        this.proxyRequests = new Counter({
-            name: 'dragnet_proxy_requests_total',
-            help: 'Requests sent through each proxy tier.',
-            labelNames: ['tier'],
-            registers,
-        });
 
         const counted = countersFrom(this.registry);
         counted('dragnet_urls_admitted_total', 'URLs admitted to the frontier.', [], (set) => set({}, stats.admitted));
@@ -69,7 +64,7 @@ export class Metrics {
             set({}, stats.succeeded),
         );
         counted('dragnet_retries_total', 'Retries of failed fetch attempts.', [], (set) => set({}, stats.retries));
-        counted('dragnet_errors_total', 'Failed attempts by failure class (transient, blocked, permanent, invalid).', ['class'], (set) => {
+        counted('dragnet_errors_total', 'Failed attempts by failure class (transient, blocked, permanent, invalid, exit).', ['class'], (set) => {
             for (const [failureClass, count] of Object.entries(stats.errorsByClass)) set({ class: failureClass }, count);
         });
         counted('dragnet_dead_lettered_total', 'Requests given up on, by reason (http-404, timeout, renderer-unavailable, …).', ['reason'], (set) => {
@@ -115,6 +110,8 @@ export class Metrics {
             });
         }
 
+        if (proxies) proxyMetrics(counted, proxies);
+
         if (processMetrics) collectDefaultMetrics({ register: this.registry });
     }
 
@@ -140,11 +137,6 @@ export class Metrics {
         this.requests.inc({ stage, status: 'none' });
     }
 
-    /** A request was sent through a proxy tier. */
-    proxyUsed(tier: string): void {
-        this.proxyRequests.inc({ tier });
-    }
-
     /** The registry's content in Prometheus text format, and its content type. */
     async scrape(): Promise<{ contentType: string; body: string }> {
         return { contentType: this.registry.contentType, body: await this.registry.metrics() };
@@ -152,6 +144,46 @@ export class Metrics {
 }
 
 type Setter<L extends string> = (labels: LabelValues<L>, value: number) => void;
+type Counted = ReturnType<typeof countersFrom>;
+
+/** The proxy routing's counters, copied from its report like RunStats' are: one count of each thing. */
+function proxyMetrics(counted: Counted, proxies: () => ProxyReport): void {
+    counted(
+        'dragnet_proxy_requests_total',
+        'Requests by proxy tier, exit (host:port or direct) and outcome: ok, blocked, limited (429) or exit_fault (the proxy failed, not the site).',
+        ['tier', 'exit', 'outcome'],
+        (set) => {
+            for (const exit of proxies().exits) {
+                const labels = { tier: exit.tier, exit: exitLabel(exit.name) };
+                set({ ...labels, outcome: 'ok' }, exit.ok);
+                set({ ...labels, outcome: 'blocked' }, exit.blocked);
+                set({ ...labels, outcome: 'limited' }, exit.limited);
+                set({ ...labels, outcome: 'exit_fault' }, exit.exitFaults);
+            }
+        },
+    );
+    counted('dragnet_proxy_bytes_total', 'Response body bytes received, by proxy tier and exit.', ['tier', 'exit'], (set) => {
+        for (const exit of proxies().exits) set({ tier: exit.tier, exit: exitLabel(exit.name) }, exit.bytes);
+    });
+    counted('dragnet_exit_breaker_opened_total', "Times an exit's breaker opened after its faults, by proxy tier and exit.", ['tier', 'exit'], (set) => {
+        for (const exit of proxies().exits) set({ tier: exit.tier, exit: exitLabel(exit.name) }, exit.breakerOpened);
+    });
+    counted('dragnet_sessions_retired_total', 'Sessions retired, by why: blocked, max-uses, errors (error score).', ['reason'], (set) => {
+        for (const [reason, count] of Object.entries(proxies().sessions.retired)) set({ reason }, count);
+    });
+    counted('dragnet_tier_moves_total', 'Moves of a site section (or the whole site) from one proxy tier to another.', [], (set) => set({}, proxies().tierMoves.length));
+    counted('dragnet_politeness_wait_seconds_total', "Time requests waited for the site's turn (spacing and 429 coolings), summed.", [], (set) =>
+        set({}, proxies().politeness.waitedMs / 1000),
+    );
+}
+
+/**
+ * Exit names are `host:port` already; anything up to an `@` is dropped all the same, so a name
+ * built wrongly somewhere upstream cannot put a proxy password into a label that is scraped and kept.
+ */
+function exitLabel(name: string): string {
+    return name.slice(name.lastIndexOf('@') + 1);
+}
 
 /** Counters whose values are copied from RunStats at scrape time. */
 function countersFrom(registry: Registry) {

@@ -36,6 +36,8 @@ svg .reference { stroke: #374151; stroke-dasharray: 3 3; }
 svg .reference-label { fill: #374151; font-size: 10.5px; paint-order: stroke; stroke: #fff; stroke-width: 3px; }
 svg .marker line { stroke: var(--bad); stroke-width: 1.5; stroke-dasharray: 4 3; }
 svg .marker text { fill: var(--bad); font-size: 10.5px; font-weight: 600; paint-order: stroke; stroke: #fff; stroke-width: 3px; }
+svg .marker.move line { stroke: #0f766e; }
+svg .marker.move text { fill: #0f766e; }
 svg .hover { fill: #000; fill-opacity: 0; }
 svg .hover:hover { fill-opacity: .05; }
 svg .group { font-weight: 600; fill: var(--ink); font-size: 12px; }
@@ -51,7 +53,9 @@ svg .bar:hover .track { fill: #e4e7ec; }
   text-align: center; padding: 12px; overflow-wrap: anywhere; }
 .tables { display: block; columns: 2 480px; column-gap: 14px; }
 .tables .panel { break-inside: avoid; margin-bottom: 14px; }
-.tables .panel h3 { margin-bottom: 8px; }
+.panel.table h3 { margin-bottom: 8px; }
+.panel.table .caption { margin: -4px 0 8px; }
+.stack { display: grid; gap: 14px; }
 table { width: 100%; border-collapse: collapse; font-size: 13px; }
 th, td { padding: 4px 6px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; overflow-wrap: anywhere; }
 th { font-weight: 500; color: #374151; }

@@ -68,20 +68,23 @@ export function summaryTables(summary: ReportSummary): string[] {
     ];
 }
 
-function section(title: string, body: string): string {
-    return `<div class="panel table"><h3>${escapeHtml(title)}</h3>${body}</div>`;
+/** A titled table panel; `body` is markup, `caption` text. */
+export function section(title: string, body: string, caption?: string): string {
+    const note = caption ? `<p class="caption">${escapeHtml(caption)}</p>` : '';
+    return `<div class="panel table"><h3>${escapeHtml(title)}</h3>${note}${body}</div>`;
 }
 
-function keyValues(title: string, rows: ReadonlyArray<readonly [string, string | number]>): string {
+export function keyValues(title: string, rows: ReadonlyArray<readonly [string, string | number]>): string {
     const body = rows.map(([key, value]) => `<tr><th>${escapeHtml(key)}</th><td>${cell(value)}</td></tr>`).join('');
     return section(title, `<table>${body}</table>`);
 }
 
-function grid(title: string, headers: string[], rows: Array<Array<string | number>>, emptyText = 'none'): string {
-    if (rows.length === 0) return section(title, emptyState(emptyText));
+/** A table with a header row; each row's first value is its heading. */
+export function grid(title: string, headers: string[], rows: Array<Array<string | number>>, emptyText = 'none', caption?: string): string {
+    if (rows.length === 0) return section(title, emptyState(emptyText), caption);
     const head = `<tr>${headers.map((header) => `<th>${escapeHtml(header)}</th>`).join('')}</tr>`;
     const body = rows.map((row) => `<tr>${row.map((value, index) => (index === 0 ? `<th>${cell(value)}</th>` : `<td>${cell(value)}</td>`)).join('')}</tr>`);
-    return section(title, `<table class="grid-table"><thead>${head}</thead><tbody>${body.join('')}</tbody></table>`);
+    return section(title, `<table class="grid-table"><thead>${head}</thead><tbody>${body.join('')}</tbody></table>`, caption);
 }
 
 function cell(value: string | number): string {

@@ -57,7 +57,7 @@ export class RunStats {
 
     /** Discovered links that did not enter the frontier, by why. */
     linksSkipped: LinksSkipped = { seen: 0, offsite: 0, invalid: 0, disallowed: 0, overBudget: 0, unrouted: 0, overLimit: 0 };
-    errorsByClass: ErrorsByClass = { transient: 0, blocked: 0, permanent: 0, invalid: 0 };
+    errorsByClass: ErrorsByClass = { transient: 0, blocked: 0, permanent: 0, invalid: 0, exit: 0 };
     readonly routes = new Map<string, RouteStats>();
 
     route(label: string): RouteStats {

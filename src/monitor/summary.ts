@@ -6,7 +6,7 @@
  * URL) and the drift breaker's sample URLs.
  */
 import { redactUrl, scrubText } from '../vocabulary/redact.js';
-import type { DomainConcurrency, RenderDecision, RunSummary, SeenSetReport, Trip } from '../vocabulary/report.js';
+import type { DomainConcurrency, ProxyReport, RenderDecision, RunSummary, SeenSetReport, Trip } from '../vocabulary/report.js';
 import type { RunStats } from './stats.js';
 
 export function buildSummary(
@@ -21,6 +21,7 @@ export function buildSummary(
         browserAvailable: boolean;
         stopped?: NodeJS.Signals;
         storage: RunSummary['storage'];
+        proxies: RunSummary['proxies'];
     },
 ): RunSummary {
     const finishedAt = new Date();
@@ -57,6 +58,7 @@ export function buildSummary(
         errorsByClass: { ...stats.errorsByClass },
         routes,
         storage: { ...context.storage, dir: redactUrl(context.storage.dir) },
+        proxies: context.proxies,
         ...(context.stopped ? { stopped: context.stopped } : {}),
         ...(stats.sessions > 0 ? { resumed: { sessions: stats.sessions, firstStartedAt: stats.firstStartedAt.toISOString() } } : {}),
     };
@@ -83,10 +85,24 @@ export function formatSummary(summary: RunSummary): string {
             ([domain, c]) =>
                 `  limit      ${domain}: ${c.limit} requests at once (lowest ${c.lowest}, highest ${c.highest}; lowered ${c.decreases}, raised ${c.increases} times)`,
         ),
+        ...(usedProxies(summary.proxies) ? [`  proxies    ${proxyLine(summary.proxies)}`] : []),
         `  links      skipped: ${Object.entries(summary.linksSkipped).map(([why, n]) => `${n} ${why}`).join(', ')}`,
         `  output     ${summary.storage.dir} (dataset ${summary.storage.dataset}, raw pages ${summary.storage.rawPages})`,
         ...(summary.report ? [`  report     ${summary.report}`] : []),
     ].join('\n');
+}
+
+/** More than one tier, or an exit that is a proxy: a run that went only by the machine's own address did not. */
+export function usedProxies(proxies: ProxyReport): boolean {
+    return proxies.tiers.length > 1 || proxies.exits.some((exit) => exit.name !== 'direct');
+}
+
+function proxyLine(proxies: ProxyReport): string {
+    const tiers = proxies.tiers.map(
+        (tier) => `${tier.name} ${tier.requests} requests (${tier.blocked} blocked, ${tier.limited} 429s, ${tier.exitFaults} exit faults)`,
+    );
+    const moves = proxies.tierMoves.length;
+    return `${tiers.join(', ')}; ${moves} tier ${moves === 1 ? 'move' : 'moves'}`;
 }
 
 function scrubTrip(trip: Trip): Trip {

@@ -1,11 +1,11 @@
 /**
- * What went wrong, in the words every part uses: the four failure classes (decided in one place,
+ * What went wrong, in the words every part uses: the five failure classes (decided in one place,
  * fetch/failures.ts), a failure as classified, and the dead-letter entry a request given up on
  * leaves behind. What each class means and does: fetch/failures.ts.
  */
 import type { Stage } from './request.js';
 
-export const FAILURE_CLASSES = ['transient', 'blocked', 'permanent', 'invalid'] as const;
+export const FAILURE_CLASSES = ['transient', 'blocked', 'permanent', 'invalid', 'exit'] as const;
 export type FailureClass = (typeof FAILURE_CLASSES)[number];
 
 export interface ClassifiedFailure {

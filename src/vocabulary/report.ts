@@ -128,6 +128,8 @@ export interface RunSummary {
     storage: { dir: string; dataset: string; quarantine: string; deadLetter: string; rawPages: string };
     /** Dead-lettered requests by reason (`http-404`, `renderer-unavailable`, …). */
     deadLetterByReason: Record<string, number>;
+    /** Requests by proxy tier and exit, sessions, tier moves and politeness (fetch/proxyRouting.ts). */
+    proxies: ProxyReport;
     /** The run report's path, once written. */
     report?: string;
     /** The signal that stopped the run before it was done; absent when it ran to the end. */
@@ -138,8 +140,61 @@ export interface RunSummary {
 
 /** What the run report reads: the run summary, plus fields other parts of dragnet may add to it. */
 export interface ReportSummary extends RunSummary {
-    /** Requests sent through each proxy tier. Absent (or empty) when no proxy was used. */
-    proxyTiers?: Record<string, number>;
     /** The run's exit code; non-zero marks the run failed. */
     exitCode?: number;
+}
+
+/** What a site's politeness (fetch/politeness.ts) did over the run. */
+export interface PolitenessReport {
+    /** Requests that asked for a turn. */
+    acquired: number;
+    /** Of those, the ones that had to wait for it (the spacing, or a cooling). */
+    spaced: number;
+    /** The time they waited, summed, in ms. */
+    waitedMs: number;
+    /** Coolings this worker started (a 429's Retry-After), and the time they added, in ms. */
+    coolings: number;
+    cooledMs: number;
+}
+
+/** What went out by one tier or one exit, and what came of it. */
+export interface ExitCounters {
+    /** Requests sent (both stages). */
+    requests: number;
+    /** Usable responses. */
+    ok: number;
+    /** Blocks: refusals, challenges and captchas. */
+    blocked: number;
+    /** 429s: the site asked to slow down. */
+    limited: number;
+    /** Failures of the proxy itself (407, refused CONNECT, dead port): retried elsewhere, not the site's. */
+    exitFaults: number;
+    /** Response body bytes received (HTTP stage, decompressed; browser stage, the page's HTML). */
+    bytes: number;
+}
+
+/** A section's (or the whole site's) move from one proxy tier to another. */
+export interface TierMove {
+    /** `the site`, or a route and first path segment (`detail /products`). */
+    section: string;
+    from: string;
+    to: string;
+    at: string;
+    /** Expected cost per stored page on each tier, cheapest tier first, when it moved. */
+    expectedCosts: number[];
+}
+
+export interface ProxyReport {
+    tiers: ({ name: string; cost: number } & ExitCounters)[];
+    /** Per exit: the tier, and `host:port` of the proxy (never its credentials) or `direct`. */
+    exits: ({ tier: string; name: string; breakerOpened: number } & ExitCounters)[];
+    sessions: { created: number; retired: { blocked: number; 'max-uses': number; errors: number } };
+    /** The tier each section (and `*`, the site) is on at the end. */
+    sections: Record<string, string>;
+    tierMoves: TierMove[];
+    /** Requests sent a tier below their section's, to see whether it works again. */
+    probes: number;
+    /** HTTP requests that met a JS challenge and went to the browser on the same session. */
+    challengesToBrowser: number;
+    politeness: PolitenessReport;
 }

@@ -22,6 +22,8 @@ import { createPageParser, defaultParseWorkers, type PageParser } from '../parse
 import { DriftBreaker } from '../quality/driftBreaker.js';
 import { RunEvents } from '../vocabulary/events.js';
 import { observeRun } from './observers.js';
+import type { ProxyRouting } from '../fetch/proxyRouting.js';
+import { buildRouting } from './proxies.js';
 import type { RunStores } from './stores.js';
 
 export interface Pipeline {
@@ -39,6 +41,8 @@ export interface Pipeline {
     metrics?: Metrics;
     /** Renders escalated pages beside the HTTP stage. */
     browserStage: BrowserStageRunner;
+    /** Which tier, exit and session each request takes, and the site's politeness. */
+    routing: ProxyRouting;
     /** A new HTTP stage: one per round (see rounds.ts). */
     httpStage(): HttpCrawler<HttpCrawlingContext>;
 }
@@ -52,6 +56,7 @@ export function buildPipeline(stores: RunStores, options: CrawlOptions): Pipelin
         browserWaitSecs = CRAWL_DEFAULTS.browserWaitSecs,
     } = options;
     const { config, httpQueue, browserQueue, raw, stats, seenSet, outcomes } = stores;
+    const siteConcurrency = Math.min(maxConcurrency, site.maxConcurrency ?? maxConcurrency);
     // The parts that check their options come first: one that throws does so before a parse worker starts.
     const retryPolicy = new RetryPolicy(options.retry);
     const renderLearner = new RenderLearner(options.renderLearning);
@@ -63,12 +68,14 @@ export function buildPipeline(stores: RunStores, options: CrawlOptions): Pipelin
     const events = new RunEvents();
     const startUrls = options.startUrls.length > 0 ? options.startUrls : site.startUrls;
     const egress = new Egress({ startUrls, allowPrivateNetwork: options.allowPrivateNetwork, lookup: options.dnsLookup });
+    const robots = options.respectRobotsTxt === false ? undefined : new RobotsPolicy({ fetch: createRobotsFetch({ egress }), log });
+    const routing = buildRouting(site, options.proxies ?? {}, stores, robots, log);
     const frontier = new Frontier({
         site,
         seenSet,
         httpQueue,
         browserQueue,
-        robots: options.respectRobotsTxt === false ? undefined : new RobotsPolicy({ fetch: createRobotsFetch({ egress }), log }),
+        robots,
         scope: new SiteScope({
             startUrls,
             allowedDomains: [...(site.allowedDomains ?? []), ...(options.allowDomains ?? [])],
@@ -80,7 +87,7 @@ export function buildPipeline(stores: RunStores, options: CrawlOptions): Pipelin
     const parser = createPageParser(site, options.parseWorkers ?? defaultParseWorkers(), { extractTimeoutSecs: options.extractTimeoutSecs });
     const pageHandler = new PageHandler({ frontier, parser, raw, events, log });
     const stages = new RunningStages();
-    const metrics = options.metricsPort === undefined ? undefined : new Metrics({ stats, load: stages.load, concurrency });
+    const metrics = options.metricsPort === undefined ? undefined : new Metrics({ stats, load: stages.load, concurrency, proxies: () => routing.report() });
     observeRun(events, { stats, metrics, concurrency, adaptiveTimeout, renderLearner, driftBreaker, log });
 
     const stageOptions: Omit<StageOptions, 'queue' | 'maxConcurrency'> = {
@@ -95,6 +102,7 @@ export function buildPipeline(stores: RunStores, options: CrawlOptions): Pipelin
         requestTimeoutSecs,
         driftBreaker,
         egress,
+        routing,
         maxResponseBytes: (options.maxResponseMb ?? CRAWL_DEFAULTS.maxResponseMb) * 1024 * 1024,
     };
     const browserStage = new BrowserStageRunner({
@@ -129,7 +137,8 @@ export function buildPipeline(stores: RunStores, options: CrawlOptions): Pipelin
         concurrency,
         metrics,
         browserStage,
+        routing,
         httpStage: () =>
-            stages.watch('http', createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency, renderLearner, concurrency, adaptiveTimeout })),
+            stages.watch('http', createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency: siteConcurrency, renderLearner, concurrency, adaptiveTimeout })),
     };
 }

@@ -7,15 +7,15 @@ import { constants } from 'node:os';
 import { renderReport } from '../monitor/report.js';
 import { buildSummary } from '../monitor/summary.js';
 import { runId, writeReport } from '../monitor/writeReport.js';
-import type { PageParser } from '../parse/pageParser.js';
 import type { RunSummary } from '../vocabulary/report.js';
 import type { Pipeline } from './build.js';
 import type { RunStores } from './stores.js';
 import type { Ran } from './rounds.js';
 
-/** Stops the parse workers (when the pipeline got as far as starting them), writes what is buffered and lets go of the stores and the site's lock. */
-export async function closeRun(stores: RunStores, parser: PageParser | undefined): Promise<void> {
-    await parser?.close();
+/** Stops the parse workers and the proxy routing (when the pipeline got as far as starting them), writes what is buffered and lets go of the stores and the site's lock. */
+export async function closeRun(stores: RunStores, pipeline: Pipeline | undefined): Promise<void> {
+    await pipeline?.parser.close();
+    await pipeline?.routing.close();
     await stores.close();
 }
 
@@ -32,6 +32,7 @@ export async function finishRun(pipeline: Pipeline, { stopped, timeline }: Ran):
         browserAvailable: (await browserStage.available()) ?? options.chromiumPath !== undefined,
         stopped,
         storage: stores.location,
+        proxies: pipeline.routing.report(),
     });
     const exitCode = stopped ? 128 + constants.signals[stopped] : driftBreaker.tripped.length > 0 ? 3 : browserStage.unrendered > 0 ? 1 : 0;
     const report = await writeReport(options.storageDir, runId(site.name, stats.startedAt), renderReport({ ...summary, exitCode }, timeline));

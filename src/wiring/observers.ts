@@ -73,8 +73,8 @@ function controlConcurrency(events: RunEvents, concurrency: ConcurrencyControlle
     events.on('responded', ({ stage, request, status }) => {
         if (stage === 'http') concurrency.responded(request, status);
     });
-    events.on('attemptFailed', ({ stage, request, error }) => {
-        if (stage === 'http') concurrency.failed(request, error);
+    events.on('attemptFailed', ({ stage, request, failure }) => {
+        if (stage === 'http') concurrency.failed(request, failure.failureClass);
     });
 }
 

@@ -50,7 +50,15 @@ export interface DistributedStores extends RunStores {
 /** The Redis keys of a site's fleet: its seen-set and fleet state under `<prefix>:<site>`, its queues BullMQ's `<prefix>:<site>-http`, `-browser`. */
 export function fleetKeys(prefix: string, site: string) {
     const names = storeNames(site);
-    return { site: `${prefix}:${site}`, seenSet: `${prefix}:${site}:seen`, opening: `${prefix}:${site}:opening`, httpQueue: names.httpQueue, browserQueue: names.browserQueue };
+    return {
+        site: `${prefix}:${site}`,
+        seenSet: `${prefix}:${site}:seen`,
+        opening: `${prefix}:${site}:opening`,
+        httpQueue: names.httpQueue,
+        browserQueue: names.browserQueue,
+        /** The tier controller's outcomes and the politeness turn (wiring/proxies.ts), forgotten by a new run. */
+        shared: [`${prefix}:${site}:tiers`, `${prefix}:${site}:politeness`],
+    };
 }
 
 /** Connects to both parts; either unreachable is a ConfigError (one line, exit 2). */
@@ -131,7 +139,7 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
         }
         const newRun = options.fresh || (workers === 0 && queued === 0);
         if (newRun) {
-            await Promise.all([httpQueue.clear(), browserQueue.clear(), seenSet.clear(), fleet.clear(), sink.purge(site)]);
+            await Promise.all([httpQueue.clear(), browserQueue.clear(), seenSet.clear(), fleet.clear(), sink.purge(site), redis.del(...keys.shared)]);
         }
         await fleet.heartbeat(stats.snapshot(), 0);
         return { seenSet, joined: newRun ? undefined : { workers, queued } };
@@ -156,6 +164,7 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
         raw,
         stats,
         fleet,
+        shared: { redis, keyPrefix: keys.site },
         joined,
         location: { dir: redactUrl(options.databaseUrl), dataset: 'items', quarantine: 'quarantine', deadLetter: 'dead_letter', rawPages: 'raw_pages' },
         close: async () => {

@@ -6,6 +6,7 @@
  * know which it runs on.
  */
 import type { Configuration } from '@crawlee/core';
+import type { Redis } from 'ioredis';
 import type { Fleet } from '../frontier/redis/fleet.js';
 import type { SeenSet } from '../frontier/seenSet.js';
 import type { RunStats } from '../monitor/stats.js';
@@ -29,6 +30,8 @@ export interface RunStores {
     location: RunSummary['storage'];
     /** The workers sharing the frontier; distributed mode only. */
     fleet?: Fleet;
+    /** Where state the fleet shares beside the frontier lives (the tier controller's outcomes, the site's politeness): distributed mode only. */
+    shared?: { redis: Redis; keyPrefix: string };
     /** Writes what is buffered and lets go of the stores (connections, locks). */
     close(): Promise<void>;
 }

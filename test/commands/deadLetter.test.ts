@@ -311,7 +311,7 @@ describe('npm run dead-letter (child process)', () => {
         assert.equal(again.code, 0);
         assert.match(again.stdout, /^nothing matched/);
 
-        assertOneLineError(await runCommand(['list', '--site', SITE, '--storage-dir', dir, '--class', 'fatal']), 2, /--class must be one of transient, blocked, permanent, invalid/);
+        assertOneLineError(await runCommand(['list', '--site', SITE, '--storage-dir', dir, '--class', 'fatal']), 2, /--class must be one of transient, blocked, permanent, invalid, exit/);
         assertOneLineError(await runCommand(['purge', '--site', SITE, '--storage-dir', dir]), 2, /unknown action "purge"/);
         const empty = await storageDir(t);
         const missing = join(empty, 'nowhere');

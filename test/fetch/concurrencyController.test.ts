@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FetchFailure } from '../../src/fetch/failures.js';
+import { classifyError, FetchFailure } from '../../src/fetch/failures.js';
 import { ConcurrencyController, type ConcurrencyControllerOptions } from '../../src/fetch/concurrencyController.js';
 import type { Outcome } from '../../src/fetch/domainState.js';
 
@@ -218,10 +218,10 @@ describe('concurrency controller', () => {
         controller.responded(requests[16]!, 429);
         controller.responded(requests[17]!, 503);
         // Thrown after the response was judged (as rejectRequest does): not counted again.
-        controller.failed(requests[17]!, new FetchFailure('transient', 'HTTP 503', 503));
+        controller.failed(requests[17]!, classifyError(new FetchFailure('transient', 'HTTP 503', 503)).failureClass);
         assert.equal(controller.limit('a.test'), 20, 'two errors in a window of 20: not yet over 10%');
-        controller.failed(requests[18]!, Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
-        controller.failed(requests[19]!, Object.assign(new Error('Timeout awaiting request'), { code: 'ETIMEDOUT' }));
+        controller.failed(requests[18]!, classifyError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })).failureClass);
+        controller.failed(requests[19]!, classifyError(Object.assign(new Error('Timeout awaiting request'), { code: 'ETIMEDOUT' })).failureClass);
         assert.equal(controller.limit('a.test'), 15);
         assert.deepEqual(
             { samples: controller.decisions()[0]!.samples, errorRate: controller.decisions()[0]!.errorRate },

@@ -100,23 +100,23 @@ describe('5% transient failures on 1,000 products, with links that always fail a
     });
 });
 
-describe('Retry-After', () => {
+describe('Retry-After on a 503', () => {
     let run: ShopCrawl;
 
     before(async () => {
         run = await crawlShop(
-            { seed: 3, products: 200, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, latencyMs: 20, retryAfter: { rate: 0.02, seconds: 2 } },
+            { seed: 3, products: 200, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, latencyMs: 20, retryAfter: { rate: 0.02, seconds: 2, status: 503 } },
             // Two slots: a page waiting for its retry must not hold one.
             { maxConcurrency: 2, adaptiveConcurrency: false, retry: { maxAttempts: MAX_ATTEMPTS, baseDelaySecs: 0.05 }, chromiumPath: undefined },
         );
     });
     after(() => run?.close());
 
-    it('a 429 with Retry-After: 2 is not asked again sooner, and the product is stored', () => {
+    it('a 503 with Retry-After: 2 is not asked again sooner, and the product is stored', () => {
         assert.ok(run.shop.retryAfterPaths.length >= 2, 'some pages answer 429 first');
         for (const path of run.shop.retryAfterPaths) {
             const times = run.shop.requestTimes(path);
-            assert.equal(times.length, 2, `${path}: the 429, then the retry`);
+            assert.equal(times.length, 2, `${path}: the 503, then the retry`);
             assert.ok(times[1]! - times[0]! >= 2000, `${path}: retried after ${times[1]! - times[0]!} ms`);
             assert.ok(run.items.some((item) => item._url === `${run.shop.url}${path}`), `${path} is stored`);
         }
@@ -131,5 +131,31 @@ describe('Retry-After', () => {
         // With both slots held by waiting pages nothing else could be fetched; at 20 ms a page, two slots do ~150 in 1.5 s.
         assert.ok(Math.max(...fetchedDuring) >= 50, `pages fetched during the waits: ${fetchedDuring.join(', ')}`);
         assert.equal(run.items.length, 200);
+    });
+});
+
+describe('Retry-After on a 429', () => {
+    let run: ShopCrawl;
+
+    before(async () => {
+        run = await crawlShop(
+            { seed: 3, products: 120, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, latencyMs: 20, retryAfter: { rate: 0.02, seconds: 2 } },
+            { maxConcurrency: 4, adaptiveConcurrency: false, retry: { maxAttempts: MAX_ATTEMPTS, baseDelaySecs: 0.05 }, chromiumPath: undefined },
+        );
+    });
+    after(() => run?.close());
+
+    it('cools the whole site: nothing is asked of it until the time is up, then every product is stored', () => {
+        const paths = [...run.shop.products.map((p) => p.path), ...run.shop.listingPaths];
+        const arrivals = paths.flatMap((path) => run.shop.requestTimes(path));
+        assert.ok(run.shop.retryAfterPaths.length >= 1, 'some pages answer 429 first');
+        for (const path of run.shop.retryAfterPaths) {
+            const [limitedAt] = run.shop.requestTimes(path) as [number];
+            // What was sent before the 429 came back may still arrive; nothing sent after it until 2 s later.
+            const during = arrivals.filter((time) => time > limitedAt + 100 && time < limitedAt + 1900);
+            assert.deepEqual(during, [], `${path}: ${during.length} requests while the site cooled`);
+        }
+        assert.equal(run.items.length, 120);
+        assert.equal(run.summary.proxies.politeness.coolings, run.shop.retryAfterPaths.length);
     });
 });

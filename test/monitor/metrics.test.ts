@@ -20,6 +20,7 @@ import { startStatusServer, type StatusServer } from '../../src/monitor/statusSe
 import type { CrawlResult } from '../../src/crawlOptions.js';
 import { crawl } from '../../src/run.js';
 import { startShop, type Shop } from '../../src/demo/shop.js';
+import { tieredProxies } from './proxyReports.js';
 
 const load: Load = { http: { inFlight: 7, concurrencyLimit: 12 }, browser: { inFlight: 0, concurrencyLimit: 0 } };
 
@@ -73,7 +74,6 @@ describe('Metrics', () => {
         stats.route('product').escalations = 3;
         stats.route('category').itemsStored = 0;
         stats.linksSkipped.seen = 9;
-        metrics.proxyUsed('datacenter');
 
         const { body, contentType } = await metrics.scrape();
         assert.match(contentType, /^text\/plain; version=0\.0\.4/);
@@ -88,7 +88,6 @@ describe('Metrics', () => {
         assert.equal(valueOf(body, 'dragnet_items_total{route="product",outcome="invalid"}'), 2);
         assert.equal(valueOf(body, 'dragnet_escalations_total{route="product"}'), 3);
         assert.equal(valueOf(body, 'dragnet_links_skipped_total{reason="seen"}'), 9);
-        assert.equal(valueOf(body, 'dragnet_proxy_requests_total{tier="datacenter"}'), 1);
         // 40 admitted − 23 finished − 7 in flight.
         assert.equal(valueOf(body, 'dragnet_queue_pending'), 10);
         assert.equal(valueOf(body, 'dragnet_in_flight{stage="http"}'), 7);
@@ -98,9 +97,44 @@ describe('Metrics', () => {
         assert.match(body, /# TYPE dragnet_fetch_duration_seconds histogram/);
         assert.match(body, /# TYPE dragnet_queue_pending gauge/);
         assert.doesNotMatch(body, /process_cpu/, 'process metrics were turned off');
+        assert.doesNotMatch(body, /dragnet_proxy_|dragnet_tier_moves/, 'no proxy series without a source of them');
 
         // Copied, not added up: a second scrape of unchanged stats says the same.
         assert.equal(valueOf((await metrics.scrape()).body, 'dragnet_dead_lettered_total{reason="http-404"}'), 2);
+    });
+
+    it("reads the proxy routing's report at scrape time: requests by tier, exit and outcome, bytes, sessions, moves, waits", async () => {
+        const proxies = tieredProxies();
+        const metrics = new Metrics({ stats: new RunStats(), proxies: () => proxies, processMetrics: false });
+        let { body } = await metrics.scrape();
+        const exit = (tier: string, port: number) => `tier="${tier}",exit="127.0.0.1:${port}"`;
+        assert.equal(valueOf(body, `dragnet_proxy_requests_total{${exit('datacenter', 8001)},outcome="ok"}`), 280);
+        assert.equal(valueOf(body, `dragnet_proxy_requests_total{${exit('datacenter', 8001)},outcome="blocked"}`), 12);
+        assert.equal(valueOf(body, `dragnet_proxy_requests_total{${exit('datacenter', 8001)},outcome="limited"}`), 5);
+        assert.equal(valueOf(body, `dragnet_proxy_requests_total{${exit('datacenter', 8004)},outcome="exit_fault"}`), 40);
+        assert.equal(valueOf(body, `dragnet_proxy_requests_total{${exit('residential', 8005)},outcome="blocked"}`), 1);
+        assert.equal(valueOf(body, `dragnet_proxy_bytes_total{${exit('residential', 8006)}}`), 650_000);
+        assert.equal(valueOf(body, `dragnet_exit_breaker_opened_total{${exit('datacenter', 8004)}}`), 4);
+        assert.equal(valueOf(body, 'dragnet_sessions_retired_total{reason="blocked"}'), 33);
+        assert.equal(valueOf(body, 'dragnet_sessions_retired_total{reason="max-uses"}'), 12);
+        assert.equal(valueOf(body, 'dragnet_sessions_retired_total{reason="errors"}'), 2);
+        assert.equal(valueOf(body, 'dragnet_tier_moves_total'), 1);
+        assert.equal(valueOf(body, 'dragnet_politeness_wait_seconds_total'), 61.5);
+        assert.match(body, /# TYPE dragnet_proxy_requests_total counter/);
+
+        proxies.exits[0]!.ok += 20;
+        proxies.tierMoves.push({ ...proxies.tierMoves[0]!, section: 'the site' });
+        ({ body } = await metrics.scrape());
+        assert.equal(valueOf(body, `dragnet_proxy_requests_total{${exit('datacenter', 8001)},outcome="ok"}`), 300);
+        assert.equal(valueOf(body, 'dragnet_tier_moves_total'), 2);
+    });
+
+    it('keeps anything before an @ out of the exit label', async () => {
+        const proxies = tieredProxies();
+        proxies.exits[0]!.name = 'scraper:hunter2@127.0.0.1:8001';
+        const { body } = await new Metrics({ stats: new RunStats(), proxies: () => proxies, processMetrics: false }).scrape();
+        assert.ok(!body.includes('hunter2'), 'the password is in /metrics');
+        assert.equal(valueOf(body, 'dragnet_proxy_bytes_total{tier="datacenter",exit="127.0.0.1:8001"}'), 3_000_000);
     });
 
     it('includes the Node process metrics by default, each registry on its own', async () => {

@@ -14,6 +14,7 @@ import { RunStats } from '../../src/monitor/stats.js';
 import { buildSummary } from '../../src/monitor/summary.js';
 import { Timeline, type TimelinePoint } from '../../src/monitor/timeline.js';
 import { runId, writeReport } from '../../src/monitor/writeReport.js';
+import { directProxies } from './proxyReports.js';
 
 /**
  * A crawl of a shop of 100 listing pages x 20 products, played on a real RunStats one simulated second at a time:
@@ -118,6 +119,7 @@ function fakeRun(routes = { listing: 'category', detail: 'product' }): { summary
             deadLetter: 'demo-shop-dead-letter',
             rawPages: './storage/raw_pages/demo-shop',
         },
+        proxies: directProxies(stats.httpFetched),
     });
     return {
         summary: {
@@ -192,14 +194,6 @@ describe('run report', () => {
         assert.match(html, /price \(64\), title \(61\)/);
         assert.match(html, /blue-lamp-42\?ref=&lt;x&gt;/);
         assert.equal(html.match(/class="marker"/g)?.length, 6, 'a marker on each chart over time');
-    });
-
-    it('shows an empty proxy panel without proxy tiers, and their bars with them', () => {
-        const { summary, timeline } = fakeRun();
-        assert.match(renderReport(summary, timeline), /no proxy tiers used in this run/);
-        const html = renderReport({ ...summary, proxyTiers: { direct: 900, datacenter: 120, residential: 8 } }, timeline);
-        assert.doesNotMatch(html, /no proxy tiers used in this run/);
-        assert.match(html, /residential/);
     });
 
     it('renders a run too short for the charts without failing', () => {

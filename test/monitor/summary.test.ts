@@ -9,6 +9,8 @@ import { MemorySeenSet } from '../../src/frontier/seenSet.js';
 import { renderReport } from '../../src/monitor/report.js';
 import { RunStats } from '../../src/monitor/stats.js';
 import { buildSummary, formatSummary } from '../../src/monitor/summary.js';
+import type { ProxyReport } from '../../src/vocabulary/report.js';
+import { directProxies, tieredProxies } from './proxyReports.js';
 
 describe('the run summary', () => {
     it('names the database and the sample pages without their passwords', () => {
@@ -28,6 +30,7 @@ describe('the run summary', () => {
             ],
             browserAvailable: true,
             storage: { dir: 'postgres://dragnet:s3cr3t@127.0.0.1:5432/test', dataset: 'items', quarantine: 'quarantine', deadLetter: 'dead_letter', rawPages: 'raw_pages' },
+            proxies: directProxies(),
         });
         const outputs = { json: JSON.stringify(summary), text: formatSummary(summary), report: renderReport(summary, []) };
         for (const [name, output] of Object.entries(outputs)) {
@@ -41,7 +44,33 @@ describe('the run summary', () => {
 
     it('keeps a storage dir that is a path as it is', () => {
         const storage = { dir: './storage', dataset: 'shop', quarantine: 'shop-quarantine', deadLetter: 'shop-dead-letter', rawPages: './storage/raw_pages/shop' };
-        const summary = buildSummary(new RunStats(), { site: 'shop', seenSet: new MemorySeenSet(), render: {}, drift: [], browserAvailable: true, storage });
+        const summary = buildSummary(new RunStats(), { site: 'shop', seenSet: new MemorySeenSet(), render: {}, drift: [], browserAvailable: true, storage, proxies: directProxies() });
         assert.deepEqual(summary.storage, storage);
+    });
+});
+
+describe('the printed summary on proxies', () => {
+    const storage = { dir: './storage', dataset: 'shop', quarantine: 'shop-quarantine', deadLetter: 'shop-dead-letter', rawPages: './storage/raw_pages/shop' };
+    const printed = (proxies: ProxyReport) =>
+        formatSummary(buildSummary(new RunStats(), { site: 'shop', seenSet: new MemorySeenSet(), render: {}, drift: [], browserAvailable: true, storage, proxies }));
+
+    it('says nothing of proxies for a run that went only by the machine\'s own address', () => {
+        assert.doesNotMatch(printed(directProxies(500)), /proxies/);
+    });
+
+    it('gives a line with the requests, blocks and exit faults per tier and the tier moves', () => {
+        const lines = printed(tieredProxies()).split('\n');
+        assert.deepEqual(
+            lines.filter((line) => line.startsWith('  proxies ')),
+            ['  proxies    datacenter 940 requests (32 blocked, 18 429s, 40 exit faults), residential 135 requests (1 blocked, 0 429s, 0 exit faults); 1 tier move'],
+        );
+        assert.ok(lines.indexOf(lines.find((line) => line.startsWith('  proxies '))!) < lines.findIndex((line) => line.startsWith('  links ')));
+    });
+
+    it('gives it for one tier when its exit is a proxy', () => {
+        const proxies = directProxies(20);
+        proxies.tiers[0]!.name = 'datacenter';
+        proxies.exits[0] = { ...proxies.exits[0]!, tier: 'datacenter', name: '127.0.0.1:8001' };
+        assert.match(printed(proxies), /^ {2}proxies {4}datacenter 20 requests \(0 blocked, 0 429s, 0 exit faults\); 0 tier moves$/m);
     });
 });

@@ -42,7 +42,7 @@ describe('Timeline', () => {
             pages: 5,
             itemsStored: 3,
             itemsInvalid: 1,
-            errors: { transient: 2, blocked: 0, permanent: 0, invalid: 0 },
+            errors: { transient: 2, blocked: 0, permanent: 0, invalid: 0, exit: 0 },
             escalations: 1,
             browserRendered: 1,
             deadLettered: 1,
@@ -52,7 +52,7 @@ describe('Timeline', () => {
         });
         assert.equal(third!.pages, 10);
         assert.equal(third!.queued, 0);
-        assert.deepEqual(third!.errors, { transient: 2, blocked: 1, permanent: 0, invalid: 0 });
+        assert.deepEqual(third!.errors, { transient: 2, blocked: 1, permanent: 0, invalid: 0, exit: 0 });
         assert.deepEqual(third!.routes.product!.failingFields, { price: 3, title: 1 });
         assert.deepEqual(second!.routes.product!.failingFields, { price: 2, title: 1 }, 'earlier points are copies, not live views');
     });

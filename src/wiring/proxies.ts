@@ -1,0 +1,53 @@
+/**
+ * Wiring, part of step 2 (build.ts): how the site's requests leave. Its tiers (the command line's,
+ * else the site's, else direct), the exits' breaker, the sessions, the tier controller and the
+ * politeness limiter, the last two shared through Redis by a distributed fleet.
+ */
+import type { Logger } from 'pino';
+import { ConfigError } from '../configError.js';
+import type { ProxyOptions } from '../crawlOptions.js';
+import { ExitBreaker } from '../fetch/exitBreaker.js';
+import { Identities } from '../fetch/identities.js';
+import { SitePoliteness } from '../fetch/politeness.js';
+import { ProxyRouting } from '../fetch/proxyRouting.js';
+import { type ProxyTier, resolveTiers } from '../fetch/proxyTiers.js';
+import { RedisTierCounts } from '../fetch/redisTierCounts.js';
+import { TIER_DEFAULTS, TierController } from '../fetch/tierController.js';
+import type { RobotsPolicy } from '../frontier/robots.js';
+import type { Site } from '../site.js';
+import type { RunStores } from './stores.js';
+
+export function buildRouting(site: Site, options: ProxyOptions, stores: RunStores, robots: RobotsPolicy | undefined, log: Logger): ProxyRouting {
+    const tiers = tiersOf(site, options);
+    const breaker = new ExitBreaker();
+    const halfLifeMillis = (options.tierController?.halfLifeSecs ?? TIER_DEFAULTS.halfLifeSecs) * 1000;
+    const counts = stores.shared ? new RedisTierCounts({ redis: stores.shared.redis, key: `${stores.shared.keyPrefix}:tiers`, halfLifeMillis }) : undefined;
+    const politeness = new SitePoliteness({
+        maxRate: options.maxRate ?? site.maxRate,
+        crawlDelay: options.crawlDelay,
+        maxCrawlDelaySecs: options.maxCrawlDelaySecs,
+        crawlDelaySecs: robots && ((url) => robots.crawlDelaySecs(url)),
+        store: stores.shared ?? 'memory',
+    });
+    return new ProxyRouting({
+        tiers,
+        breaker,
+        identities: new Identities({ tiers, breaker, maxUses: options.sessionMaxUses }),
+        controller: new TierController(tiers, { ...options.tierController, counts, log }),
+        politeness,
+        close: async () => {
+            politeness.close();
+            await counts?.close();
+        },
+        log,
+    });
+}
+
+/** The tiers in force, checked; a mistake in them is the user's (one line, exit 2). */
+function tiersOf(site: Site, options: ProxyOptions): ProxyTier[] {
+    try {
+        return resolveTiers(options.tiers ?? site.proxyTiers ?? [], options.tierCosts);
+    } catch (error) {
+        throw new ConfigError(`${options.tiers ? '--proxy-tier' : `site ${site.name}'s proxyTiers`}: ${(error as Error).message}`);
+    }
+}

@@ -1,0 +1,196 @@
+/**
+ * Proxy tiers against a shop that really blocks (the fixture shop's anti-bot mode, src/demo/antiBot.ts),
+ * through real local proxies (test/helpers/proxyWorld.ts): 4 datacenter ones, one of them broken,
+ * and 2 residential ones, each leaving from its own loopback address. The shop rate-limits and
+ * budgets each address, wants browser-like headers, binds its session cookie to the address, asks
+ * for a Crawl-delay, and refuses every datacenter address in its hard category.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { AntiBotOptions } from '../../src/demo/shop.js';
+import { crawlShop, type ShopCrawl } from '../helpers/crawlShop.js';
+import { chromiumPath } from '../helpers/fleet.js';
+import { startProxyWorld, type ProxyWorld } from '../helpers/proxyWorld.js';
+
+const CRAWL_DELAY_SECS = 0.025;
+const MAX_RATE = 50;
+const MAX_ATTEMPTS = 3;
+
+/** The most requests that arrived within any `windowMs`, of `arrivals` (ms, in any order). */
+function peakInWindow(arrivals: readonly number[], windowMs: number): number {
+    const sorted = [...arrivals].sort((a, b) => a - b);
+    let peak = 0;
+    for (let first = 0, last = 0; last < sorted.length; last++) {
+        while (sorted[last]! - sorted[first]! >= windowMs) first++;
+        peak = Math.max(peak, last - first + 1);
+    }
+    return peak;
+}
+
+const antiBot = (world: ProxyWorld | undefined, extra: AntiBotOptions = {}): AntiBotOptions => ({
+    datacenterAddresses: world?.addresses.datacenter ?? [],
+    residentialAddresses: world?.addresses.residential ?? [],
+    ratePerSec: 15,
+    burst: 10,
+    budget: 20,
+    hardCategory: true,
+    crawlDelaySecs: CRAWL_DELAY_SECS,
+    ...extra,
+});
+
+describe('a crawl of 1,000 products through 6 proxies in 2 tiers, one proxy broken', () => {
+    let world: ProxyWorld;
+    let run: ShopCrawl;
+
+    before(async () => {
+        world = await startProxyWorld({ datacenter: 4, residential: 2, broken: 1 });
+        run = await crawlShop(
+            { seed: 17, products: 1000, categories: 5, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, antiBot: antiBot(world) },
+            { chromiumPath: undefined, maxConcurrency: 20, retry: { maxAttempts: MAX_ATTEMPTS, baseDelaySecs: 0.2 }, proxies: { tiers: world.tiers, maxRate: MAX_RATE } },
+        );
+    });
+    after(async () => {
+        await run?.close();
+        await world?.close();
+    });
+
+    it('stores every product and dead-letters nothing', () => {
+        assert.equal(run.items.length, 1000);
+        assert.deepEqual(run.deadLetters.map((entry) => `${entry.reason} ${entry.url}`), []);
+        assert.equal(run.exitCode, 0);
+    });
+
+    it('keeps every address within its budget and the site within its rate and Crawl-delay', () => {
+        const stats = run.shop.antiBotStats();
+        for (const [address, counts] of Object.entries(stats.byAddress)) assert.equal(counts.overBudget, 0, `${address} went over its budget`);
+        // The turns are at least 25 ms apart (the Crawl-delay, over 1 / 50 s); arrivals through different proxies may be a few ms out of order.
+        const perSecond = 1000 / Math.max(CRAWL_DELAY_SECS * 1000, 1000 / MAX_RATE);
+        const peak = peakInWindow(stats.arrivals, 1000);
+        assert.ok(peak <= perSecond + 2, `${peak} requests arrived within one second (at most ${perSecond} allowed)`);
+        assert.ok(peak >= perSecond * 0.6, `${peak} requests in the busiest second: the limit should be what holds the crawl back`);
+    });
+
+    it('serves the hard category through the residential tier only, and the rest mostly through the datacenter tier', () => {
+        const { servedByCategory } = run.shop.antiBotStats();
+        const hard = run.shop.hardCategorySlug!;
+        const served = (addresses: readonly string[], isHard: boolean) =>
+            addresses.reduce((sum, address) => {
+                const byCategory = Object.entries(servedByCategory[address] ?? {}).filter(([slug]) => (slug === hard) === isHard);
+                return sum + byCategory.reduce((inner, [, pages]) => inner + pages.products + pages.listings, 0);
+            }, 0);
+        assert.equal(served(world.addresses.datacenter, true), 0, 'no hard-category page was served to a datacenter address');
+        assert.ok(served(world.addresses.residential, true) >= 150, 'the hard category was crawled, through residential addresses');
+        const easyByDatacenter = served(world.addresses.datacenter, false);
+        const easyByResidential = served(world.addresses.residential, false);
+        assert.ok(easyByDatacenter / (easyByDatacenter + easyByResidential) >= 0.9, `${easyByDatacenter} datacenter, ${easyByResidential} residential`);
+    });
+
+    it('learns the hard section and keeps the site on the cheap tier, logging each move', () => {
+        const { proxies } = run.summary;
+        assert.equal(proxies.sections['product /premium'], 'residential');
+        assert.notEqual(proxies.sections['*'], 'residential', 'the site as a whole stays on the datacenter tier');
+        assert.ok(proxies.tierMoves.some((move) => move.section === 'product /premium' && move.to === 'residential'));
+        assert.ok(proxies.probes > 0, 'a share of the hard section still probes the datacenter tier');
+    });
+
+    it("counts the broken proxy's failures as exit faults, not blocks, and rests it", () => {
+        const broken = run.summary.proxies.exits.find((exit) => world.brokenUrls.some((url) => url.includes(`@${exit.name}`)))!;
+        assert.ok(broken.exitFaults > 0, 'the broken proxy was tried');
+        assert.equal(broken.ok + broken.blocked, 0);
+        assert.ok(broken.breakerOpened > 0);
+        assert.equal(run.summary.errorsByClass.exit, run.summary.proxies.tiers[0]!.exitFaults);
+        const brokenStats = world.stats().find((proxy) => proxy.broken)!;
+        assert.equal(brokenStats.authFailures, broken.exitFaults, 'every 407 it gave was counted');
+        assert.ok(broken.exitFaults < 20, `${broken.exitFaults} requests sent to the broken proxy: its breaker should keep it out`);
+    });
+});
+
+describe('the same shop with no proxies', () => {
+    let run: ShopCrawl;
+
+    before(async () => {
+        run = await crawlShop(
+            { seed: 17, products: 200, categories: 5, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, antiBot: antiBot(undefined, { crawlDelaySecs: undefined, ratePerSec: 100, burst: 50 }) },
+            { chromiumPath: undefined, maxConcurrency: 10, retry: { maxAttempts: MAX_ATTEMPTS, baseDelaySecs: 0.05 } },
+        );
+    });
+    after(() => run?.close());
+
+    it('dead-letters the blocked pages as blocked after its attempts, and stores the rest', () => {
+        const hardPaths = run.shop.products.filter((product) => product.path.startsWith('/premium/')).map((product) => product.path);
+        assert.ok(hardPaths.length > 0);
+        const blocked = run.deadLetters.filter((entry) => entry.failureClass === 'blocked');
+        assert.ok(blocked.length > 0, 'the hard category is dead-lettered');
+        assert.ok(blocked.every((entry) => new URL(entry.url).pathname.startsWith('/premium/') && entry.attempts === MAX_ATTEMPTS), 'each after every attempt');
+        assert.equal(run.deadLetters.length, blocked.length, 'nothing else is dead-lettered');
+        const listingsBlocked = blocked.filter((entry) => !hardPaths.includes(new URL(entry.url).pathname)).length;
+        assert.equal(run.items.length, 200 - hardPaths.length + (listingsBlocked === 0 ? hardPaths.length : 0));
+        const requests = run.shop.stats().byPath;
+        for (const entry of blocked) assert.equal(Object.values(requests[new URL(entry.url).pathname] ?? {}).reduce((a, b) => a + b, 0), MAX_ATTEMPTS);
+    });
+});
+
+describe('browser-like headers from both stages, one user agent per session', { skip: chromiumPath ? false : 'no Chromium found' }, () => {
+    let world: ProxyWorld;
+    let run: ShopCrawl;
+
+    before(async () => {
+        world = await startProxyWorld({ datacenter: 2, residential: 0, broken: 0 });
+        run = await crawlShop(
+            { seed: 23, products: 120, scriptOnlyRate: 0.2, transientFailureRate: 0, notFoundLinks: 0, antiBot: antiBot(world, { hardCategory: false, crawlDelaySecs: undefined, ratePerSec: 100, burst: 50 }) },
+            { chromiumPath, maxConcurrency: 10, proxies: { tiers: world.tiers } },
+        );
+    });
+    after(async () => {
+        await run?.close();
+        await world?.close();
+    });
+
+    it('passes the header check from the HTTP stage and the browser, each session showing one user agent', async () => {
+        assert.equal(run.items.length, 120);
+        assert.ok(run.summary.browser.rendered >= 20, `${run.summary.browser.rendered} pages rendered`);
+        const stats = run.shop.antiBotStats();
+        for (const [address, counts] of Object.entries(stats.byAddress)) {
+            assert.equal(counts.badHeaders, 0, `${address}: refused for its headers`);
+            assert.equal(counts.stolenSession, 0, `${address}: a session cookie came from another address`);
+        }
+        const sessions = Object.entries(stats.userAgentsBySession).filter(([, agents]) => agents.length > 0);
+        assert.ok(sessions.length > 0);
+        for (const [sid, agents] of sessions) assert.equal(agents.length, 1, `session ${sid} showed ${agents.join(' | ')}`);
+        // And the shop does refuse a client without them.
+        const bare = await fetch(`${run.shop.url}/`, { headers: { 'user-agent': 'curl/8.0' } });
+        assert.equal(bare.status, 403);
+    });
+});
+
+describe('a JS challenge', { skip: chromiumPath ? false : 'no Chromium found' }, () => {
+    let world: ProxyWorld;
+    let run: ShopCrawl;
+
+    before(async () => {
+        world = await startProxyWorld({ datacenter: 1, residential: 0, broken: 0 });
+        run = await crawlShop(
+            { seed: 29, products: 150, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, antiBot: antiBot(world, { hardCategory: false, crawlDelaySecs: undefined, ratePerSec: 100, burst: 50, jsChallenge: true }) },
+            { chromiumPath, maxConcurrency: 4, proxies: { tiers: world.tiers } },
+        );
+    });
+    after(async () => {
+        await run?.close();
+        await world?.close();
+    });
+
+    it('is passed once per session in the browser, whose cookie then carries the HTTP stage on the same exit', () => {
+        assert.equal(run.items.length, 150);
+        assert.deepEqual(run.deadLetters, []);
+        const [address] = world.addresses.datacenter;
+        const stats = run.shop.antiBotStats();
+        assert.equal(stats.byAddress[address!]!.challengesSolved, 1, 'the challenge was passed from the proxy\'s address');
+        const { challengesToBrowser, sessions } = run.summary.proxies;
+        // Each session meets the challenge on its first requests (as many as are in flight), then never again.
+        assert.ok(challengesToBrowser >= 1 && challengesToBrowser <= sessions.created * 4, `${challengesToBrowser} challenges handed to the browser, ${sessions.created} sessions`);
+        assert.equal(run.summary.browser.rendered, challengesToBrowser, 'the browser rendered only the challenged pages');
+        assert.ok(run.summary.http.fetched >= 150 + run.shop.listingPaths.length - challengesToBrowser, `${run.summary.http.fetched} pages through the HTTP stage, past the challenge`);
+        assert.ok(stats.byAddress[address!]!.challenged <= challengesToBrowser * 2, 'no session was challenged again once it passed');
+        assert.ok(stats.challengeSolvers[address!]!.length <= sessions.created, 'the solvers are the sessions');
+    });
+});
