@@ -2,7 +2,7 @@
  * Crawler child: dragnet's `crawl()` over the fixture shop, configured as `npm start` would be
  * (the CLI's defaults from src/options.ts, and its V8 heap setting from src/heapGrowth.ts) with the
  * case's concurrency, storage dir and flags, logs off and no Chromium (the bench shops have no
- * script-only pages). Prints one CrawlerResult line.
+ * script-only pages). Prints one CrawlerResult line, with a few figures of the run summary (`dragnet`).
  *
  *   node --import tsx bench/crawlers/dragnet.ts '<CrawlerCase as JSON>'
  */
@@ -38,4 +38,21 @@ const { summary } = await crawl({
     log,
 });
 clearTimeout(timeLimit);
-reportAndExit({ ...measurement.stop(), crawlerPages: summary.requests.succeeded, items: summary.items.stored, finished: true });
+const measured = measurement.stop();
+const { requests, proxies } = summary;
+reportAndExit({
+    ...measured,
+    crawlerPages: requests.succeeded,
+    items: summary.items.stored,
+    finished: true,
+    dragnet: {
+        retried: requests.retried,
+        deadLettered: requests.deadLettered,
+        deadLetterByReason: summary.deadLetterByReason,
+        errorsByClass: summary.errorsByClass,
+        proxyTiers: proxies.tiers.map(({ name, requests, ok, blocked, limited, exitFaults }) => ({ name, requests, ok, blocked, limited, exitFaults })),
+        proxyExits: proxies.exits.map(({ tier, name, requests, ok, exitFaults, breakerOpened }) => ({ tier, name, requests, ok, exitFaults, breakerOpened })),
+        tierMoves: proxies.tierMoves.length,
+        probes: proxies.probes,
+    },
+});

@@ -58,6 +58,22 @@ export interface CrawlerResult {
     poolConcurrencySamples?: number[];
     /** plain Crawlee only: `crawler.autoscaledPool.desiredConcurrency`, sampled with the above. */
     poolDesiredSamples?: number[];
+    /** dragnet only, when the crawl ran to its end: what its run summary says failed, and how requests left. */
+    dragnet?: DragnetSummaryFigures;
+}
+
+/** A few figures of dragnet's run summary (src/vocabulary/report.ts), copied as they are. */
+export interface DragnetSummaryFigures {
+    retried: number;
+    deadLettered: number;
+    deadLetterByReason: Record<string, number>;
+    errorsByClass: Record<string, number>;
+    /** `proxies.tiers`: requests sent by each tier, and what came of them (ok, blocked, limited, exitFaults). */
+    proxyTiers: Array<{ name: string; requests: number; ok: number; blocked: number; limited: number; exitFaults: number }>;
+    /** `proxies.exits`: the same per exit (`host:port` of a proxy, or `direct`). */
+    proxyExits: Array<{ tier: string; name: string; requests: number; ok: number; exitFaults: number; breakerOpened: number }>;
+    tierMoves: number;
+    probes: number;
 }
 
 /** The case a child was started with (argv[2]). */

@@ -10,7 +10,7 @@ import type { ShopOptions } from '../../src/demo/shop.js';
 import type { CrawlerCase } from '../crawlers/protocol.js';
 import { startCountingShop } from './countingShop.js';
 import { median as medianOf, round } from './stats.js';
-import { runCrawler, type Crawler, type RunOutcome } from './runCrawler.js';
+import { runCrawler, type Crawler, type RunOutcome, type Sidecar } from './runCrawler.js';
 
 export interface ComparisonOptions {
     /** Names the comparison in progress lines. */
@@ -28,6 +28,8 @@ export interface RunRecord {
     shopInflightSamples: number[];
     /** CPU seconds the shop (this process) spent during the run. */
     shopCpuSec: number;
+    /** The crawler's sidecar's report on the run (its own CPU included), when it has one. */
+    sidecar?: { cpuSec: number } & Record<string, number>;
     /**
      * Share of the machine's cores that neither the crawler nor the shop used during the crawl:
      * other people's work on a shared machine. High values make a run's figures suspect.
@@ -51,21 +53,26 @@ export async function compareCrawlers(options: ComparisonOptions): Promise<Map<s
 async function runOnce(crawler: Crawler, run: number, options: ComparisonOptions): Promise<RunRecord> {
     const storageDir = await mkdtemp(join(tmpdir(), `dragnet-bench-${crawler.name}-`));
     const shop = await startCountingShop({ ...options.shop, ...crawler.shopOverrides }, options.crawl.sampleIntervalMs);
+    let sidecar: Sidecar | undefined;
     try {
+        sidecar = await crawler.sidecar?.();
+        const args = [...(options.crawl.args ?? []), ...(sidecar?.args ?? [])];
         const shopCpuBefore = process.cpuUsage();
-        const outcome = await runCrawler(crawler, { ...options.crawl, shopUrl: shop.shop.url, storageDir });
+        const outcome = await runCrawler(crawler, { ...options.crawl, ...(args.length > 0 ? { args } : {}), shopUrl: shop.shop.url, storageDir });
         const shopCpu = process.cpuUsage(shopCpuBefore);
         const shopCpuSec = round((shopCpu.user + shopCpu.system) / 1e6, 2);
-        if (!outcome.ok) return { run, outcome, shopInflightSamples: [], shopCpuSec, othersCpuShare: null };
+        const sidecarReport = await sidecar?.report();
+        if (!outcome.ok) return { run, outcome, shopInflightSamples: [], shopCpuSec, sidecar: sidecarReport, othersCpuShare: null };
         const { result } = outcome;
         const shopInflightSamples = shop
             .samples()
             .filter((s) => s.atMs >= result.startedAtMs && s.atMs <= result.endedAtMs)
             .map((s) => s.inflight);
-        // The shop is idle outside the crawl, so all of its CPU time falls in the crawl's window.
-        const ours = (result.cpuSec + shopCpuSec) / (cpus().length * result.durationSec);
-        return { run, outcome, shopInflightSamples, shopCpuSec, othersCpuShare: round(Math.max(0, result.machineCpuBusy - ours), 3) };
+        // The shop and the sidecar are idle outside the crawl, so all of their CPU time falls in the crawl's window.
+        const ours = (result.cpuSec + shopCpuSec + (sidecarReport?.cpuSec ?? 0)) / (cpus().length * result.durationSec);
+        return { run, outcome, shopInflightSamples, shopCpuSec, sidecar: sidecarReport, othersCpuShare: round(Math.max(0, result.machineCpuBusy - ours), 3) };
     } finally {
+        await sidecar?.close();
         await shop.close();
         await rm(storageDir, { recursive: true, force: true });
     }

@@ -19,6 +19,17 @@ export interface Crawler {
     caseOverrides?: Partial<CrawlerCase>;
     /** Overrides for the shop it crawls (the failures suite's failing shop). */
     shopOverrides?: ShopOptions;
+    /** A process its runs go through (the proxies suite's proxies), started fresh before each run and closed after it. */
+    sidecar?: () => Promise<Sidecar>;
+}
+
+/** A process beside the crawler for one run, its CPU its own. */
+export interface Sidecar {
+    /** Command-line flags added to the case's (dragnet's `--proxy-tier …`). */
+    args: string[];
+    /** What it saw over the run, read once the crawler has exited; `cpuSec` is its CPU time, kept out of `others' CPU`. */
+    report(): Promise<{ cpuSec: number } & Record<string, number>>;
+    close(): Promise<void>;
 }
 
 const crawlersDir = fileURLToPath(new URL('../crawlers/', import.meta.url));

@@ -43,7 +43,7 @@ export async function startShopProcess(options: ShopOptions): Promise<ShopProces
     let stderr = '';
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-2000)));
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    const ready = await nextMessage(child, 'ready', READY_TIMEOUT_MS).catch((error: Error) => {
+    const ready = await nextMessage<ShopChildMessage>(child, 'ready', READY_TIMEOUT_MS).catch((error: Error) => {
         child.kill('SIGKILL');
         throw new Error(`the shop process did not start: ${error.message} ${stderr.trim()}`);
     });
@@ -52,7 +52,7 @@ export async function startShopProcess(options: ShopOptions): Promise<ShopProces
         url: ready.url,
         pid: child.pid!,
         async report() {
-            const answer = nextMessage(child, 'report', 10_000);
+            const answer = nextMessage<ShopChildMessage>(child, 'report', 10_000);
             child.send({ type: 'report' });
             const message = await answer;
             if (message.type !== 'report') throw new Error('unreachable');
@@ -67,12 +67,13 @@ export async function startShopProcess(options: ShopOptions): Promise<ShopProces
     };
 }
 
-function nextMessage(child: ChildProcess, type: ShopChildMessage['type'], timeoutMs: number): Promise<ShopChildMessage> {
+/** The child's next IPC message of `type`; rejects when it exits first or sends none in time. Also proxyProcess.ts's. */
+export function nextMessage<M extends { type: string }>(child: ChildProcess, type: M['type'], timeoutMs: number): Promise<M> {
     return new Promise((resolve, reject) => {
         const timer = setTimeout(() => done(new Error(`no ${type} message in ${timeoutMs} ms`)), timeoutMs);
-        const onMessage = (message: ShopChildMessage) => message.type === type && done(undefined, message);
+        const onMessage = (message: M) => message.type === type && done(undefined, message);
         const onExit = (code: number | null) => done(new Error(`exited with code ${code}`));
-        function done(error?: Error, message?: ShopChildMessage) {
+        function done(error?: Error, message?: M) {
             clearTimeout(timer);
             child.off('message', onMessage);
             child.off('exit', onExit);

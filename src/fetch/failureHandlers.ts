@@ -18,7 +18,7 @@ import type { FrontierQueue } from '../vocabulary/queue.js';
 import type { RequestData, Stage } from '../vocabulary/request.js';
 import type { FailureHook } from './crawlerHooks.js';
 import { classifyError } from './failures.js';
-import { NoExitAvailable, type ProxyRouting } from './proxyRouting.js';
+import { NoExitAvailable, type ProxyRouting, TurnDeferred } from './proxyRouting.js';
 import type { RetryPolicy } from './retryPolicy.js';
 
 /** Uncharged retries of one request after exit faults, before it is given up on as `exits-failing`. */
@@ -43,6 +43,12 @@ export interface FailureHandlerOptions {
 export function failureHook({ stage, queue, outcomes, retryPolicy, events, log, routing }: FailureHandlerOptions): FailureHook {
     return async ({ request }, error, crawleeWouldRetry) => {
         const userData = request.userData as RequestData;
+        if (error instanceof TurnDeferred) {
+            // Nothing was sent: back to the queue, uncharged, for when the turn is nearer.
+            request.retryCount -= 1;
+            userData.retryAt = Date.now() + error.delayMs / 2;
+            return;
+        }
         const attempt = routing.attemptOf(request);
         const failure = classifyError(error, { viaProxy: attempt?.exit.proxyUrl !== undefined });
         // The session, the exit's breaker and the tier controller learn their share; a blocked session retires.

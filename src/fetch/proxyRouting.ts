@@ -13,7 +13,7 @@ import type { RequestData, Stage } from '../vocabulary/request.js';
 import type { ExitBreaker } from './exitBreaker.js';
 import { FetchFailure } from './failures.js';
 import { type Exit, exitKey, type Identities, type Identity } from './identities.js';
-import type { SitePoliteness } from './politeness.js';
+import { PolitenessClosedError, type SitePoliteness } from './politeness.js';
 import type { ProxyTier } from './proxyTiers.js';
 import { sectionOf, type TierController } from './tierController.js';
 
@@ -37,6 +37,20 @@ export interface Attempt {
     section: string;
     probe: boolean;
 }
+
+/**
+ * The site's turn is further off than a request should wait holding a crawler slot (a long
+ * Crawl-delay with many slots would run past Crawlee's handler timeout), or the run is stopping:
+ * the request goes back to its queue for later, uncharged.
+ */
+export class TurnDeferred extends FetchFailure {
+    constructor(readonly delayMs: number) {
+        super('transient', `the site's turn is more than ${Math.round(delayMs / 1000)} s off`, undefined, 'turn-deferred');
+    }
+}
+
+/** How long a request waits for the site's turn in its slot before it goes back to the queue. */
+export const MAX_TURN_WAIT_MILLIS = 20_000;
 
 /** No exit of any tier from the request's own up is let through by the breaker: the request waits, uncharged. */
 export class NoExitAvailable extends FetchFailure {
@@ -105,7 +119,9 @@ export class ProxyRouting {
             }
         }
         if (!attempt) throw new NoExitAvailable(`no exit of tier ${this.tiers[userData.tierFloor ?? 0]?.name} or above is available: every proxy is on its breaker`);
-        await this.politeness.acquire(url);
+        await this.politeness.acquire(url, AbortSignal.timeout(MAX_TURN_WAIT_MILLIS)).catch((error: unknown) => {
+            throw error instanceof PolitenessClosedError ? new TurnDeferred(MAX_TURN_WAIT_MILLIS) : error;
+        });
         this.attempts.set(request, attempt);
         this.sessionsCreated.add(attempt.identity.id);
         this.count(attempt, (counters) => (counters.requests += 1));

@@ -8,6 +8,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { AntiBotOptions } from '../../src/demo/shop.js';
+import { Metrics } from '../../src/monitor/metrics.js';
+import { renderReport } from '../../src/monitor/report.js';
+import { RunStats } from '../../src/monitor/stats.js';
 import { crawlShop, type ShopCrawl } from '../helpers/crawlShop.js';
 import { chromiumPath } from '../helpers/fleet.js';
 import { startProxyWorld, type ProxyWorld } from '../helpers/proxyWorld.js';
@@ -102,6 +105,20 @@ describe('a crawl of 1,000 products through 6 proxies in 2 tiers, one proxy brok
         const brokenStats = world.stats().find((proxy) => proxy.broken)!;
         assert.equal(brokenStats.authFailures, broken.exitFaults, 'every 407 it gave was counted');
         assert.ok(broken.exitFaults < 20, `${broken.exitFaults} requests sent to the broken proxy: its breaker should keep it out`);
+    });
+
+    it('shows the proxies by host and port in the summary, the report and /metrics, never with their passwords', async () => {
+        const metrics = new Metrics({ stats: new RunStats(), proxies: () => run.summary.proxies, processMetrics: false });
+        const written = {
+            summary: JSON.stringify(run.summary),
+            report: renderReport(run.summary, []),
+            metrics: (await metrics.scrape()).body,
+        };
+        const port = new URL(world.tiers[0]!.proxyUrls[0]!).port;
+        for (const [where, text] of Object.entries(written)) {
+            assert.ok(text.includes(`127.0.0.1:${port}`), `${where} names the proxy`);
+            for (const secret of world.secrets) assert.ok(!text.includes(secret), `${where} holds a proxy password`);
+        }
     });
 });
 

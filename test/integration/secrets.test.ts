@@ -5,8 +5,9 @@
  * debug level, has a page that fails (dead-letter), one that fails its schema (quarantine) and a
  * response that sets a cookie; then every log line, the summary (printed and JSON), the report,
  * every file of the storage dir, every row of the run's PostgreSQL schema and every key of its
- * Redis prefix are searched for the secrets. (Proxies, and so proxy passwords, come with the proxy
- * tiers; src/vocabulary/redact.ts's tests cover proxy URLs.)
+ * Redis prefix are searched for the secrets. Its requests go out through two proxy tiers of real
+ * local proxies with passwords, one of them broken (its 407s are logged as exit faults), and the
+ * passwords are searched for too.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -21,6 +22,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { POSTGRES_URL, REDIS_URL, withSchema } from '../helpers/fleetWorld.js';
+import { startProxyWorld, type ProxyWorld } from '../helpers/proxyWorld.js';
 
 const id = randomBytes(4).toString('hex');
 const SECRETS = {
@@ -40,7 +42,8 @@ async function serveShop(): Promise<{ server: Server; origin: string; unauthoriz
     let unauthorized = 0;
     const server = createServer((req, res) => {
         if (req.url === '/robots.txt') return void res.writeHead(404).end();
-        if (req.headers.authorization !== SECRETS.authorization || req.headers.cookie !== SECRETS.cookie) {
+        // The site's own cookie first, then what it set (its token) once it has set it.
+        if (req.headers.authorization !== SECRETS.authorization || !req.headers.cookie?.startsWith(SECRETS.cookie)) {
             unauthorized += 1;
             return void res.writeHead(401).end();
         }
@@ -101,10 +104,12 @@ describe('a run configured with secrets', () => {
     let db: pg.Client;
     let storageDir: string;
     let result: CliResult;
+    let proxies: ProxyWorld;
     const written = new Map<string, string>();
 
     before(async () => {
         shop = await serveShop();
+        proxies = await startProxyWorld({ datacenter: 2, residential: 1, broken: 1 });
         redis = new Redis(REDIS_URL);
         await redis.call('ACL', 'SETUSER', redisUser, 'on', `>${SECRETS.redis}`, '~*', '&*', '+@all');
         const postgres = new URL(POSTGRES_URL);
@@ -119,7 +124,7 @@ describe('a run configured with secrets', () => {
         databaseUrl.password = SECRETS.database;
         const summaryJson = join(storageDir, 'summary.json');
         result = await runCli(
-            ['--site', SITE, '--start-url', `${shop.origin}/`, '--storage-dir', storageDir, '--summary-json', summaryJson, '--log-level', 'debug', '--max-attempts', '1'],
+            ['--site', SITE, '--start-url', `${shop.origin}/`, '--storage-dir', storageDir, '--summary-json', summaryJson, '--log-level', 'debug', '--max-attempts', '1', ...proxies.tierSpecs().flatMap((spec) => ['--proxy-tier', spec])],
             {
                 REDIS_URL: redisUrl.href,
                 DATABASE_URL: databaseUrl.href,
@@ -137,6 +142,7 @@ describe('a run configured with secrets', () => {
     // Each part is cleaned up on its own, so one that failed to open does not leave the others behind.
     after(async () => {
         shop?.server.close();
+        await proxies?.close();
         await db?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
         await db?.end().catch(() => undefined);
         if (redis) {
@@ -163,6 +169,17 @@ describe('a run configured with secrets', () => {
             assert.deepEqual(found, []);
         });
     }
+
+    it('writes no proxy password anywhere, though its requests went through the proxies and the broken one was logged', async () => {
+        const summary = JSON.parse(await readFile(join(storageDir, 'summary.json'), 'utf8'));
+        assert.ok(summary.proxies.tiers[0].ok > 0, 'requests went out through the datacenter tier');
+        assert.ok(summary.proxies.exits.some((exit: { exitFaults: number }) => exit.exitFaults > 0), 'the broken proxy was tried');
+        assert.match(result.stderr, /exit datacenter\/127\.0\.0\.1:\d+ failed/);
+        for (const secret of proxies.secrets) {
+            const found = [...written].filter(([, text]) => text.includes(secret)).map(([where]) => where);
+            assert.deepEqual(found, [], 'a proxy password was written');
+        }
+    });
 
     it('searches text that does hold what the run did (the search can fail)', () => {
         assert.ok(written.get('PostgreSQL')!.includes('/products/1'));
