@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { assertEveryProductOnce, assertExited, chromiumPath, type Fleet, startFleet } from '../helpers/fleet.js';
+import { peakInWindow } from '../helpers/arrivals.js';
 import { startProxyWorld, type ProxyWorld } from '../helpers/proxyWorld.js';
 
 const CRAWL_DELAY_SECS = 0.05;
@@ -42,12 +43,7 @@ describe('three workers through the same proxies', { skip: chromiumPath ? false 
     it("keeps the site's Crawl-delay and each address's budget for the fleet as one worker would", () => {
         const stats = fleet.shop.antiBotStats();
         for (const [address, counts] of Object.entries(stats.byAddress)) assert.equal(counts.overBudget, 0, `${address} went over its budget`);
-        const sorted = [...stats.arrivals].sort((a, b) => a - b);
-        let peak = 0;
-        for (let first = 0, last = 0; last < sorted.length; last++) {
-            while (sorted[last]! - sorted[first]! >= 1000) first++;
-            peak = Math.max(peak, last - first + 1);
-        }
+        const peak = peakInWindow(stats.arrivals, 1000);
         const perSecond = 1 / CRAWL_DELAY_SECS;
         assert.ok(peak <= perSecond + 2, `${peak} requests within one second; the Crawl-delay allows ${perSecond}`);
     });

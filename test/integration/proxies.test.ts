@@ -11,6 +11,7 @@ import type { AntiBotOptions } from '../../src/demo/shop.js';
 import { Metrics } from '../../src/monitor/metrics.js';
 import { renderReport } from '../../src/monitor/report.js';
 import { RunStats } from '../../src/monitor/stats.js';
+import { peakInWindow } from '../helpers/arrivals.js';
 import { crawlShop, type ShopCrawl } from '../helpers/crawlShop.js';
 import { chromiumPath } from '../helpers/fleet.js';
 import { startProxyWorld, type ProxyWorld } from '../helpers/proxyWorld.js';
@@ -18,17 +19,6 @@ import { startProxyWorld, type ProxyWorld } from '../helpers/proxyWorld.js';
 const CRAWL_DELAY_SECS = 0.025;
 const MAX_RATE = 50;
 const MAX_ATTEMPTS = 3;
-
-/** The most requests that arrived within any `windowMs`, of `arrivals` (ms, in any order). */
-function peakInWindow(arrivals: readonly number[], windowMs: number): number {
-    const sorted = [...arrivals].sort((a, b) => a - b);
-    let peak = 0;
-    for (let first = 0, last = 0; last < sorted.length; last++) {
-        while (sorted[last]! - sorted[first]! >= windowMs) first++;
-        peak = Math.max(peak, last - first + 1);
-    }
-    return peak;
-}
 
 const antiBot = (world: ProxyWorld | undefined, extra: AntiBotOptions = {}): AntiBotOptions => ({
     datacenterAddresses: world?.addresses.datacenter ?? [],
