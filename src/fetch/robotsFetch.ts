@@ -21,6 +21,11 @@ export interface RobotsFetchOptions {
     timeoutSecs?: number;
     /** Where the fetch may connect: each hop's URL is checked, each host resolved by its lookup. Default: anywhere, by the system's DNS. */
     egress?: Egress;
+    /**
+     * The proxy each fetch goes out by (the site's cheapest tier, so the site sees no other
+     * address), or undefined for direct; asked per fetch. Default: direct.
+     */
+    proxyUrl?: () => string | undefined;
 }
 
 /**
@@ -43,9 +48,14 @@ export function createRobotsFetch(options: RobotsFetchOptions = {}): (url: strin
     const { egress } = options;
     const probeAlpn = egress && alpnProbe(egress.lookup, timeoutMs);
     return async (url) => {
+        const proxyUrl = options.proxyUrl?.();
         try {
-            egress?.assertAllowed(new URL(url));
-            await probeAlpn?.(new URL(url));
+            // Through a proxy the proxy resolves the host: its addresses are checked, not pinned.
+            if (proxyUrl) await egress?.check(new URL(url));
+            else {
+                egress?.assertAllowed(new URL(url));
+                await probeAlpn?.(new URL(url));
+            }
         } catch (error) {
             if (isForbidden(error)) return FORBIDDEN_ANSWER;
             throw error;
@@ -57,7 +67,9 @@ export function createRobotsFetch(options: RobotsFetchOptions = {}): (url: strin
             // The policy retries on its own schedule; got's retries would only stretch the wait.
             retry: { limit: 0 },
             timeout: { request: timeoutMs },
-            ...(egress ? { dnsLookup: egress.lookup, hooks: { beforeRedirect: [(next) => egress.assertAllowed(next.url as URL)] } } : {}),
+            ...(egress ? { hooks: { beforeRedirect: [(next) => egress.assertAllowed(next.url as URL)] } } : {}),
+            ...(egress && !proxyUrl ? { dnsLookup: egress.lookup } : {}),
+            ...(proxyUrl ? { proxyUrl } : {}),
         });
         let status = 0;
         stream.once('response', (response: { statusCode: number }) => (status = response.statusCode));

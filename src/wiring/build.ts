@@ -68,8 +68,13 @@ export function buildPipeline(stores: RunStores, options: CrawlOptions): Pipelin
     const events = new RunEvents();
     const startUrls = options.startUrls.length > 0 ? options.startUrls : site.startUrls;
     const egress = new Egress({ startUrls, allowPrivateNetwork: options.allowPrivateNetwork, lookup: options.dnsLookup });
-    const robots = options.respectRobotsTxt === false ? undefined : new RobotsPolicy({ fetch: createRobotsFetch({ egress }), log });
-    const routing = buildRouting(site, options.proxies ?? {}, stores, robots, log);
+    // robots.txt goes out by the cheapest tier, as the site's pages do; the politeness reads its Crawl-delay.
+    let robots: RobotsPolicy | undefined;
+    const routing = buildRouting(site, options.proxies ?? {}, stores, () => robots, log);
+    if (options.respectRobotsTxt !== false) {
+        const proxyUrl = () => routing.identities.pick(0)?.exit.proxyUrl;
+        robots = new RobotsPolicy({ fetch: createRobotsFetch({ egress, proxyUrl }), log });
+    }
     const frontier = new Frontier({
         site,
         seenSet,

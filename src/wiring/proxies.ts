@@ -17,7 +17,8 @@ import type { RobotsPolicy } from '../frontier/robots.js';
 import type { Site } from '../site.js';
 import type { RunStores } from './stores.js';
 
-export function buildRouting(site: Site, options: ProxyOptions, stores: RunStores, robots: RobotsPolicy | undefined, log: Logger): ProxyRouting {
+/** `robots`: the run's robots policy, once there is one (it fetches through this routing's cheapest tier). */
+export function buildRouting(site: Site, options: ProxyOptions, stores: RunStores, robots: () => RobotsPolicy | undefined, log: Logger): ProxyRouting {
     const tiers = tiersOf(site, options);
     const breaker = new ExitBreaker();
     const halfLifeMillis = (options.tierController?.halfLifeSecs ?? TIER_DEFAULTS.halfLifeSecs) * 1000;
@@ -26,7 +27,7 @@ export function buildRouting(site: Site, options: ProxyOptions, stores: RunStore
         maxRate: options.maxRate ?? site.maxRate,
         crawlDelay: options.crawlDelay,
         maxCrawlDelaySecs: options.maxCrawlDelaySecs,
-        crawlDelaySecs: robots && ((url) => robots.crawlDelaySecs(url)),
+        crawlDelaySecs: (url) => robots()?.crawlDelaySecs(url),
         store: stores.shared ?? 'memory',
     });
     return new ProxyRouting({

@@ -47,8 +47,10 @@ describe('a crawl of 1,000 products through 6 proxies in 2 tiers, one proxy brok
         await world?.close();
     });
 
-    it('stores every product and dead-letters nothing', () => {
+    it('stores every product and dead-letters nothing, sending nothing from the machine\'s own address, robots.txt included', () => {
         assert.equal(run.items.length, 1000);
+        assert.equal(run.shop.antiBotStats().byAddress['127.0.0.1'], undefined);
+        assert.equal(run.shop.stats().byPath['/robots.txt']?.['200'], 1);
         assert.deepEqual(run.deadLetters.map((entry) => `${entry.reason} ${entry.url}`), []);
         assert.equal(run.exitCode, 0);
     });
