@@ -23,8 +23,9 @@ interface ExitState {
     /** Times opened since it last worked. */
     openings: number;
     openUntil: number;
-    /** A request is out to try it after an opening (half-open). */
+    /** A request is out to try it after an opening (half-open), until then: one that never reports back does not hold the exit out for good. */
     trial: boolean;
+    trialUntil: number;
     faults: number;
     opened: number;
 }
@@ -47,8 +48,10 @@ export class ExitBreaker {
     allows(exit: string): boolean {
         const state = this.exits.get(exit);
         if (!state || state.openUntil === 0) return true;
-        if (this.now() < state.openUntil || state.trial) return false;
+        const now = this.now();
+        if (now < state.openUntil || (state.trial && now < state.trialUntil)) return false;
         state.trial = true;
+        state.trialUntil = now + this.maxOpenMillis;
         return true;
     }
 
@@ -64,6 +67,8 @@ export class ExitBreaker {
         const state = this.state(exit);
         state.faults += 1;
         state.faultsInRow += 1;
+        // A request that was out when the exit opened says nothing new: only a trial's fault, or the first ones, open it.
+        if (!state.trial && this.now() < state.openUntil) return;
         if (state.faultsInRow < this.faultsToOpen && !state.trial) return;
         state.openUntil = this.now() + Math.min(this.maxOpenMillis, this.openMillis * 2 ** state.openings);
         state.openings += 1;
@@ -79,7 +84,7 @@ export class ExitBreaker {
 
     private state(exit: string): ExitState {
         let state = this.exits.get(exit);
-        if (!state) this.exits.set(exit, (state = { faultsInRow: 0, openings: 0, openUntil: 0, trial: false, faults: 0, opened: 0 }));
+        if (!state) this.exits.set(exit, (state = { faultsInRow: 0, openings: 0, openUntil: 0, trial: false, trialUntil: 0, faults: 0, opened: 0 }));
         return state;
     }
 }

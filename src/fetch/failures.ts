@@ -12,7 +12,9 @@
  *   past the size cap) — dead-lettered at once;
  * - invalid: the page was fetched but its records fail the route's schema — quarantined;
  * - exit: the proxy failed, not the site — a 407, a refused or failed CONNECT (Chromium's
- *   ERR_PROXY_* and ERR_TUNNEL_*), a proxy's 590-599 upstream statuses (proxy-chain's and Apify's),
+ *   ERR_PROXY_* and ERR_TUNNEL_*), a proxy's 590 (its upstream proxy refused the CONNECT) or 597
+ *   (its upstream proxy refused its credentials) — not 593-596, which proxy-chain and Apify's proxy
+ *   give when the *site* is unreachable, refuses or resets,
  *   or, through a proxy, a connection that never reached it (refused, unreachable, or timed out
  *   before the TCP connect). Retried on another exit without an attempt charged; the exit goes on
  *   a breaker (exitBreaker.ts). A proxy that accepts the connection and then hangs looks like a
@@ -45,8 +47,8 @@ export interface AttemptContext {
     viaProxy?: boolean;
 }
 
-/** The statuses proxies answer with when their upstream failed (proxy-chain's badGatewayStatusCodes, Apify's proxy). */
-const isProxyUpstreamStatus = (status: number) => status >= 590 && status <= 599;
+/** The statuses a proxy answers with when its own upstream proxy failed (proxy-chain's badGatewayStatusCodes NON_200 and AUTH_FAILED). */
+const isProxyUpstreamStatus = (status: number) => status === 590 || status === 597;
 
 /** The class of an HTTP status, or undefined when the response can be used (2xx, 3xx). */
 export function classifyStatus(status: number, { viaProxy = false }: AttemptContext = {}): FailureClass | undefined {

@@ -100,17 +100,19 @@ export class Identity {
 }
 
 /**
- * A generated header set whose client hints agree with its user agent. The generator's network
- * sometimes pairs a Chrome user agent with no `sec-ch-ua`, or with another version (about 5% of
- * sets): a bot manager's first check, so such a set is drawn again.
+ * A generated header set of Google Chrome whose client hints agree with its user agent. The
+ * generator's network also gives Brave, Chromium, DuckDuckGo and others under `chrome` (~14% of
+ * sets), pairs some Chrome user agents with no `sec-ch-ua` or another version (~5%), and leaves out
+ * `sec-ch-ua-platform` now and then: a bot manager's first checks, so such a set is drawn again.
  */
 function browserHeaders(): Record<string, string> {
     for (let draw = 0; draw < 100; draw++) {
         const headers: Record<string, string> = {};
         for (const [name, value] of Object.entries(headerGenerator.getHeaders({ httpVersion: '2' }))) headers[name.toLowerCase()] = value;
         if ('accept-encoding' in headers) headers['accept-encoding'] = ACCEPT_ENCODING;
-        const major = /Chrome\/(\d+)/.exec(headers['user-agent'] ?? '')?.[1];
-        if (major && new RegExp(`"(?:Google Chrome|Chromium)";v="${major}"`).test(headers['sec-ch-ua'] ?? '')) return headers;
+        const major = /Chrome\/(\d+)[\d.]* Safari\/[\d.]+$/.exec(headers['user-agent'] ?? '')?.[1];
+        const hintsAgree = new RegExp(`"Google Chrome";v="${major}"`).test(headers['sec-ch-ua'] ?? '');
+        if (major && hintsAgree && headers['sec-ch-ua-platform'] && headers['sec-ch-ua-mobile'] === '?0') return headers;
     }
     throw new Error('the header generator gave no Chrome header set with matching client hints in 100 draws');
 }

@@ -20,13 +20,19 @@ export const TIER_COST_FACTOR = 10;
 
 const TIER_NAME = /^[a-z0-9][a-z0-9_-]*$/i;
 
-/** `NAME=URL[,URL...]`, `NAME=direct` or `direct` (a tier named `direct`), as `--proxy-tier` takes it. */
+/** How to write a password holding the spec's separators. */
+const ENCODE_HINT = 'a , or = in a password is written %2C, %3D';
+
+/**
+ * `NAME=URL[,URL...]`, `NAME=direct` or `direct` (a tier named `direct`), as `--proxy-tier` takes it.
+ * A spec that does not parse is never echoed: a password cut by a separator would show.
+ */
 export function parseTierSpec(spec: string): ProxyTierDefinition {
     const text = spec.trim();
     if (text === 'direct') return { name: 'direct', proxyUrls: 'direct' };
     const equals = text.indexOf('=');
-    if (equals <= 0) throw new Error(`"${redactUrl(text)}" is not NAME=URL[,URL...] or direct`);
-    const name = text.slice(0, equals);
+    const name = text.slice(0, Math.max(equals, 0));
+    if (equals <= 0 || !TIER_NAME.test(name)) throw new Error(`must be NAME=URL[,URL...] or direct, its NAME letters, digits, - and _ (${ENCODE_HINT})`);
     const urls = text.slice(equals + 1).split(',').map((url) => url.trim()).filter(Boolean);
     if (urls.length === 0) throw new Error(`tier ${name} names no proxy URL (write ${name}=direct for none)`);
     return { name, proxyUrls: urls.length === 1 && urls[0] === 'direct' ? 'direct' : urls };
@@ -68,7 +74,7 @@ function checkedProxyUrl(tier: string, url: string): string {
     try {
         parsed = new URL(url);
     } catch {
-        throw new Error(`proxy tier ${tier}: "${redactUrl(url)}" is not a URL`);
+        throw new Error(`proxy tier ${tier}: one of its proxies is not a URL (${ENCODE_HINT})`);
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
         throw new Error(`proxy tier ${tier}: ${redactUrl(url)} must be an http:// or https:// proxy`);

@@ -23,16 +23,20 @@ const SAME_SITE: Record<string, BrowserCookie['sameSite']> = { strict: 'Strict',
 /** The jar's cookies for `url`, as `context.addCookies` takes them. */
 export async function cookiesForBrowser(jar: CookieJar, url: URL): Promise<BrowserCookie[]> {
     const cookies = await jar.getCookies(url.href);
-    return cookies.map((cookie) => ({
-        name: cookie.key,
-        value: cookie.value,
-        domain: cookie.hostOnly ? (cookie.domain ?? url.hostname) : `.${cookie.domain}`,
-        path: cookie.path ?? '/',
-        expires: cookie.expires instanceof Date ? cookie.expires.getTime() / 1000 : -1,
-        httpOnly: cookie.httpOnly,
-        secure: cookie.secure,
-        sameSite: SAME_SITE[String(cookie.sameSite).toLowerCase()] ?? 'Lax',
-    }));
+    return cookies.map((cookie) => {
+        // Max-Age or Expires, whichever the cookie came with; a session cookie is -1.
+        const expiry = cookie.expiryTime();
+        return {
+            name: cookie.key,
+            value: cookie.value,
+            domain: cookie.hostOnly ? (cookie.domain ?? url.hostname) : `.${cookie.domain}`,
+            path: cookie.path ?? '/',
+            expires: expiry !== undefined && Number.isFinite(expiry) ? expiry / 1000 : -1,
+            httpOnly: cookie.httpOnly,
+            secure: cookie.secure,
+            sameSite: SAME_SITE[String(cookie.sameSite).toLowerCase()] ?? 'Lax',
+        };
+    });
 }
 
 /** Puts a browser context's cookies into the jar, as if the site had set them on a response to the HTTP stage. */
@@ -48,6 +52,7 @@ export async function keepBrowserCookies(jar: CookieJar, cookies: readonly Brows
             expires: cookie.expires > 0 ? new Date(cookie.expires * 1000) : 'Infinity',
             httpOnly: cookie.httpOnly,
             secure: cookie.secure,
+            sameSite: cookie.sameSite.toLowerCase(),
             hostOnly,
         });
         const scheme = cookie.secure ? 'https' : 'http';

@@ -132,8 +132,9 @@ export class TierController {
 
     /** The section's block rate on a tier, shrunk toward the site's while it has few outcomes there. */
     private blockRate(section: string, tier: number, now: number): number {
+        // The site's figures start from a prior worth a section's weight, so one early block does not move the site.
         const site = this.counts.get(SITE, tier, now);
-        const siteRate = (site.blocked + PRIOR_BLOCK_RATE) / (site.ok + site.blocked + 1);
+        const siteRate = (site.blocked + PRIOR_BLOCK_RATE * this.sectionWeight) / (site.ok + site.blocked + this.sectionWeight);
         if (section === SITE) return siteRate;
         const own = this.counts.get(section, tier, now);
         return (own.blocked + siteRate * this.sectionWeight) / (own.ok + own.blocked + this.sectionWeight);

@@ -145,7 +145,7 @@ describe('exit faults from real proxies (got-scraping through proxy-chain)', () 
         }
     });
 
-    // BUG (src/fetch/failures.ts, isProxyUpstreamStatus, line 46, used by classifyStatus line 51):
+    // A fixed bug, kept as a test (src/fetch/failures.ts, isProxyUpstreamStatus, line 49, used by classifyStatus line 54):
     // proxy-chain answers an http:// request whose *target* refused the connection with 594
     // ("Connection Refused", its badGatewayStatusCodes.CONNECTION_REFUSED; 593 is the target's DNS,
     // 595 a reset by the target, 504 its timeout). Taking all of 590-599 as the exit's makes a site

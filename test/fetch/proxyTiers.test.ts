@@ -52,17 +52,18 @@ describe('parseTierSpec', () => {
         assert.deepEqual(parseTierSpec('free=direct'), { name: 'free', proxyUrls: 'direct' });
         // `direct` among URLs is not the direct tier: resolveTiers refuses it as a URL.
         assert.deepEqual(parseTierSpec('mix=direct,http://127.0.0.1:1'), { name: 'mix', proxyUrls: ['direct', 'http://127.0.0.1:1'] });
-        assert.throws(() => resolveTiers([parseTierSpec('mix=direct,http://127.0.0.1:1')]), /proxy tier mix: "direct" is not a URL/);
+        assert.throws(() => resolveTiers([parseTierSpec('mix=direct,http://127.0.0.1:1')]), /proxy tier mix: .*not a URL/);
     });
 
-    it('refuses a spec without a name, without a URL, or without =, masking a password it echoes', () => {
-        assert.throws(() => parseTierSpec('=http://127.0.0.1:1'), /is not NAME=URL\[,URL\.\.\.\] or direct/);
+    it('refuses a spec without a name, without a URL, or without =, and never echoes it', () => {
+        const malformed = /must be NAME=URL\[,URL\.\.\.\] or direct/;
+        assert.throws(() => parseTierSpec('=http://127.0.0.1:1'), malformed);
         assert.throws(() => parseTierSpec('dc='), /tier dc names no proxy URL \(write dc=direct for none\)/);
         assert.throws(() => parseTierSpec('dc=, ,'), /tier dc names no proxy URL/);
-        assert.throws(() => parseTierSpec('nonsense'), /"nonsense" is not NAME=URL/);
+        assert.throws(() => parseTierSpec('nonsense'), malformed);
         assert.throws(
             () => parseTierSpec('http://user:hunter2@127.0.0.1:8000'),
-            (error: Error) => error.message.includes('http://user:***@127.0.0.1:8000') && !error.message.includes('hunter2'),
+            (error: Error) => malformed.test(error.message) && !error.message.includes('hunter2') && !error.message.includes('127.0.0.1'),
         );
     });
 });
@@ -127,7 +128,7 @@ describe('resolveTiers', () => {
         assert.deepEqual(resolveTiers([parseTierSpec('dc=http://user:a%2Cb%3Dc@127.0.0.1:1')])[0]!.proxyUrls, ['http://user:a%2Cb%3Dc@127.0.0.1:1']);
     });
 
-    // BUG (src/fetch/proxyTiers.ts parseTierSpec, line 31 / checkedProxyUrl, line 72): a password with
+    // A fixed bug, kept as a test (src/fetch/proxyTiers.ts parseTierSpec line 30, resolveTiers line 53, checkedProxyUrl line 71): a password with
     // an unescaped `,` or `=` (both legal in userinfo) is cut by the spec's own separators, and the
     // error then echoes the cut piece as a "URL" or a "tier name" that redactUrl cannot recognise as
     // a URL with a password, so the part of the password before the separator is shown.
@@ -187,12 +188,12 @@ describe('proxy options through parseConfig', () => {
         assert.deepEqual(none?.tierCosts, {});
     });
 
-    it('gives a one-line ConfigError naming the flag for a bad tier or cost, its password masked', () => {
-        assertConfigError(['--proxy-tier', 'nonsense'], /^--proxy-tier "nonsense" is not NAME=URL\[,URL\.\.\.\] or direct$/);
+    it('gives a one-line ConfigError naming the flag for a bad tier or cost, never echoing a password', () => {
+        assertConfigError(['--proxy-tier', 'nonsense'], /^--proxy-tier must be NAME=URL\[,URL\.\.\.\] or direct/);
         assertConfigError(['--proxy-tier', 'dc='], /^--proxy-tier tier dc names no proxy URL/);
         assertConfigError(['--proxy-tier-cost', 'res=0'], /^--proxy-tier-cost "res=0" is not NAME=COST/);
-        assertConfigError([], /^--proxy-tier "nonsense" is not NAME=URL/, { DRAGNET_PROXY_TIERS: 'dc=direct;nonsense' });
-        const message = assertConfigError(['--proxy-tier', 'http://user:hunter2@127.0.0.1:8000'], /^--proxy-tier "http:\/\/user:\*\*\*@127\.0\.0\.1:8000\/?" is not NAME=URL/);
+        assertConfigError([], /^--proxy-tier must be NAME=URL/, { DRAGNET_PROXY_TIERS: 'dc=direct;nonsense' });
+        const message = assertConfigError(['--proxy-tier', 'http://user:hunter2@127.0.0.1:8000'], /^--proxy-tier must be NAME=URL/);
         assert.ok(!message.includes('hunter2'));
     });
 });

@@ -82,7 +82,7 @@ describe('cookiesForBrowser', () => {
         assert.deepEqual(Object.keys(sub), ['wide'], 'only the domain cookie reaches a subdomain');
     });
 
-    // BUG (src/fetch/sessionCookies.ts, cookiesForBrowser, line 32): it reads `cookie.expires` only; a
+    // A fixed bug, kept as a test (src/fetch/sessionCookies.ts, cookiesForBrowser, line 31): it reads `cookie.expires` only; a
     // Max-Age cookie has `expires` 'Infinity' in tough-cookie (its lifetime is in `maxAge`), so the
     // browser is handed a session cookie (-1). Use cookie.expiryTime() (ms, Infinity for none).
     it('hands a Max-Age cookie to the browser with its expiry', async () => {
@@ -131,7 +131,7 @@ describe('keepBrowserCookies', () => {
         assert.deepEqual(back, byName(original));
     });
 
-    // BUG (src/fetch/sessionCookies.ts, keepBrowserCookies, lines 43-52): the browser cookie's sameSite
+    // A fixed bug, kept as a test (src/fetch/sessionCookies.ts, keepBrowserCookies, lines 43-52): the browser cookie's sameSite
     // is not put on the tough-cookie Cookie, so it comes back as 'Lax' whatever it was: a SameSite=None
     // cookie handed on to the next browser context stops going with cross-site requests (an iframe
     // challenge's, a third-party login's). Add `sameSite: cookie.sameSite.toLowerCase()`.
