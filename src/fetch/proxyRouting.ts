@@ -166,7 +166,8 @@ export class ProxyRouting {
         this.identities.used(attempt.identity, failure.failureClass);
         if (failure.status === 429) {
             this.count(attempt, (counters) => (counters.limited += 1));
-            this.politeness.cool(failure.retryAfterMs ?? 1000, `429 from ${key}`);
+            // The site said how long: the whole site waits. A bare 429 is the concurrency controller's to answer.
+            if (failure.retryAfterMs !== undefined) void this.politeness.cool(failure.retryAfterMs, `429 from ${key}`);
         } else if (failure.failureClass === 'blocked') {
             this.count(attempt, (counters) => (counters.blocked += 1));
             // A JS challenge is the browser's to pass, not a verdict on the tier.
