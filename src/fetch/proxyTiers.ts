@@ -59,7 +59,10 @@ export function resolveTiers(definitions: readonly ProxyTierDefinition[], costs:
         if (!TIER_NAME.test(name)) throw new Error(`proxy tier name "${name}" must be letters, digits, - and _`);
         if (names.has(name)) throw new Error(`proxy tier ${name} is given twice`);
         names.add(name);
-        const proxyUrls = definition.proxyUrls === 'direct' || definition.proxyUrls === undefined ? [] : definition.proxyUrls.map((url) => checkedProxyUrl(name, url));
+        const given = definition.proxyUrls === 'direct' ? undefined : definition.proxyUrls;
+        // A tier named `direct` is the machine's own address, whatever else it says.
+        if (name === 'direct' && given?.length) throw new Error('a tier named direct takes no proxy URLs (it is the machine\'s own address)');
+        const proxyUrls = (given ?? []).map((url) => checkedProxyUrl(name, url));
         const cost = costs[name] ?? definition.cost ?? (previousCost === 0 ? 1 : previousCost * TIER_COST_FACTOR);
         if (!(cost > 0 && Number.isFinite(cost))) throw new Error(`proxy tier ${name}: cost must be above 0`);
         previousCost = cost;

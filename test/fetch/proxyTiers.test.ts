@@ -68,6 +68,14 @@ describe('parseTierSpec', () => {
     });
 });
 
+describe('a tier named direct', () => {
+    it('is the machine\'s own address: no proxy, and proxy URLs given to it are refused', () => {
+        assert.deepEqual(resolveTiers([parseTierSpec('direct'), parseTierSpec('dc=http://127.0.0.1:9')]).map((tier) => tier.proxyUrls.length), [0, 1]);
+        assert.deepEqual(resolveTiers([{ name: 'direct' }])[0]!.proxyUrls, []);
+        assert.throws(() => resolveTiers([parseTierSpec('direct=http://127.0.0.1:9')]), /a tier named direct takes no proxy URLs/);
+    });
+});
+
 describe('parseTierCost', () => {
     it('reads NAME=COST with a positive finite cost', () => {
         assert.deepEqual(parseTierCost('res=50'), { name: 'res', cost: 50 });
