@@ -64,6 +64,7 @@ alone=(
     test/integration/adaptiveConcurrency.test.ts
     test/integration/busyThread.test.ts
     test/integration/failures.test.ts
+    test/integration/pipeline.test.ts
     test/integration/proxies.test.ts
     test/integration/render20.test.ts
 )
