@@ -49,37 +49,5 @@ for _ in $(seq 50); do listening 6379 && listening 5432 && break; sleep 0.2; don
 
 npx tsc --noEmit -p .
 # Test files given as arguments run alone: `npm test -- test/frontier/normalize.test.ts`.
-if [ "$#" -gt 0 ]; then exec node --import tsx --test --test-reporter=spec "$@"; fi
-
-# Files that hold timing or throughput to account (a controller learning a site's limit from its
-# errors, a pool kept full by a thread that cannot keep up, a fleet whose job locks must not expire
-# under a live worker, a site's request rate, retry waits, exact retry counts under request
-# timeouts, a 50 ms race): each runs alone, after the rest, with the machine to itself. Everything
-# else runs DRAGNET_TEST_CONCURRENCY files at a time (default 3: one file keeps about one core
-# busy, and many wait on sleeps, locks or a browser).
-alone=(
-    test/demo/shop.test.ts
-    test/distributed/*.test.ts
-    test/fetch/politeness.test.ts
-    test/integration/adaptiveConcurrency.test.ts
-    test/integration/busyThread.test.ts
-    test/integration/failures.test.ts
-    test/integration/pipeline.test.ts
-    test/integration/proxies.test.ts
-    test/integration/render20.test.ts
-)
-alone_files=()
-together=()
-while IFS= read -r file; do
-    if [[ " ${alone[*]} " == *" $file "* ]]; then alone_files+=("$file"); else together+=("$file"); fi
-done < <(find test -name '*.test.ts' | sort)
-
-# Both groups run even when the first fails; the exit status says whether either did.
-status=0
-if [ "${#together[@]}" -gt 0 ]; then
-    node --import tsx --test --test-concurrency="${DRAGNET_TEST_CONCURRENCY:-3}" --test-reporter=spec "${together[@]}" || status=$?
-fi
-if [ "${#alone_files[@]}" -gt 0 ]; then
-    node --import tsx --test --test-concurrency=1 --test-reporter=spec "${alone_files[@]}" || status=$?
-fi
-exit "$status"
+if [ "$#" -gt 0 ]; then files=("$@"); else mapfile -t files < <(find test -name '*.test.ts' | sort); fi
+exec node --import tsx --test --test-reporter=spec "${files[@]}"
