@@ -36,27 +36,41 @@ export interface ShopProcess {
 }
 
 export async function startShopProcess(options: ShopOptions): Promise<ShopProcess> {
-    const child = spawn(process.execPath, ['--import', 'tsx', childScript, JSON.stringify(options)], {
+    const { ready, pid, report, close } = await startReportingChild<ShopChildMessage>(childScript, options, 'shop');
+    return { url: ready.url, pid, report, close };
+}
+
+type ReadyOf<M> = M extends { type: 'ready' } ? M : never;
+type ReportOf<M> = M extends { type: 'report'; report: infer R } ? R : never;
+
+/**
+ * A bench's helper process (the shop's, proxyProcess.ts's): started with `arg` as JSON, ready
+ * when it sends its `ready` message, asked for its `report` over IPC, and closed with `close`
+ * (killed if it does not exit within 10 s).
+ */
+export async function startReportingChild<M extends { type: 'ready' } | { type: 'report'; report: unknown }>(
+    script: string,
+    arg: unknown,
+    what: string,
+): Promise<{ ready: ReadyOf<M>; pid: number; report(): Promise<ReportOf<M>>; close(): Promise<void> }> {
+    const child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(arg)], {
         cwd: projectRoot,
         stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
     let stderr = '';
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-2000)));
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    const ready = await nextMessage<ShopChildMessage>(child, 'ready', READY_TIMEOUT_MS).catch((error: Error) => {
+    const ready = await nextMessage<M>(child, 'ready', READY_TIMEOUT_MS).catch((error: Error) => {
         child.kill('SIGKILL');
-        throw new Error(`the shop process did not start: ${error.message} ${stderr.trim()}`);
+        throw new Error(`the ${what} process did not start: ${error.message} ${stderr.trim()}`);
     });
-    if (ready.type !== 'ready') throw new Error('unreachable');
     return {
-        url: ready.url,
+        ready: ready as ReadyOf<M>,
         pid: child.pid!,
         async report() {
-            const answer = nextMessage<ShopChildMessage>(child, 'report', 10_000);
+            const answer = nextMessage<M>(child, 'report', 10_000);
             child.send({ type: 'report' });
-            const message = await answer;
-            if (message.type !== 'report') throw new Error('unreachable');
-            return message.report;
+            return ((await answer) as { report: ReportOf<M> }).report;
         },
         async close() {
             if (child.exitCode === null && child.signalCode === null) child.send({ type: 'close' });
@@ -67,7 +81,7 @@ export async function startShopProcess(options: ShopOptions): Promise<ShopProces
     };
 }
 
-/** The child's next IPC message of `type`; rejects when it exits first or sends none in time. Also proxyProcess.ts's. */
+/** The child's next IPC message of `type`; rejects when it exits first or sends none in time. */
 export function nextMessage<M extends { type: string }>(child: ChildProcess, type: M['type'], timeoutMs: number): Promise<M> {
     return new Promise((resolve, reject) => {
         const timer = setTimeout(() => done(new Error(`no ${type} message in ${timeoutMs} ms`)), timeoutMs);
