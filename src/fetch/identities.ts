@@ -129,6 +129,8 @@ export class Identities {
     private readonly byId = new Map<string, Identity>();
     private readonly turns: number[];
     readonly retired: Record<RetiredFor, number> = { blocked: 0, 'max-uses': 0, errors: 0 };
+    /** Sessions made so far. */
+    created = 0;
 
     constructor(options: IdentitiesOptions) {
         this.tiers = options.tiers;
@@ -193,6 +195,7 @@ export class Identities {
         if (!live) this.sessions.set(exit, (live = []));
         if (live.length < this.perExit) {
             const identity = new Identity(exit);
+            this.created += 1;
             live.push(identity);
             this.byId.set(identity.id, identity);
             return identity;

@@ -78,7 +78,6 @@ export class ProxyRouting {
     private readonly attempts = new WeakMap<object, Attempt>();
     private readonly byTier: ExitCounters[];
     private readonly byExit = new Map<string, ExitCounters>();
-    private sessionsCreated = new Set<string>();
     challengesToBrowser = 0;
 
     constructor(options: ProxyRoutingOptions) {
@@ -123,7 +122,6 @@ export class ProxyRouting {
             throw error instanceof PolitenessClosedError ? new TurnDeferred(MAX_TURN_WAIT_MILLIS) : error;
         });
         this.attempts.set(request, attempt);
-        this.sessionsCreated.add(attempt.identity.id);
         this.count(attempt, (counters) => (counters.requests += 1));
         return attempt;
     }
@@ -183,7 +181,7 @@ export class ProxyRouting {
                 const key = exitKey(exit);
                 return { tier: exit.tierName, name: exit.name, breakerOpened: this.breaker.counts(key).opened, ...(this.byExit.get(key) ?? emptyCounters()) };
             }),
-            sessions: { created: this.sessionsCreated.size, retired: { ...this.identities.retired } },
+            sessions: { created: this.identities.created, retired: { ...this.identities.retired } },
             sections: this.controller.sections(),
             tierMoves: [...this.controller.moves],
             probes: this.controller.probes,
