@@ -7,6 +7,7 @@
  * added later (persistent failures, Retry-After products) draw from streams of their own, derived
  * from the same seed, so turning them on never shifts the main stream's draws (random.ts).
  */
+import { slugify } from './html.js';
 import { mulberry32, pick, pickShare, type Random, sampleOthers, shuffled, substream } from './random.js';
 
 export interface ProductTruth {
@@ -286,8 +287,4 @@ function pickRetryAfter(random: Random, products: ProductTruth[], failingIds: Re
     if (rate === 0) return [];
     const candidates = products.filter((p) => !failingIds.has(p.id));
     return shuffled(random, candidates).slice(0, Math.round(rate * products.length)).map((p) => p.path);
-}
-
-function slugify(text: string): string {
-    return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
 }

@@ -3,7 +3,9 @@
  * what scrapers meet on real shops: a shared header and footer, tracking parameters on links,
  * duplicate links to one product, pagination, and pages whose key fields only a script fills in.
  */
-import type { Catalog, Category, DeadLink, ProductTruth } from './catalog.js';
+import type { Category, DeadLink, ProductTruth } from './catalog.js';
+import type { DressedCatalog } from './dressing.js';
+import { escapeHtml, formatPrice } from './html.js';
 
 const SHOP_NAME = 'Pinewood Supply Co.';
 
@@ -11,7 +13,7 @@ const SHOP_NAME = 'Pinewood Supply Co.';
 const LISTING_TRACKING = '?utm_source=listing&utm_medium=grid&utm_campaign=cat';
 const FEATURED_TRACKING = '?utm_source=home&utm_medium=featured';
 
-export function homePage(catalog: Catalog): string {
+export function homePage(catalog: DressedCatalog): string {
     const [first] = catalog.categories;
     const hero = first
         ? `<a class="category-link" href="${first.path}#top">Shop ${escapeHtml(first.name)}</a>`
@@ -46,10 +48,10 @@ ${featured}
  * One page of a category listing, with the dead links and persistent failures that sit on it
  * mixed in among the cards.
  */
-export function listingPage(catalog: Catalog, category: Category, page: number, productsPerPage: number): string {
+export function listingPage(catalog: DressedCatalog, category: Category, page: number, productsPerPage: number): string {
     const start = (page - 1) * productsPerPage;
     const onPage = category.products.slice(start, start + productsPerPage);
-    const cards = onPage.map((product, i) => productCard(product, (i + 1) % 4 === 0));
+    const cards = onPage.map((product, i) => productCard(product, (i + 1) % 4 === 0, catalog.dressing.card(product)));
     // Dead links first, then persistent failures: with none of the latter the page is what it always was.
     for (const links of [catalog.deadLinks, catalog.persistentFailures]) {
         const here = links.filter((d) => d.categorySlug === category.slug && d.page === page);
@@ -61,14 +63,14 @@ export function listingPage(catalog: Catalog, category: Category, page: number, 
     const shown = onPage.length === 0 ? 'No products yet.' : `Showing ${start + 1}–${start + onPage.length} of ${category.products.length}`;
     return layout(catalog, category.name, `
 <h1 class="category-title">${escapeHtml(category.name)}</h1>
-<p class="result-count">${shown}</p>
+<p class="result-count">${shown}</p>${catalog.dressing.facets(category)}
 <section class="product-grid">
 ${cards.join('\n')}
 </section>
 ${pagination(category, page)}`);
 }
 
-export function productPage(catalog: Catalog, product: ProductTruth, origin: string, { redesigned = false } = {}): string {
+export function productPage(catalog: DressedCatalog, product: ProductTruth, origin: string, { redesigned = false } = {}): string {
     const titleClass = redesigned ? 'product-name' : 'product-title';
     const category = catalog.categories.find((c) => c.name === product.category)!;
     // Script-only pages ship an empty shell; the script below fills it in, as client-rendered shops do.
@@ -97,7 +99,7 @@ export function productPage(catalog: Catalog, product: ProductTruth, origin: str
     <h2>Reviews</h2>
     <p>No reviews yet. Be the first to review this product.</p>
   </section>
-</article>
+</article>${catalog.dressing.product(product)}
 <section class="related">
   <h2>Related products</h2>
   <ul>
@@ -107,7 +109,7 @@ ${related}
     return layout(catalog, product.scriptOnly ? 'Loading…' : product.title, body, `<link rel="canonical" href="${origin}${product.path}">`);
 }
 
-export function adminPage(catalog: Catalog): string {
+export function adminPage(catalog: DressedCatalog): string {
     return layout(catalog, 'Staff login', `
 <h1>Staff login</h1>
 <form class="login" method="post" action="/admin/login">
@@ -117,25 +119,25 @@ export function adminPage(catalog: Catalog): string {
 </form>`);
 }
 
-export function notFoundPage(catalog: Catalog): string {
+export function notFoundPage(catalog: DressedCatalog): string {
     return layout(catalog, 'Page not found', `
 <h1>Page not found</h1>
 <p>Sorry, we could not find that page. <a href="/">Back to the shop</a></p>`);
 }
 
-export function gonePage(catalog: Catalog): string {
+export function gonePage(catalog: DressedCatalog): string {
     return layout(catalog, 'Product discontinued', `
 <h1>This product has been discontinued</h1>
 <p>It is no longer sold and will not come back. <a href="/">Browse our other products</a></p>`);
 }
 
-export function unavailablePage(catalog: Catalog): string {
+export function unavailablePage(catalog: DressedCatalog): string {
     return layout(catalog, 'Service unavailable', `
 <h1>We'll be right back</h1>
 <p>The shop is busy right now. Please try again in a moment.</p>`);
 }
 
-export function tooManyRequestsPage(catalog: Catalog): string {
+export function tooManyRequestsPage(catalog: DressedCatalog): string {
     return layout(catalog, 'Too many requests', `
 <h1>Slow down</h1>
 <p>You are sending requests too quickly. Please wait a moment and try again.</p>`);
@@ -144,7 +146,7 @@ export function tooManyRequestsPage(catalog: Catalog): string {
 export const robotsTxt = 'User-agent: *\nDisallow: /admin/\n';
 
 /** The document around every page: head, header with the category nav, footer. */
-function layout(catalog: Catalog, title: string, main: string, head = ''): string {
+function layout(catalog: DressedCatalog, title: string, main: string, head = ''): string {
     const nav = catalog.categories
         .map((c) => `<a class="nav-link" href="${c.path}">${escapeHtml(c.name)}</a>`)
         .join('\n      ');
@@ -154,7 +156,7 @@ function layout(catalog: Catalog, title: string, main: string, head = ''): strin
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>${escapeHtml(title)} | ${SHOP_NAME}</title>
-  ${head}
+  ${head}${catalog.dressing.head}
 </head>
 <body>
   <header id="top" class="site-header">
@@ -162,12 +164,12 @@ function layout(catalog: Catalog, title: string, main: string, head = ''): strin
     <nav class="site-nav">
       ${nav}
     </nav>
-    <form class="search" action="/search" method="get"><input name="q" placeholder="Search"><button type="submit">Search</button></form>
+    <form class="search" action="/search" method="get"><input name="q" placeholder="Search"><button type="submit">Search</button></form>${catalog.dressing.menu}
   </header>
   <main>
 ${main}
   </main>
-  <footer class="site-footer">
+  <footer class="site-footer">${catalog.dressing.footer}
     <p>&copy; ${SHOP_NAME} · <a href="/admin/">Staff login</a></p>
   </footer>
 </body>
@@ -176,13 +178,13 @@ ${main}
 }
 
 /** A listing card; `withReviewsLink` adds the second link to the same product that some cards carry. */
-function productCard(product: ProductTruth, withReviewsLink: boolean): string {
+function productCard(product: ProductTruth, withReviewsLink: boolean, dressing: string): string {
     const reviews = withReviewsLink
         ? `\n  <a class="product-link reviews-link" href="${product.path}?ref=category#reviews">Read reviews</a>`
         : '';
     return `<article class="product-card">
   <a class="product-link" href="${escapeHtml(product.path + LISTING_TRACKING)}"><h2 class="card-title">${escapeHtml(product.title)}</h2></a>
-  <span class="price">${formatPrice(product.price)}</span>${reviews}
+  <span class="price">${formatPrice(product.price)}</span>${reviews}${dressing}
 </article>`;
 }
 
@@ -225,14 +227,4 @@ function fillInScript(product: ProductTruth, titleClass: string): string {
     document.title = product.title + ' | ${SHOP_NAME}';
   });
 </script>`;
-}
-
-function formatPrice(price: number): string {
-    return `$${price.toFixed(2)}`;
-}
-
-const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-function escapeHtml(text: string): string {
-    return text.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
 }

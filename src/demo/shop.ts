@@ -20,6 +20,7 @@ import { buildCatalog, type Catalog, type ProductTruth } from './catalog.js';
 import {
     adminPage, gonePage, homePage, listingPage, notFoundPage, productPage, robotsTxt, tooManyRequestsPage, unavailablePage,
 } from './pages.js';
+import { dressingFor } from './dressing.js';
 import { resolveOptions, type ShopOptions } from './shopOptions.js';
 
 export type { ProductTruth, TransientFailure } from './catalog.js';
@@ -74,7 +75,8 @@ const HTML = 'text/html; charset=utf-8';
 export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     const resolved = resolveOptions(options);
     const antiBot = options.antiBot && createAntiBot(options.antiBot);
-    const catalog = buildCatalog({ ...resolved, retryAfterRate: options.retryAfter?.rate ?? 0, hardCategory: options.antiBot?.hardCategory });
+    const built = buildCatalog({ ...resolved, retryAfterRate: options.retryAfter?.rate ?? 0, hardCategory: options.antiBot?.hardCategory });
+    const catalog = { ...built, dressing: dressingFor(resolved.pageWeight, built, resolved.seed) };
     const productsByPath = new Map(catalog.products.map((p) => [p.path, p]));
     const categoriesByPath = new Map(catalog.categories.map((c) => [c.path, c]));
     const categorySlugs = new Map(catalog.categories.map((c) => [c.name, c.slug]));

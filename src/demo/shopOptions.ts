@@ -4,6 +4,7 @@
  */
 import type { AntiBotOptions } from './antiBotOptions.js';
 import type { TransientFailure } from './catalog.js';
+import type { PageWeight } from './dressing.js';
 
 const TRANSIENT_FAILURE_KINDS: readonly TransientFailure[] = ['503', 'reset', 'hang'];
 
@@ -14,6 +15,12 @@ export interface ShopOptions {
     products?: number;
     /** Number of categories; products are spread evenly over them. Default: 5. */
     categories?: number;
+    /**
+     * `'real'`: pages of a real store's weight (product pages ~14 KB, listings ~23 KB, 150+ links
+     * each, of which the routes follow the same ones as in `'light'`; dressing.ts). The catalog,
+     * the crawl graph and every extracted value stay those of the light shop. Default: `'light'`.
+     */
+    pageWeight?: PageWeight;
     /** Product cards per listing page (dead links come on top). Default: 20. */
     productsPerPage?: number;
     /** Share of product pages whose title and price are filled in only by an inline script. Default: 0.1. */
@@ -79,6 +86,7 @@ export function resolveOptions(options: ShopOptions): ResolvedOptions {
         seed: options.seed ?? 1,
         products: options.products ?? 200,
         categories: options.categories ?? 5,
+        pageWeight: options.pageWeight ?? 'light',
         productsPerPage: options.productsPerPage ?? 20,
         scriptOnlyRate: options.scriptOnlyRate ?? 0.1,
         transientFailureRate: options.transientFailureRate ?? 0.03,
@@ -103,6 +111,7 @@ export function resolveOptions(options: ShopOptions): ResolvedOptions {
     for (const name of ['scriptOnlyRate', 'transientFailureRate'] as const) {
         if (!(resolved[name] >= 0 && resolved[name] <= 1)) throw new RangeError(`shop option ${name} must be between 0 and 1`);
     }
+    if (resolved.pageWeight !== 'light' && resolved.pageWeight !== 'real') throw new RangeError("shop option pageWeight must be 'light' or 'real'");
     const kinds = resolved.transientFailureKinds;
     if (!Array.isArray(kinds) || kinds.length === 0 || !kinds.every((kind) => TRANSIENT_FAILURE_KINDS.includes(kind))) {
         throw new RangeError(`shop option transientFailureKinds must be a non-empty list of ${TRANSIENT_FAILURE_KINDS.join(', ')}`);

@@ -213,11 +213,44 @@ test('rateLimit refuses, at once and counted, the requests beyond maxConcurrent 
     assert.deepEqual(statuses.sort(), [200, 503]);
 });
 
+test("pageWeight 'real': a real store's page weight and link count around the light shop's links and values", async (t) => {
+    const options = { products: 200, scriptOnlyRate: 0 } satisfies ShopOptions;
+    const [light, real] = await Promise.all([openShop(t, options), openShop(t, { ...options, pageWeight: 'real' })]);
+    const routes = [...siteDefinition.routes.values()];
+    const selectors = [...new Set(routes.flatMap((route) => (route.enqueue ?? []).flatMap((rule) => ('selector' in rule ? [rule.selector] : []))))];
+    assert.ok(selectors.length >= 5, selectors.join(' '));
+    const product = light.products[3]!;
+    const pages = [
+        { path: '/', kb: [8, 16] },
+        { path: light.listingPaths[1]!, kb: [20, 27] },
+        { path: product.path, kb: [12, 17] },
+    ];
+    for (const { path, kb } of pages) {
+        const [lightHtml, realHtml] = await Promise.all([html(light, path), html(real, path)]);
+        const size = Buffer.byteLength(realHtml) / 1024;
+        assert.ok(size >= kb[0]! && size <= kb[1]!, `${path}: ${size.toFixed(1)} KB`);
+        const [$light, $real] = [load(lightHtml), load(realHtml)];
+        const links = $real('a[href]').map((_, a) => $real(a).attr('href')!).get();
+        assert.ok(links.length >= 150, `${path}: ${links.length} links`);
+        const tracked = links.filter((href) => href.includes('utm_')).length / links.length;
+        assert.ok(tracked >= 0.05 && tracked <= 0.2, `${path}: ${(tracked * 100).toFixed(0)}% of links carry utm_*`);
+        for (const selector of selectors) {
+            const hrefs = ($: typeof $light) => $(selector).map((_, a) => $(a).attr('href')).get();
+            assert.deepEqual(hrefs($real), hrefs($light), `${path}: the links ${selector} follows`);
+        }
+    }
+    const extract = siteDefinition.routes.get('product')!.extract!;
+    const [lightPage, realPage] = await Promise.all([html(light, product.path), html(real, product.path)]);
+    assert.deepEqual(extract(load(realPage), {} as never), extract(load(lightPage), {} as never));
+    assert.equal((extract(load(realPage), {} as never) as { title?: string }).title, product.title);
+});
+
 test('bad options are refused', async () => {
     await assert.rejects(startShop({ products: -1 }), RangeError);
     await assert.rejects(startShop({ categories: 0 }), RangeError);
     await assert.rejects(startShop({ scriptOnlyRate: 1.5 }), RangeError);
     await assert.rejects(startShop({ rateLimit: { maxConcurrent: 0 } }), RangeError);
+    await assert.rejects(startShop({ pageWeight: 'heavy' as never }), RangeError);
 });
 
 /** The status of a GET, `'reset'` when the connection dropped, `'timeout'` when nothing came back in `timeoutMs`. */

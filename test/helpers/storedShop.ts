@@ -7,6 +7,7 @@
  */
 import { Dataset } from '@crawlee/core';
 import { buildCatalog, type ProductTruth } from '../../src/demo/catalog.js';
+import { LIGHT_DRESSING } from '../../src/demo/dressing.js';
 import { productPage } from '../../src/demo/pages.js';
 import { resolveOptions } from '../../src/demo/shopOptions.js';
 import { parsePage } from '../../src/parse/parsePage.js';
@@ -40,7 +41,8 @@ export interface StoredShop {
 
 /** The shop's product pages as a crawl with `site`'s extractors would have stored them. */
 export function storedShop(site: Site, { products: count, redesignedFrom = Infinity, stoppedLast = false }: StoredShopOptions): StoredShop {
-    const catalog = buildCatalog({ ...resolveOptions({ seed: 7, products: count, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0 }), retryAfterRate: 0 });
+    const built = buildCatalog({ ...resolveOptions({ seed: 7, products: count, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0 }), retryAfterRate: 0 });
+    const catalog = { ...built, dressing: LIGHT_DRESSING };
     const route = site.routes.get('product')!;
     const pages: RawPage[] = [];
     const outcomes: PgOutcome[] = [];
