@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { load } from 'cheerio';
 import { z } from 'zod';
 
-import { defineSite, textOf } from '../src/site.js';
+import { defineSite, elementsOf, numberOf, textOf } from '../src/site.js';
 
 const item = z.object({ name: z.string() });
 
@@ -129,5 +129,37 @@ describe('textOf', () => {
         const second = $('div.card').get(1);
         assert.ok(second);
         assert.equal(textOf($, 'span.price', second), '£2');
+    });
+
+    it('searches inside a root given as a selection, a list of elements or a selector, as $(selector, root) does', () => {
+        assert.equal(textOf($, 'span.price', $('div.card').last()), '£2');
+        assert.equal(textOf($, 'span.price', $('div.card').toArray().slice(1)), '£2');
+        assert.equal(textOf($, 'span.price', 'div.card:last'), '£2');
+        assert.equal(numberOf($, 'span.price', $('div.card').last()), 2);
+    });
+
+    it("takes cheerio's own selectors css-select does not know: positional pseudo-classes", () => {
+        assert.equal(textOf($, 'span.price:eq(1)'), '£2');
+        assert.equal(textOf($, 'div.card:last span'), '£2');
+        assert.equal(textOf($, 'div.card:not(:first) span.price'), '£2');
+    });
+});
+
+describe('elementsOf', () => {
+    const $ = load(`
+        <nav><a class="menu" href="/m1">M1</a><a class="menu" href="/m2">M2</a></nav>
+        <ul><li><a class="item" href="/1">1</a></li><li><a class="item x" href="/2">2</a></li></ul>
+        <a class="next" href="/page/2">next</a>`);
+
+    it('finds what $(selector).toArray() finds, in document order, for plain selectors, lists, pseudo-classes and positional ones', () => {
+        for (const selector of ['a.item', 'ul a', 'a.next, a.menu', 'li:first-child a', 'a:not(.x)', 'a[href^="/page"]', 'a:contains(M2)', 'a.item:last', 'a:eq(2)', 'a.none']) {
+            assert.deepEqual(elementsOf($, selector), $(selector).toArray(), selector);
+        }
+        assert.deepEqual(elementsOf($, 'a.item', $('li').last()).map((a) => a.attribs.href), ['/2']);
+    });
+
+    it('throws for a selector neither css-select nor cheerio can read, as $ does', () => {
+        assert.throws(() => $('a[href'), 'the selector is one $ refuses');
+        assert.throws(() => elementsOf($, 'a[href'));
     });
 });

@@ -6,7 +6,7 @@
 import { type CheerioAPI, type CheerioOptions, load } from 'cheerio';
 import { pageUrls } from '../frontier/canonical.js';
 import { extractAndValidate, extractorFailed, type Verdict } from '../quality/validate.js';
-import type { PageContext, Renderer, Route } from '../site.js';
+import { elementsOf, type PageContext, type Renderer, type Route } from '../site.js';
 import type { Link } from '../vocabulary/request.js';
 
 /** A fetched page, as it is handed to a parser (structured-cloneable). */
@@ -59,8 +59,8 @@ function discoverLinks(route: Route, $: CheerioAPI, context: PageContext): Link[
     const links: Link[] = [];
     for (const rule of route.enqueue ?? []) {
         if ('selector' in rule) {
-            for (const element of $(rule.selector).toArray()) {
-                const href = $(element).attr('href');
+            for (const element of elementsOf($, rule.selector)) {
+                const href = element.attribs?.href;
                 if (href) links.push({ url: href, label: rule.label });
             }
         } else {
