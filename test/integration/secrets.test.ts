@@ -18,6 +18,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { runCli, type CliResult } from '../helpers/cli.js';
@@ -89,11 +90,13 @@ async function databaseText(db: pg.Client): Promise<string> {
     return parts.join('\n');
 }
 
-/** Every file under `dir`, as bytes read as latin1 (so a secret in any encoding of ASCII is found). */
+/** Every file under `dir` (a gzipped one decompressed, as raw-page segments are), as bytes read as latin1 (so a secret in any encoding of ASCII is found). */
 async function filesText(dir: string): Promise<Map<string, string>> {
     const files = new Map<string, string>();
     for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-        if (entry.isFile()) files.set(join(entry.parentPath, entry.name), (await readFile(join(entry.parentPath, entry.name))).toString('latin1'));
+        if (!entry.isFile()) continue;
+        const bytes = await readFile(join(entry.parentPath, entry.name));
+        files.set(join(entry.parentPath, entry.name), (entry.name.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('latin1'));
     }
     return files;
 }

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { appendFile, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { appendFile, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
+import { constants, gunzipSync, gzipSync } from 'node:zlib';
 
 import type { Renderer } from '../../src/site.js';
 import { rawPageKey, RawStore, type RawPage, type RawStoreOptions } from '../../src/store/rawStore.js';
@@ -44,7 +45,12 @@ async function segments(store: RawStore): Promise<string[]> {
 
 /** Read synchronously, so a count taken where a put() resolves shows the file as it was then. */
 function lineCount(file: string): number {
-    return readFileSync(file, 'utf8').split('\n').filter(Boolean).length;
+    return gunzipSync(readFileSync(file)).toString('utf8').split('\n').filter(Boolean).length;
+}
+
+/** A page as one gzip member of its own, the way a batch of one is appended. */
+function member(p: RawPage): Buffer {
+    return gzipSync(`${JSON.stringify(p)}\n`, { level: constants.Z_BEST_SPEED });
 }
 
 describe('rawPageKey', () => {
@@ -74,16 +80,16 @@ describe('RawStore', () => {
         const dir = await storageDir(t);
         const store = await RawStore.open({ storageDir: dir, site: 'shop' });
         await store.put(page(1));
-        assert.equal(lineCount(join(store.dir, 'pages-000001.jsonl')), 1);
+        assert.equal(lineCount(join(store.dir, 'pages-000001.jsonl.gz')), 1);
         await store.put(page(2));
-        assert.equal(lineCount(join(store.dir, 'pages-000001.jsonl')), 2);
+        assert.equal(lineCount(join(store.dir, 'pages-000001.jsonl.gz')), 2);
     });
 
     it('pages put while a write is under way go together in the next write, at most maxBatchSize', async (t) => {
         const dir = await storageDir(t);
         const store = await RawStore.open({ storageDir: dir, site: 'shop', maxBatchSize: 3 });
         const written = Array.from({ length: 10 }, (_, i) => page(i + 1));
-        const file = join(store.dir, 'pages-000001.jsonl');
+        const file = join(store.dir, 'pages-000001.jsonl.gz');
         // Lines on disk when each put resolves: at least up to its own page, and whole writes only.
         const linesWhenStored = await Promise.all(written.map((p) => store.put(p).then(() => lineCount(file))));
         linesWhenStored.forEach((lines, index) => assert.ok(lines >= index + 1, `page ${index + 1} resolved with ${lines} lines on disk`));
@@ -107,16 +113,16 @@ describe('RawStore', () => {
 
     it('starts a new segment past maxSegmentBytes and reads across segments in order', async (t) => {
         const dir = await storageDir(t);
-        const lineBytes = Buffer.byteLength(`${JSON.stringify(page(1))}\n`);
-        // Room for two pages (all test pages are the same size) but not three.
-        const store = await RawStore.open({ storageDir: dir, site: 'shop', maxBatchSize: 1, maxSegmentBytes: lineBytes * 2 + 1 });
+        const memberBytes = Math.max(...[1, 2, 3, 4, 5].map((n) => member(page(n)).length));
+        // Room for two pages (the test pages differ by a digit, so their members by a byte at most) but not three.
+        const store = await RawStore.open({ storageDir: dir, site: 'shop', maxBatchSize: 1, maxSegmentBytes: memberBytes * 2 + 1 });
         const written = Array.from({ length: 5 }, (_, i) => page(i + 1));
         for (const p of written) await store.put(p);
         await store.flush();
         const files = await segments(store);
-        assert.deepEqual(files, ['pages-000001.jsonl', 'pages-000002.jsonl', 'pages-000003.jsonl']);
+        assert.deepEqual(files, ['pages-000001.jsonl.gz', 'pages-000002.jsonl.gz', 'pages-000003.jsonl.gz']);
         assert.deepEqual(files.map((f) => lineCount(join(store.dir, f))), [2, 2, 1]);
-        for (const f of files) assert.ok((await stat(join(store.dir, f))).size <= lineBytes * 2 + 1);
+        for (const f of files) assert.ok((await stat(join(store.dir, f))).size <= memberBytes * 2 + 1);
         assert.deepEqual(await readAll(store), written);
     });
 
@@ -126,19 +132,43 @@ describe('RawStore', () => {
         const first = await RawStore.open(options);
         for (const n of [1, 2, 3]) await first.put(page(n));
         await first.flush();
-        // The process dies halfway through writing page 4.
-        const torn = JSON.stringify(page(4));
-        await appendFile(join(first.dir, 'pages-000001.jsonl'), torn.slice(0, Math.floor(torn.length / 2)));
+        // The process dies halfway through writing page 4's batch.
+        const torn = member(page(4));
+        await appendFile(join(first.dir, 'pages-000001.jsonl.gz'), torn.subarray(0, Math.floor(torn.length / 2)));
 
         assert.deepEqual(await readAll(first), [page(1), page(2), page(3)]);
 
         const reopened = await RawStore.open(options);
         for (const n of [4, 5]) await reopened.put(page(n));
         await reopened.flush();
-        // The new pages go to a new segment, so the torn line is not glued to the next page.
-        assert.deepEqual(await segments(reopened), ['pages-000001.jsonl', 'pages-000002.jsonl']);
+        // The new pages go to a new segment, so the torn member is not glued to the next page.
+        assert.deepEqual(await segments(reopened), ['pages-000001.jsonl.gz', 'pages-000002.jsonl.gz']);
         assert.deepEqual(await readAll(reopened), [1, 2, 3, 4, 5].map((n) => page(n)));
         assert.deepEqual(await reopened.get(page(4).key), page(4));
+    });
+
+    it('writes pages gzipped: a run of pages sharing their chrome takes a fraction of its size', async (t) => {
+        const dir = await storageDir(t);
+        const store = await RawStore.open({ storageDir: dir, site: 'shop' });
+        const chrome = Array.from({ length: 150 }, (_, i) => `<a href="/d/department-${i}">Department ${i}</a>`).join('');
+        const written = Array.from({ length: 50 }, (_, i) => ({ ...page(i + 1), body: `<html><body><nav>${chrome}</nav><h1>Product ${i + 1}</h1></body></html>` }));
+        await Promise.all(written.map((p) => store.put(p)));
+        const json = Buffer.byteLength(written.map((p) => `${JSON.stringify(p)}\n`).join(''));
+        const [file] = await segments(store);
+        const onDisk = (await stat(join(store.dir, file!))).size;
+        assert.ok(onDisk < json / 5, `${onDisk} bytes on disk for ${json} bytes of JSON`);
+        assert.deepEqual(await readAll(store), written);
+    });
+
+    it('reads segments of plain JSON lines written before compression, in order with the gzipped ones', async (t) => {
+        const dir = await storageDir(t);
+        const options: RawStoreOptions = { storageDir: dir, site: 'shop' };
+        const old = await RawStore.open(options);
+        await writeFile(join(old.dir, 'pages-000001.jsonl'), [1, 2].map((n) => `${JSON.stringify(page(n))}\n`).join(''));
+        const store = await RawStore.open(options);
+        await store.put(page(3));
+        assert.deepEqual(await segments(store), ['pages-000001.jsonl', 'pages-000002.jsonl.gz']);
+        assert.deepEqual(await readAll(store), [1, 2, 3].map((n) => page(n)));
     });
 
     it('purge removes every page of the site and no other', async (t) => {
