@@ -12,6 +12,8 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
+# package.json's overrides install callsites from here (vendor/callsites-off/README.md), as a link.
+COPY vendor ./vendor
 ENV PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 RUN npm ci --omit=dev && npm cache clean --force
 
@@ -27,6 +29,7 @@ ENV PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
 
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
+COPY --from=deps /app/vendor ./vendor
 COPY package.json package-lock.json tsconfig.json ./
 # src/demo/ holds the demo shop that `npm start` crawls with no arguments.
 COPY src ./src

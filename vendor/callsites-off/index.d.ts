@@ -1,0 +1,2 @@
+declare function callsites(): NodeJS.CallSite[];
+export default callsites;
