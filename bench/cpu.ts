@@ -2,22 +2,27 @@
  * CPU-bound crawl: the shop answers at once (latency 0), so pages/s is what the crawler's own
  * work allows — fetching, parsing, enqueueing, storing — and peak RSS is what that costs.
  * dragnet against plain Crawlee with its default persisted storage and with
- * `persistStorage: false`; ratios are dragnet's median over each baseline's median.
+ * `persistStorage: false`, and Scrapy; ratios are dragnet's median over each baseline's median.
+ * Each case also measures the parse-only cost of the same pages (lib/parseOnly.ts), so dragnet's
+ * CPU per page can be read as a multiple of the least any scraper must spend on a page.
  */
 import { compareCrawlers, summarizeRuns, type RunRecord } from './lib/compare.js';
 import { CLEAN_SHOP } from './lib/countingShop.js';
-import { crawlers } from './lib/runCrawler.js';
+import { measureParseOnly } from './lib/parseOnly.js';
+import { available, crawlers } from './lib/runCrawler.js';
 import { ratio, round } from './lib/stats.js';
 import { defineSuite } from './lib/suite.js';
 
 const CONCURRENCY = 50;
 const DEFAULT_PRODUCTS = [2_000];
 const LARGE_PRODUCTS = [10_000, 100_000];
-const allBaselines = [crawlers.plainCrawlee, crawlers.plainCrawleeMemory];
+const allBaselines = [crawlers.plainCrawlee, crawlers.plainCrawleeMemory, crawlers.scrapy];
 /**
- * Plain Crawlee runs up to this size only: with its default storage it keeps ~300 KB per request in
- * memory (1.8 GB at 10,000 products), so 100,000 would take tens of GB. Larger sizes run dragnet
- * alone, compared with its own figure at the smallest size of the same invocation.
+ * The baselines run up to this size only. Plain Crawlee with its default storage keeps ~300 KB per
+ * request in memory (1.8 GB at 10,000 products), so 100,000 would take tens of GB. Scrapy's memory
+ * hardly grows (peak RSS 91 MB at 2,000 products, 115 MB at 100,000) but its time does: 100,000
+ * took it 19 minutes a run. Larger sizes run dragnet alone, compared with its own figure at the
+ * smallest size of the same invocation.
  */
 const BASELINE_MAX_PRODUCTS = 10_000;
 
@@ -36,6 +41,7 @@ const metrics = ({ outcome: { result }, shopCpuSec, othersCpuShare }: RunRecord 
     cpuSec: result.cpuSec,
     // Less sensitive than pages/s to other people's load on a shared machine (but blind to time spent waiting on disk).
     pagesPerCpuSec: round(result.pages / result.cpuSec),
+    cpuMsPerPage: round((result.cpuSec * 1000) / result.pages, 2),
     shopCpuSec,
     othersCpuShare,
 });
@@ -45,20 +51,25 @@ const details = ({ outcome: { result } }: RunRecord & { outcome: { ok: true } })
 });
 
 export default defineSuite({
-    description: `CPU-bound (latency 0, concurrency ${CONCURRENCY}): pages/s and peak RSS, dragnet vs plain Crawlee`,
+    description: `CPU-bound (latency 0, concurrency ${CONCURRENCY}): pages/s, CPU per page and peak RSS, dragnet vs plain Crawlee and Scrapy`,
     runByDefault: true,
     async run(options, report) {
         let smallest: { products: number; pagesPerSec: number | null } | undefined;
         for (const products of [...(options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS))].sort((a, b) => a - b)) {
-            const baselines = [...(options.against ? [options.against] : []), ...(products <= BASELINE_MAX_PRODUCTS ? allBaselines : [])];
+            const baselines = [
+                ...(options.against ? [options.against] : []),
+                ...(products <= BASELINE_MAX_PRODUCTS ? available(allBaselines) : []),
+            ];
+            const shop = { ...CLEAN_SHOP, pageWeight: options.pageWeight, products, latencyMs: 0 };
             const records = await compareCrawlers({
                 title: `cpu ${products} products`,
                 crawlers: [crawlers.dragnet, ...baselines],
                 runs: options.runs,
-                shop: { ...CLEAN_SHOP, products, latencyMs: 0 },
+                shop,
                 crawl: { maxConcurrency: CONCURRENCY, timeLimitSec: timeLimitSec(products), sampleIntervalMs: 250 },
             });
             const results = Object.fromEntries([...records].map(([name, runs]) => [name, summarizeRuns(runs, metrics, details)]));
+            const parseOnly = await measureParseOnly(shop);
             const dragnet = results[crawlers.dragnet.name]!.median;
             const first = (smallest ??= { products, pagesPerSec: dragnet.pagesPerSec });
             const ratios: Record<string, Record<string, number | null>> = Object.fromEntries(
@@ -75,8 +86,9 @@ export default defineSuite({
                 }),
             );
             if (products !== first.products) ratios[`dragnet/dragnet-${first.products}`] = { pagesPerSec: ratio(dragnet.pagesPerSec, first.pagesPerSec) };
+            ratios['dragnet/parse-only'] = { cpuMsPerPage: ratio(dragnet.cpuMsPerPage, parseOnly.msPerPage) };
             report({
-                json: { case: `cpu-${products}`, products, concurrency: CONCURRENCY, latencyMs: 0, runs: options.runs, crawlers: results, ratios },
+                json: { case: `cpu-${products}`, products, pageWeight: options.pageWeight, concurrency: CONCURRENCY, latencyMs: 0, runs: options.runs, crawlers: results, parseOnly, ratios },
                 rows: [crawlers.dragnet, ...baselines].map((crawler) => {
                     const { median, failedRuns } = results[crawler.name]!;
                     const versus = crawler === crawlers.dragnet ? undefined : ratios[`dragnet/${crawler.name}`];
@@ -84,7 +96,8 @@ export default defineSuite({
                         products,
                         crawler: crawler.label,
                         'pages/s': median.pagesPerSec,
-                        'pages/CPU-s': median.pagesPerCpuSec,
+                        'CPU ms/page': median.cpuMsPerPage,
+                        'x parse-only': ratio(median.cpuMsPerPage, parseOnly.msPerPage),
                         'peak RSS MB': median.peakRssMb,
                         'at start MB': median.startRssMb,
                         items: median.items,

@@ -57,7 +57,7 @@ export default defineSuite({
                 title: `failures ${products} products`,
                 crawlers: [clean, failing],
                 runs: options.runs,
-                shop: { ...CLEAN_SHOP, products, latencyMs: LATENCY_MS },
+                shop: { ...CLEAN_SHOP, pageWeight: options.pageWeight, products, latencyMs: LATENCY_MS },
                 crawl: {
                     maxConcurrency: CONCURRENCY,
                     timeLimitSec: timeLimitSec(products),
@@ -77,6 +77,7 @@ export default defineSuite({
                 json: {
                     case: `failures-${products}`,
                     products,
+                    pageWeight: options.pageWeight,
                     failureRate: FAILURE_RATE,
                     latencyMs: LATENCY_MS,
                     concurrency: CONCURRENCY,

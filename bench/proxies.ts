@@ -86,7 +86,7 @@ export default defineSuite({
                 title: `proxies ${products} products`,
                 crawlers: cases,
                 runs: options.runs,
-                shop: { ...CLEAN_SHOP, products, latencyMs: 0 },
+                shop: { ...CLEAN_SHOP, pageWeight: options.pageWeight, products, latencyMs: 0 },
                 crawl: { maxConcurrency: CONCURRENCY, timeLimitSec: timeLimitSec(products), sampleIntervalMs: SAMPLE_INTERVAL_MS },
             });
             const results = Object.fromEntries([...records].map(([name, runs]) => [name, summarizeRuns(runs, metrics, details)]));
@@ -103,7 +103,7 @@ export default defineSuite({
             };
             const ratios = Object.fromEntries([oneProxy, twoTiers].map(({ name }) => [`${name}/direct`, versusDirect(name)]));
             report({
-                json: { case: `proxies-${products}`, products, concurrency: CONCURRENCY, latencyMs: 0, runs: options.runs, crawlers: results, ratios },
+                json: { case: `proxies-${products}`, products, pageWeight: options.pageWeight, concurrency: CONCURRENCY, latencyMs: 0, runs: options.runs, crawlers: results, ratios },
                 rows: cases.map((crawler) => {
                     const { median, failedRuns } = results[crawler.name]!;
                     const versus = crawler === direct ? undefined : ratios[`${crawler.name}/direct`];

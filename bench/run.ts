@@ -63,6 +63,7 @@ function parseOptions(argv: string[]): { suites: string[]; options: BenchOptions
             runs: { type: 'string' },
             products: { type: 'string' },
             large: { type: 'boolean', default: false },
+            'page-weight': { type: 'string', default: 'real' },
             against: { type: 'string' },
             help: { type: 'boolean', short: 'h', default: false },
         },
@@ -71,13 +72,15 @@ function parseOptions(argv: string[]): { suites: string[]; options: BenchOptions
     if (!Number.isInteger(runs) || runs < 1) throw new UsageError('--runs must be a whole number >= 1');
     const products = values.products?.split(',').map((size) => Number(size.replace(/_/g, '')));
     if (products?.some((size) => !Number.isInteger(size) || size < 1)) throw new UsageError('--products must be whole numbers >= 1, comma-separated');
-    return { suites: positionals, options: { runs, products, large: values.large ?? false }, against: values.against, help: values.help ?? false };
+    const pageWeight = values['page-weight'];
+    if (pageWeight !== 'real' && pageWeight !== 'light') throw new UsageError('--page-weight must be real or light');
+    return { suites: positionals, options: { runs, products, large: values.large ?? false, pageWeight }, against: values.against, help: values.help ?? false };
 }
 
 class UsageError extends Error {}
 
 async function help(entries: Entry[]): Promise<string> {
-    const lines = ['usage: npm run bench [-- <suite> ...] [--runs N] [--products N,N] [--large]', '', 'suites (* = run when none is named):'];
+    const lines = ['usage: npm run bench [-- <suite> ...] [--runs N] [--products N,N] [--large] [--page-weight real|light] [--against REV]', '', 'suites (* = run when none is named):'];
     for (const { name, kind } of entries) {
         const description = kind === 'suite' ? await loadSuite(name).then((suite) => `${suite.runByDefault ? '*' : ' '} ${name.padEnd(10)} ${suite.description}`)
             : `  ${name.padEnd(10)} standalone script, run with its own defaults (no defineSuite); for its flags: npx tsx bench/${name}.ts`;
@@ -86,7 +89,8 @@ async function help(entries: Entry[]): Promise<string> {
     lines.push('', '--runs N        runs of each crawler per case (default 3); medians are reported');
     lines.push('--products N,N  shop sizes instead of the suites\' defaults');
     lines.push('--large         the suites\' large sizes (slow)');
-    lines.push('--against REV   the cpu suite also runs dragnet at commit REV, in a temporary worktree, beside the working tree');
+    lines.push('--page-weight W real (default): the shop\'s pages weigh what a real store\'s do; light: the small test pages');
+    lines.push('--against REV   the cpu and latency suites also run dragnet at commit REV, in a temporary worktree, beside the working tree');
     return `${lines.join('\n')}\n`;
 }
 

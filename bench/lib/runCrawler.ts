@@ -8,13 +8,22 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { ShopOptions } from '../../src/demo/shop.js';
 import type { CrawlerCase, CrawlerResult } from '../crawlers/protocol.js';
+import { findScrapy } from './scrapy.js';
 
-export interface Crawler {
+/**
+ * A crawler under comparison. Its child is a TypeScript file (`script`, run as `node --import tsx
+ * <script>`) or any other command (`command`: Scrapy's `python3 -B <script>`); either is given the
+ * case as JSON as its last argument.
+ */
+export type Crawler = CrawlerDescription & ({ script: string } | { command: string[] });
+
+interface CrawlerDescription {
     /** Key in the JSON output. */
     name: string;
     /** How the table names it. */
     label: string;
-    script: string;
+    /** Why it cannot run on this machine, when it cannot: suites leave it out (see `available`). */
+    unavailable?: string;
     /** Overrides for the case (plain Crawlee's storage variant). */
     caseOverrides?: Partial<CrawlerCase>;
     /** Overrides for the shop it crawls (the failures suite's failing shop). */
@@ -34,6 +43,7 @@ export interface Sidecar {
 
 const crawlersDir = fileURLToPath(new URL('../crawlers/', import.meta.url));
 const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
+const scrapy = findScrapy();
 
 export const crawlers = {
     dragnet: { name: 'dragnet', label: 'dragnet', script: `${crawlersDir}dragnet.ts` },
@@ -44,7 +54,27 @@ export const crawlers = {
         script: `${crawlersDir}plainCrawlee.ts`,
         caseOverrides: { persistStorage: false },
     },
+    scrapy: {
+        name: 'scrapy',
+        label: scrapy ? `Scrapy ${scrapy.version}` : 'Scrapy',
+        command: [scrapy?.python ?? 'python3', '-B', `${crawlersDir}scrapy_shop.py`],
+        unavailable: scrapy ? undefined : 'Scrapy is not on this machine (apt-get install python3-scrapy)',
+    },
 } satisfies Record<string, Crawler>;
+
+const warnedUnavailable = new Set<string>();
+
+/** The crawlers of `list` that can run here; says once per crawler on stderr why another is left out. */
+export function available<C extends Crawler>(list: C[]): C[] {
+    return list.filter((crawler) => {
+        if (crawler.unavailable === undefined) return true;
+        if (!warnedUnavailable.has(crawler.name)) {
+            warnedUnavailable.add(crawler.name);
+            process.stderr.write(`bench: ${crawler.unavailable}; running without ${crawler.name}\n`);
+        }
+        return false;
+    });
+}
 
 export type RunOutcome =
     | { ok: true; result: CrawlerResult }
@@ -56,7 +86,8 @@ const GRACE_SECS = 60;
 
 export async function runCrawler(crawler: Crawler, crawlerCase: CrawlerCase): Promise<RunOutcome> {
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('CRAWLEE_')));
-    const child = spawn(process.execPath, ['--import', 'tsx', crawler.script, JSON.stringify({ ...crawlerCase, ...crawler.caseOverrides })], {
+    const [command, ...args] = 'command' in crawler ? crawler.command : [process.execPath, '--import', 'tsx', crawler.script];
+    const child = spawn(command!, [...args, JSON.stringify({ ...crawlerCase, ...crawler.caseOverrides })], {
         cwd: projectRoot,
         // Crawlee's global configuration writes under CRAWLEE_STORAGE_DIR, in either crawler.
         env: { ...env, CRAWLEE_STORAGE_DIR: crawlerCase.storageDir },

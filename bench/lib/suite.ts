@@ -3,6 +3,7 @@
  * `defineSuite({...})`; `npm run bench -- <name>` runs it, and it runs with no names given
  * when `runByDefault` is set. Adding a suite is adding that file.
  */
+import type { PageWeight } from '../../src/demo/dressing.js';
 import type { Crawler } from './runCrawler.js';
 
 export interface BenchOptions {
@@ -12,6 +13,12 @@ export interface BenchOptions {
     products?: number[];
     /** `--large`: the suite's large sizes (those the issue's figures are for) instead of its quick defaults. */
     large: boolean;
+    /**
+     * `--page-weight`: the shop's page weight in the crawl suites (cpu, latency, failures, proxies): `real`,
+     * a real store's pages (~15 KB products, ~24 KB listings, 180+ links each), or `light`, the small
+     * pages of the test shop. Default: `real`.
+     */
+    pageWeight: PageWeight;
     /** `--against REV`: dragnet at that commit, run beside the working tree's (lib/against.ts); the cpu suite uses it. */
     against?: Crawler;
 }
