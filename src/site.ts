@@ -7,8 +7,8 @@
  * browser-rendered HTML too.
  */
 import type { CheerioAPI } from 'cheerio';
-import { compile, selectAll, selectOne } from 'css-select';
-import type { AnyNode, Element } from 'domhandler';
+import { compile, selectAll } from 'css-select';
+import { type AnyNode, type Element, hasChildren, isTag } from 'domhandler';
 import { textContent } from 'domutils';
 import type { z } from 'zod';
 
@@ -194,6 +194,7 @@ export function textOf($: CheerioAPI, selector: string, root?: Parameters<Cheeri
 export function elementsOf($: CheerioAPI, selector: string, root?: Parameters<CheerioAPI>[1]): Element[] {
     const query = compiledSelector(selector);
     const scope = scopeOf($, root);
+    // css-select's selectAll walks with a stack of its own, so a deeply nested page is no danger here.
     return (query && scope ? selectAll(query, scope) : $(selector, root).toArray()) as Element[];
 }
 
@@ -202,7 +203,7 @@ function firstMatchText($: CheerioAPI, selector: string, root?: Parameters<Cheer
     const query = compiledSelector(selector);
     const scope = scopeOf($, root);
     if (query && scope) {
-        const element = selectOne(query, scope);
+        const element = firstMatching(query, scope);
         return element ? textContent(element) : '';
     }
     // Ending the selector in `:first` makes cheerio stop at the first match; a selector list is matched
@@ -216,15 +217,19 @@ function firstMatchText($: CheerioAPI, selector: string, root?: Parameters<Cheer
  * first match took 60-140 µs through `$(`…`:first`)` and 17-48 µs compiled once. A selector css-select
  * does not know (cheerio's positional `:first`, `:eq(n)`, `:last`…) is kept as null and goes to `$`.
  */
-const compiledSelectors = new Map<string, ReturnType<typeof compile> | null>();
+const compiledSelectors = new Map<string, CompiledSelector | null>();
 /** A site has a few dozen selectors; the cap only bounds a route that builds them from page data. */
 const MAX_COMPILED_SELECTORS = 1_000;
 
-function compiledSelector(selector: string): ReturnType<typeof compile> | null {
+type CompiledSelector = ReturnType<typeof compile>;
+
+function compiledSelector(selector: string): CompiledSelector | null {
     let query = compiledSelectors.get(selector);
     if (query === undefined) {
         try {
             query = compile(selector);
+            // A relative selector that starts with `+` or `~` needs the root's siblings: left to `$`.
+            if (query.shouldTestNextSiblings) query = null;
         } catch {
             query = null;
         }
@@ -234,13 +239,31 @@ function compiledSelector(selector: string): ReturnType<typeof compile> | null {
     return query;
 }
 
-/** The nodes to search under, as `$(selector, root)` searches: the document, or the given nodes; undefined for a root given as a selector. */
+/**
+ * The nodes whose trees `$(selector, root)` searches: the children of the document, or of the given
+ * nodes (the root itself is never a match); undefined for a root given as a selector.
+ */
 function scopeOf($: CheerioAPI, root: Parameters<CheerioAPI>[1]): AnyNode[] | undefined {
-    if (root === undefined || root === null) return $.root().toArray();
     if (typeof root === 'string') return undefined;
-    if (Array.isArray(root)) return root as AnyNode[];
-    if ('toArray' in root && typeof root.toArray === 'function') return root.toArray() as AnyNode[];
-    return [root as AnyNode];
+    const roots: AnyNode[] =
+        root === undefined || root === null ? $.root().toArray()
+        : Array.isArray(root) ? root
+        : 'toArray' in root && typeof root.toArray === 'function' ? root.toArray()
+        : [root as AnyNode];
+    return roots.flatMap((node) => (hasChildren(node) ? node.children : []));
+}
+
+/**
+ * The first element in document order that `query` accepts, walked with a stack of its own:
+ * css-select's selectOne recurses, and a page nested 100,000 deep overflows the call stack.
+ */
+function firstMatching(query: CompiledSelector, nodes: AnyNode[]): Element | undefined {
+    const stack = [...nodes].reverse();
+    for (let node = stack.pop(); node; node = stack.pop()) {
+        if (isTag(node) && query(node)) return node;
+        if (hasChildren(node)) for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]!);
+    }
+    return undefined;
 }
 
 /** The first number in the matched text (`£1,234.50` → 1234.5; a dot is the decimal point), or undefined. */

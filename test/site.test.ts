@@ -138,6 +138,21 @@ describe('textOf', () => {
         assert.equal(numberOf($, 'span.price', $('div.card').last()), 2);
     });
 
+    it('searches below a root, never the root itself, as $(selector, root) does', () => {
+        const cards = $('div.card');
+        assert.equal(textOf($, 'div.card', cards), $('div.card', cards).first().text() || undefined);
+        assert.equal(textOf($, 'div.card', cards), undefined);
+        assert.deepEqual(elementsOf($, 'div.card', cards), []);
+    });
+
+    it('reads a page nested deeper than the call stack goes (a recursive walk gives out near 11,000 levels)', () => {
+        const depth = 20_000;
+        const deep = load(`<p class="price">£9</p>${'<div>'.repeat(depth)}<h1 class="title">Deep title</h1>${'</div>'.repeat(depth)}`, { _useHtmlParser2: true } as never);
+        assert.equal(textOf(deep, 'h1.title'), 'Deep title');
+        assert.equal(textOf(deep, 'p.price'), '£9');
+        assert.equal(elementsOf(deep, 'h1.title').length, 1);
+    });
+
     it("takes cheerio's own selectors css-select does not know: positional pseudo-classes", () => {
         assert.equal(textOf($, 'span.price:eq(1)'), '£2');
         assert.equal(textOf($, 'div.card:last span'), '£2');

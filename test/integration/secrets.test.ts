@@ -11,19 +11,19 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile, rm, mkdtemp } from 'node:fs/promises';
+import { readFile, rm, mkdtemp } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { gunzipSync } from 'node:zlib';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { POSTGRES_URL, REDIS_URL, withSchema } from '../helpers/fleetWorld.js';
 import { startProxyWorld, type ProxyWorld } from '../helpers/proxyWorld.js';
+import { storedFiles } from '../helpers/storedFiles.js';
 
 const id = randomBytes(4).toString('hex');
 const SECRETS = {
@@ -90,15 +90,9 @@ async function databaseText(db: pg.Client): Promise<string> {
     return parts.join('\n');
 }
 
-/** Every file under `dir` (a gzipped one decompressed, as raw-page segments are), as bytes read as latin1 (so a secret in any encoding of ASCII is found). */
+/** Every file under `dir`, as bytes read as latin1 (so a secret in any encoding of ASCII is found). */
 async function filesText(dir: string): Promise<Map<string, string>> {
-    const files = new Map<string, string>();
-    for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-        if (!entry.isFile()) continue;
-        const bytes = await readFile(join(entry.parentPath, entry.name));
-        files.set(join(entry.parentPath, entry.name), (entry.name.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('latin1'));
-    }
-    return files;
+    return new Map([...(await storedFiles(dir))].map(([path, bytes]) => [join(dir, path), bytes.toString('latin1')]));
 }
 
 describe('a run configured with secrets', () => {

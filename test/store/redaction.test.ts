@@ -8,7 +8,7 @@
  * own URL holds a password is dead-lettered with it masked and still re-queued.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
@@ -20,6 +20,7 @@ import { rawPageKey } from '../../src/store/rawStore.js';
 import { type QuarantineEntry, quarantineEntries } from '../../src/store/records.js';
 import type { DeadLetterEntry } from '../../src/vocabulary/failure.js';
 import { openSiteStores } from '../../src/wiring/open.js';
+import { storedFiles } from '../helpers/storedFiles.js';
 import { readDataset } from '../helpers/stores.js';
 
 const SITE = 'secret-site';
@@ -35,16 +36,6 @@ async function storageDir(t: TestContext): Promise<string> {
 }
 
 /** Every file under `dir`, by path relative to it, as bytes. */
-async function filesUnder(dir: string): Promise<Map<string, Buffer>> {
-    const files = new Map<string, Buffer>();
-    for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-        if (!entry.isFile()) continue;
-        const path = join(entry.parentPath, entry.name);
-        files.set(path.slice(dir.length + 1), await readFile(path));
-    }
-    return files;
-}
-
 function assertNoSecrets(files: Map<string, Buffer>) {
     for (const [path, bytes] of files) {
         for (const secret of SECRETS) assert.ok(!bytes.includes(secret), `${path} holds "${secret}"`);
@@ -92,12 +83,12 @@ describe('the stores keep no secrets', () => {
         await stores.raw.flush();
 
         // While the stores are open (what is committed may still be in the -wal file) and after.
-        const open = await filesUnder(dir);
+        const open = await storedFiles(dir);
         assert.ok([...open.keys()].some((path) => path.endsWith('-wal')), [...open.keys()].join(', '));
         assertNoSecrets(open);
         const stored = await stores.raw.get(key);
         await stores.close();
-        const closed = await filesUnder(dir);
+        const closed = await storedFiles(dir);
         assertNoSecrets(closed);
 
         // What was stored is still there, masked: the search read the right bytes.
@@ -158,7 +149,7 @@ describe('the stores keep no secrets', () => {
         statistics.errorTrackerRetry.add(new Error(`sink ${DATABASE_URL} refused`));
         await statistics.stopCapturing();
         await storage.close();
-        const files = await filesUnder(dir);
+        const files = await storedFiles(dir);
         const saved = [...files].find(([path]) => path.includes('SDK_CRAWLER_STATISTICS'));
         assert.ok(saved, [...files.keys()].join(', '));
         assertNoSecrets(files);
