@@ -23,7 +23,8 @@ describe('render learning', { skip: chromiumPath ? false : 'no Chromium found' }
         const minSamples = 20;
         const run = await crawlShop(
             { seed: 5, products: 120, scriptOnlyRate: 1, transientFailureRate: 0, notFoundLinks: 0 },
-            { maxConcurrency, browserConcurrency: 4, retry: { maxAttempts: 3 }, requestTimeoutSecs: 15, renderLearning: { minSamples }, chromiumPath },
+            // Adaptive timeouts off, as in pipeline.test.ts: the counts here are exact.
+            { maxConcurrency, browserConcurrency: 4, retry: { maxAttempts: 3 }, requestTimeoutSecs: 15, adaptiveTimeout: false, renderLearning: { minSamples }, chromiumPath },
         );
         t.after(() => run.close());
         const { shop, summary } = run;
