@@ -9,7 +9,7 @@
 import type { CheerioAPI } from 'cheerio';
 import { compile, selectAll } from 'css-select';
 import { type AnyNode, type Element, hasChildren, isTag } from 'domhandler';
-import { textContent } from 'domutils';
+import { find, textContent } from 'domutils';
 import type { z } from 'zod';
 
 /** Where a page's HTML came from. */
@@ -203,7 +203,9 @@ function firstMatchText($: CheerioAPI, selector: string, root?: Parameters<Cheer
     const query = compiledSelector(selector);
     const scope = scopeOf($, root);
     if (query && scope) {
-        const element = firstMatching(query, scope);
+        // domutils' find walks with a stack of its own and stops at the limit, as cheerio's `:first` does; css-select's
+        // selectOne recurses, and a page nested 100,000 deep overflows the call stack.
+        const [element] = find((node) => isTag(node) && query(node), scope, true, 1);
         return element ? textContent(element) : '';
     }
     // Ending the selector in `:first` makes cheerio stop at the first match; a selector list is matched
@@ -253,18 +255,6 @@ function scopeOf($: CheerioAPI, root: Parameters<CheerioAPI>[1]): AnyNode[] | un
     return roots.flatMap((node) => (hasChildren(node) ? node.children : []));
 }
 
-/**
- * The first element in document order that `query` accepts, walked with a stack of its own:
- * css-select's selectOne recurses, and a page nested 100,000 deep overflows the call stack.
- */
-function firstMatching(query: CompiledSelector, nodes: AnyNode[]): Element | undefined {
-    const stack = [...nodes].reverse();
-    for (let node = stack.pop(); node; node = stack.pop()) {
-        if (isTag(node) && query(node)) return node;
-        if (hasChildren(node)) for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]!);
-    }
-    return undefined;
-}
 
 /** The first number in the matched text (`£1,234.50` → 1234.5; a dot is the decimal point), or undefined. */
 export function numberOf($: CheerioAPI, selector: string, root?: Parameters<CheerioAPI>[1]): number | undefined {

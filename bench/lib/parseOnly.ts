@@ -4,19 +4,19 @@
  * HTTP stage parses) and three selectors a minimal scraper runs — on a product page its title, its
  * price and the links it follows; on a listing its title, its product links and its next link.
  *
- * Measured in the bench's own process, between the crawls of the same invocation, over a sample of
+ * Measured in the bench's own process, after the case's crawls in the same invocation, over a sample of
  * the pages the crawl fetches (the first `SAMPLE_PRODUCTS` products and every listing page, up to
  * `SAMPLE_LISTINGS`), weighted by how many of each the crawl fetches. CPU time of this thread only,
  * the best of `ROUNDS` rounds (GC and a busy neighbour only ever add).
  */
-import { load, type CheerioAPI, type CheerioOptions } from 'cheerio';
+import { load, type CheerioAPI } from 'cheerio';
 import { startShop, type ShopOptions } from '../../src/demo/shop.js';
+import { HTMLPARSER2 } from '../../src/parse/parsePage.js';
 import { round } from './stats.js';
 
 const SAMPLE_PRODUCTS = 200;
 const SAMPLE_LISTINGS = 20;
 const ROUNDS = 5;
-const HTMLPARSER2 = { _useHtmlParser2: true } as CheerioOptions;
 
 export interface ParseOnlyCost {
     /** CPU milliseconds per page, weighted over the crawl's pages (products and listings). */

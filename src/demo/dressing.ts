@@ -86,7 +86,7 @@ function realDressing(catalog: Catalog, seed: number): Dressing {
         head: HEAD,
         menu,
         footer,
-        facets: (category) => facets(category),
+        facets,
         card: (product) => card(product, productStream(product)),
         product: (product) => productDetails(catalog, product, productStream(product)),
     };

@@ -35,7 +35,7 @@ export interface ParsedPage {
  * cheerio's default, is stricter and not made for scraping); a browser's serialized DOM with
  * cheerio's default, as the browser stage always had it.
  */
-const HTMLPARSER2 = { _useHtmlParser2: true } as CheerioOptions;
+export const HTMLPARSER2 = { _useHtmlParser2: true } as CheerioOptions;
 
 export function parsePage(route: Route, page: PageToParse): ParsedPage {
     const $ = page.renderer === 'http' ? load(page.html, HTMLPARSER2) : load(page.html);
