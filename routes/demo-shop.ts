@@ -47,7 +47,7 @@ export default defineSite({
             enqueue: [{ selector: 'a.related-link', label: 'product' }],
             extract: ($) => {
                 const availabilityLine = $('p.availability').first();
-                const availability = availabilityLine.hasClass('in-stock') ? 'in_stock'
+                const availability: z.input<typeof productSchema>['availability'] = availabilityLine.hasClass('in-stock') ? 'in_stock'
                     : availabilityLine.hasClass('out-of-stock') ? 'out_of_stock'
                     : undefined;
                 // "In stock (12 available)"; an out-of-stock product has none left.

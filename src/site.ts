@@ -138,9 +138,12 @@ export interface Site extends Omit<SiteDefinition, 'routes'> {
     routeFor(label: string | undefined, url: URL): Route | undefined;
 }
 
-/** Defines a site. Typed per route so each extractor is checked against its own schema. */
+/**
+ * Defines a site. Each route's extractor is checked at compile time against the route's own schema:
+ * a field of the wrong type, or one the schema does not have, is a type error at the extractor.
+ */
 export function defineSite<R extends Record<string, RouteDefinition<any>>>(
-    definition: Omit<SiteDefinition, 'routes'> & { routes: { [L in keyof R]: RouteDefinition<SchemaOf<R[L]>> } },
+    definition: Omit<SiteDefinition, 'routes'> & { routes: R & { [L in keyof R]: CheckedRoute<R[L]> } },
 ): Site {
     const { routes: routeDefinitions, ...rest } = definition;
     if (!/^[a-z0-9][a-z0-9-]*$/.test(rest.name)) {
@@ -175,7 +178,17 @@ export function defineSite<R extends Record<string, RouteDefinition<any>>>(
     };
 }
 
-type SchemaOf<R> = R extends RouteDefinition<infer S> ? S : z.ZodType;
+/**
+ * A route as written, checked against the route API typed by its own schema. The routes are inferred
+ * as written first (TypeScript cannot infer a schema per key through a mapped type), so the returned
+ * record is no longer a fresh literal and its stray keys would pass: each is typed `never` instead.
+ */
+type CheckedRoute<R> = R extends { schema: infer S extends z.ZodType }
+    ? RouteDefinition<S> & (R extends { extract: (...args: any[]) => infer X } ? { extract: ($: CheerioAPI, page: PageContext) => WithoutStrayKeys<X, Draft<z.input<S>>> } : unknown)
+    : RouteDefinition;
+
+/** `X` with each key that `D` lacks typed `never` (through lists, and each member of a union). */
+type WithoutStrayKeys<X, D> = X extends readonly (infer E)[] ? WithoutStrayKeys<E, D>[] : X extends object ? X & { [K in Exclude<keyof X, keyof D>]: never } : X;
 
 function matches(matcher: UrlMatcher, url: URL): boolean {
     return matcher instanceof RegExp ? matcher.test(url.href) : matcher(url);
