@@ -121,6 +121,12 @@ export interface SiteDefinition {
     maxRate?: number;
     /** Most requests in flight to the site in one worker (the HTTP stage's concurrency is the lower of this and `--max-concurrency`). Default: no cap of its own. */
     maxConcurrency?: number;
+    /**
+     * Sitemaps to start from beside the start URLs: `true` for those the `Sitemap:` lines of the start
+     * URLs' robots.txt name, or their URLs. Indexes and gzip are read; each URL listed is routed by the
+     * routes' `match` patterns, its `<lastmod>` in its userData as `lastmod` (frontier/sitemaps.ts). Default: none.
+     */
+    sitemaps?: true | readonly string[];
 }
 
 /** A route with its label and defaults filled in. */
@@ -138,6 +144,10 @@ export interface Site extends Omit<SiteDefinition, 'routes'> {
     routeFor(label: string | undefined, url: URL): Route | undefined;
 }
 
+/** What a site's name may be: it names the site's file in routes/ and its stores. */
+export const SITE_NAME = /^[a-z0-9][a-z0-9-]*$/;
+export const SITE_NAME_RULE = 'must be lower-case letters, digits and dashes, starting with a letter or digit';
+
 /**
  * Defines a site. Each route's extractor is checked at compile time against the route's own schema:
  * a field of the wrong type, or one the schema does not have, is a type error at the extractor.
@@ -146,8 +156,8 @@ export function defineSite<R extends Record<string, RouteDefinition<any>>>(
     definition: Omit<SiteDefinition, 'routes'> & { routes: R & { [L in keyof R]: CheckedRoute<R[L]> } },
 ): Site {
     const { routes: routeDefinitions, ...rest } = definition;
-    if (!/^[a-z0-9][a-z0-9-]*$/.test(rest.name)) {
-        throw new Error(`site name "${rest.name}" must be lower-case letters, digits and dashes`);
+    if (!SITE_NAME.test(rest.name)) {
+        throw new Error(`site name "${rest.name}" ${SITE_NAME_RULE}`);
     }
     const routes = new Map<string, Route>();
     for (const [label, route] of Object.entries<RouteDefinition>(routeDefinitions)) {
