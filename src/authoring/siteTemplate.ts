@@ -4,6 +4,9 @@
  * contributor's loop (`npm run try`, fixtures, `npm test`) works from the first minute.
  */
 
+/** The route API as a file in routes/ imports it. */
+const ROUTE_API = '../src/site.js';
+
 export interface SiteTemplateOptions {
     name: string;
     /** Normalized. */
@@ -21,7 +24,7 @@ export function siteTemplate({ name, startUrl }: SiteTemplateOptions): string {
  *   npm start -- --site ${name}                              crawl
  */
 import { z } from 'zod';
-import { defineSite, numberOf, textOf } from '../src/site.js';
+import { defineSite, numberOf, textOf } from '${ROUTE_API}';
 
 /**
  * What a detail page holds. A required field that comes out missing sends the page to the browser
