@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { type Shop, startShop } from '../../src/demo/shop.js';
 import type { PageTrial } from '../../src/authoring/pageTrial.js';
 import { assertOneLineError, runScript } from '../helpers/cli.js';
+import { startProxyWorld } from '../helpers/proxyWorld.js';
 
 const TRY = 'src/commands/try.ts';
 
@@ -75,6 +76,20 @@ describe('npm run try', () => {
         assert.match(run.stdout, /side by side/);
         assert.ok(run.stdout.includes(`≠ title`), run.stdout);
         assert.ok(run.stdout.includes(`✓ ${JSON.stringify(product.title)}`), run.stdout);
+    });
+
+    it('goes out as a run would: through the proxy tier it is given', async () => {
+        const proxies = await startProxyWorld({ datacenter: 1, residential: 0, broken: 0 });
+        try {
+            const product = shop.products.find((each) => !each.scriptOnly)!;
+            const run = await tryPage('--url', `${shop.url}${product.path}`, '--proxy-tier', `datacenter=${proxies.tiers[0]!.proxyUrls[0]}`);
+            assert.equal(run.code, 0, run.stderr);
+            assert.match(run.stdout, /complete: a run stores the records/);
+            assert.ok(proxies.stats()[0]!.requests >= 1, JSON.stringify(proxies.stats()));
+            for (const secret of proxies.secrets) assert.ok(!`${run.stdout}${run.stderr}`.includes(secret), 'no proxy password printed');
+        } finally {
+            await proxies.close();
+        }
     });
 
     it('--save-fixture keeps the page and what it gives in the fixtures dir', async () => {
