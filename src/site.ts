@@ -206,8 +206,19 @@ function matches(matcher: UrlMatcher, url: URL): boolean {
 
 /** Collapsed, trimmed text of the first match, or undefined when nothing (or only blanks) matched. */
 export function textOf($: CheerioAPI, selector: string, root?: Parameters<CheerioAPI>[1]): string | undefined {
-    const text = firstMatchText($, selector, root).replace(/\s+/g, ' ').trim();
+    const text = collapsedText(firstMatchText($, selector, root));
     return text === '' ? undefined : text;
+}
+
+/** Runs of whitespace as one space, the ends trimmed: how textOf reads text. */
+export function collapsedText(text: string): string {
+    return text.replace(/\s+/g, ' ').trim();
+}
+
+/** The first number in `text` (`£1,234.50` → 1234.5; commas dropped, a dot is the decimal point), or undefined: how numberOf reads it. */
+export function firstNumber(text: string): number | undefined {
+    const match = text.replace(/,/g, '').match(/-?\d+(?:\.\d+)?/);
+    return match ? Number(match[0]) : undefined;
 }
 
 /**
@@ -281,6 +292,6 @@ function scopeOf($: CheerioAPI, root: Parameters<CheerioAPI>[1]): AnyNode[] | un
 
 /** The first number in the matched text (`£1,234.50` → 1234.5; a dot is the decimal point), or undefined. */
 export function numberOf($: CheerioAPI, selector: string, root?: Parameters<CheerioAPI>[1]): number | undefined {
-    const match = textOf($, selector, root)?.replace(/,/g, '').match(/-?\d+(?:\.\d+)?/);
-    return match ? Number(match[0]) : undefined;
+    const text = textOf($, selector, root);
+    return text === undefined ? undefined : firstNumber(text);
 }

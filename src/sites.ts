@@ -1,47 +1,67 @@
 /**
- * Finding a site: a name resolves to `routes/<name>.ts`, anything with a slash or an
- * extension is a path to a site module. A file in routes/ must be named after its site: the
- * command line finds it by file name, and its stores are kept under the site's name.
+ * Finding a site: a name resolves to `routes/<name>.ts`, else to the declarative file
+ * `routes/<name>.yaml`, `.yml` or `.json` (declarative/declarativeSite.ts); anything with a slash
+ * or an extension is a path to a site module or file. A file in routes/ must be named after its
+ * site: the command line finds it by file name, and its stores are kept under the site's name.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ConfigError } from './configError.js';
+import { declarativeSiteUrl, declaredFile, readDeclarativeSite } from './declarative/declarativeSite.js';
 import type { Site } from './site.js';
 
 /** Where sites are found by name. */
 const ROUTES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'routes');
 
-const MODULE_EXTENSION = /\.[cm]?[tj]s$/;
+/** The extensions of declarative site files, in the order a name looks for them (after `<name>.ts`). */
+const DECLARATIVE_EXTENSIONS = ['.yaml', '.yml', '.json'];
+const SITE_EXTENSION = /\.(?:[cm]?[tj]s|ya?ml|json)$/;
 
-/** Names of the sites in `routesDir`. */
+/** Names of the sites in `routesDir`, each once (a site module and a declarative file of the same name are one site). */
 export function listSites(routesDir = ROUTES_DIR): string[] {
-    return readdirSync(routesDir)
-        .filter((file) => MODULE_EXTENSION.test(file))
-        .map((file) => file.replace(MODULE_EXTENSION, ''))
-        .sort();
+    const names = readdirSync(routesDir)
+        .filter((file) => SITE_EXTENSION.test(file))
+        .map((file) => file.replace(SITE_EXTENSION, ''));
+    return [...new Set(names)].sort();
 }
 
-/** The site called `nameOrPath` in `routesDir`, or the site module at that path. Throws ConfigError. */
+/** The site called `nameOrPath` in `routesDir`, or the site module or declarative file at that path. Throws ConfigError. */
 export async function loadSite(nameOrPath: string, routesDir = ROUTES_DIR): Promise<Site> {
     const isPath = nameOrPath.includes('/') || extname(nameOrPath) !== '';
-    const file = isPath ? resolve(nameOrPath) : join(routesDir, `${nameOrPath}.ts`);
-    if (!existsSync(file)) {
+    const file = isPath ? resolve(nameOrPath) : fileNamed(nameOrPath, routesDir);
+    if (!file || !existsSync(file)) {
         throw new ConfigError(
             isPath
-                ? `site module not found: ${file}`
+                ? `site module not found: ${resolve(nameOrPath)}`
                 : `unknown site "${nameOrPath}" (available: ${listSites(routesDir).join(', ')})`,
         );
     }
+    const site = DECLARATIVE_EXTENSIONS.includes(extname(file)) ? { ...readDeclarativeSite(file), moduleUrl: declarativeSiteUrl(file) } : await importSite(file);
+    const extension = extname(file);
+    const fileName = basename(file, extension);
+    if (resolve(dirname(file)) === resolve(routesDir) && fileName !== site.name) {
+        throw new ConfigError(`${file} defines site "${site.name}": a file in routes/ must be named after its site (rename it to ${site.name}${extension}, or the site to "${fileName}")`);
+    }
+    return site;
+}
+
+/** The file a site was loaded from: its module, or its declarative file; undefined for a site defined in place. */
+export function siteSourceFile(site: Site): string | undefined {
+    if (!site.moduleUrl) return undefined;
+    return declaredFile(site.moduleUrl) ?? fileURLToPath(site.moduleUrl);
+}
+
+/** The site's module, else its declarative file: `<name>.ts`, `.yaml`, `.yml`, `.json`. */
+function fileNamed(name: string, routesDir: string): string | undefined {
+    return ['.ts', ...DECLARATIVE_EXTENSIONS].map((extension) => join(routesDir, `${name}${extension}`)).find((file) => existsSync(file));
+}
+
+async function importSite(file: string): Promise<Site> {
     const moduleUrl = pathToFileURL(file).href;
     const module = (await import(moduleUrl)) as { default?: Site };
     if (!module.default?.routes) {
         throw new ConfigError(`${file} does not default-export defineSite({...})`);
     }
-    const site = module.default;
-    const fileName = basename(file).replace(MODULE_EXTENSION, '');
-    if (resolve(dirname(file)) === resolve(routesDir) && fileName !== site.name) {
-        throw new ConfigError(`${file} defines site "${site.name}": a file in routes/ must be named after its site (rename it to ${site.name}.ts, or the site to "${fileName}")`);
-    }
-    return { ...site, moduleUrl };
+    return { ...module.default, moduleUrl };
 }

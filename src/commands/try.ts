@@ -8,7 +8,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { crawlOptionsOf, optionLines, parseCommandLine } from '../config.js';
 import { ConfigError } from '../configError.js';
 import { findChromium } from '../fetch/chromium.js';
@@ -17,7 +16,7 @@ import { SiteScope } from '../frontier/scope.js';
 import { createLogger } from '../monitor/logger.js';
 import { OPTIONS, type OptionName } from '../options.js';
 import type { Renderer, Route, Site } from '../site.js';
-import { loadSite } from '../sites.js';
+import { loadSite, siteSourceFile } from '../sites.js';
 import { expectationOf, fixtureName, saveFixture } from '../authoring/fixtureFiles.js';
 import { fetchOnePage, type OnePageResult } from '../authoring/onePageRun.js';
 import { type PageTrial, tryPage } from '../authoring/pageTrial.js';
@@ -141,8 +140,8 @@ function notFetched({ deadLetter, skipped }: OnePageResult): string {
     return 'not fetched (see the log)';
 }
 
-/** `test/fixtures/<site>/` of the project the site module is in (`<project>/routes/<site>.ts`). */
+/** `test/fixtures/<site>/` of the project the site's file is in (`<project>/routes/<site>.ts`, or `.yaml`). */
 function fixturesDirOf(site: Site): string {
-    const project = site.moduleUrl ? dirname(dirname(fileURLToPath(site.moduleUrl))) : process.cwd();
-    return join(project, 'test', 'fixtures', site.name);
+    const source = siteSourceFile(site);
+    return join(source ? dirname(dirname(source)) : process.cwd(), 'test', 'fixtures', site.name);
 }
