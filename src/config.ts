@@ -9,6 +9,7 @@ import { ConfigError } from './configError.js';
 import type { CrawlOptions, DistributedOptions } from './crawlOptions.js';
 import { ENVIRONMENT_ONLY, OPTIONS, type OptionName, optionsByGroup } from './options.js';
 import type { OptionSpec } from './optionSpec.js';
+import { type RunInput, readRunInput } from './runInput.js';
 
 /** The options' values, as their schemas read them. */
 export type Config = { [Name in OptionName]: z.output<(typeof OPTIONS)[Name]['schema']> };
@@ -20,12 +21,17 @@ type ValuesOf<Options extends ParseArgsOptions> = ReturnType<typeof parseArgs<{ 
 
 const ALL_OPTIONS = Object.keys(OPTIONS) as OptionName[];
 const HELP_FLAG = { help: { type: 'boolean' } } as const satisfies ParseArgsOptions;
+const INPUT_FLAG = { input: { type: 'string' } } as const satisfies ParseArgsOptions;
 
-/** The configuration for a run, or `'help'` when help was asked for. Throws ConfigError. */
+/**
+ * The configuration for a run, or `'help'` when help was asked for: flags over variables over the
+ * run's input (runInput.ts) over defaults. Throws ConfigError.
+ */
 export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): Config | 'help' {
-    const flags = parseFlags(argv, { ...flagsOf(ALL_OPTIONS), ...HELP_FLAG });
+    const flags = parseFlags(argv, { ...flagsOf(ALL_OPTIONS), ...INPUT_FLAG, ...HELP_FLAG });
     if (flags.help) return 'help';
-    return readOptions(ALL_OPTIONS, flags, env);
+    const storageDir = readOption('storageDir', flags, env) as string;
+    return readOptions(ALL_OPTIONS, flags, env, readRunInput(flags.input as string | undefined, env, storageDir));
 }
 
 /**
@@ -63,16 +69,26 @@ function flagsOf(names: readonly OptionName[]): ParseArgsOptions {
     );
 }
 
-function readOptions<Names extends OptionName>(names: readonly Names[], flags: FlagValues, env: NodeJS.ProcessEnv): Pick<Config, Names> {
-    return Object.fromEntries(names.map((name) => [name, readOption(OPTIONS[name], flags, env)])) as Pick<Config, Names>;
+function readOptions<Names extends OptionName>(names: readonly Names[], flags: FlagValues, env: NodeJS.ProcessEnv, input?: RunInput): Pick<Config, Names> {
+    return Object.fromEntries(names.map((name) => [name, readOption(name, flags, env, input)])) as Pick<Config, Names>;
 }
 
-/** An option's value: its flag, else its variable (an empty one counts as unset), else its default; as its schema reads it. */
-function readOption(spec: OptionSpec, flags: FlagValues, env: NodeJS.ProcessEnv): unknown {
+/**
+ * An option's value: its flag, else its variable (an empty one counts as unset), else the input's,
+ * else its default; as its schema reads it. A bad value is named as it was given: `--max-concurrency
+ * must be …`, or `storage/…/INPUT.json: maxConcurrency must be …`.
+ */
+function readOption(name: OptionName, flags: FlagValues, env: NodeJS.ProcessEnv, input?: RunInput): unknown {
+    const spec: OptionSpec = OPTIONS[name];
     const variable = env[spec.env] || undefined;
     const fromEnv = variable !== undefined && spec.kind === 'list' ? variable.split(spec.listSeparator ?? /\s+/).filter(Boolean) : variable;
-    const parsed = spec.schema.safeParse(flags[spec.flag] ?? fromEnv ?? spec.default);
-    if (!parsed.success) throw new ConfigError(`--${spec.flag} ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
+    const given = flags[spec.flag] ?? fromEnv;
+    const fromInput = given === undefined ? input?.values[name] : undefined;
+    const parsed = spec.schema.safeParse(given ?? fromInput ?? spec.default);
+    if (!parsed.success) {
+        const message = parsed.error.issues[0]?.message ?? 'is not valid';
+        throw new ConfigError(fromInput === undefined ? `--${spec.flag} ${message}` : `${input!.source}: ${name} ${message}`);
+    }
     return parsed.data;
 }
 
@@ -91,7 +107,13 @@ export function helpText(): string {
         'Options (flags override environment variables, which may be set in .env):',
     ];
     for (const { title, names } of optionsByGroup()) lines.push('', `${title}:`, optionLines(names));
-    lines.push('', `  ${'--help'.padEnd(30)} show this help`, '', 'Environment only:');
+    lines.push(
+        '',
+        `  ${'--input <file>'.padEnd(30)} the run's input: a JSON object of these options by name (maxConcurrency, startUrls, …); flags and variables override it (default: <storage-dir>/key_value_stores/default/INPUT.json; env: DRAGNET_INPUT, the JSON itself)`,
+        `  ${'--help'.padEnd(30)} show this help`,
+        '',
+        'Environment only:',
+    );
     for (const variable of ENVIRONMENT_ONLY) lines.push(`  ${variable.env.padEnd(30)} ${variable.doc} (default: ${variable.defaultText})`);
     lines.push('');
     return lines.join('\n');
@@ -140,6 +162,7 @@ export function crawlOptionsOf(config: Config): Omit<CrawlOptions, 'site' | 'sta
         metricsPort: config.metricsPort,
         metricsHost: config.metricsHost,
         progressIntervalSecs: config.progressIntervalSecs,
+        progress: config.progress,
         proxies: {
             tiers: config.proxyTiers.length > 0 ? config.proxyTiers : undefined,
             tierCosts: Object.fromEntries(config.proxyTierCosts.map(({ name, cost }) => [name, cost])),

@@ -10,7 +10,11 @@ export const wholeAtLeast1 = () => number().int('must be a whole number').positi
 export const atLeast0 = () => number().min(0, 'must be 0 or more');
 export const oneOf = <const Values extends readonly [string, ...string[]]>(values: Values) =>
     z.enum(values, { error: `must be ${values.slice(0, -1).join(', ')}${values.length > 2 ? ',' : ''} or ${values.at(-1)}` });
-export const onOff = () => oneOf(['on', 'off']).transform((value) => value === 'on');
+/** `on` or `off` from a flag or a variable; true or false from a run's JSON input too. */
+export const onOff = () =>
+    z
+        .custom<boolean | 'on' | 'off'>((value) => typeof value === 'boolean' || value === 'on' || value === 'off', { error: 'must be on or off' })
+        .transform((value) => value === true || value === 'on');
 const SWITCH_VALUES: Record<string, boolean> = { '1': true, true: true, '0': false, false: false };
 /** A switch: true from its flag, or its variable's 1, 0, true or false. */
 export const onOrOff = () =>

@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { helpText } from '../../src/config.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -31,13 +32,19 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): RunningCl
     return startScript('src/main.ts', args, env);
 }
 
-/** Starts a script of the CLI (`src/commands/export.ts`, as `npm run export` does) with `args`; `env` adds to the cleaned environment. */
-export function startScript(script: string, args: string[], env: NodeJS.ProcessEnv = {}): RunningCli {
+/**
+ * Starts a script of the CLI (`src/commands/export.ts`, as `npm run export` does) with `args`; `env`
+ * adds to the cleaned environment. `cwd` is where it runs (relative paths, `./storage`): this project
+ * by default.
+ */
+export function startScript(script: string, args: string[], env: NodeJS.ProcessEnv = {}, cwd = ROOT): RunningCli {
     const childEnv: NodeJS.ProcessEnv = { ...process.env };
     for (const [, name] of helpText().matchAll(/env: ([A-Z_]+)/g)) childEnv[name as string] = '';
     childEnv.LOG_LEVEL = 'warn';
     Object.assign(childEnv, env);
-    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, env: childEnv, timeout: CHILD_TIMEOUT_MS });
+    // Elsewhere than here, `tsx` and the script are found by their paths in this project.
+    const loader = cwd === ROOT ? 'tsx' : pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+    const child = spawn(process.execPath, ['--import', loader, resolve(ROOT, script), ...args], { cwd, env: childEnv, timeout: CHILD_TIMEOUT_MS });
     const result = new Promise<CliResult>((resolve, reject) => {
         let stdout = '';
         let stderr = '';
@@ -55,8 +62,8 @@ export function runCli(args: string[], env?: NodeJS.ProcessEnv): Promise<CliResu
 }
 
 /** Runs a script of the CLI to its end. */
-export function runScript(script: string, args: string[], env?: NodeJS.ProcessEnv): Promise<CliResult> {
-    return startScript(script, args, env).result;
+export function runScript(script: string, args: string[], env?: NodeJS.ProcessEnv, cwd?: string): Promise<CliResult> {
+    return startScript(script, args, env, cwd).result;
 }
 
 /** A command that ended with `code` and said why in one line on stderr, `dragnet: ...`, matching `message`, and nothing on stdout. */
