@@ -22,9 +22,17 @@ export const CRAWL_DEFAULTS = {
     maxResponseMb: 10,
     browserWaitSecs: 10,
     progressIntervalSecs: 5,
+    progress: 'auto' as ProgressView,
     adaptiveConcurrency: true,
     adaptiveTimeout: true,
 };
+
+/**
+ * How progress is shown: `auto`, a live line pinned below the log when stderr is a terminal
+ * (monitor/liveProgress.ts) and a progress log line every `progressIntervalSecs` elsewhere;
+ * `plain`, the log lines everywhere; `off`, neither.
+ */
+export type ProgressView = 'auto' | 'plain' | 'off';
 
 /** How requests leave: proxy tiers, sessions, politeness (fetch/proxyRouting.ts); the site's own settings where these are unset. */
 export interface ProxyOptions {
@@ -110,6 +118,8 @@ export interface CrawlOptions {
     browserWaitSecs?: number;
     /** Time between progress lines. Default: 5 s. */
     progressIntervalSecs?: number;
+    /** Live line on a terminal, log lines, or none (see ProgressView). Default: `auto`. */
+    progress?: ProgressView;
     /** The Chromium to render with; undefined when none was found, so escalated pages are dead-lettered. */
     chromiumPath: string | undefined;
     /** `exact` (default) or `bloom`: a fixed-memory filter sized by `expectedUrls` and `bloomErrorRate`. */

@@ -226,8 +226,13 @@ export const OPTIONS = {
     }),
     progressIntervalSecs: option({
         flag: 'progress-interval', env: 'DRAGNET_PROGRESS_INTERVAL_SECS', group: 'monitor', default: CRAWL_DEFAULTS.progressIntervalSecs,
-        doc: 'seconds between progress lines',
+        doc: "seconds between progress lines, and the window their rate (and the live line's) is measured over",
         schema: wholeAtLeast1(),
+    }),
+    progress: option({
+        flag: 'progress', env: 'DRAGNET_PROGRESS', group: 'monitor', default: CRAWL_DEFAULTS.progress,
+        doc: 'auto: on a terminal, a live line below the log, redrawn every second (with a bar once --max-requests URLs are admitted), elsewhere progress lines; plain: progress lines everywhere; off: neither',
+        schema: oneOf(['auto', 'plain', 'off']),
     }),
     ...PROXY_OPTIONS,
     logLevel: option({

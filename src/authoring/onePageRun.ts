@@ -45,8 +45,8 @@ export async function fetchOnePage(options: OnePageRunOptions): Promise<OnePageR
             startUrls: [url],
             storageDir,
             fresh: true,
-            // Long enough that a one-page run never prints a progress line.
-            progressIntervalSecs: 3600,
+            // One page: no progress line, live or logged.
+            progress: 'off',
             // A parse worker would load the site module whole, enqueue rules and all.
             parseWorkers: 0,
         });

@@ -3,11 +3,14 @@
  * so stdout carries only the summary. Crawlee's own log is routed into it. The progress line's
  * numbers ride under `progress`: fields in JSON, hidden on a terminal where the message says it all.
  * No secret reaches it: every line, Crawlee's included, is scrubbed on the way (logRedaction.ts).
+ * On a terminal the lines go above the live progress line (pinnedLine.ts), in colour when the
+ * terminal takes it (not under NO_COLOR).
  */
 import { Logger as CrawleeLogger, LogLevel, log as crawleeLog } from '@crawlee/core';
 import { type DestinationStream, pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 import { redactionOptions } from './logRedaction.js';
+import { stderrLine } from './pinnedLine.js';
 
 export type { Logger } from 'pino';
 
@@ -28,8 +31,15 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     const destination =
         options.destination ??
         (usePretty
-            ? pretty({ destination: 2, sync: true, colorize: true, singleLine: true, translateTime: 'HH:MM:ss', ignore: 'pid,hostname,progress' })
-            : pino.destination({ fd: 2, sync: true }));
+            ? pretty({
+                  destination: stderrLine?.stream() ?? 2,
+                  sync: true,
+                  colorize: process.stderr.isTTY === true && process.stderr.hasColors(),
+                  singleLine: true,
+                  translateTime: 'HH:MM:ss',
+                  ignore: 'pid,hostname,progress',
+              })
+            : (stderrLine?.stream() ?? pino.destination({ fd: 2, sync: true })));
     const logger = pino({ level, base: undefined, ...redactionOptions }, destination);
     routeCrawleeLog(logger);
     return logger;

@@ -1,6 +1,7 @@
 /**
  * The progress line: every few seconds, what the run has done and how fast it is going now —
- * one line, the same numbers as `/status` (see live.ts).
+ * one line, the same numbers as `/status` (see live.ts). On a terminal the live line
+ * (liveProgress.ts) says the same in place of these lines.
  */
 import type { Logger } from 'pino';
 import { LiveStatus, type LiveSnapshot, type Load } from './live.js';
@@ -28,19 +29,27 @@ export function startProgress({ stats, log, intervalMs = 5000, load }: ProgressO
 
 /** `pages 120 · 24.1/s · queue 80 · in flight 12 · retries 3 · errors 5 · dead 1 · escalations 4 · items 110 (+2 invalid, 1.8%) · ETA 4s` */
 export function formatProgress(progress: LiveSnapshot): string {
-    const parts = [
-        `pages ${progress.pages}`,
-        `${progress.pagesPerSec}/s`,
-        `queue ${progress.queued}`,
-        ...(progress.inFlight === null ? [] : [`in flight ${progress.inFlight}`]),
-        `retries ${progress.retries}`,
-        `errors ${progress.errors}`,
-        `dead ${progress.deadLettered}`,
-        `escalations ${progress.escalations}`,
-        `items ${progress.items} (+${progress.invalid} invalid, ${formatShare(progress.invalidShare)})`,
-        ...(progress.etaSec === null || progress.queued + (progress.inFlight ?? 0) === 0 ? [] : [`ETA ${formatDuration(progress.etaSec)}`]),
-    ];
-    return parts.join(' · ');
+    const parts = progressParts(progress);
+    return [parts.pages, parts.rate, parts.queue, parts.inFlight, parts.retries, parts.errors, parts.dead, parts.escalations, parts.items, parts.eta]
+        .filter((part) => part !== undefined)
+        .join(' · ');
+}
+
+/** The progress line's parts, each as it reads there; undefined for what is not known. The live line (liveProgress.ts) says them the same way. */
+export function progressParts(progress: LiveSnapshot) {
+    const unfinished = progress.queued + (progress.inFlight ?? 0);
+    return {
+        pages: `pages ${progress.pages}`,
+        rate: `${progress.pagesPerSec}/s`,
+        queue: `queue ${progress.queued}`,
+        inFlight: progress.inFlight === null ? undefined : `in flight ${progress.inFlight}`,
+        retries: `retries ${progress.retries}`,
+        errors: `errors ${progress.errors}`,
+        dead: `dead ${progress.deadLettered}`,
+        escalations: `escalations ${progress.escalations}`,
+        items: `items ${progress.items} (+${progress.invalid} invalid, ${formatShare(progress.invalidShare)})`,
+        eta: progress.etaSec === null || unfinished === 0 ? undefined : `ETA ${formatDuration(progress.etaSec)}`,
+    };
 }
 
 function formatShare(share: number): string {

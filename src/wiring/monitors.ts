@@ -1,10 +1,12 @@
 /**
- * What watches a run while it goes: the progress line, the timeline the run report draws, the
- * metrics and `/status` server when a metrics port is asked for, and in the distributed mode the
- * exchange of fleet-wide policy. Part of step 3 (rounds.ts).
+ * What watches a run while it goes: the progress line (live on a terminal), the timeline the run
+ * report draws, the metrics and `/status` server when a metrics port is asked for, and in the
+ * distributed mode the exchange of fleet-wide policy. Part of step 3 (rounds.ts).
  */
 import { CRAWL_DEFAULTS } from '../crawlOptions.js';
 import { LiveStatus } from '../monitor/live.js';
+import { startLiveProgress } from '../monitor/liveProgress.js';
+import { stderrLine } from '../monitor/pinnedLine.js';
 import { startProgress } from '../monitor/progress.js';
 import { startStatusServer } from '../monitor/statusServer.js';
 import { Timeline } from '../monitor/timeline.js';
@@ -31,7 +33,7 @@ export async function startMonitors(pipeline: Pipeline): Promise<Monitors> {
               })
             : undefined;
     if (statusServer) log.info(`metrics at ${statusServer.url}/metrics, status at ${statusServer.url}/status`);
-    const stopProgress = startProgress({ stats, log, intervalMs: progressIntervalSecs * 1000, load: stages.load });
+    const stopProgress = showProgress(pipeline, progressIntervalSecs * 1000);
     const timeline = new Timeline(stats, {
         gauges: () => {
             const { http, browser } = stages.load();
@@ -55,3 +57,22 @@ export async function startMonitors(pipeline: Pipeline): Promise<Monitors> {
         },
     };
 }
+
+/** The progress line as `options.progress` asks; returns the function that stops it. */
+function showProgress({ options, stores: { stats }, stages }: Pipeline, intervalMs: number): () => void {
+    const { log, progress = CRAWL_DEFAULTS.progress } = options;
+    if (progress === 'off') return () => {};
+    // A log quieter than info shows no progress lines, and so no live line either.
+    if (progress === 'auto' && stderrLine && log.isLevelEnabled('info')) {
+        return startLiveProgress({
+            stats,
+            line: stderrLine,
+            rateWindowMs: intervalMs,
+            load: stages.load,
+            // A worker's own admissions are only its part of the fleet's: no total to draw against.
+            maxRequests: options.distributed ? undefined : options.maxRequests,
+        });
+    }
+    return startProgress({ stats, log, intervalMs, load: stages.load });
+}
+
