@@ -19,6 +19,8 @@ RUN npm ci --omit=dev && npm cache clean --force
 
 FROM node:20-bookworm-slim
 # Debian's Chromium renders the pages that need a browser; Playwright's own download is not used.
+# The same packages as src/fetch/provisionChromium.ts installs for `npm start`'s demo and `npm test`
+# on a machine without a browser; here, CHROMIUM_PATH finds it and nothing is installed at run time.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends chromium fonts-liberation ca-certificates \
     && rm -rf /var/lib/apt/lists/*

@@ -8,10 +8,11 @@ import { startShop, type Shop } from './demo/shop.js';
 import { runCommand } from './commands/command.js';
 import { crawlOptionsOf, helpText, parseConfig } from './config.js';
 import { ConfigError } from './configError.js';
-import { findChromium } from './fetch/chromium.js';
+import { findChromium, INSTALL_HINT } from './fetch/chromium.js';
+import { type Provisioned, provisionChromium } from './fetch/provisionChromium.js';
 import { InvalidUrlError, normalizeUrl } from './frontier/normalize.js';
 import { limitHeapGrowth } from './heapGrowth.js';
-import { createLogger } from './monitor/logger.js';
+import { createLogger, type Logger } from './monitor/logger.js';
 import { formatSummary } from './monitor/summary.js';
 import { crawl } from './run.js';
 import type { Site } from './site.js';
@@ -32,13 +33,16 @@ async function main(): Promise<number> {
 
     let shop: Shop | undefined;
     let startUrls = config.startUrls;
+    let provisioned: Provisioned | undefined;
     if (site.name === 'demo-shop' && startUrls.length === 0) {
         if (config.redisUrl || config.databaseUrl) {
             throw new ConfigError('the built-in demo starts a shop of its own in each process, which a fleet cannot share: give the workers --start-url (or another --site)');
         }
+        // The first command of the README: it gets itself a browser, as `npm test` does.
+        provisioned = await provisionChromium({ say: (line) => log.warn(line) });
         shop = await startShop(DEMO_SHOP);
         startUrls = [`${shop.url}/`];
-        log.info({ url: shop.url, ...DEMO_SHOP }, 'demo shop started');
+        log.info(DEMO_SHOP, `demo shop started at ${shop.url}`);
     }
     try {
         const { summary, exitCode } = await crawl({
@@ -47,10 +51,11 @@ async function main(): Promise<number> {
             fresh: config.fresh || shop !== undefined,
             site,
             startUrls: checkStartUrls(site, startUrls),
-            chromiumPath: findChromium(),
+            chromiumPath: provisioned ? provisioned.path : chromiumOf(site, log),
             log,
         });
         process.stdout.write(`${formatSummary(summary)}\n`);
+        if (provisioned && (!provisioned.path || provisioned.attempts.length > 0)) process.stdout.write(`  chromium   ${provisioned.note}\n`);
         if (config.summaryJson) {
             await mkdir(dirname(config.summaryJson), { recursive: true });
             await writeFile(config.summaryJson, `${JSON.stringify(summary, null, 2)}\n`);
@@ -59,6 +64,20 @@ async function main(): Promise<number> {
     } finally {
         await shop?.close();
     }
+}
+
+/**
+ * The Chromium for a run of a site, as found. Nothing is installed for a site's crawl (the machines
+ * that run one are set up for it, as the Dockerfile is); a site whose routes may render is told
+ * once, at the start, that without a browser those pages go to dead-letter.
+ */
+function chromiumOf(site: Site, log: Logger): string | undefined {
+    const path = findChromium();
+    if (!path && [...site.routes.values()].some((route) => route.render !== 'never')) {
+        const where = process.env.CHROMIUM_PATH ? ` at CHROMIUM_PATH (${process.env.CHROMIUM_PATH})` : '';
+        log.warn(`no Chromium found${where}: pages that need a browser will go to dead-letter as renderer-unavailable; to render them, ${INSTALL_HINT}`);
+    }
+    return path;
 }
 
 /** Start URLs must be crawlable and handled by a route of the site; anything else is a config error. */

@@ -262,4 +262,9 @@ export const ENVIRONMENT_ONLY = [
         doc: 'the Chromium (or Chrome) binary that renders the pages that need a browser (fetch/chromium.ts)',
         defaultText: "a system Chromium, else Playwright's own",
     },
+    {
+        env: 'DRAGNET_SYSTEM_CHROMIUM_PATHS',
+        doc: 'where a system Chromium is looked for after CHROMIUM_PATH, a list like PATH (a test points it at an empty place to play a machine without a browser)',
+        defaultText: '/usr/bin/chromium, /usr/bin/chromium-browser, Chrome, the snap and macOS locations',
+    },
 ] as const;

@@ -1,29 +1,22 @@
 #!/usr/bin/env bash
 # The test command (`npm test`): makes sure what the tests need is on the machine, then runs them.
-# Needs: a Chromium (CHROMIUM_PATH, a system Chromium, or Playwright's own). When none is found and
-# we are root on Debian/Ubuntu, Debian's `chromium` is installed; otherwise we say what to run.
+# Needs: a Chromium. One is found or installed as the demo of `npm start` does it
+# (src/fetch/provisionChromium.ts): CHROMIUM_PATH, a system Chromium or Playwright's own; else
+# Playwright's download when its host answers; else, as root with apt-get, Debian's `chromium`;
+# else we say what to run.
 # The distributed-mode tests need Redis on 127.0.0.1:6379 and PostgreSQL on 127.0.0.1:5432 (trust
 # auth, database `test`); one that is installed but not running is started (README, Tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-has_chromium() {
-    npx tsx -e "import { findChromium } from './src/fetch/chromium.ts'; process.exit(findChromium() ? 0 : 1)"
-}
-
-if ! has_chromium; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        echo "npm test: no Chromium found; installing Debian's chromium package" >&2
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-    else
-        echo "npm test: no Chromium found. Install one and run again:" >&2
-        echo "  sudo apt-get install -y chromium     (Debian/Ubuntu)" >&2
-        echo "  npx playwright install chromium      (elsewhere)" >&2
-        echo "  or set CHROMIUM_PATH to a Chromium or Chrome binary" >&2
-        exit 1
-    fi
-fi
+npx tsx -e "
+import { provisionChromium } from './src/fetch/provisionChromium.ts';
+const say = (line: string) => console.error('npm test: ' + line);
+provisionChromium({ say }).then(({ path, attempts, note }) => {
+    if (attempts.length > 0 || !path) say(note);
+    process.exit(path ? 0 : 1);
+});
+"
 
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 

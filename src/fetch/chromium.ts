@@ -6,8 +6,13 @@
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { delimiter } from 'node:path';
 
-/** System locations tried after `CHROMIUM_PATH`, before Playwright's bundled browser. */
+/**
+ * System locations tried after `CHROMIUM_PATH`, before Playwright's bundled browser.
+ * `DRAGNET_SYSTEM_CHROMIUM_PATHS` (a list like PATH) replaces them: a test points it at an empty
+ * directory to see what a machine without a browser does (test/fetch/provisionChromium.test.ts).
+ */
 const SYSTEM_CHROMIUM_PATHS = [
     '/usr/bin/chromium',
     '/usr/bin/chromium-browser',
@@ -44,7 +49,7 @@ export const CHROMIUM_ARGS = [
 
 /** How to get a browser, for the message shown when none is found. */
 export const INSTALL_HINT =
-    'install one (Debian/Ubuntu: `apt-get install -y chromium`; elsewhere: `npx playwright install chromium`) ' +
+    'install one (Debian/Ubuntu: `sudo apt-get install -y chromium`; elsewhere: `npx playwright install chromium`) ' +
     'or point CHROMIUM_PATH at a Chromium or Chrome binary';
 
 /**
@@ -53,7 +58,8 @@ export const INSTALL_HINT =
  */
 export function findChromium(env: NodeJS.ProcessEnv = process.env): string | undefined {
     if (env.CHROMIUM_PATH) return existsSync(env.CHROMIUM_PATH) ? env.CHROMIUM_PATH : undefined;
-    const system = SYSTEM_CHROMIUM_PATHS.find((path) => existsSync(path));
+    const systemPaths = env.DRAGNET_SYSTEM_CHROMIUM_PATHS ? env.DRAGNET_SYSTEM_CHROMIUM_PATHS.split(delimiter) : SYSTEM_CHROMIUM_PATHS;
+    const system = systemPaths.find((path) => existsSync(path));
     if (system) return system;
     const bundled = playwright().chromium.executablePath();
     return existsSync(bundled) ? bundled : undefined;
@@ -66,13 +72,18 @@ export function findChromium(env: NodeJS.ProcessEnv = process.env): string | und
  */
 export async function browserProblem(executablePath: string | undefined): Promise<string | undefined> {
     if (!executablePath) return `no Chromium found; ${INSTALL_HINT}`;
+    const reason = await launchFailure(executablePath);
+    return reason && `Chromium at ${executablePath} does not start (${reason}); ${INSTALL_HINT}`;
+}
+
+/** The first line of the error Chromium gives when launched once, or undefined when it starts. */
+export async function launchFailure(executablePath: string): Promise<string | undefined> {
     try {
         const browser = await playwright().chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true, timeout: 30_000 });
         await browser.close();
         return undefined;
     } catch (error) {
-        const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0];
-        return `Chromium at ${executablePath} does not start (${reason}); ${INSTALL_HINT}`;
+        return (error instanceof Error ? error.message : String(error)).split('\n')[0];
     }
 }
 

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { delimiter } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { chromium } from 'playwright';
@@ -41,6 +42,18 @@ describe('CHROMIUM_ARGS', { skip: executablePath ? false : 'no Chromium found' }
         await sleep(8000); // background updaters start a few seconds after launch
         await browser.close();
         assert.deepEqual(offLoopback, []);
+    });
+});
+
+describe('findChromium', () => {
+    it('looks for a system Chromium where DRAGNET_SYSTEM_CHROMIUM_PATHS says, in its order, instead of the usual places', () => {
+        const paths = ['/nonexistent/chromium', process.execPath, '/bin/sh'].join(delimiter);
+        assert.equal(findChromium({ DRAGNET_SYSTEM_CHROMIUM_PATHS: paths }), process.execPath);
+    });
+
+    it('takes CHROMIUM_PATH over any other, and nothing else when it does not exist', () => {
+        assert.equal(findChromium({ CHROMIUM_PATH: '/bin/sh', DRAGNET_SYSTEM_CHROMIUM_PATHS: process.execPath }), '/bin/sh');
+        assert.equal(findChromium({ CHROMIUM_PATH: '/nonexistent/chromium', DRAGNET_SYSTEM_CHROMIUM_PATHS: process.execPath }), undefined);
     });
 });
 
