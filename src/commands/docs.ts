@@ -1,9 +1,11 @@
 /**
- * `npm run docs`: writes what is generated from the option table (src/options.ts): `.env.example`
- * and the README's option table. Run it after changing an option; a test fails until then.
+ * `npm run docs`: writes what is generated from the option table (src/options.ts): `.env.example`,
+ * the README's option table, and the actor definition `.actor/actor.json` and
+ * `.actor/input_schema.json`. Run it after changing an option; a test fails until then.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { actorInputSchema, actorJson } from '../actorFiles.js';
 import { envExample, withOptionTable } from '../optionDocs.js';
 import { runCommand } from './command.js';
 
@@ -13,6 +15,10 @@ runCommand(async () => {
     await writeFile(`${ROOT}.env.example`, envExample());
     const readme = `${ROOT}README.md`;
     await writeFile(readme, withOptionTable(await readFile(readme, 'utf8')));
-    process.stderr.write('dragnet: wrote .env.example and the README option table from src/options.ts\n');
+    const { version } = JSON.parse(await readFile(`${ROOT}package.json`, 'utf8')) as { version: string };
+    await mkdir(`${ROOT}.actor`, { recursive: true });
+    await writeFile(`${ROOT}.actor/actor.json`, `${JSON.stringify(actorJson(version), null, 4)}\n`);
+    await writeFile(`${ROOT}.actor/input_schema.json`, `${JSON.stringify(actorInputSchema(), null, 4)}\n`);
+    process.stderr.write('dragnet: wrote .env.example, the README option table and .actor/ from src/options.ts\n');
     return 0;
 });
