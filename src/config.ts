@@ -7,6 +7,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
 import { ConfigError } from './configError.js';
 import type { CrawlOptions, DistributedOptions } from './crawlOptions.js';
+import { memoryBudgetMb } from './memoryBudget.js';
 import { ENVIRONMENT_ONLY, OPTIONS, type OptionName, optionsByGroup } from './options.js';
 import type { OptionSpec } from './optionSpec.js';
 import { type RunInput, readRunInput } from './runInput.js';
@@ -163,6 +164,7 @@ export function crawlOptionsOf(config: Config): Omit<CrawlOptions, 'site' | 'sta
         metricsHost: config.metricsHost,
         progressIntervalSecs: config.progressIntervalSecs,
         progress: config.progress,
+        memoryMb: memoryBudgetMb(config.memoryMb),
         proxies: {
             tiers: config.proxyTiers.length > 0 ? config.proxyTiers : undefined,
             tierCosts: Object.fromEntries(config.proxyTierCosts.map(({ name, cost }) => [name, cost])),

@@ -120,6 +120,11 @@ export interface CrawlOptions {
     progressIntervalSecs?: number;
     /** Live line on a terminal, log lines, or none (see ProgressView). Default: `auto`. */
     progress?: ProgressView;
+    /**
+     * The run's memory budget in MB: the autoscaled pools' ceiling (memoryBudget.ts; the CLI also
+     * starts the process with half of it as the V8 heap limit). Default: Crawlee's, a quarter of the machine's memory.
+     */
+    memoryMb?: number;
     /** The Chromium to render with; undefined when none was found, so escalated pages are dead-lettered. */
     chromiumPath: string | undefined;
     /** `exact` (default) or `bloom`: a fixed-memory filter sized by `expectedUrls` and `bloomErrorRate`. */

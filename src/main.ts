@@ -12,6 +12,7 @@ import { findChromium, INSTALL_HINT } from './fetch/chromium.js';
 import { type Provisioned, provisionChromium } from './fetch/provisionChromium.js';
 import { InvalidUrlError, normalizeUrl } from './frontier/normalize.js';
 import { limitHeapGrowth } from './heapGrowth.js';
+import { currentHeapLimitMb, heapLimitMbFor, memoryBudgetMb, runWithHeapLimit } from './memoryBudget.js';
 import { createLogger, type Logger } from './monitor/logger.js';
 import { formatSummary } from './monitor/summary.js';
 import { crawl } from './run.js';
@@ -27,7 +28,14 @@ async function main(): Promise<number> {
         process.stdout.write(helpText());
         return 0;
     }
+    const memoryMb = memoryBudgetMb(config.memoryMb);
+    // With a budget, the work is done by this command started again with the budget's heap limit.
+    const ranWithLimit = await runWithHeapLimit(memoryMb);
+    if (ranWithLimit !== undefined) return ranWithLimit;
     const log = createLogger({ level: config.logLevel });
+    if (memoryMb !== undefined) {
+        log.info({ memoryMb, heapLimitMb: currentHeapLimitMb() }, `memory budget ${memoryMb} MB: V8 heap limit ${currentHeapLimitMb()} MB (old space ${heapLimitMbFor(memoryMb)} MB)`);
+    }
     const site = await loadSite(config.site);
     limitHeapGrowth();
 

@@ -17,6 +17,7 @@ import { ADAPTIVE_TIMEOUT_DEFAULTS } from './fetch/adaptiveTimeout.js';
 import { RETRY_DEFAULTS } from './fetch/retryPolicy.js';
 import { BLOOM_DEFAULTS } from './frontier/bloomSeenSet.js';
 
+import { MIN_HEAP_MB } from './memoryBudget.js';
 import { DEFAULT_LOG_LEVEL } from './monitor/logger.js';
 import { DEFAULT_METRICS_HOST } from './monitor/statusServer.js';
 import { DRIFT_DEFAULTS } from './quality/driftBreaker.js';
@@ -48,6 +49,11 @@ export const OPTIONS = {
         schema: wholeAtLeast1().optional(),
     }),
 
+    memoryMb: option({
+        flag: 'memory-mb', env: 'DRAGNET_MEMORY_MB', group: 'fetch', defaultText: "a runner's ACTOR_MEMORY_MBYTES, else a quarter of the machine's memory",
+        doc: "the run's memory budget in MB, as a container's limit: half of it is the V8 heap limit, and past 90% of it (Chromium included) the pools add no requests",
+        schema: wholeAtLeast1().min(MIN_HEAP_MB, `must be at least ${MIN_HEAP_MB}`).optional(),
+    }),
     maxConcurrency: option({
         flag: 'max-concurrency', env: 'DRAGNET_MAX_CONCURRENCY', group: 'fetch', default: CRAWL_DEFAULTS.maxConcurrency,
         doc: 'most HTTP requests in flight; the HTTP stage starts there, and only the concurrency controller or a shortage of memory holds it lower',

@@ -12,14 +12,16 @@ import { SqliteStorageClient, type SqliteStorageClientOptions } from './sqlite/s
 /**
  * Crawlee storage under `storageDir`: request queues and datasets in one SQLite file (their cost
  * per operation stays flat at millions of rows), Crawlee's small key-value records as files.
- * `close()` when done.
+ * `memoryMbytes`: the autoscaled pools' memory ceiling (see memoryBudget.ts); default: Crawlee's,
+ * a quarter of the machine's memory. `close()` when done.
  */
 export function openStorage(
     storageDir: string,
     options: Omit<SqliteStorageClientOptions, 'storageDir'> = {},
+    memoryMbytes?: number,
 ): { config: Configuration; storage: SqliteStorageClient } {
     const storage = new SqliteStorageClient({ storageDir, ...options });
-    return { config: new Configuration({ storageClient: storage, purgeOnStart: false }), storage };
+    return { config: new Configuration({ storageClient: storage, purgeOnStart: false, memoryMbytes }), storage };
 }
 
 export type StoreNames = ReturnType<typeof storeNames>;

@@ -34,6 +34,8 @@ export interface SiteStoresOptions {
     fresh?: boolean;
     /** Hand out queued requests in random order (see SqliteRequestQueueOptions). Default: false. */
     randomOrder?: boolean;
+    /** The autoscaled pools' memory ceiling in MB (see memoryBudget.ts). Default: Crawlee's, a quarter of the machine's memory. */
+    memoryMb?: number;
     /** `exact` (default) or `bloom`: a fixed-memory filter sized by `expectedUrls` and `bloomErrorRate`. */
     seenSet?: 'exact' | 'bloom';
     expectedUrls?: number;
@@ -64,7 +66,7 @@ export interface SiteStores extends RunStores {
 export async function openSiteStores(options: SiteStoresOptions): Promise<SiteStores> {
     const { site, storageDir } = options;
     const names = storeNames(site);
-    const { config, storage } = openStorage(storageDir, { randomOrder: options.randomOrder });
+    const { config, storage } = openStorage(storageDir, { randomOrder: options.randomOrder }, options.memoryMb);
     const lock = lockSite(storage.db, site, 'crawl');
     try {
         return await openLocked(options, { names, config, storage, lock });

@@ -36,7 +36,7 @@ import type { Stage } from '../vocabulary/request.js';
 import type { RunStores } from './stores.js';
 
 export type DistributedStoresOptions = DistributedOptions &
-    Pick<CrawlOptions, 'fresh' | 'randomOrder' | 'seenSet' | 'expectedUrls' | 'bloomErrorRate' | 'maxConcurrency' | 'browserConcurrency' | 'log'> & { site: string };
+    Pick<CrawlOptions, 'fresh' | 'randomOrder' | 'seenSet' | 'expectedUrls' | 'bloomErrorRate' | 'maxConcurrency' | 'browserConcurrency' | 'memoryMb' | 'log'> & { site: string };
 
 export interface DistributedStores extends RunStores {
     backend: 'distributed';
@@ -156,7 +156,7 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
 
     return {
         backend: 'distributed',
-        config: new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }), purgeOnStart: false }),
+        config: new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }), purgeOnStart: false, memoryMbytes: options.memoryMb }),
         httpQueue,
         browserQueue,
         seenSet,
