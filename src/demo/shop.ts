@@ -3,7 +3,8 @@
  * the `npm start` demo. It is generated from a seed (see catalog.ts), so a test knows every
  * product a crawl should find, and it misbehaves the way real shops do: redirects, tracking
  * parameters, duplicate links, a robots.txt, dead links, pages that need a browser, and
- * requests that fail once and then succeed. Opt-in failure modes for retry tests: requests that
+ * requests that fail once and then succeed. With `sitemaps` it publishes its products in
+ * gzipped sitemaps too (sitemaps.ts). Opt-in failure modes for retry tests: requests that
  * hang, links that always fail, and products that ask the client to come back after Retry-After.
  * With `antiBot` it sits behind a bot manager that limits, challenges and blocks per source
  * address (antiBot.ts); its refusals are answered at once, without `latencyMs`.
@@ -22,9 +23,11 @@ import {
 } from './pages.js';
 import { dressingFor } from './dressing.js';
 import { resolveOptions, type ShopOptions } from './shopOptions.js';
+import { SHOP_SITEMAP_PATHS, type ShopSitemapPaths, shopSitemaps, sitemapRobotsLine } from './sitemaps.js';
 
 export type { ProductTruth, TransientFailure } from './catalog.js';
 export type { ShopOptions } from './shopOptions.js';
+export { productLastmod, type ShopSitemapPaths } from './sitemaps.js';
 export type { AddressStats, AntiBotOptions, AntiBotStats, CategoryServed } from './antiBot.js';
 
 export interface ShopStats {
@@ -48,6 +51,8 @@ export interface Shop {
     retryAfterPaths: string[];
     /** Every listing page: `/category/<slug>` for page 1, `/category/<slug>?page=N` after it (`/premium/<slug>` for the hard category). */
     listingPaths: string[];
+    /** The paths of the sitemaps (undefined unless `sitemaps`). */
+    sitemapPaths?: ShopSitemapPaths;
     /** Slug of the anti-bot mode's hard category, under `/premium/` (undefined unless `antiBot.hardCategory`). */
     hardCategorySlug?: string;
     stats(): ShopStats;
@@ -66,7 +71,7 @@ export interface Shop {
 
 /** A response: a status and a body, a dropped connection, or no answer at all. */
 type Reply =
-    | { status: number; body: string; contentType?: string; location?: string; retryAfter?: number; headers?: Record<string, string> }
+    | { status: number; body: string | Buffer; contentType?: string; location?: string; retryAfter?: number; headers?: Record<string, string> }
     | { reset: true }
     | { hang: true };
 
@@ -94,15 +99,19 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     let serving = 0;
     let stats: ShopStats = { total: 0, byPath: {} };
     let origin = '';
+    const sitemaps = options.sitemaps ? shopSitemaps(catalog.products, () => origin) : undefined;
 
     /** Decides the reply to one request; the only place that knows the shop's URL space. */
-    function route(method: string, url: URL): Reply {
+    function route(method: string, url: URL, acceptsGzip: boolean): Reply {
         const { pathname } = url;
         if (method !== 'GET' && method !== 'HEAD') return { status: 405, body: '' };
         if (pathname === '/') return page(200, homePage(catalog));
         if (pathname === '/robots.txt') {
-            return { status: 200, body: antiBot ? antiBot.robotsTxt(robotsTxt) : robotsTxt, contentType: 'text/plain; charset=utf-8' };
+            const plain = sitemaps ? robotsTxt + sitemapRobotsLine(origin) : robotsTxt;
+            return { status: 200, body: antiBot ? antiBot.robotsTxt(plain) : plain, contentType: 'text/plain; charset=utf-8' };
         }
+        const sitemap = sitemaps?.(pathname, acceptsGzip);
+        if (sitemap) return { status: 200, ...sitemap };
         if (pathname === '/admin/') return page(200, adminPage(catalog));
 
         const alias = /^\/p\/(\d+)$/.exec(pathname);
@@ -196,7 +205,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         if (resolved.latencyMs > 0) await sleep(resolved.latencyMs);
         // The client gave up or the shop closed while we slept: nothing to answer, nothing to count.
         if (req.socket.destroyed) return;
-        const reply = route(req.method ?? 'GET', url);
+        const reply = route(req.method ?? 'GET', url, /\bgzip\b/.test(req.headers['accept-encoding'] ?? ''));
         record(url.pathname, 'reset' in reply ? 'reset' : 'hang' in reply ? 'hang' : String(reply.status), arrivedAt);
         if ('reset' in reply) req.socket.resetAndDestroy();
         else if ('hang' in reply) hang(res);
@@ -224,6 +233,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         persistentFailurePaths: catalog.persistentFailures.map((d) => d.path),
         retryAfterPaths: [...catalog.retryAfterPaths],
         listingPaths: listingPaths(catalog),
+        sitemapPaths: sitemaps && structuredClone(SHOP_SITEMAP_PATHS),
         hardCategorySlug: catalog.categories.find((c) => c.hard)?.slug,
         stats: () => structuredClone(stats),
         antiBotStats: () => antiBot?.stats() ?? emptyAntiBotStats(),

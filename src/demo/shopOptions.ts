@@ -54,6 +54,12 @@ export interface ShopOptions {
      * `Shop.retryAfterPaths`. `status` defaults to 429. Default: none.
      */
     retryAfter?: { rate: number; seconds: number; status?: 429 | 503 };
+    /**
+     * Sitemaps (sitemaps.ts): robots.txt names `/sitemap.xml`, an index (gzip-encoded to a client that
+     * accepts it) of two gzip files listing the products, each with a lastmod; and
+     * `/sitemaps/malformed.xml`, listed nowhere, is cut off mid-entry. Default: false.
+     */
+    sitemaps?: boolean;
     /** Delay before every response, in milliseconds (not before `/__stats`). Default: 0. */
     latencyMs?: number;
     /**
@@ -78,8 +84,8 @@ export interface ShopOptions {
     antiBot?: AntiBotOptions;
 }
 
-/** `rateLimit`, `retryAfter` and `antiBot` stay optional: absent means none (antiBot.ts resolves its own). */
-type ResolvedOptions = Required<Omit<ShopOptions, 'rateLimit' | 'retryAfter' | 'antiBot'>>;
+/** `rateLimit`, `retryAfter`, `antiBot` and `sitemaps` stay optional: absent means none (antiBot.ts resolves its own). */
+type ResolvedOptions = Required<Omit<ShopOptions, 'rateLimit' | 'retryAfter' | 'antiBot' | 'sitemaps'>>;
 
 export function resolveOptions(options: ShopOptions): ResolvedOptions {
     const resolved: ResolvedOptions = {

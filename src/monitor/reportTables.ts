@@ -3,7 +3,8 @@
  * the headline and the charts. Every string from the data is escaped.
  */
 import { emptyState, escapeHtml, formatNumber } from './charts.js';
-import type { ReportSummary } from '../vocabulary/report.js';
+import { sitemapsTried } from './summary.js';
+import type { ReportSummary, SitemapReport } from '../vocabulary/report.js';
 
 /** The summary's tables, each in its panel. */
 export function summaryTables(summary: ReportSummary): string[] {
@@ -63,8 +64,20 @@ export function summaryTables(summary: ReportSummary): string[] {
             ...(seen.falsePositiveRate !== undefined ? ([['false-positive rate', seen.falsePositiveRate.toExponential(2)]] as const) : []),
             ...(seen.bytes !== undefined ? ([['memory', `${formatNumber(seen.bytes / 1024)} KiB`]] as const) : []),
             ...Object.entries(summary.linksSkipped).map(([why, count]) => [`links skipped: ${why}`, count] as const),
+            ...(sitemapsTried(summary.sitemaps) ? sitemapRows(summary.sitemaps) : []),
         ]),
         keyValues('Storage', Object.entries(summary.storage)),
+    ];
+}
+
+function sitemapRows(sitemaps: SitemapReport): ReadonlyArray<readonly [string, number]> {
+    return [
+        ['sitemaps read', sitemaps.read],
+        ['sitemaps failed', sitemaps.failed],
+        ['sitemaps skipped', sitemaps.skipped],
+        ...Object.entries(sitemaps.reasons).map(([why, count]) => [`sitemaps failed or skipped: ${why}`, count] as const),
+        ['sitemap URLs listed', sitemaps.urls],
+        ['sitemap URLs queued', sitemaps.queued],
     ];
 }
 

@@ -4,7 +4,7 @@
  * summary and the tests read from here. Plain numbers, no logic beyond counting.
  */
 import type { FailureClass } from '../vocabulary/failure.js';
-import type { ErrorsByClass, LinksSkipped, RouteStats } from '../vocabulary/report.js';
+import type { ErrorsByClass, LinksSkipped, RouteStats, SitemapReport } from '../vocabulary/report.js';
 
 /** The counters as saved in the run state, so a resumed run counts on from them. */
 export interface StatsSnapshot {
@@ -58,6 +58,8 @@ export class RunStats {
     /** Discovered links that did not enter the frontier, by why. */
     linksSkipped: LinksSkipped = { seen: 0, offsite: 0, invalid: 0, disallowed: 0, overBudget: 0, unrouted: 0, overLimit: 0 };
     errorsByClass: ErrorsByClass = { transient: 0, blocked: 0, permanent: 0, invalid: 0, exit: 0 };
+    /** What the site's sitemaps gave, counted by their reader (frontier/sitemaps.ts). */
+    sitemaps: SitemapReport = { read: 0, failed: 0, skipped: 0, urls: 0, queued: 0, reasons: {} };
     readonly routes = new Map<string, RouteStats>();
 
     route(label: string): RouteStats {
@@ -86,6 +88,7 @@ export class RunStats {
         counters.deadLetterReasons = this.deadLetterReasons;
         counters.linksSkipped = this.linksSkipped;
         counters.errorsByClass = this.errorsByClass;
+        counters.sitemaps = this.sitemaps;
         return { counters, routes: Object.fromEntries(this.routes), firstStartedAt: this.firstStartedAt.toISOString(), sessions: this.sessions };
     }
 
@@ -97,6 +100,7 @@ export class RunStats {
         Object.assign(stats.deadLetterReasons, counters.deadLetterReasons);
         Object.assign(stats.linksSkipped, counters.linksSkipped);
         Object.assign(stats.errorsByClass, counters.errorsByClass);
+        Object.assign(stats.sitemaps, counters.sitemaps);
         for (const [label, route] of Object.entries(saved.routes)) stats.routes.set(label, route);
         stats.firstStartedAt = new Date(saved.firstStartedAt);
         stats.sessions = saved.sessions + 1;

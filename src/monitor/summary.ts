@@ -6,7 +6,7 @@
  * URL) and the drift breaker's sample URLs.
  */
 import { redactUrl, scrubText } from '../vocabulary/redact.js';
-import type { DomainConcurrency, ProxyReport, RenderDecision, RunSummary, SeenSetReport, Trip } from '../vocabulary/report.js';
+import type { DomainConcurrency, ProxyReport, RenderDecision, RunSummary, SeenSetReport, SitemapReport, Trip } from '../vocabulary/report.js';
 import type { RunStats } from './stats.js';
 
 export function buildSummary(
@@ -53,6 +53,7 @@ export function buildSummary(
         drift: context.drift.map(scrubTrip),
         ...(context.concurrency ? { concurrency: context.concurrency } : {}),
         linksSkipped: { ...stats.linksSkipped },
+        sitemaps: { ...stats.sitemaps, reasons: { ...stats.sitemaps.reasons } },
         deadLetterByReason: { ...stats.deadLetterReasons },
         seenSet: context.seenSet.describe(),
         errorsByClass: { ...stats.errorsByClass },
@@ -86,10 +87,22 @@ export function formatSummary(summary: RunSummary): string {
                 `  limit      ${domain}: ${c.limit} requests at once (lowest ${c.lowest}, highest ${c.highest}; lowered ${c.decreases}, raised ${c.increases} times)`,
         ),
         ...(usedProxies(summary.proxies) ? [`  proxies    ${proxyLine(summary.proxies)}`] : []),
+        ...(sitemapsTried(summary.sitemaps) ? [`  sitemaps   ${sitemapLine(summary.sitemaps)}`] : []),
         `  links      skipped: ${Object.entries(summary.linksSkipped).map(([why, n]) => `${n} ${why}`).join(', ')}`,
         `  output     ${summary.storage.dir} (dataset ${summary.storage.dataset}, raw pages ${summary.storage.rawPages})`,
         ...(summary.report ? [`  report     ${summary.report}`] : []),
     ].join('\n');
+}
+
+/** Whether the run read or tried any sitemap. */
+export function sitemapsTried(sitemaps: SitemapReport): boolean {
+    return sitemaps.read + sitemaps.failed + sitemaps.skipped > 0;
+}
+
+function sitemapLine(sitemaps: SitemapReport): string {
+    const reasons = Object.entries(sitemaps.reasons).map(([why, n]) => `${n} ${why}`).join(', ');
+    return `${sitemaps.read} read, ${sitemaps.failed} failed, ${sitemaps.skipped} skipped${reasons ? ` (${reasons})` : ''}; ` +
+        `${sitemaps.urls} URLs listed, ${sitemaps.queued} queued`;
 }
 
 /** More than one tier, or an exit that is a proxy: a run that went only by the machine's own address did not. */

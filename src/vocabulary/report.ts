@@ -30,6 +30,22 @@ export interface LinksSkipped {
 
 export type ErrorsByClass = Record<FailureClass, number>;
 
+/** What the site's sitemaps gave (frontier/sitemaps.ts); all zero for a site that reads none. */
+export interface SitemapReport {
+    /** Sitemaps and sitemap indexes read to their end. */
+    read: number;
+    /** Sitemaps given up on: refused, unreachable after their retries, too large, malformed. */
+    failed: number;
+    /** Sitemaps named in an index but not read: nested deeper than the depth limit, or past the cap on sitemaps read. */
+    skipped: number;
+    /** URL entries read from the sitemaps, every one handed to the frontier. */
+    urls: number;
+    /** Of those, the ones the frontier queued; the rest are in `linksSkipped` (seen, offsite, unrouted, …). */
+    queued: number;
+    /** Failed and skipped sitemaps by reason: `http-404`, `forbidden-address`, `offsite`, `too-large`, `malformed`, `too-deep`, … */
+    reasons: Record<string, number>;
+}
+
 /** What a seen-set says about itself in the run summary. */
 export interface SeenSetReport {
     kind: 'exact' | 'bloom';
@@ -122,6 +138,8 @@ export interface RunSummary {
     /** Adaptive concurrency: each domain's limit at the end, its lowest and highest, and how often it changed. Absent when it is off. */
     concurrency?: Record<string, DomainConcurrency>;
     linksSkipped: LinksSkipped;
+    /** What the sitemaps gave: read, failed, URLs (frontier/sitemaps.ts). */
+    sitemaps: SitemapReport;
     seenSet: SeenSetReport;
     errorsByClass: ErrorsByClass;
     routes: Record<string, RouteStats>;

@@ -43,6 +43,8 @@ export interface Pipeline {
     browserStage: BrowserStageRunner;
     /** Which tier, exit and session each request takes, and the site's politeness. */
     routing: ProxyRouting;
+    /** Where requests may connect (the sitemaps' too, sitemapSeeding.ts). */
+    egress: Egress;
     /** A new HTTP stage: one per round (see rounds.ts). */
     httpStage(): HttpCrawler<HttpCrawlingContext>;
 }
@@ -143,6 +145,7 @@ export function buildPipeline(stores: RunStores, options: CrawlOptions): Pipelin
         metrics,
         browserStage,
         routing,
+        egress,
         httpStage: () =>
             stages.watch('http', createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency: siteConcurrency, renderLearner, concurrency, adaptiveTimeout })),
     };

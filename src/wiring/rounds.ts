@@ -1,8 +1,9 @@
 /**
  * Wiring, step 3 of 4 (open → build → run → finish; see run.ts): the run itself. The start URLs
- * go through the frontier, the monitors start, and the two stages run in rounds until both queues
- * are drained — the browser stage can discover links for the HTTP stage and the HTTP stage
- * escalates pages to the browser — or until SIGINT or SIGTERM stops the run gracefully.
+ * go through the frontier, the site's sitemaps start streaming into it (sitemapSeeding.ts), the
+ * monitors start, and the two stages run in rounds until both queues are drained and the sitemaps
+ * read — the browser stage can discover links for the HTTP stage and the HTTP stage escalates
+ * pages to the browser — or until SIGINT or SIGTERM stops the run gracefully.
  */
 import type { HttpCrawler, HttpCrawlingContext } from '@crawlee/http';
 import { runAtControlledConcurrency } from '../fetch/controlledPool.js';
@@ -10,6 +11,7 @@ import type { TimelinePoint } from '../monitor/timeline.js';
 import { onStopSignal } from '../stopSignal.js';
 import type { Pipeline } from './build.js';
 import { startMonitors } from './monitors.js';
+import { seedSitemaps, type SitemapSeeding } from './sitemapSeeding.js';
 
 export interface Ran {
     /** The signal that stopped the run before it was done; undefined when it ran to the end. */
@@ -23,19 +25,26 @@ export async function runRounds(pipeline: Pipeline): Promise<Ran> {
     const startUrls = options.startUrls.length > 0 ? options.startUrls : site.startUrls;
     await frontier.enqueue(startUrls.map((url) => ({ url })));
     log.info({ site: site.name, startUrls, storageDir: options.storageDir }, `crawling ${site.name}`);
+    const sitemaps = seedSitemaps(pipeline, startUrls);
 
     const monitors = await startMonitors(pipeline);
     let stopped: NodeJS.Signals | undefined;
     try {
-        stopped = await rounds(pipeline);
+        stopped = await rounds(pipeline, sitemaps);
     } finally {
+        sitemaps?.stop();
+        await sitemaps?.ended;
         await monitors.stop();
     }
+    if (sitemaps?.failure) throw sitemaps.failure;
     return { stopped, timeline: monitors.timeline.points };
 }
 
-/** Rounds until both queues are drained; returns the signal that stopped them early, if one did. */
-async function rounds({ options: { log }, stores, browserStage, concurrency, httpStage: nextHttpStage }: Pipeline): Promise<NodeJS.Signals | undefined> {
+/** Rounds until both queues are drained and the sitemaps read; returns the signal that stopped them early, if one did. */
+async function rounds(
+    { options: { log }, stores, browserStage, concurrency, httpStage: nextHttpStage }: Pipeline,
+    sitemaps: SitemapSeeding | undefined,
+): Promise<NodeJS.Signals | undefined> {
     const { httpQueue, browserQueue, config } = stores;
     // Both crawlers share one event manager that neither owns, so one finishing does not stop the other's.
     const crawleeEvents = config.getEventManager();
@@ -47,9 +56,19 @@ async function rounds({ options: { log }, stores, browserStage, concurrency, htt
         log.warn(`${signal}: stopping; pages in flight finish, the rest stays queued for the next run (again to quit at once)`);
         httpStage?.stop(`${signal}: no new requests`);
         browserStage.stop();
+        sitemaps?.stop();
     });
     try {
-        while (!stopped && !((await httpQueue.isFinished()) && (await browserQueue.isFinished()))) {
+        while (!stopped) {
+            // Asked before the queues are: a batch queued after this is waited for below, one queued before is in them.
+            const reading = sitemaps?.reading ?? false;
+            const batchQueued = sitemaps?.nextBatch();
+            if ((await httpQueue.isFinished()) && (await browserQueue.isFinished())) {
+                if (!reading) break;
+                // Drained faster than the sitemaps stream: the next round starts with their next batch.
+                await batchQueued;
+                continue;
+            }
             browserStage.start();
             httpStage = nextHttpStage();
             await runAtControlledConcurrency(httpStage, concurrency);

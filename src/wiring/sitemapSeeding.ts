@@ -1,0 +1,84 @@
+/**
+ * Part of step 3 (rounds.ts): the site's sitemaps read into the frontier while the stages run, so
+ * the first pages are fetched while a large sitemap is still streaming. The reader
+ * (frontier/sitemaps.ts) fetches through fetch/sitemapFetch.ts by the rules the pages go by: the
+ * run's egress and scope, the cheapest proxy tier, the response size cap. It stops reading when the
+ * run's request budget is spent, or when the run is stopped.
+ */
+import { CRAWL_DEFAULTS } from '../crawlOptions.js';
+import { createRobotsFetch } from '../fetch/robotsFetch.js';
+import { createSitemapFetch } from '../fetch/sitemapFetch.js';
+import { SitemapReader } from '../frontier/sitemaps.js';
+import type { Pipeline } from './build.js';
+
+export interface SitemapSeeding {
+    /** Whether the sitemaps are still being read. */
+    readonly reading: boolean;
+    /** Resolves when the next batch of their URLs is queued, or when the reading ends. */
+    nextBatch(): Promise<void>;
+    /** Stops the reading where it is; the next run of the site reads its sitemaps again. */
+    stop(): void;
+    /** Resolves when the reading has ended, whether it read everything, was stopped or broke. */
+    readonly ended: Promise<void>;
+    /** What broke the reading (the frontier failed to queue a batch; a sitemap's own failure never does). */
+    readonly failure?: unknown;
+}
+
+/** Starts reading the site's sitemaps, when it names any; `startUrls` are the run's (their origins' robots.txt for `sitemaps: true`). */
+export function seedSitemaps(pipeline: Pipeline, startUrls: readonly string[]): SitemapSeeding | undefined {
+    const { options, frontier, stores, routing, egress } = pipeline;
+    const { site, log } = options;
+    const named = site.sitemaps;
+    if (!named) return undefined;
+    const { stats } = stores;
+    const proxyUrl = () => routing.identities.pick(0)?.exit.proxyUrl;
+    const abort = new AbortController();
+    let wake: () => void = () => undefined;
+    let batchQueued = new Promise<void>((resolve) => (wake = resolve));
+    const batchDone = () => {
+        wake();
+        batchQueued = new Promise<void>((resolve) => (wake = resolve));
+    };
+    const reader = new SitemapReader({
+        fetch: createSitemapFetch({
+            egress,
+            proxyUrl,
+            inScope: (url) => frontier.inScope(url),
+            maxBytes: (options.maxResponseMb ?? CRAWL_DEFAULTS.maxResponseMb) * 1024 * 1024,
+        }),
+        enqueue: async (links, base) => {
+            const queued = await frontier.enqueue(links, base);
+            batchDone();
+            return queued;
+        },
+        counters: stats.sitemaps,
+        log,
+        isFull: () => stats.admitted >= (options.maxRequests ?? Infinity),
+        signal: abort.signal,
+    });
+    const readAll = async () => {
+        const sitemaps =
+            named === true ? await reader.listedInRobotsTxt(startUrls.map((url) => new URL(url).origin), createRobotsFetch({ egress, proxyUrl })) : named;
+        log.info({ sitemaps }, `reading ${sitemaps.length} sitemaps`);
+        await reader.read(sitemaps);
+    };
+    let reading = true;
+    let failure: unknown;
+    const ended = readAll()
+        .catch((error: unknown) => void (failure = error))
+        .finally(() => {
+            reading = false;
+            wake();
+        });
+    return {
+        get reading() {
+            return reading;
+        },
+        get failure() {
+            return failure;
+        },
+        nextBatch: () => (reading ? batchQueued : Promise.resolve()),
+        stop: () => abort.abort(),
+        ended,
+    };
+}
