@@ -10,7 +10,7 @@ import type { CrawlOptions, DistributedOptions } from './crawlOptions.js';
 import { memoryBudgetMb } from './memoryBudget.js';
 import { ENVIRONMENT_ONLY, OPTIONS, type OptionName, optionsByGroup } from './options.js';
 import type { OptionSpec } from './optionSpec.js';
-import { type RunInput, readRunInput } from './runInput.js';
+import { type GivenInput, type RunInput, readRunInput } from './runInput.js';
 
 /** The options' values, as their schemas read them. */
 export type Config = { [Name in OptionName]: z.output<(typeof OPTIONS)[Name]['schema']> };
@@ -26,13 +26,14 @@ const INPUT_FLAG = { input: { type: 'string' } } as const satisfies ParseArgsOpt
 
 /**
  * The configuration for a run, or `'help'` when help was asked for: flags over variables over the
- * run's input (runInput.ts) over defaults. Throws ConfigError.
+ * run's input (runInput.ts) over defaults. `given` is an input from elsewhere, an actor's
+ * (`Actor.getInput()`): read as the run's input in place of the storage dir's INPUT.json. Throws ConfigError.
  */
-export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): Config | 'help' {
+export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, given?: GivenInput): Config | 'help' {
     const flags = parseFlags(argv, { ...flagsOf(ALL_OPTIONS), ...INPUT_FLAG, ...HELP_FLAG });
     if (flags.help) return 'help';
     const storageDir = readOption('storageDir', flags, env) as string;
-    return readOptions(ALL_OPTIONS, flags, env, readRunInput(flags.input as string | undefined, env, storageDir));
+    return readOptions(ALL_OPTIONS, flags, env, readRunInput(flags.input as string | undefined, env, storageDir, given));
 }
 
 /**

@@ -18,12 +18,13 @@ import { formatSummary } from './monitor/summary.js';
 import { crawl } from './run.js';
 import type { Site } from './site.js';
 import { loadSite } from './sites.js';
+import { endingActorRun, startActorRun } from './wiring/actor.js';
 
 /** The demo: a shop small enough to finish in seconds, with every kind of page the pipeline handles. */
 const DEMO_SHOP = { seed: 7, products: 200, scriptOnlyRate: 0.1, transientFailureRate: 0.03, notFoundLinks: 3 };
 
 async function main(): Promise<number> {
-    const config = parseConfig(process.argv.slice(2), process.env);
+    let config = parseConfig(process.argv.slice(2), process.env);
     if (config === 'help') {
         process.stdout.write(helpText());
         return 0;
@@ -32,6 +33,9 @@ async function main(): Promise<number> {
     // With a budget, the work is done by this command started again with the budget's heap limit.
     const ranWithLimit = await runWithHeapLimit(memoryMb);
     if (ranWithLimit !== undefined) return ranWithLimit;
+    // On a runner (wiring/actor.ts) the actor's input is the run's: the options are read again with it.
+    const actor = await startActorRun(process.argv.slice(2), process.env);
+    if (actor) config = actor.config;
     const log = createLogger({ level: config.logLevel });
     if (memoryMb !== undefined) {
         log.info({ memoryMb, heapLimitMb: currentHeapLimitMb() }, `memory budget ${memoryMb} MB: V8 heap limit ${currentHeapLimitMb()} MB (old space ${heapLimitMbFor(memoryMb)} MB)`);
@@ -53,6 +57,7 @@ async function main(): Promise<number> {
         log.info(DEMO_SHOP, `demo shop started at ${shop.url}`);
     }
     try {
+        await actor?.feedItems(site.name, log);
         const { summary, exitCode } = await crawl({
             ...crawlOptionsOf(config),
             // The demo shop listens on a new port each time: an earlier demo's queue cannot be resumed.
@@ -105,4 +110,4 @@ function checkStartUrls(site: Site, urls: string[]): string[] {
     });
 }
 
-runCommand(main);
+runCommand(endingActorRun(main));

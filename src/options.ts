@@ -269,6 +269,11 @@ export const ENVIRONMENT_ONLY = [
         defaultText: "a system Chromium, else Playwright's own",
     },
     {
+        env: 'DRAGNET_ACTOR',
+        doc: "1: run as an actor with Apify's SDK off the platform (its local storage; input from Actor.getInput(), items also in its default dataset, aborting and migrating as a graceful stop), as APIFY_IS_AT_HOME does on it",
+        defaultText: 'unset',
+    },
+    {
         env: 'DRAGNET_SYSTEM_CHROMIUM_PATHS',
         doc: 'where a system Chromium is looked for after CHROMIUM_PATH, a list like PATH (a test points it at an empty place to play a machine without a browser)',
         defaultText: '/usr/bin/chromium, /usr/bin/chromium-browser, Chrome, the snap and macOS locations',

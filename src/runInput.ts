@@ -1,9 +1,10 @@
 /**
  * A run's input as an actor takes it: one JSON object whose keys are the option table's names
  * (options.ts: `site`, `startUrls`, `maxConcurrency`, `proxyTiers`, ...), from `--input FILE`, else
- * the `DRAGNET_INPUT` variable, else `<storage-dir>/key_value_stores/default/INPUT.json` — where
- * Crawlee and Apify keep an actor's input. Flags and variables override it (config.ts), and each
- * value is read by its option's own schema, so an input says nothing a flag could not.
+ * the `DRAGNET_INPUT` variable, else an input given from elsewhere (on a runner, the actor's:
+ * `Actor.getInput()`, wiring/actor.ts), else `<storage-dir>/key_value_stores/default/INPUT.json` —
+ * where Crawlee and Apify keep an actor's input. Flags and variables override it (config.ts), and
+ * each value is read by its option's own schema, so an input says nothing a flag could not.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,10 +22,22 @@ export function inputFileIn(storageDir: string): string {
     return join(storageDir, 'key_value_stores', 'default', 'INPUT.json');
 }
 
-/** The run's input, or undefined when none is given or found. Throws ConfigError for one that is not a JSON object of options. */
-export function readRunInput(inputFlag: string | undefined, env: NodeJS.ProcessEnv, storageDir: string): RunInput | undefined {
+/** An input that came from elsewhere than a file or a variable, as its JSON reads: an actor's, say. */
+export interface GivenInput {
+    /** Where it came from, for messages: `Actor.getInput()`. */
+    source: string;
+    /** The parsed JSON; null or undefined when there is none. */
+    value: unknown;
+}
+
+/**
+ * The run's input, or undefined when none is given or found: `given` takes the place of the storage
+ * dir's INPUT.json, unless it has no value. Throws ConfigError for one that is not a JSON object of options.
+ */
+export function readRunInput(inputFlag: string | undefined, env: NodeJS.ProcessEnv, storageDir: string, given?: GivenInput): RunInput | undefined {
     if (inputFlag) return parseInput(`--input ${inputFlag}`, readText(inputFlag, `--input ${inputFlag}`));
     if (env.DRAGNET_INPUT) return parseInput('DRAGNET_INPUT', env.DRAGNET_INPUT);
+    if (given && given.value !== null && given.value !== undefined) return inputOf(given.source, given.value);
     const stored = inputFileIn(storageDir);
     if (!existsSync(stored)) return undefined;
     const input = parseInput(stored, readText(stored, stored));
@@ -48,6 +61,10 @@ function parseInput(source: string, text: string): RunInput {
     } catch (error) {
         throw new ConfigError(`${source}: not JSON (${(error as Error).message})`);
     }
+    return inputOf(source, parsed);
+}
+
+function inputOf(source: string, parsed: unknown): RunInput {
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`${source}: must be a JSON object of options`);
     const values: RunInput['values'] = {};
     for (const [key, value] of Object.entries(parsed)) {

@@ -3,18 +3,19 @@
  * go through the frontier, the site's sitemaps start streaming into it (sitemapSeeding.ts), the
  * monitors start, and the two stages run in rounds until both queues are drained and the sitemaps
  * read — the browser stage can discover links for the HTTP stage and the HTTP stage escalates
- * pages to the browser — or until SIGINT or SIGTERM stops the run gracefully.
+ * pages to the browser — or until SIGINT, SIGTERM or a runner's stop event stops the run gracefully
+ * (stopSignal.ts).
  */
 import type { HttpCrawler, HttpCrawlingContext } from '@crawlee/http';
 import { runAtControlledConcurrency } from '../fetch/controlledPool.js';
 import type { TimelinePoint } from '../monitor/timeline.js';
-import { onStopSignal } from '../stopSignal.js';
+import { onStop } from '../stopSignal.js';
 import type { Pipeline } from './build.js';
 import { startMonitors } from './monitors.js';
 import { seedSitemaps, type SitemapSeeding } from './sitemapSeeding.js';
 
 export interface Ran {
-    /** The signal that stopped the run before it was done; undefined when it ran to the end. */
+    /** The signal that stopped the run before it was done (or that a runner's stop event counts as); undefined when it ran to the end. */
     stopped?: NodeJS.Signals;
     timeline: TimelinePoint[];
 }
@@ -51,10 +52,10 @@ async function rounds(
     await crawleeEvents.init();
     let httpStage: HttpCrawler<HttpCrawlingContext> | undefined;
     let stopped: NodeJS.Signals | undefined;
-    const removeStopHandler = onStopSignal((signal) => {
+    const removeStopHandler = onStop(({ signal, cause }) => {
         stopped = signal;
-        log.warn(`${signal}: stopping; pages in flight finish, the rest stays queued for the next run (again to quit at once)`);
-        httpStage?.stop(`${signal}: no new requests`);
+        log.warn(`${cause}: stopping; pages in flight finish, the rest stays queued for the next run (a second signal quits at once)`);
+        httpStage?.stop(`${cause}: no new requests`);
         browserStage.stop();
         sitemaps?.stop();
     });
@@ -69,6 +70,8 @@ async function rounds(
                 await batchQueued;
                 continue;
             }
+            // A stop that came while the queues were asked would miss the stages made next.
+            if (stopped) break;
             browserStage.start();
             httpStage = nextHttpStage();
             await runAtControlledConcurrency(httpStage, concurrency);

@@ -40,6 +40,8 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): RunningCl
 export function startScript(script: string, args: string[], env: NodeJS.ProcessEnv = {}, cwd = ROOT): RunningCli {
     const childEnv: NodeJS.ProcessEnv = { ...process.env };
     for (const [, name] of helpText().matchAll(/env: ([A-Z_]+)/g)) childEnv[name as string] = '';
+    // A developer's shell on a runner (or playing one) must not turn every CLI test into an actor run.
+    for (const name of ['DRAGNET_ACTOR', 'APIFY_IS_AT_HOME', 'ACTOR_MEMORY_MBYTES']) delete childEnv[name];
     childEnv.LOG_LEVEL = 'warn';
     Object.assign(childEnv, env);
     // Elsewhere than here, `tsx` and the script are found by their paths in this project.
