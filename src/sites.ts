@@ -29,7 +29,7 @@ export function listSites(routesDir = ROUTES_DIR): string[] {
 /** The site called `nameOrPath` in `routesDir`, or the site module or declarative file at that path. Throws ConfigError. */
 export async function loadSite(nameOrPath: string, routesDir = ROUTES_DIR): Promise<Site> {
     const isPath = nameOrPath.includes('/') || extname(nameOrPath) !== '';
-    const file = isPath ? resolve(nameOrPath) : fileNamed(nameOrPath, routesDir);
+    const file = isPath ? resolve(nameOrPath) : siteFilesNamed(nameOrPath, routesDir)[0];
     if (!file || !existsSync(file)) {
         throw new ConfigError(
             isPath
@@ -52,9 +52,9 @@ export function siteSourceFile(site: Site): string | undefined {
     return declaredFile(site.moduleUrl) ?? fileURLToPath(site.moduleUrl);
 }
 
-/** The site's module, else its declarative file: `<name>.ts`, `.yaml`, `.yml`, `.json`. */
-function fileNamed(name: string, routesDir: string): string | undefined {
-    return ['.ts', ...DECLARATIVE_EXTENSIONS].map((extension) => join(routesDir, `${name}${extension}`)).find((file) => existsSync(file));
+/** The files in `routesDir` that define a site called `name`, in the order a name finds them: `<name>.ts`, `.yaml`, `.yml`, `.json`. */
+export function siteFilesNamed(name: string, routesDir = ROUTES_DIR): string[] {
+    return ['.ts', ...DECLARATIVE_EXTENSIONS].map((extension) => join(routesDir, `${name}${extension}`)).filter((file) => existsSync(file));
 }
 
 async function importSite(file: string): Promise<Site> {

@@ -3,7 +3,6 @@
  * `routes/NAME.ts`, and its fixtures folder `test/fixtures/NAME/`, which test/routes/fixtures.test.ts
  * runs as soon as `npm run try -- --save-fixture` has put a page in it.
  */
-import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,10 +11,10 @@ import { siteTemplate } from '../authoring/siteTemplate.js';
 import { ConfigError } from '../configError.js';
 import { InvalidUrlError, normalizeUrl } from '../frontier/normalize.js';
 import { SITE_NAME, SITE_NAME_RULE } from '../site.js';
+import { siteFilesNamed } from '../sites.js';
 import { runCommand } from './command.js';
 
 const PROJECT = fileURLToPath(new URL('../..', import.meta.url));
-const DEFINITION_EXTENSIONS = ['.ts', '.yaml', '.yml', '.json'];
 
 const HELP = `Usage: npm run new-site -- NAME --start-url URL [--root DIR]
 Writes routes/NAME.ts (a listing → detail site to fill in, every place commented) and test/fixtures/NAME/.
@@ -47,7 +46,7 @@ runCommand(async () => {
     const startUrl = startUrlOf(values['start-url']);
 
     const root = resolve(values.root ?? PROJECT);
-    const existing = DEFINITION_EXTENSIONS.map((extension) => join(root, 'routes', `${name}${extension}`)).find((file) => existsSync(file));
+    const [existing] = siteFilesNamed(name, join(root, 'routes'));
     if (existing) throw new ConfigError(`site "${name}" exists: ${relative(process.cwd(), existing)}`);
 
     const routeFile = join(root, 'routes', `${name}.ts`);

@@ -9,25 +9,24 @@
  * fixtures of; the default is this one.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { expectationOf, fixtureDifferences, readFixtures } from '../../src/authoring/fixtureFiles.js';
 import { tryPage } from '../../src/authoring/pageTrial.js';
 import { normalizeUrl } from '../../src/frontier/normalize.js';
 import { SiteScope } from '../../src/frontier/scope.js';
-import { loadSite } from '../../src/sites.js';
+import { loadSite, siteFilesNamed } from '../../src/sites.js';
 import { ROOT } from '../helpers/cli.js';
 
 const PROJECT = process.env.DRAGNET_FIXTURES_PROJECT || ROOT;
 const ROUTES = join(PROJECT, 'routes');
 const FIXTURES = join(PROJECT, 'test', 'fixtures');
-const DEFINITION = /\.(ts|ya?ml|json)$/;
 
 const siteDirs = readdirSync(FIXTURES, { withFileTypes: true }).filter((entry) => entry.isDirectory() && readdirSync(join(FIXTURES, entry.name)).some((file) => file.endsWith('.expected.json')));
 
 for (const { name } of siteDirs) {
-    const definitions = existsSync(ROUTES) ? readdirSync(ROUTES).filter((file) => DEFINITION.test(file) && file.replace(DEFINITION, '') === name) : [];
+    const definitions = siteFilesNamed(name, ROUTES).map((file) => basename(file));
     describe(`fixtures of ${name}`, () => {
         it('belong to a site in routes/', () => assert.ok(definitions.length > 0, `test/fixtures/${name}/ has fixtures but routes/ has no ${name}.ts (or .yaml/.json)`));
         for (const definition of definitions) {
