@@ -8,7 +8,7 @@
  */
 import { connect } from 'node:tls';
 import http2 from 'http2-wrapper';
-import type { LookupFunction } from './egress.js';
+import type { Egress, LookupFunction } from './egress.js';
 
 type ResolveProtocol = (options: object) => Promise<{ alpnProtocol: string }>;
 
@@ -29,5 +29,19 @@ export function alpnProbe(lookup: LookupFunction, timeoutMs: number): (url: URL)
             servername: url.hostname,
             timeout: timeoutMs,
         });
+    };
+}
+
+/**
+ * What a fetch of its own (robots.txt, a sitemap) checks of a URL before it connects: through a
+ * proxy, which resolves the host itself, the host's addresses (checked, not pinned); direct, the URL,
+ * and the protocol asked through the egress's lookup. Throws what the egress throws.
+ */
+export function egressPreflight(egress: Egress, timeoutMs: number): (url: URL, viaProxy: boolean) => Promise<void> {
+    const probeAlpn = alpnProbe(egress.lookup, timeoutMs);
+    return async (url, viaProxy) => {
+        if (viaProxy) return egress.check(url);
+        egress.assertAllowed(url);
+        await probeAlpn(url);
     };
 }

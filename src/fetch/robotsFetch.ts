@@ -9,7 +9,7 @@
  *   back to the last whole line, so a rule cut mid-path does not disallow more than it says.
  */
 import { gotScraping, MaxRedirectsError } from 'got-scraping';
-import { alpnProbe } from './alpnProbe.js';
+import { egressPreflight } from './alpnProbe.js';
 import { type Egress, ForbiddenAddressError } from './egress.js';
 
 export interface RobotsFetchOptions {
@@ -46,16 +46,11 @@ export function createRobotsFetch(options: RobotsFetchOptions = {}): (url: strin
     const maxBytes = options.maxBytes ?? ROBOTS_FETCH_DEFAULTS.maxBytes;
     const timeoutMs = (options.timeoutSecs ?? ROBOTS_FETCH_DEFAULTS.timeoutSecs) * 1000;
     const { egress } = options;
-    const probeAlpn = egress && alpnProbe(egress.lookup, timeoutMs);
+    const preflight = egress && egressPreflight(egress, timeoutMs);
     return async (url) => {
         const proxyUrl = options.proxyUrl?.();
         try {
-            // Through a proxy the proxy resolves the host: its addresses are checked, not pinned.
-            if (proxyUrl) await egress?.check(new URL(url));
-            else {
-                egress?.assertAllowed(new URL(url));
-                await probeAlpn?.(new URL(url));
-            }
+            await preflight?.(new URL(url), proxyUrl !== undefined);
         } catch (error) {
             if (isForbidden(error)) return FORBIDDEN_ANSWER;
             throw error;

@@ -19,7 +19,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { gotScraping } from 'got-scraping';
 import type { SitemapFetch } from '../frontier/sitemaps.js';
-import { alpnProbe } from './alpnProbe.js';
+import { alpnProbe, egressPreflight } from './alpnProbe.js';
 import type { Egress } from './egress.js';
 import { classifyError, classifyStatus, FetchFailure } from './failures.js';
 import type { ResponseStream } from './responseBody.js';
@@ -52,6 +52,7 @@ export function createSitemapFetch(options: SitemapFetchOptions = {}): SitemapFe
     const timeoutMs = (options.timeoutSecs ?? SITEMAP_FETCH_DEFAULTS.timeoutSecs) * 1000;
     const maxRedirects = options.maxRedirects ?? SITEMAP_FETCH_DEFAULTS.maxRedirects;
     const { egress } = options;
+    const preflight = egress && egressPreflight(egress, timeoutMs);
     const probeAlpn = egress && alpnProbe(egress.lookup, timeoutMs);
     const assertInScope = (url: URL, reason: 'offsite' | 'offsite-redirect') => {
         if (options.inScope && !options.inScope(url)) throw new FetchFailure('permanent', `${reason}: ${url.host} is not one of the site's hosts`, undefined, reason);
@@ -62,12 +63,7 @@ export function createSitemapFetch(options: SitemapFetchOptions = {}): SitemapFe
         const viaProxy = proxyUrl !== undefined;
         try {
             assertInScope(target, 'offsite');
-            // Through a proxy the proxy resolves the host: its addresses are checked, not pinned.
-            if (proxyUrl) await egress?.check(target);
-            else {
-                egress?.assertAllowed(target);
-                await probeAlpn?.(target);
-            }
+            await preflight?.(target, viaProxy);
         } catch (error) {
             throw classified(error, viaProxy);
         }
