@@ -1,8 +1,9 @@
 /**
  * The measurements every crawler child takes the same way, without looking inside the crawler:
- * it watches the process's own HTTP client through Node's diagnostics channel
- * (`http.client.request.start`), so a request counts as in flight from the moment the client
- * creates it until it closes, and as a page when it closed with a response.
+ * it watches the process's own HTTP clients through Node's diagnostics channels — node:http's
+ * (`http.client.request.start`: got, which plain Crawlee uses) and undici's (`undici:request:*`:
+ * dragnet's) — so a request counts as in flight from the moment the client creates it until it
+ * closes, and as a page when it closed with a response.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { ClientRequest } from 'node:http';
@@ -29,6 +30,8 @@ export interface Measurement {
 }
 
 const REQUEST_START = 'http.client.request.start';
+/** undici's request life: created, its response's headers in, then its end (trailers) or an error. */
+const UNDICI = { create: 'undici:request:create', headers: 'undici:request:headers', end: 'undici:request:trailers', error: 'undici:request:error' };
 
 export function startMeasurement(options: MeasurementOptions): Measurement {
     const startRssMb = peakRssMb();
@@ -57,6 +60,17 @@ export function startMeasurement(options: MeasurementOptions): Measurement {
         });
     };
     subscribe(REQUEST_START, onRequest);
+    const answeredByUndici = new WeakSet<object>();
+    const undiciListeners: Record<keyof typeof UNDICI, (message: unknown) => void> = {
+        create: () => (inflight += 1),
+        headers: (message) => void answeredByUndici.add((message as { request: object }).request),
+        end: (message) => {
+            inflight -= 1;
+            if (answeredByUndici.has((message as { request: object }).request)) completions.push(Date.now());
+        },
+        error: () => (inflight -= 1),
+    };
+    for (const [event, listener] of Object.entries(undiciListeners)) subscribe(UNDICI[event as keyof typeof UNDICI], listener);
 
     const timer = setInterval(() => {
         inflightSamples.push(inflight);
@@ -73,6 +87,7 @@ export function startMeasurement(options: MeasurementOptions): Measurement {
             const ticks = machineTicks();
             clearInterval(timer);
             unsubscribe(REQUEST_START, onRequest);
+            for (const [event, listener] of Object.entries(undiciListeners)) unsubscribe(UNDICI[event as keyof typeof UNDICI], listener);
             const durationSec = (endedAtMs - startedAtMs) / 1000;
             const windowStart = startedAtMs + STEADY_WINDOW.from * (endedAtMs - startedAtMs);
             const windowEnd = startedAtMs + STEADY_WINDOW.to * (endedAtMs - startedAtMs);

@@ -74,7 +74,7 @@ export interface CrawlerHooks {
     onFailure: FailureHook;
 }
 
-/** Reads a response's body (the stream got gives, already decompressed). */
+/** Reads a response's body (the HTTP client's stream, already decompressed). */
 export type BodyReader = (request: Request, response: IncomingMessage) => Promise<Buffer>;
 
 const HttpCrawlerWithHooks = withHooks(HttpCrawler as unknown as CrawlerClass);

@@ -4,8 +4,8 @@
  * (169.254.169.254), a database on the private network or the crawler's own machine.
  *
  * A host name is resolved once, by `lookup` here, and the connection is made to the address it
- * checked: the HTTP stage hands it to got as `dnsLookup`, the browser's and robots.txt's traffic
- * goes through the same function (egressProxy.ts, robotsFetch.ts). There is no second resolution
+ * checked: the HTTP client connects with it (httpClient.ts: the pages, robots.txt and sitemaps), and
+ * the browser's traffic goes through the same function (egressProxy.ts). There is no second resolution
  * for a rebinding DNS server to answer differently. A URL whose host is an address literal is
  * checked by `refusal` (Node does not call a lookup for those).
  *
@@ -17,7 +17,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
 import ipaddr from 'ipaddr.js';
 
-/** `dns.lookup`'s shape, as got, node:http and proxy-chain call it. */
+/** `dns.lookup`'s shape, as node:net (the HTTP client's connections) and proxy-chain call it. */
 export type LookupFunction = (
     hostname: string,
     options: LookupOneOptions | LookupAllOptions | number,
@@ -89,6 +89,16 @@ export class Egress {
         await new Promise<void>((resolve, reject) =>
             this.lookup(url.hostname, { all: true }, (error) => (error instanceof ForbiddenAddressError ? reject(error) : resolve())),
         );
+    }
+
+    /**
+     * What is checked before a request connects: through a proxy, which resolves the host itself,
+     * the host's addresses too (`check`); direct, the URL alone (`assertAllowed`), since the
+     * connection resolves the host with this egress's `lookup`.
+     */
+    async preflight(url: URL, { viaProxy }: { viaProxy: boolean }): Promise<void> {
+        if (viaProxy) return this.check(url);
+        this.assertAllowed(url);
     }
 
     /**

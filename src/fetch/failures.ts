@@ -9,12 +9,12 @@
  *   also turns a 429 or 503 that shows such signs into a block; or a redirect to a challenge page.
  *   `detectBlock` and `isChallengeRedirect` decide it, from the table of signs in responseCheck.ts;
  * - permanent: asking again will not help (404, 410, 400, 401, unsupported content, a forbidden address, a body
- *   past the size cap) — dead-lettered at once;
+ *   past the size cap, a response that breaks HTTP's syntax) — dead-lettered at once;
  * - invalid: the page was fetched but its records fail the route's schema — quarantined;
  * - exit: the proxy failed, not the site — a 407, a refused or failed CONNECT (Chromium's
  *   ERR_PROXY_* and ERR_TUNNEL_*), a proxy's 590 (its upstream proxy refused the CONNECT) or 597
- *   (its upstream proxy refused its credentials) — not 593-596, which proxy-chain and Apify's proxy
- *   give when the *site* is unreachable, refuses or resets,
+ *   (its upstream proxy refused its credentials), as an answer or to CONNECT — not 593-596, which
+ *   proxy-chain and Apify's proxy give when the *site* is unreachable, refuses or resets,
  *   or, through a proxy, a connection that never reached it (refused, unreachable, or timed out
  *   before the TCP connect). Retried on another exit without an attempt charged; the exit goes on
  *   a breaker (exitBreaker.ts). A proxy that accepts the connection and then hangs looks like a
@@ -75,8 +75,8 @@ const TRANSIENT_ERROR_CODES = new Set([
     'UND_ERR_SOCKET',
 ]);
 
-/** Errors only a proxy gives: got-scraping's and http2-wrapper's CONNECT refusals, Chromium's proxy and tunnel errors. */
-const PROXY_ERROR = /proxy responded with|proxy server rejected|proxy authentication required|ERR_PROXY_|ERR_TUNNEL_CONNECTION_FAILED|ERR_NO_SUPPORTED_PROXIES/i;
+/** Errors only a proxy gives: Chromium's proxy and tunnel errors. (The HTTP client's refused CONNECT is read by `tunnelRefusal`.) */
+const PROXY_ERROR = /proxy server rejected|proxy authentication required|ERR_PROXY_|ERR_TUNNEL_CONNECTION_FAILED|ERR_NO_SUPPORTED_PROXIES/i;
 
 /** Errors of a connection that never reached its peer: through a proxy, that peer is the proxy. */
 const CONNECT_ERROR_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
@@ -87,17 +87,22 @@ export function classifyError(error: unknown, context: AttemptContext = {}): Cla
     if (error instanceof FetchFailure) {
         return { failureClass: error.failureClass, reason: error.reason, status: error.status, message, retryAfterMs: error.retryAfterMs };
     }
+    const tunnel = error as { code?: unknown; status?: unknown } | undefined;
+    if (tunnel?.code === 'ERR_TUNNEL_REFUSED') return tunnelRefusal(typeof tunnel.status === 'number' ? tunnel.status : undefined, message);
     const exitFault = exitFaultReason(error, message, context);
     if (exitFault) return { failureClass: 'exit', reason: exitFault, message };
-    // The egress refused the address a host resolved to (egress.ts); got and Crawlee pass its message on.
+    // The egress refused the address a host resolved to (egress.ts); the client and Crawlee pass its message on.
     if (/\bforbidden-address:/.test(message)) return { failureClass: 'permanent', reason: 'forbidden-address', message };
+    // The HTTP client's parser refused the response: it breaks HTTP/1.1's syntax (llhttp's HPE_* codes) or its head is too large.
+    const parserCode = firstCode(error);
+    if (parserCode?.startsWith('HPE_') || parserCode === 'UND_ERR_HEADERS_OVERFLOW') return { failureClass: 'permanent', reason: 'malformed-response', message };
     const code = errorCode(error);
     if (code && TRANSIENT_ERROR_CODES.has(code)) {
         return { failureClass: 'transient', reason: code.toLowerCase().replace(/_/g, '-'), message };
     }
     if (/timed? ?out|timeout/i.test(message)) return { failureClass: 'transient', reason: 'timeout', message };
     if (/served Content-Type/i.test(message)) return { failureClass: 'permanent', reason: 'unsupported-content-type', message };
-    // got's "Redirected 10 times", Chromium's ERR_TOO_MANY_REDIRECTS; not any message that mentions
+    // A client's "Redirected 10 times", Chromium's ERR_TOO_MANY_REDIRECTS; not any message that mentions
     // redirects (a browser's launch log lists flags with the word in them).
     if (/redirected \d+ times|too many redirects|ERR_TOO_MANY_REDIRECTS|redirect loop/i.test(message)) {
         return { failureClass: 'permanent', reason: 'redirect-loop', message };
@@ -106,7 +111,7 @@ export function classifyError(error: unknown, context: AttemptContext = {}): Cla
 }
 
 /**
- * The first error code on an error or its causes (got wraps the socket error), or named in
+ * The first error code on an error or its causes (a client may wrap the socket error), or named in
  * its message (Crawlee re-throws connection errors as a SessionError with only the message).
  */
 function errorCode(error: unknown): string | undefined {
@@ -119,15 +124,27 @@ function errorCode(error: unknown): string | undefined {
     return message.match(/\b(?:E[A-Z_]{3,}|UND_ERR_[A-Z_]+)\b/g)?.find((word) => TRANSIENT_ERROR_CODES.has(word));
 }
 
+/**
+ * A proxy's answer to CONNECT (connector.ts), read as its answer to a request would be: a 407, or
+ * the 590/597 of an upstream proxy, is the exit's; the 593-596 a proxy gives when the site is
+ * unreachable, refuses or resets are the site's, transient; any other status is classed as the
+ * site's own would be. An answer that is not HTTP is the proxy's fault.
+ */
+function tunnelRefusal(status: number | undefined, message: string): ClassifiedFailure {
+    if (status === undefined) return { failureClass: 'exit', reason: 'proxy-refused', message };
+    const failureClass = classifyStatus(status, { viaProxy: true }) ?? 'transient';
+    if (failureClass === 'exit') return { failureClass, reason: status === 407 ? 'proxy-auth' : 'proxy-refused', message, status };
+    return { failureClass, reason: `http-${status}`, message, status };
+}
+
 /** Why the attempt's proxy, not the site, failed it; undefined when it did not. */
 function exitFaultReason(error: unknown, message: string, { viaProxy = false }: AttemptContext): string | undefined {
     if (PROXY_ERROR.test(message)) return /407|auth/i.test(message) ? 'proxy-auth' : 'proxy-refused';
     if (!viaProxy) return undefined;
     const code = firstCode(error);
     if (code && CONNECT_ERROR_CODES.has(code)) return `proxy-${code.toLowerCase()}`;
-    // got's timeout before the TCP connection to the proxy was made.
-    const { timings } = error as { timings?: { connect?: number } };
-    if (/time(?:d)? ?out/i.test(message) && timings && timings.connect === undefined) return 'proxy-timeout';
+    // The HTTP client's connection to the proxy timed out (the tunnel's own connection is the proxy's to time).
+    if (code === 'UND_ERR_CONNECT_TIMEOUT') return 'proxy-timeout';
     return undefined;
 }
 

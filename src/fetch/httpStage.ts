@@ -1,5 +1,6 @@
 /**
- * The cheap path: Crawlee's HttpCrawler (got-scraping, an autoscaled pool) over the HTTP queue.
+ * The cheap path: Crawlee's HttpCrawler (an autoscaled pool) over the HTTP queue, fetching through
+ * dragnet's HTTP client (httpClient.ts: undici, one connection pool per exit).
  * Each request goes out with a session of ours (proxyRouting.ts): its exit, its cookie jar and its
  * browser header set, in the browser's order. It only fetches: the page handler has the HTML
  * parsed, in a parse worker by default (parse/pageParser.ts). Redirects are not followed here: their
@@ -18,10 +19,10 @@ import type { RunEvents } from '../vocabulary/events.js';
 import type { RequestData } from '../vocabulary/request.js';
 import type { AdaptiveTimeout } from './adaptiveTimeout.js';
 import type { ConcurrencyController } from './concurrencyController.js';
-import { alpnProbe } from './alpnProbe.js';
 import { HookedHttpCrawler, queueOption } from './crawlerHooks.js';
 import { decodeBody } from './decodeBody.js';
 import type { Egress } from './egress.js';
+import type { ClientResponse, HttpClient } from './httpClient.js';
 import { deadLetterStopped, failureHook } from './failureHandlers.js';
 import { classifyStatus, FetchFailure } from './failures.js';
 import type { ProxyRouting } from './proxyRouting.js';
@@ -56,6 +57,8 @@ export interface StageOptions {
     maxResponseBytes: number;
     /** Which tier, exit and session each request takes, and the site's politeness. */
     routing: ProxyRouting;
+    /** What the HTTP stage fetches with (its connections outlive a stage: one client per run). */
+    httpClient: HttpClient;
 }
 
 /** Every 5xx reaches the request handler, so the failure classifier, not Crawlee, decides. */
@@ -79,7 +82,6 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
     };
     const concurrency = options.concurrency;
     const { egress, routing } = options;
-    const probeAlpn = alpnProbe(egress.lookup, options.requestTimeoutSecs * 1000);
     const startConcurrency = concurrency ? Math.min(concurrency.poolLimit(), options.maxConcurrency) : options.maxConcurrency;
     const crawler = new HookedHttpCrawler(
         {
@@ -107,26 +109,18 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
             // Sessions are ours (identities.ts), shared with the browser stage and bound to exits.
             useSessionPool: false,
             persistCookiesPerSession: false,
+            httpClient: options.httpClient,
             preNavigationHooks: [
-                async ({ request }, gotOptions) => {
+                async ({ request }, requestOptions) => {
                     const url = new URL(request.url);
                     const { identity, exit } = await routing.begin(request, 'http');
-                    if (exit.proxyUrl) {
-                        // The proxy resolves the host: the address is checked here, and the connection is the proxy's.
-                        await egress.check(url);
-                        gotOptions.proxyUrl = exit.proxyUrl;
-                    } else {
-                        egress.assertAllowed(url);
-                        gotOptions.dnsLookup = egress.lookup;
-                    }
+                    await egress.preflight(url, { viaProxy: exit.proxyUrl !== undefined });
+                    requestOptions.proxyUrl = exit.proxyUrl;
                     const { cookie: siteCookie, Cookie: siteCookieToo, ...siteHeaders } = site.headers ?? {};
                     const cookie = await cookieHeader(identity.cookieJar, url, siteCookie ?? siteCookieToo);
-                    gotOptions.headers = { ...gotOptions.headers, ...identity.headers, ...siteHeaders, ...(cookie ? { cookie } : {}) };
-                    gotOptions.useHeaderGenerator = false;
-                    gotOptions.followRedirect = false;
-                    if (options.adaptiveTimeout) gotOptions.timeout = { request: options.adaptiveTimeout.timeoutFor(request.url, request.retryCount + 1) };
+                    requestOptions.headers = { ...requestOptions.headers, ...identity.headers, ...siteHeaders, ...(cookie ? { cookie } : {}) };
+                    if (options.adaptiveTimeout) requestOptions.timeout = { request: options.adaptiveTimeout.timeoutFor(request.url, request.retryCount + 1) };
                     events.emit('attemptStarted', { stage: 'http', request, url: request.url });
-                    if (!exit.proxyUrl) await probeAlpn(url);
                 },
             ],
             async requestHandler(context) {
@@ -224,8 +218,8 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
     return crawler;
 }
 
-/** Time from sending the request to its response headers, as got timed it (`response.timings`, from @szmarczak/http-timer). */
+/** Time from sending the request to its response headers, as the HTTP client timed it. */
 function timeToResponse(response: object): number | undefined {
-    const timings = (response as { timings?: { start: number; response?: number } }).timings;
-    return timings?.response === undefined ? undefined : timings.response - timings.start;
+    const { timings } = response as Partial<ClientResponse>;
+    return timings && timings.response - timings.start;
 }

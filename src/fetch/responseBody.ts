@@ -1,9 +1,9 @@
 /**
  * Reading a response's body within a size cap, so a hostile server costs a bounded amount of
  * memory: a declared `Content-Length` past the cap is refused before a byte is read, and the bytes
- * are counted as they arrive (after got has decompressed them, so a gzip or brotli bomb is stopped
+ * are counted as they arrive (after the HTTP client has decompressed them, so a gzip or brotli bomb is stopped
  * at the cap like any other large body). Past the cap the stream is destroyed, so nothing more is
- * read or decompressed. Time is got's to bound: its `timeout.request` runs until the body's end,
+ * read or decompressed. Time is the client's to bound: its timeout runs until the body's end,
  * so a server that trickles a byte a second fails as `etimedout`.
  */
 import type { IncomingHttpHeaders } from 'node:http';
@@ -11,7 +11,7 @@ import type { Readable } from 'node:stream';
 import { FetchFailure } from './failures.js';
 
 
-/** A response as got streams it: the body, its status and headers. */
+/** A response as the HTTP client streams it (httpClient.ts): the body, its status and headers. */
 export type ResponseStream = Readable & { statusCode?: number; headers: IncomingHttpHeaders };
 
 /** The body, at most `maxBytes` of it decompressed; past that, a permanent `too-large` failure. */

@@ -1,5 +1,5 @@
 /**
- * The default fetch of a robots.txt, handed to RobotsPolicy by the wiring: got-scraping, following
+ * The default fetch of a robots.txt, handed to RobotsPolicy by the wiring: the HTTP client, following
  * at most `maxRedirects` redirects, reading at most `maxBytes` of the body, the whole exchange within
  * `timeoutSecs`. The policy decides what an answer means; this only says what the answer was.
  *
@@ -8,9 +8,8 @@
  * - A body past `maxBytes` is cut there and the rest not read (RFC 9309: parse at least 500 KiB),
  *   back to the last whole line, so a rule cut mid-path does not disallow more than it says.
  */
-import { gotScraping, MaxRedirectsError } from 'got-scraping';
-import { egressPreflight } from './alpnProbe.js';
 import { type Egress, ForbiddenAddressError } from './egress.js';
+import { HttpClient } from './httpClient.js';
 
 export interface RobotsFetchOptions {
     /** Redirects followed; RFC 9309 asks for at least five. Default: 5. */
@@ -21,6 +20,8 @@ export interface RobotsFetchOptions {
     timeoutSecs?: number;
     /** Where the fetch may connect: each hop's URL is checked, each host resolved by its lookup. Default: anywhere, by the system's DNS. */
     egress?: Egress;
+    /** What it fetches with (the run's, so robots.txt shares the pages' connections). Default: a client of its own, resolving by the egress's lookup. */
+    client?: HttpClient;
     /**
      * The proxy each fetch goes out by (the site's cheapest tier, so the site sees no other
      * address), or undefined for direct; asked per fetch. Default: direct.
@@ -46,42 +47,36 @@ export function createRobotsFetch(options: RobotsFetchOptions = {}): (url: strin
     const maxBytes = options.maxBytes ?? ROBOTS_FETCH_DEFAULTS.maxBytes;
     const timeoutMs = (options.timeoutSecs ?? ROBOTS_FETCH_DEFAULTS.timeoutSecs) * 1000;
     const { egress } = options;
-    const preflight = egress && egressPreflight(egress, timeoutMs);
+    const client = options.client ?? new HttpClient({ lookup: egress?.lookup });
     return async (url) => {
         const proxyUrl = options.proxyUrl?.();
         try {
-            await preflight?.(new URL(url), proxyUrl !== undefined);
-        } catch (error) {
-            if (isForbidden(error)) return FORBIDDEN_ANSWER;
-            throw error;
-        }
-        const stream = gotScraping.stream(url, {
-            followRedirect: true,
-            maxRedirects,
-            throwHttpErrors: false,
-            // The policy retries on its own schedule; got's retries would only stretch the wait.
-            retry: { limit: 0 },
-            timeout: { request: timeoutMs },
-            ...(egress ? { hooks: { beforeRedirect: [(next) => egress.assertAllowed(next.url as URL)] } } : {}),
-            ...(egress && !proxyUrl ? { dnsLookup: egress.lookup } : {}),
-            ...(proxyUrl ? { proxyUrl } : {}),
-        });
-        let status = 0;
-        stream.once('response', (response: { statusCode: number }) => (status = response.statusCode));
-        const chunks: Buffer[] = [];
-        let size = 0;
-        try {
-            for await (const chunk of stream as AsyncIterable<Buffer>) {
+            await egress?.preflight(new URL(url), { viaProxy: proxyUrl !== undefined });
+            const response = await client.fetchFollowing({
+                url,
+                proxyUrl,
+                maxRedirects,
+                timeoutMs,
+                checkHop: (next) => egress?.assertAllowed(next),
+            });
+            const status = response.statusCode ?? 0;
+            // A chain past maxRedirects ends on its last redirect, which the policy reads as unavailable.
+            if (status >= 300 && status < 400) {
+                response.destroy();
+                return { status, body: '' };
+            }
+            const chunks: Buffer[] = [];
+            let size = 0;
+            for await (const chunk of response as AsyncIterable<Buffer>) {
                 chunks.push(chunk);
                 size += chunk.length;
                 if (size >= maxBytes) break; // leaving the loop destroys the stream: the rest is never read
             }
+            const text = Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
+            return { status, body: size >= maxBytes ? text.slice(0, text.lastIndexOf('\n') + 1) : text };
         } catch (error) {
-            if (error instanceof MaxRedirectsError && error.response) return { status: error.response.statusCode, body: '' };
             if (isForbidden(error)) return FORBIDDEN_ANSWER;
             throw error;
         }
-        const text = Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
-        return { status, body: size >= maxBytes ? text.slice(0, text.lastIndexOf('\n') + 1) : text };
     };
 }

@@ -1,6 +1,6 @@
 /**
  * A session's cookies, in its jar (tough-cookie): sent and kept by the HTTP stage (Crawlee hands
- * got no cookie jar, it sets the Cookie header itself, so the stage does as much), and moved to and
+ * its HTTP client no cookie jar, it sets the Cookie header itself, so the stage does as much), and moved to and
  * from a browser context (Playwright's cookie objects), so both stages of one session show the
  * site the same cookies.
  */

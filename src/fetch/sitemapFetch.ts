@@ -1,12 +1,12 @@
 /**
  * The fetch of a sitemap, handed to the sitemap reader (frontier/sitemaps.ts) by the wiring:
- * got-scraping out by the site's cheapest tier and the egress's rules, as robotsFetch.ts does, the
+ * the HTTP client, out by the site's cheapest tier and the egress's rules, as robotsFetch.ts does, the
  * body streamed as fast as the reader takes it.
  *
  * - Where it may go: the sitemap's URL and every redirect hop are checked by the egress (a direct
  *   fetch connects to the address the egress's lookup checked) and by the site's scope, so a
  *   sitemap elsewhere fails as `forbidden-address`, `offsite` or `offsite-redirect`.
- * - Decompressed: got undoes a Content-Encoding; a body that is itself gzip (a `.gz` file) is
+ * - Decompressed: the client undoes a Content-Encoding; a body that is itself gzip (a `.gz` file) is
  *   gunzipped here, known by its first two bytes rather than by its name or Content-Type, which
  *   servers get wrong both ways.
  * - Bounded: `maxBytes` counts the bytes after both, so a gzip bomb stops there as `too-large`
@@ -17,11 +17,10 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { gotScraping } from 'got-scraping';
 import type { SitemapFetch } from '../frontier/sitemaps.js';
-import { alpnProbe, egressPreflight } from './alpnProbe.js';
 import type { Egress } from './egress.js';
 import { classifyError, classifyStatus, FetchFailure } from './failures.js';
+import { HttpClient } from './httpClient.js';
 import type { ResponseStream } from './responseBody.js';
 
 export interface SitemapFetchOptions {
@@ -37,6 +36,8 @@ export interface SitemapFetchOptions {
     maxRedirects?: number;
     /** Where the fetch may connect: each hop's URL is checked, each host resolved by its lookup. Default: anywhere, by the system's DNS. */
     egress?: Egress;
+    /** What it fetches with (the run's). Default: a client of its own, resolving by the egress's lookup. */
+    client?: HttpClient;
     /** Whether a URL is on the site's hosts (frontier/scope.ts). Default: every host is. */
     inScope?: (url: URL) => boolean;
     /** The proxy each fetch goes out by (the site's cheapest tier), or undefined for direct; asked per fetch. Default: direct. */
@@ -52,8 +53,7 @@ export function createSitemapFetch(options: SitemapFetchOptions = {}): SitemapFe
     const timeoutMs = (options.timeoutSecs ?? SITEMAP_FETCH_DEFAULTS.timeoutSecs) * 1000;
     const maxRedirects = options.maxRedirects ?? SITEMAP_FETCH_DEFAULTS.maxRedirects;
     const { egress } = options;
-    const preflight = egress && egressPreflight(egress, timeoutMs);
-    const probeAlpn = egress && alpnProbe(egress.lookup, timeoutMs);
+    const client = options.client ?? new HttpClient({ lookup: egress?.lookup });
     const assertInScope = (url: URL, reason: 'offsite' | 'offsite-redirect') => {
         if (options.inScope && !options.inScope(url)) throw new FetchFailure('permanent', `${reason}: ${url.host} is not one of the site's hosts`, undefined, reason);
     };
@@ -61,51 +61,35 @@ export function createSitemapFetch(options: SitemapFetchOptions = {}): SitemapFe
         const target = new URL(url);
         const proxyUrl = options.proxyUrl?.();
         const viaProxy = proxyUrl !== undefined;
-        try {
-            assertInScope(target, 'offsite');
-            await preflight?.(target, viaProxy);
-        } catch (error) {
-            throw classified(error, viaProxy);
-        }
-        const stream = gotScraping.stream(url, {
-            followRedirect: true,
-            maxRedirects,
-            throwHttpErrors: false,
-            // The reader retries on its own schedule, and a retry resumes where the last attempt left off.
-            retry: { limit: 0 },
-            timeout: { request: timeoutMs },
-            signal,
-            hooks: {
-                beforeRedirect: [
-                    async (next) => {
-                        egress?.assertAllowed(next.url as URL);
-                        assertInScope(next.url as URL, 'offsite-redirect');
-                        if (!proxyUrl) await probeAlpn?.(next.url as URL);
-                    },
-                ],
-            },
-            ...(egress && !proxyUrl ? { dnsLookup: egress.lookup } : {}),
-            ...(proxyUrl ? { proxyUrl } : {}),
-        }) as unknown as ResponseStream;
         let response: ResponseStream;
         try {
-            response = await new Promise<ResponseStream>((resolve, reject) => {
-                stream.once('response', resolve);
-                stream.once('error', reject);
+            assertInScope(target, 'offsite');
+            await egress?.preflight(target, { viaProxy });
+            response = await client.fetchFollowing({
+                url: target,
+                proxyUrl,
+                maxRedirects,
+                timeoutMs,
+                signal,
+                checkHop: (next) => {
+                    egress?.assertAllowed(next);
+                    assertInScope(next, 'offsite-redirect');
+                },
             });
         } catch (error) {
             throw classified(error, viaProxy);
         }
         const status = response.statusCode ?? 0;
         const refusal =
-            status < 200 || status >= 300 ? new FetchFailure(classifyStatus(status, { viaProxy }) ?? 'permanent', `the sitemap answered ${status}`, status, `http-${status}`)
+            status >= 300 && status < 400 ? new FetchFailure('permanent', `redirect-loop: more than ${maxRedirects} redirects from ${url}`, status, 'redirect-loop')
+            : status < 200 || status >= 300 ? new FetchFailure(classifyStatus(status, { viaProxy }) ?? 'permanent', `the sitemap answered ${status}`, status, `http-${status}`)
             : Number(response.headers['content-length']) > maxBytes ? tooLarge(`Content-Length ${response.headers['content-length']}`, maxBytes, status)
             : undefined;
         if (refusal) {
-            stream.destroy();
+            response.destroy();
             throw refusal;
         }
-        return cappedBody(stream, maxBytes, status, viaProxy);
+        return cappedBody(response, maxBytes, status, viaProxy);
     };
 }
 
@@ -147,9 +131,7 @@ async function* gunzipped(body: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
 
 /** An error as a FetchFailure with its class: a zlib error is a malformed gzip; the rest failures.ts decides. */
 function classified(error: unknown, viaProxy: boolean): FetchFailure {
-    const cause = (error as { cause?: unknown }).cause;
     if (error instanceof FetchFailure) return error;
-    if (cause instanceof FetchFailure) return cause; // thrown in a got hook, wrapped by got
     const code = (error as { code?: unknown }).code;
     const message = error instanceof Error ? error.message : String(error);
     if (typeof code === 'string' && code.startsWith('Z_')) return new FetchFailure('permanent', `malformed: not valid gzip (${message})`, undefined, 'malformed');

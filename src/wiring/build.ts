@@ -11,6 +11,7 @@ import { createHttpStage, type StageOptions } from '../fetch/httpStage.js';
 import { RenderLearner } from '../fetch/renderLearning.js';
 import { RetryPolicy } from '../fetch/retryPolicy.js';
 import { Egress } from '../fetch/egress.js';
+import { HttpClient } from '../fetch/httpClient.js';
 import { createRobotsFetch } from '../fetch/robotsFetch.js';
 import { Frontier } from '../frontier/frontier.js';
 import { RobotsPolicy } from '../frontier/robots.js';
@@ -45,6 +46,8 @@ export interface Pipeline {
     routing: ProxyRouting;
     /** Where requests may connect (the sitemaps' too, sitemapSeeding.ts). */
     egress: Egress;
+    /** What the pages, robots.txt and sitemaps are fetched with: one client, its connections kept across rounds. */
+    httpClient: HttpClient;
     /** A new HTTP stage: one per round (see rounds.ts). */
     httpStage(): HttpCrawler<HttpCrawlingContext>;
 }
@@ -70,12 +73,13 @@ export function buildPipeline(stores: RunStores, options: CrawlOptions): Pipelin
     const events = new RunEvents();
     const startUrls = options.startUrls.length > 0 ? options.startUrls : site.startUrls;
     const egress = new Egress({ startUrls, allowPrivateNetwork: options.allowPrivateNetwork, lookup: options.dnsLookup });
+    const httpClient = new HttpClient({ lookup: egress.lookup });
     // robots.txt goes out by the cheapest tier, as the site's pages do; the politeness reads its Crawl-delay.
     let robots: RobotsPolicy | undefined;
     const routing = buildRouting(site, options.proxies ?? {}, stores, () => robots, log);
     if (options.respectRobotsTxt !== false) {
         const proxyUrl = () => routing.identities.pick(0)?.exit.proxyUrl;
-        robots = new RobotsPolicy({ fetch: createRobotsFetch({ egress, proxyUrl }), log });
+        robots = new RobotsPolicy({ fetch: createRobotsFetch({ egress, client: httpClient, proxyUrl }), log });
     }
     const frontier = new Frontier({
         site,
@@ -110,6 +114,7 @@ export function buildPipeline(stores: RunStores, options: CrawlOptions): Pipelin
         driftBreaker,
         egress,
         routing,
+        httpClient,
         maxResponseBytes: (options.maxResponseMb ?? CRAWL_DEFAULTS.maxResponseMb) * 1024 * 1024,
     };
     const browserStage = new BrowserStageRunner({
@@ -146,6 +151,7 @@ export function buildPipeline(stores: RunStores, options: CrawlOptions): Pipelin
         browserStage,
         routing,
         egress,
+        httpClient,
         httpStage: () =>
             stages.watch('http', createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency: siteConcurrency, renderLearner, concurrency, adaptiveTimeout })),
     };

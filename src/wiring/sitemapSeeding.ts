@@ -26,7 +26,7 @@ export interface SitemapSeeding {
 
 /** Starts reading the site's sitemaps, when it names any; `startUrls` are the run's (their origins' robots.txt for `sitemaps: true`). */
 export function seedSitemaps(pipeline: Pipeline, startUrls: readonly string[]): SitemapSeeding | undefined {
-    const { options, frontier, stores, routing, egress } = pipeline;
+    const { options, frontier, stores, routing, egress, httpClient } = pipeline;
     const { site, log } = options;
     const named = site.sitemaps;
     if (!named) return undefined;
@@ -42,6 +42,7 @@ export function seedSitemaps(pipeline: Pipeline, startUrls: readonly string[]): 
     const reader = new SitemapReader({
         fetch: createSitemapFetch({
             egress,
+            client: httpClient,
             proxyUrl,
             inScope: (url) => frontier.inScope(url),
             maxBytes: (options.maxResponseMb ?? CRAWL_DEFAULTS.maxResponseMb) * 1024 * 1024,
@@ -58,7 +59,7 @@ export function seedSitemaps(pipeline: Pipeline, startUrls: readonly string[]): 
     });
     const readAll = async () => {
         const sitemaps =
-            named === true ? await reader.listedInRobotsTxt(startUrls.map((url) => new URL(url).origin), createRobotsFetch({ egress, proxyUrl })) : named;
+            named === true ? await reader.listedInRobotsTxt(startUrls.map((url) => new URL(url).origin), createRobotsFetch({ egress, client: httpClient, proxyUrl })) : named;
         log.info({ sitemaps }, `reading ${sitemaps.length} sitemaps`);
         await reader.read(sitemaps);
     };

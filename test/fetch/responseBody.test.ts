@@ -6,9 +6,8 @@ import { pipeline } from 'node:stream/promises';
 import { after, before, describe, it } from 'node:test';
 import zlib from 'node:zlib';
 
-import { gotScraping } from 'got-scraping';
-
 import { classifyError, FetchFailure } from '../../src/fetch/failures.js';
+import { HttpClient } from '../../src/fetch/httpClient.js';
 import { readBody, type ResponseStream } from '../../src/fetch/responseBody.js';
 
 const MiB = 1024 * 1024;
@@ -126,19 +125,12 @@ describe('readBody', () => {
 
     const lastServed = (path: string) => served.filter((record) => record.path === path).at(-1)!;
 
-    /**
-     * A response as the HTTP stage gets it: got-scraping's stream with the response's status and
-     * headers on it (as Crawlee puts them), under got's `timeout.request` when one is given (as Crawlee sets it).
-     */
-    function open(path: string, options: { timeout?: { request: number } } = {}): Promise<ResponseStream> {
-        const stream = gotScraping.stream(`${base}${path}`, { retry: { limit: 0 }, ...options });
-        return new Promise((resolve, reject) => {
-            stream.once('error', reject);
-            stream.once('response', (response: http.IncomingMessage) => {
-                stream.off('error', reject);
-                resolve(Object.assign(stream, { statusCode: response.statusCode, headers: response.headers }));
-            });
-        });
+    const client = new HttpClient();
+    after(() => client.close());
+
+    /** A response as the HTTP stage gets it: the HTTP client's, under its whole-exchange timeout. */
+    function open(path: string, { timeoutMs = 30_000 } = {}): Promise<ResponseStream> {
+        return client.fetch({ url: `${base}${path}`, timeoutMs });
     }
 
     /** The same through plain node:http: the IncomingMessage itself. */
@@ -232,19 +224,19 @@ describe('readBody', () => {
         });
     }
 
-    it('gives up on a body trickling in, under got’s request timeout, as a transient etimedout', async () => {
+    it('gives up on a body trickling in, under the client’s timeout, as a transient etimedout', async () => {
         const started = Date.now();
-        // got's `timeout.request` runs from the request to the body's end.
-        const error = await readBody(await open('/trickle', { timeout: { request: 1000 } }), cap).then(
+        // The client's timeout runs from the request to the body's end.
+        const error = await readBody(await open('/trickle', { timeoutMs: 1000 }), cap).then(
             () => assert.fail('the trickle was read whole'),
             (rejected: unknown) => rejected,
         );
         const elapsed = Date.now() - started;
-        assert.ok(!(error instanceof FetchFailure), 'got’s own error');
+        assert.ok(!(error instanceof FetchFailure), 'the client’s own error');
         const classified = classifyError(error);
         assert.equal(classified.failureClass, 'transient');
         assert.equal(classified.reason, 'etimedout', classified.message);
-        assert.match(classified.message, /timeout awaiting 'request' for 1000ms/i);
+        assert.match(classified.message, /request timeout: no whole answer within 1000 ms/);
         assert.ok(elapsed >= 950 && elapsed < 2000, `gave up after ${elapsed} ms`);
         await sleep(300);
         const record = lastServed('/trickle');
@@ -253,7 +245,8 @@ describe('readBody', () => {
     });
 
     it('rejects a body cut short by the server, as a transient connection failure', async () => {
-        for (const openResponse of [open, openPlain]) {
+        // undici's word for it is its own: "other side closed" (UND_ERR_SOCKET); node:http's is ECONNRESET.
+        for (const [openResponse, reason] of [[open, 'und-err-socket'], [openPlain, 'econnreset']] as const) {
             const started = Date.now();
             const error = await readBody(await openResponse('/premature'), cap).then(
                 () => assert.fail('a body of 10 of its 1,000 bytes was accepted'),
@@ -263,7 +256,7 @@ describe('readBody', () => {
             assert.ok(!(error instanceof FetchFailure), 'the stream’s own error');
             const classified = classifyError(error);
             assert.equal(classified.failureClass, 'transient');
-            assert.equal(classified.reason, 'econnreset', classified.message);
+            assert.equal(classified.reason, reason, classified.message);
         }
     });
 });

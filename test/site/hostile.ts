@@ -83,9 +83,9 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
     { path: '/huge-streamed', linkClass: 'p', serves: 'chunked (no length), 1 MiB chunks for as long as the client reads', expected: { reason: 'too-large' } }, // cut while streaming (10 MiB cap)
     { path: '/gzip-bomb', linkClass: 'p', serves: `Content-Encoding: gzip, ~1 MiB that inflates to ${BOMB_BYTES} zero bytes`, expected: { reason: 'too-large' } }, // on the decompressed size
     { path: '/brotli-bomb', linkClass: 'p', serves: `Content-Encoding: br, ~13 KiB that decompresses to ${BOMB_BYTES} zero bytes`, expected: { reason: 'too-large' } },
-    // The client's word for a premature close varies (got: "The server aborted pending request", ECONNRESET); the class does not.
+    // The client's word for a premature close varies (undici: "other side closed", UND_ERR_SOCKET; node:http: ECONNRESET); the class does not.
     { path: '/lying-length', linkClass: 'p', serves: 'Content-Length: 100000, 10 bytes, then the connection is closed', expected: { failureClass: 'transient' } }, // retried, then dead-lettered
-    { path: '/trickle', linkClass: 'p', serves: '200 and headers at once, then one body byte a second, forever', expected: { reason: 'etimedout' } }, // got's request timeout, which covers the body
+    { path: '/trickle', linkClass: 'p', serves: '200 and headers at once, then one body byte a second, forever', expected: { reason: 'etimedout' } }, // the HTTP client's request timeout, which covers the body
     { path: '/slow-headers', linkClass: 'p', serves: 'the connection is accepted; nothing is ever sent', expected: { reason: 'timeout' } },
     { path: '/redirect-loop-a', linkClass: 'p', serves: '301 to /redirect-loop-b, which 301s back', expected: { reason: 'redirect-loop' } },
     // With the frontier's default of 10 hops, the request that would take the 11th (/chain/10) is dead-lettered; /chain/11 on are never asked.
