@@ -21,8 +21,8 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     let pipeline: Pipeline | undefined;
     let ran: Ran;
     try {
-        logOpened(stores, options.site.name, options.log);
-        pipeline = buildPipeline(stores, options);
+        await logOpened(stores, options.site.name, options.log);
+        pipeline = await buildPipeline(stores, options);
         ran = await runRounds(pipeline);
     } finally {
         await closeRun(stores, pipeline);

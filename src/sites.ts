@@ -8,7 +8,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ConfigError } from './configError.js';
-import { declarativeSiteUrl, declaredFile, readDeclarativeSite } from './declarative/declarativeSite.js';
+import { declarativeSiteUrl, declaredFile } from './declarative/siteModuleUrl.js';
 import type { Site } from './site.js';
 
 /** Where sites are found by name. */
@@ -37,7 +37,7 @@ export async function loadSite(nameOrPath: string, routesDir = ROUTES_DIR): Prom
                 : `unknown site "${nameOrPath}" (available: ${listSites(routesDir).join(', ')})`,
         );
     }
-    const site = DECLARATIVE_EXTENSIONS.includes(extname(file)) ? { ...readDeclarativeSite(file), moduleUrl: declarativeSiteUrl(file) } : await importSite(file);
+    const site = DECLARATIVE_EXTENSIONS.includes(extname(file)) ? await readSiteFile(file) : await importSite(file);
     const extension = extname(file);
     const fileName = basename(file, extension);
     if (resolve(dirname(file)) === resolve(routesDir) && fileName !== site.name) {
@@ -55,6 +55,12 @@ export function siteSourceFile(site: Site): string | undefined {
 /** The files in `routesDir` that define a site called `name`, in the order a name finds them: `<name>.ts`, `.yaml`, `.yml`, `.json`. */
 export function siteFilesNamed(name: string, routesDir = ROUTES_DIR): string[] {
     return ['.ts', ...DECLARATIVE_EXTENSIONS].map((extension) => join(routesDir, `${name}${extension}`)).filter((file) => existsSync(file));
+}
+
+/** A declarative site; its reader (and the YAML parser) loaded only for one. */
+async function readSiteFile(file: string): Promise<Site> {
+    const { readDeclarativeSite } = await import('./declarative/declarativeSite.js');
+    return { ...readDeclarativeSite(file), moduleUrl: declarativeSiteUrl(file) };
 }
 
 async function importSite(file: string): Promise<Site> {

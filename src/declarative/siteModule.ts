@@ -5,7 +5,8 @@
  * (declarativeSiteUrl). That URL is a declarative site's `moduleUrl`, so the workers load it with
  * no code of their own for it; the query is part of the URL, so each file is a module of its own.
  */
-import { declaredFile, readDeclarativeSite } from './declarativeSite.js';
+import { readDeclarativeSite } from './declarativeSite.js';
+import { declaredFile } from './siteModuleUrl.js';
 
 const file = declaredFile(import.meta.url);
 if (!file) throw new Error(`${import.meta.url} names no site file: import it as siteModule.ts?file=PATH`);

@@ -6,9 +6,10 @@
  * On a terminal the lines go above the live progress line (pinnedLine.ts), in colour when the
  * terminal takes it (not under NO_COLOR).
  */
+import { createRequire } from 'node:module';
 import { Logger as CrawleeLogger, LogLevel, log as crawleeLog } from '@crawlee/core';
 import { type DestinationStream, pino, type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 import { redactionOptions } from './logRedaction.js';
 import { stderrLine } from './pinnedLine.js';
 
@@ -31,7 +32,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     const destination =
         options.destination ??
         (usePretty
-            ? pretty({
+            ? prettyStream()({
                   destination: stderrLine?.stream() ?? 2,
                   sync: true,
                   colorize: process.stderr.isTTY === true && process.stderr.hasColors(),
@@ -43,6 +44,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     const logger = pino({ level, base: undefined, ...redactionOptions }, destination);
     routeCrawleeLog(logger);
     return logger;
+}
+
+/** pino-pretty, loaded only for a log that is read by people (it is ~10 MB of a process's memory). */
+function prettyStream(): typeof PinoPretty {
+    return createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
 }
 
 /**

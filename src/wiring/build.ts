@@ -17,7 +17,7 @@ import { Frontier } from '../frontier/frontier.js';
 import { RobotsPolicy } from '../frontier/robots.js';
 import { SiteScope } from '../frontier/scope.js';
 import { RunningStages } from '../monitor/live.js';
-import { Metrics } from '../monitor/metrics.js';
+import type { Metrics } from '../monitor/metrics.js';
 import { PageHandler } from '../parse/pageHandler.js';
 import { createPageParser, defaultParseWorkers, type PageParser } from '../parse/pageParser.js';
 import { DriftBreaker } from '../quality/driftBreaker.js';
@@ -52,7 +52,7 @@ export interface Pipeline {
     httpStage(): HttpCrawler<HttpCrawlingContext>;
 }
 
-export function buildPipeline(stores: RunStores, options: CrawlOptions): Pipeline {
+export async function buildPipeline(stores: RunStores, options: CrawlOptions): Promise<Pipeline> {
     const { site, log } = options;
     const {
         maxConcurrency = CRAWL_DEFAULTS.maxConcurrency,
@@ -98,7 +98,11 @@ export function buildPipeline(stores: RunStores, options: CrawlOptions): Pipelin
     const parser = createPageParser(site, options.parseWorkers ?? defaultParseWorkers(), { extractTimeoutSecs: options.extractTimeoutSecs });
     const pageHandler = new PageHandler({ frontier, parser, raw, events, log });
     const stages = new RunningStages();
-    const metrics = options.metricsPort === undefined ? undefined : new Metrics({ stats, load: stages.load, concurrency, proxies: () => routing.report() });
+    // prom-client is loaded only for a run that serves metrics (it and OpenTelemetry's API are ~10 MB).
+    const metrics =
+        options.metricsPort === undefined
+            ? undefined
+            : new (await import('../monitor/metrics.js')).Metrics({ stats, load: stages.load, concurrency, proxies: () => routing.report() });
     observeRun(events, { stats, metrics, concurrency, adaptiveTimeout, renderLearner, driftBreaker, log });
 
     const stageOptions: Omit<StageOptions, 'queue' | 'maxConcurrency'> = {

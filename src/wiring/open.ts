@@ -24,7 +24,7 @@ import { BoundedRequestQueue } from '../store/sqlite/boundedRequestQueue.js';
 import { sqliteClientOf } from '../store/sqlite/requestQueueClient.js';
 import { SqliteOutcomes } from '../store/sqlite/outcomes.js';
 import type { SqliteStorageClient } from '../store/sqlite/storageClient.js';
-import { type DistributedStores, logJoined, openDistributedStores } from './openDistributed.js';
+import type { DistributedStores } from './openDistributed.js';
 import type { RunStores } from './stores.js';
 
 export interface SiteStoresOptions {
@@ -42,10 +42,16 @@ export interface SiteStoresOptions {
     bloomErrorRate?: number;
 }
 
-/** The run's stores: distributed when the options name a Redis and a PostgreSQL, else embedded. */
-export function openRunStores(options: CrawlOptions): Promise<SiteStores | DistributedStores> {
+/**
+ * The run's stores: distributed when the options name a Redis and a PostgreSQL, else embedded. The
+ * distributed backend is loaded only for a distributed run: BullMQ, ioredis and pg would take ~40 MB
+ * of every embedded run's memory.
+ */
+export async function openRunStores(options: CrawlOptions): Promise<SiteStores | DistributedStores> {
     const site = options.site.name;
-    return options.distributed ? openDistributedStores({ ...options.distributed, ...options, site }) : openSiteStores({ ...options, site });
+    if (!options.distributed) return openSiteStores({ ...options, site });
+    const { openDistributedStores } = await import('./openDistributed.js');
+    return openDistributedStores({ ...options.distributed, ...options, site });
 }
 
 export interface SiteStores extends RunStores {
@@ -157,8 +163,8 @@ async function addInBatches(seenSet: SeenSet, urls: Iterable<string>, batchSize 
 }
 
 /** Says what was found: a lock taken over from another host, an unfinished run resumed, a fleet joined. */
-export function logOpened(stores: SiteStores | DistributedStores, site: string, log: Logger): void {
-    if (stores.backend === 'distributed') return logJoined(stores, site, log);
+export async function logOpened(stores: SiteStores | DistributedStores, site: string, log: Logger): Promise<void> {
+    if (stores.backend === 'distributed') return (await import('./openDistributed.js')).logJoined(stores, site, log);
     const takenOver = stores.lock.takenOverFrom;
     if (takenOver) {
         log.warn(
