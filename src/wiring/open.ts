@@ -91,7 +91,7 @@ async function openLocked(
     const queues = (await storage.requestQueues().list()).items.filter((queue) => queue.name === names.httpQueue || queue.name === names.browserQueue);
     const pending = queues.reduce((sum, queue) => sum + queue.pendingRequestCount!, 0);
     const resuming = pending > 0 && !options.fresh;
-    if (!resuming) await purge(site, storageDir, config, runState);
+    if (!resuming) await purge(site, storageDir, { config, storage }, runState);
 
     const httpQueue = await BoundedRequestQueue.open(names.httpQueue, { config });
     const browserQueue = await BoundedRequestQueue.open(names.browserQueue, { config });
@@ -137,12 +137,14 @@ function embeddedStores(
     };
 }
 
-/** Empties the site's queues, datasets, raw pages and run state. */
-async function purge(site: string, storageDir: string, config: Configuration, runState: RunState): Promise<void> {
+/**
+ * Empties the site's queues, datasets, raw pages and run state. The queues are deleted through the
+ * storage client, not opened to be dropped: a Crawlee RequestQueue allocates a 16 MB dedup table as
+ * it is made (see BoundedRequestQueue), which would be garbage at once.
+ */
+async function purge(site: string, storageDir: string, { config, storage }: Pick<SiteStores, 'config' | 'storage'>, runState: RunState): Promise<void> {
     const names = storeNames(site);
-    for (const name of [names.httpQueue, names.browserQueue]) {
-        await (await BoundedRequestQueue.open(name, { config })).drop();
-    }
+    for (const name of [names.httpQueue, names.browserQueue]) await storage.requestQueue(name).delete();
     for (const name of [names.items, names.quarantine, names.deadLetter]) {
         await (await Dataset.open(name, { config })).drop();
     }
