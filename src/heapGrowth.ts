@@ -4,21 +4,24 @@
  * in flight at a young-generation collection, so it is promoted and fills the old generation.
  *
  * - Old generation: V8 lets it grow up to 4x its live size before collecting it. A 10,000-product
- *   crawl with ~90 MB live peaked at ~430 MB of heap (~550 MB RSS). At 2x it peaks at ~275 MB RSS
- *   with no fewer pages per second. 1.5x gets ~240 MB, but it costs a fifth of the latency suite's
- *   throughput: with 200 requests in flight the live heap is larger and V8 collects far more often
- *   (latency suite 54% of ideal at 1.5x, 66% at 2x and uncapped). Set at run time by
- *   `limitHeapGrowth()`: V8 reads the flag whenever it sizes the heap after a collection.
- * - Young generation: left at V8's default (2 x 16 MB). Doubling it (`node --max-semi-space-size=32`)
- *   promotes less but was no faster on a quiet machine, in either suite (cpu: 394 vs 393 pages/s;
- *   latency: 293 vs 292), and added ~40 MB of peak RSS, taking the cpu suite over 300 MB.
+ *   crawl with ~90 MB live peaked at ~430 MB of heap (~550 MB RSS) that way. At 2x it peaked at ~300
+ *   to ~380 MB RSS: the live heap is ~60 MB after a collection, but on a busy thread V8's incremental
+ *   marking sometimes runs a second late, and the old generation reaches ~180 MB before it ends. At
+ *   1.5x it peaks at 264-308 MB with no fewer pages per second (cpu suite, 3 runs each) and slightly
+ *   more in the latency suite (200 in flight: 255-264 against 240-251 pages/s, 2 runs each). With
+ *   got-scraping's per-request objects the live heap at 200 in flight was larger, and 1.5x then cost
+ *   a fifth of the latency suite's throughput; the HTTP client's requests keep far less alive. Set
+ *   at run time by `limitHeapGrowth()`: V8 reads the flag whenever it sizes the heap after a collection.
+ * - Young generation: left at V8's default (2 x 16 MB). 32 or 64 MB was no faster (cpu suite, 3 runs
+ *   each, 2026-12-02: 340-399 and 338-358 against 313-384 pages/s) and added 40-200 MB of peak RSS;
+ *   8 MB was no cheaper in memory beyond the noise.
  *
  * Measured with the bench's cpu suite at 10,000 products and its latency suite (bench/README.md).
  */
 import { setFlagsFromString } from 'node:v8';
 
 /** The old generation may grow to (1 + percent/100) times its live size before it is collected. */
-export const HEAP_GROWING_PERCENT = 100;
+export const HEAP_GROWING_PERCENT = 50;
 
 const FLAG = '--heap-growing-percent';
 
