@@ -218,10 +218,12 @@ describe('the HTTP client', () => {
             await text(await client.fetch({ url, timeoutMs: 5000 })); // a kept-alive connection to send on
             // Once the request is on the wire, this thread is busy for 400 ms: the answer arrives meanwhile, and the
             // 200 ms timeout is overdue when the thread comes back (as when a browser starts beside the crawl).
-            const busy = () => {
-                const until = Date.now() + 400;
-                while (Date.now() < until);
-            };
+            // undici announces the headers before it writes them, so the wait starts on the next tick, after the write.
+            const busy = () =>
+                process.nextTick(() => {
+                    const until = Date.now() + 400;
+                    while (Date.now() < until);
+                });
             subscribe('undici:client:sendHeaders', busy);
             try {
                 assert.equal(await text(await client.fetch({ url, timeoutMs: 200 })), PAGE);
