@@ -21,6 +21,7 @@ import { CRAWL_DEFAULTS } from '../src/crawlOptions.js';
 import { startShop, type ShopOptions } from '../src/demo/shop.js';
 import type { RenderCase, RenderResult } from './crawlers/dragnetRender.js';
 import { machineTicks } from './crawlers/measure.js';
+import { runPlainRender, treeGroup, type VersusFigures, versusFigures } from './lib/plainRender.js';
 import { sampleTree } from './lib/processTree.js';
 import { renderFigures, type RenderFigures } from './lib/renderFigures.js';
 import { median, round } from './lib/stats.js';
@@ -52,7 +53,7 @@ function casesFor(products: number): RenderBenchCase[] {
     ];
 }
 
-type RunOutcome = { run: number; figures: RenderFigures; othersCpuShare: number } | { run: number; error: string };
+type RunOutcome = { run: number; figures: RenderFigures; versus: VersusFigures; othersCpuShare: number } | { run: number; error: string };
 
 async function runOnce(benchCase: RenderBenchCase, run: number): Promise<RunOutcome> {
     const shop = await startShop(benchCase.shop);
@@ -77,8 +78,7 @@ async function runOnce(benchCase: RenderBenchCase, run: number): Promise<RunOutc
             pid: child.pid!,
             intervalMs: SAMPLE_INTERVAL_MS,
             pss: true,
-            // The crawler's Node process; tsx's esbuild service; the rest is Chromium (its launcher script, browser, zygotes, renderers, utilities).
-            group: (process, root) => (process.pid === root ? 'node' : process.comm === 'esbuild' ? 'esbuild' : 'browser'),
+            group: treeGroup,
         });
         let stdout = '';
         let stderr = '';
@@ -104,7 +104,8 @@ async function runOnce(benchCase: RenderBenchCase, run: number): Promise<RunOutc
         const wallSec = (samples.at(-1)!.atMs - samples[0]!.atMs) / 1000;
         const busy = 1 - (machine.idle - machineBefore.idle) / (machine.total - machineBefore.total || 1);
         const ours = (tree + (own.user + own.system) / 1e6) / (cpus().length * wallSec);
-        return { run, figures, othersCpuShare: round(Math.max(0, busy - ours), 3) };
+        const versus = versusFigures({ items: figures.itemsStored, durationSec: figures.durationSec, samples });
+        return { run, figures, versus, othersCpuShare: round(Math.max(0, busy - ours), 3) };
     } finally {
         await shop.close();
         await rm(storageDir, { recursive: true, force: true });
@@ -112,25 +113,32 @@ async function runOnce(benchCase: RenderBenchCase, run: number): Promise<RunOutc
 }
 
 /** Median of every numeric figure over the runs that finished. */
-function medians(runs: Array<RenderFigures & { othersCpuShare: number }>): Record<string, number | null> {
-    const names = Object.keys(runs[0] ?? {}).filter((name) => runs.some((r) => typeof r[name as keyof typeof r] === 'number'));
+function medians<T extends object>(runs: T[]): Record<string, number | null> {
+    const names = Object.keys(runs[0] ?? {}).filter((name) => runs.some((r) => typeof r[name as keyof T] === 'number'));
     return Object.fromEntries(
-        names.map((name) => [name, median(runs.map((r) => r[name as keyof typeof r]).filter((v): v is number => typeof v === 'number'))]),
+        names.map((name) => [name, median(runs.map((r) => r[name as keyof T]).filter((v): v is number & T[keyof T] => typeof v === 'number'))]),
     );
 }
 
 export default defineSuite({
-    description: 'Chromium on the fixture shop, 20% and 100% script-only product pages: render precision/recall, cost per page, peak RSS',
+    description: 'Chromium on the fixture shop, 20% and 100% script-only product pages: render precision/recall, cost per page, peak RSS; the 100% case against plain Crawlee PlaywrightCrawler',
     runByDefault: false,
     async run(options, report) {
         for (const products of options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS)) {
             for (const benchCase of casesFor(products)) {
                 const outcomes: RunOutcome[] = [];
+                const plainRuns: VersusFigures[] = [];
                 for (let run = 1; run <= options.runs; run++) {
                     const outcome = await runOnce(benchCase, run);
                     outcomes.push(outcome);
                     process.stderr.write(`bench render ${benchCase.name} ${benchCase.shop.products}: run ${run}/${options.runs}: ${describe(outcome)}\n`);
+                    if (benchCase.name !== 'always') continue;
+                    // The baseline alternates with dragnet, run for run, on a fresh shop of the same seed.
+                    const plain = await runPlainRender(benchCase.shop, SAMPLE_INTERVAL_MS);
+                    process.stderr.write(`bench render ${benchCase.name} ${benchCase.shop.products}: plain PlaywrightCrawler run ${run}/${options.runs}: ${'error' in plain ? `FAILED (${plain.error})` : describeVersus(plain)}\n`);
+                    if (!('error' in plain)) plainRuns.push(plain);
                 }
+                if (benchCase.name === 'always') report(versusReport(benchCase, outcomes, plainRuns, options.runs));
                 const finished = outcomes.flatMap((o) => ('figures' in o ? [{ ...o.figures, othersCpuShare: o.othersCpuShare }] : []));
                 const median = medians(finished);
                 report({
@@ -171,6 +179,42 @@ export default defineSuite({
         }
     },
 });
+
+/**
+ * The all-script shop against plain Crawlee's PlaywrightCrawler on the same Chromium: products
+ * stored per second, CPU (Node and Chromium) per product, and peak memory of the tree. Ratios are
+ * of medians, dragnet's over the baseline's.
+ */
+function versusReport(benchCase: RenderBenchCase, outcomes: RunOutcome[], plainRuns: VersusFigures[], runs: number) {
+    const dragnetRuns = outcomes.flatMap((outcome) => ('versus' in outcome ? [outcome.versus] : []));
+    const dragnet = medians(dragnetRuns) as Record<keyof VersusFigures, number | null>;
+    const plain = medians(plainRuns) as Record<keyof VersusFigures, number | null>;
+    const ratio = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? null : round(a / b, 3));
+    const ratios = {
+        productsPerSec: ratio(dragnet.productsPerSec, plain.productsPerSec),
+        cpuSecPerProduct: ratio(dragnet.cpuSecPerProduct, plain.cpuSecPerProduct),
+        peakPssMb: ratio(dragnet.peakPssMb, plain.peakPssMb),
+        peakRssMb: ratio(dragnet.peakRssMb, plain.peakRssMb),
+    };
+    const row = (crawler: string, figures: Record<keyof VersusFigures, number | null>, failed: number) => ({
+        case: `${benchCase.name} vs Crawlee`,
+        crawler,
+        products: benchCase.shop.products,
+        'products/s': figures.productsPerSec,
+        'CPU-s/product': figures.cpuSecPerProduct,
+        'peak PSS MB': figures.peakPssMb,
+        'peak RSS MB': figures.peakRssMb,
+        failed,
+    });
+    return {
+        json: { case: `versus-plain-playwright-${benchCase.shop.products}`, products: benchCase.shop.products, runs, dragnet, plainPlaywright: plain, ratios, perRun: { dragnet: dragnetRuns, plainPlaywright: plainRuns } },
+        rows: [row('dragnet', dragnet, runs - dragnetRuns.length), row('plain PlaywrightCrawler', plain, runs - plainRuns.length), { case: 'dragnet / plain', 'products/s': ratios.productsPerSec, 'CPU-s/product': ratios.cpuSecPerProduct, 'peak PSS MB': ratios.peakPssMb, 'peak RSS MB': ratios.peakRssMb }],
+    };
+}
+
+function describeVersus(figures: VersusFigures): string {
+    return `${figures.items} products in ${figures.durationSec}s, ${figures.productsPerSec}/s, ${figures.cpuSecPerProduct} CPU-s/product, peak PSS ${figures.peakPssMb} MB, RSS ${figures.peakRssMb} MB`;
+}
 
 function describe(outcome: RunOutcome): string {
     if (!('figures' in outcome)) return `FAILED (${outcome.error})`;

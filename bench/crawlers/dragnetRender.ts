@@ -4,12 +4,11 @@
  * The bench parent samples this process's tree (Node and Chromium) from /proc; this side adds
  * what only the crawler's process sees:
  *
- * - every request Chromium sent. Crawlee's browser pool launches Chromium with a proxy: a
- *   proxy-chain server inside this process, which forwards each browser request with Node's
- *   HTTP client. So the browser's requests arrive at this process's only HTTP server
- *   (`http.server.request.start`), and Node's HTTP client (`http.client.request.start`) sees
- *   both the cheap fetches and those forwarded requests. A client request for a path the proxy
- *   has just received and not yet forwarded is the forward; any other is a cheap fetch;
+ * - every request Chromium sent. The browser stage launches Chromium with a proxy: a
+ *   proxy-chain server inside this process (the egress proxy). So the browser's requests arrive
+ *   at this process's only HTTP server (`http.server.request.start`);
+ * - every cheap fetch: dragnet's HTTP client is undici, whose requests its diagnostics channels
+ *   (`undici:request:*`) report;
  * - every page the run stored in its raw store, by renderer, with the time it was handled;
  * - CPU time: its own during `crawl()`, and that of its reaped children (/proc/self/stat
  *   cutime + cstime) — Chromium's, to the extent Chromium reaped its own helpers before exiting.
@@ -18,7 +17,7 @@
  */
 import { subscribe } from 'node:diagnostics_channel';
 import { readFile } from 'node:fs/promises';
-import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import demoShop from '../../routes/demo-shop.js';
 import { findChromium } from '../../src/fetch/chromium.js';
@@ -66,31 +65,30 @@ if (!chromiumPath) throw new Error('no Chromium found; the render bench needs on
 const shopHost = new URL(renderCase.shopUrl).host;
 
 const browserRequests: BrowserRequest[] = [];
-/** Paths the proxy received for the shop and has not forwarded yet, with how many. */
-const awaitingForward = new Map<string, number>();
 subscribe('http.server.request.start', (message) => {
     // A proxy request carries the absolute URL (`GET http://host/path HTTP/1.1`).
     const url = new URL((message as { request: IncomingMessage }).request.url ?? '/', 'http://unknown');
     browserRequests.push([url.host, url.pathname, Date.now()]);
-    if (url.host === shopHost) awaitingForward.set(url.pathname, (awaitingForward.get(url.pathname) ?? 0) + 1);
 });
 
+// dragnet's own fetches go out by its HTTP client, undici, whose requests these channels report (the proxy forwards
+// the browser's with node:http, which they do not see).
 const cheapFetches: CheapFetch[] = [];
-subscribe('http.client.request.start', (message) => {
-    const request = (message as { request: ClientRequest }).request;
-    if (request.host !== shopHost.split(':')[0]) return;
-    const path = request.path.split('?')[0]!;
-    const forwards = awaitingForward.get(path) ?? 0;
-    if (forwards > 0) {
-        awaitingForward.set(path, forwards - 1);
-        return;
-    }
-    const fetch: CheapFetch = [path, Date.now(), null];
+const fetchOf = new WeakMap<object, CheapFetch>();
+subscribe('undici:request:create', (message) => {
+    const { request } = message as { request: { origin: string; path: string } };
+    if (new URL(request.origin).host !== shopHost) return;
+    const fetch: CheapFetch = [request.path.split('?')[0]!, Date.now(), null];
     cheapFetches.push(fetch);
-    request.once('response', () => (fetch[2] = -1));
-    request.once('close', () => {
-        fetch[2] = fetch[2] === -1 ? Date.now() : null;
-    });
+    fetchOf.set(request, fetch);
+});
+subscribe('undici:request:headers', (message) => {
+    const fetch = fetchOf.get((message as { request: object }).request);
+    if (fetch) fetch[2] = -1;
+});
+subscribe('undici:request:trailers', (message) => {
+    const fetch = fetchOf.get((message as { request: object }).request);
+    if (fetch?.[2] === -1) fetch[2] = Date.now();
 });
 
 const startChildrenCpu = await reapedChildrenCpuSec();
