@@ -27,6 +27,12 @@ const SYSTEM_CHROMIUM_PATHS = [
  * Flags for a headless Chromium in containers and on closed networks. Chromium phones home on its
  * own (component updates, sign-in, network time, safe browsing): the last group turns that off or
  * points it at a dead loopback port, so the browser asks only for the pages we crawl.
+ *
+ * Three features cost a crawl that opens a context per session (issue 21's profile, Chromium 156):
+ * `SpareRendererForSitePerProcess` keeps a spare renderer warm for the last context that navigated,
+ * so with pages of several contexts navigating in turn it started (and killed) a renderer process
+ * per navigation, 233 for 200 renders; `WebUIOmniboxPopup` and `WebUIOmniboxAimPopup` give every
+ * context of headless Chromium a hidden omnibox popup in a WebUI renderer of its own, ~50 MB each.
  */
 export const CHROMIUM_ARGS = [
     '--headless',
@@ -35,6 +41,8 @@ export const CHROMIUM_ARGS = [
     '--disable-dev-shm-usage',
     '--no-first-run',
     '--disable-quic',
+    '--in-process-gpu',
+    '--js-flags=--optimize-for-size',
     '--disable-sync',
     '--disable-extensions',
     '--disable-background-networking',
@@ -44,7 +52,7 @@ export const CHROMIUM_ARGS = [
     '--no-pings',
     '--disable-domain-reliability',
     '--disable-client-side-phishing-detection',
-    '--disable-features=OptimizationHints,Translate,MediaRouter,AutofillServerCommunication,CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying',
+    '--disable-features=OptimizationHints,Translate,MediaRouter,AutofillServerCommunication,CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying,SpareRendererForSitePerProcess,WebUIOmniboxPopup,WebUIOmniboxAimPopup',
 ];
 
 /** How to get a browser, for the message shown when none is found. */
