@@ -153,13 +153,14 @@ export class Identities {
 
     /**
      * A session on tier `tier`, its exits taken in turn, skipping those the breaker holds out;
-     * undefined when it holds out all of them.
+     * undefined when it holds out all of them. On the exit taken, a live session `prefer` accepts
+     * comes first (the browser stage's: one with a page open to render in).
      */
-    pick(tier: number): Identity | undefined {
+    pick(tier: number, prefer?: (identity: Identity) => boolean): Identity | undefined {
         const exits = this.exits[tier]!;
         for (let tried = 0; tried < exits.length; tried++) {
             const exit = exits[this.turns[tier]!++ % exits.length]!;
-            if (this.breaker.allows(exitKey(exit))) return this.sessionOn(exit);
+            if (this.breaker.allows(exitKey(exit))) return this.sessionOn(exit, prefer);
         }
         return undefined;
     }
@@ -190,9 +191,11 @@ export class Identities {
         if (live) this.sessions.set(identity.exit, live.filter((session) => session !== identity));
     }
 
-    private sessionOn(exit: Exit): Identity {
+    private sessionOn(exit: Exit, prefer?: (identity: Identity) => boolean): Identity {
         let live = this.sessions.get(exit);
         if (!live) this.sessions.set(exit, (live = []));
+        const preferred = prefer && leastUsed(live.filter(prefer));
+        if (preferred) return preferred;
         if (live.length < this.perExit) {
             const identity = new Identity(exit);
             this.created += 1;
@@ -201,8 +204,12 @@ export class Identities {
             return identity;
         }
         // The least used of the exit's sessions, so they age together.
-        return live.reduce((least, session) => (session.uses < least.uses ? session : least));
+        return leastUsed(live)!;
     }
+}
+
+function leastUsed(sessions: Identity[]): Identity | undefined {
+    return sessions.reduce<Identity | undefined>((least, session) => (least && least.uses <= session.uses ? least : session), undefined);
 }
 
 /** The breaker's and the stats' key of an exit: its tier and proxy, never its credentials. */

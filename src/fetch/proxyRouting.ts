@@ -99,9 +99,10 @@ export class ProxyRouting {
     /**
      * Picks the session for `request` (held weakly as its attempt's key) and waits for the site's
      * turn. A request pinned to a session (`userData.session`, a challenge the browser is to pass)
-     * keeps it while it lives.
+     * keeps it while it lives. Otherwise a session `prefer` accepts is taken before others on the
+     * exit chosen (Identities.pick).
      */
-    async begin(request: { url: string; label?: string; userData: Record<string, unknown> }, stage: Stage): Promise<Attempt> {
+    async begin(request: { url: string; label?: string; userData: Record<string, unknown> }, stage: Stage, prefer?: (identity: Identity) => boolean): Promise<Attempt> {
         const url = new URL(request.url);
         const userData = request.userData as RequestData;
         const section = sectionOf(request.label, url);
@@ -113,7 +114,7 @@ export class ProxyRouting {
             const floor = Math.min(userData.tierFloor ?? 0, this.tiers.length - 1);
             const choice = this.controller.tierFor(section, floor);
             for (let tier = choice.tier; tier < this.tiers.length && !attempt; tier++) {
-                const identity = this.identities.pick(tier);
+                const identity = this.identities.pick(tier, prefer);
                 if (identity) attempt = { stage, identity, exit: identity.exit, tier, section, probe: choice.probe && tier === choice.tier };
             }
         }

@@ -102,6 +102,20 @@ describe('Identities', () => {
         assert.equal(identities.pick(0), b);
     });
 
+    it('takes a session the caller prefers first, the least used of them, before making one or taking another', () => {
+        const identities = new Identities({ tiers: resolveTiers([{ name: 'dc', proxyUrls: [DC[0]!] }]), breaker: new ExitBreaker(), perExit: 3 });
+        const [a, b] = [identities.pick(0)!, identities.pick(0)!];
+        identities.used(b, 'ok');
+        assert.equal(identities.pick(0, (identity) => identity === b), b, 'b is preferred though a is less used and a third may be made');
+        const c = identities.pick(0, () => false);
+        assert.ok(c !== a && c !== b, 'none preferred: as without a preference, a third session');
+        identities.used(a, 'ok');
+        identities.used(a, 'ok');
+        assert.equal(identities.pick(0, (identity) => identity !== c), b, 'of the preferred, the least used');
+        identities.used(b, 'blocked');
+        assert.notEqual(identities.pick(0, (identity) => identity === b), b, 'a retired session is never preferred');
+    });
+
     it('skips exits the breaker holds out, and gives undefined when it holds out all of a tier', () => {
         const { time, now } = clock();
         const breaker = new ExitBreaker({ now, openSecs: 5 });
