@@ -18,6 +18,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CRAWL_DEFAULTS } from '../src/crawlOptions.js';
+import { browserPages } from '../src/fetch/browserConcurrency.js';
 import { startShop, type ShopOptions } from '../src/demo/shop.js';
 import type { RenderCase, RenderResult } from './crawlers/dragnetRender.js';
 import { machineTicks } from './crawlers/measure.js';
@@ -62,7 +63,6 @@ async function runOnce(benchCase: RenderBenchCase, run: number): Promise<RunOutc
         shopUrl: shop.url,
         storageDir,
         maxConcurrency: CRAWL_DEFAULTS.maxConcurrency,
-        browserConcurrency: CRAWL_DEFAULTS.browserConcurrency,
         renderLearning: { minSamples: LEARNING_MIN_SAMPLES },
     };
     try {
@@ -147,7 +147,8 @@ export default defineSuite({
                         products: benchCase.shop.products,
                         scriptOnlyRate: benchCase.shop.scriptOnlyRate,
                         maxConcurrency: CRAWL_DEFAULTS.maxConcurrency,
-                        browserConcurrency: CRAWL_DEFAULTS.browserConcurrency,
+                        // The stage's own default: what this machine holds (fetch/browserConcurrency.ts).
+                        browserPages: browserPages(),
                         learningMinSamples: LEARNING_MIN_SAMPLES,
                         runs: options.runs,
                         failedRuns: outcomes.length - finished.length,

@@ -17,7 +17,6 @@ import type { ConcurrencyDecision, RunSummary } from './vocabulary/report.js';
 /** Defaults of the crawl options owned here (the parts' own options have theirs beside them). */
 export const CRAWL_DEFAULTS = {
     maxConcurrency: 20,
-    browserConcurrency: 4,
     requestTimeoutSecs: 30,
     maxResponseMb: 10,
     browserWaitSecs: 10,
@@ -90,7 +89,7 @@ export interface CrawlOptions {
     randomOrder?: boolean;
     /** Most HTTP requests in flight. Default: 20. */
     maxConcurrency?: number;
-    /** Most browser pages open at once. Default: 4. */
+    /** Most browser pages rendering at once. Default: what the machine holds (fetch/browserConcurrency.ts). */
     browserConcurrency?: number;
     /**
      * Worker threads that parse pages and run their extractors, when the site was loaded from a

@@ -14,6 +14,7 @@ import { PROXY_OPTIONS } from './proxyOptions.js';
 import { atLeast0, number, onOff, onOffDefault, oneOf, onOrOff, share, wholeAtLeast1 } from './optionSchemas.js';
 import { CRAWL_DEFAULTS, DISTRIBUTED_DEFAULTS } from './crawlOptions.js';
 import { ADAPTIVE_TIMEOUT_DEFAULTS } from './fetch/adaptiveTimeout.js';
+import { BROWSER_CONCURRENCY_DEFAULTS } from './fetch/browserConcurrency.js';
 import { RETRY_DEFAULTS } from './fetch/retryPolicy.js';
 import { BLOOM_DEFAULTS } from './frontier/bloomSeenSet.js';
 
@@ -90,9 +91,10 @@ export const OPTIONS = {
         schema: onOff(),
     }),
     browserConcurrency: option({
-        flag: 'browser-concurrency', env: 'DRAGNET_BROWSER_CONCURRENCY', group: 'fetch', default: CRAWL_DEFAULTS.browserConcurrency,
-        doc: 'most browser pages open at once',
-        schema: wholeAtLeast1(),
+        flag: 'browser-concurrency', env: 'DRAGNET_BROWSER_CONCURRENCY', group: 'fetch',
+        defaultText: `${BROWSER_CONCURRENCY_DEFAULTS.pagesPerCore} per core, as many as the memory budget holds at ${BROWSER_CONCURRENCY_DEFAULTS.pageMb} MB a page`,
+        doc: 'most browser pages rendering at once; the stage starts there and scales down under memory pressure (to one per core under CPU pressure)',
+        schema: wholeAtLeast1().optional(),
     }),
     browserWaitSecs: option({
         flag: 'browser-wait', env: 'DRAGNET_BROWSER_WAIT_SECS', group: 'fetch', default: CRAWL_DEFAULTS.browserWaitSecs,

@@ -32,7 +32,8 @@ export interface RenderCase {
     shopUrl: string;
     storageDir: string;
     maxConcurrency: number;
-    browserConcurrency: number;
+    /** Default: the stage's own, what the machine holds. */
+    browserConcurrency?: number;
     renderLearning?: RenderLearningOptions;
 }
 

@@ -5,7 +5,8 @@
  * Each page opens in a context of its own with the session's identity (proxyRouting.ts): its
  * exit (through that exit's egress proxy), its user agent and client hints, and its cookies,
  * which go back into the session's jar once the page is handled, so a JS challenge the browser
- * passed is passed for the HTTP stage too.
+ * passed is passed for the HTTP stage too. A page that rendered is kept for the same session's
+ * next render (sessionPages.ts); how many render at once is the machine's (browserConcurrency.ts).
  *
  * wiring/build.ts loads this module with a dynamic import when the browser stage starts, once a page
  * needs the browser: Playwright and @crawlee/playwright are ~90 MB of resident memory (their
@@ -15,31 +16,40 @@
 import { load } from 'cheerio';
 import { PlaywrightCrawler, type PlaywrightCrawlingContext } from '@crawlee/playwright';
 import type { Request } from '@crawlee/core';
-import { chromium, type Page } from 'playwright';
+import { chromium, type Page, type Response } from 'playwright';
 import { extractAndValidate, isIncomplete } from '../quality/validate.js';
 import type { PageContext, Route } from '../site.js';
 import type { RequestData } from '../vocabulary/request.js';
+import { blockedUrlPatterns } from './blockedResources.js';
+import type { BrowserPages } from './browserConcurrency.js';
 import { CHROMIUM_ARGS } from './chromium.js';
 import { type CrawlerClass, type CrawlerHooks, queueOption, withHooks } from './crawlerHooks.js';
 import { deadLetterStopped, failureHook } from './failureHandlers.js';
 import type { StageOptions } from './httpStage.js';
 import { startEgressProxy, type EgressProxy } from './egressProxy.js';
 import { classifyStatus, FetchFailure } from './failures.js';
-import { exitKey, type Exit } from './identities.js';
+import { exitKey, type Exit, type Identity } from './identities.js';
 import { checkResponse, detectBlock } from './responseCheck.js';
 import { cookiesForBrowser, keepBrowserCookies } from './sessionCookies.js';
 import { parseRetryAfter } from './retryPolicy.js';
+import { SessionPages, type SessionPagesOptions } from './sessionPages.js';
 
-/** How often `waitUntil: 'fields'` looks at the page again. */
-const FIELDS_POLL_MILLIS = 100;
+/** How often a JS challenge's page is looked at again. */
+const CHALLENGE_POLL_MILLIS = 100;
+/** The longest a `waitUntil: 'fields'` page goes without being read again when its DOM does not change. */
+const FIELDS_RECHECK_MILLIS = 1000;
 
-export interface BrowserStageOptions extends StageOptions {
+export interface BrowserStageOptions extends Omit<StageOptions, 'maxConcurrency'> {
     /** The Chromium binary (see `findChromium`). */
     executablePath: string;
-    /** Pages open at once in one browser. Default: 4. */
-    maxOpenPagesPerBrowser?: number;
-    /** A browser is replaced after this many pages, so leaks do not pile up. Default: 100. */
+    /** Pages rendering at once: where the pool starts, and the least and most it scales between (browserConcurrency.ts). */
+    pages: BrowserPages;
+    /** A browser is replaced after opening this many pages, so leaks do not pile up. Default: 100. */
     retireBrowserAfterPageCount?: number;
+    /** The hosts the site is on (its start URLs' and allowed domains): never blocked as third parties. */
+    siteHosts: readonly string[];
+    /** How rendered pages are kept for their session's next render. Default: SESSION_PAGES_DEFAULTS. */
+    sessionPages?: SessionPagesOptions;
     /** How long to wait for a route's `waitFor` selector and `waitUntil` condition together (crawl()'s `browserWaitSecs`). */
     waitForTimeoutMillis: number;
 }
@@ -50,11 +60,36 @@ const HookedPlaywrightCrawler = withHooks(PlaywrightCrawler as unknown as Crawle
 
 /**
  * The stage's crawler: it knows which request each page is opened for (so the page's context
- * gets that request's session), and closes the egress proxies when it is torn down.
+ * gets that request's session), hands a session the page it rendered with before instead of
+ * opening one, and closes the egress proxies when it is torn down.
  */
 class BrowserStageCrawler extends HookedPlaywrightCrawler {
     readonly requestsByPage = new Map<string, Request>();
+    readonly sessionPages: SessionPages;
+    /** The session of each page that rendered a page, so it can be parked for that session. */
+    readonly renderedFor = new WeakMap<Page, Identity>();
+    /** The session `request` renders in (its attempt's). */
+    sessionOf: (request: Request) => Identity | undefined = () => undefined;
     closeEgress: () => Promise<void> = async () => undefined;
+
+    constructor(options: ConstructorParameters<typeof PlaywrightCrawler>[0] & { sessionPages?: SessionPagesOptions }, config?: ConstructorParameters<typeof PlaywrightCrawler>[1]) {
+        const { sessionPages, ...crawlerOptions } = options;
+        super(crawlerOptions, config);
+        this.sessionPages = new SessionPages(sessionPages);
+        const pool = this.browserPool;
+        const maxOpenPages = pool.maxOpenPagesPerBrowser;
+        const openPage = pool.newPage.bind(pool);
+        // BrowserCrawler opens a page per request through the pool; the session's parked page is handed back instead.
+        pool.newPage = (async (pageOptions) => {
+            const request = pageOptions?.id === undefined ? undefined : this.requestsByPage.get(pageOptions.id);
+            const identity = request && this.sessionOf(request);
+            const parked = identity && this.sessionPages.take(identity.id, (page) => pool.activeBrowserControllers.has(pool.getBrowserControllerByPage(page)!));
+            if (parked) return parked;
+            // Parked pages count as open: the pages rendering now, this one among them, keep their room in one browser.
+            await this.sessionPages.makeRoom(maxOpenPages - this.requestsByPage.size);
+            return openPage(pageOptions);
+        }) as typeof pool.newPage;
+    }
 
     override async _runRequestHandler(context: PlaywrightCrawlingContext): Promise<void> {
         this.requestsByPage.set(context.id, context.request);
@@ -65,7 +100,16 @@ class BrowserStageCrawler extends HookedPlaywrightCrawler {
         }
     }
 
+    /** A page that rendered is parked for its session while the session lives; any other is closed. */
+    protected override async _cleanupContext(context: PlaywrightCrawlingContext): Promise<void> {
+        const identity = context.page && this.renderedFor.get(context.page);
+        if (context.page) this.renderedFor.delete(context.page);
+        if (identity && !identity.retiredFor && !context.page.isClosed()) return this.sessionPages.park(identity.id, context.page);
+        await super._cleanupContext(context);
+    }
+
     override async teardown(): Promise<void> {
+        await this.sessionPages.closeAll();
         await super.teardown();
         await this.closeEgress();
     }
@@ -83,17 +127,24 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
         if (!exitProxies.has(key)) exitProxies.set(key, startEgressProxy(egress, exit.proxyUrl));
         return exitProxies.get(key);
     };
+    const blockedUrls = blockedUrlPatterns(options.siteHosts);
+    /** Pages whose session identity and blocked URLs are set: a parked page keeps them. */
+    const setUp = new WeakSet<Page>();
     const crawler = new BrowserStageCrawler(
         {
             ...queueOption(options.queue),
             // It runs beside the HTTP stage and waits for escalations; the runner stops it when both are done.
             keepAlive: true,
-            maxConcurrency: options.maxConcurrency,
+            minConcurrency: options.pages.min,
+            maxConcurrency: options.pages.max,
+            // Crawlee's pool starts at one page and adds one every 10 s: a render queue waits minutes for what the machine could do at once.
+            autoscaledPoolOptions: { desiredConcurrency: options.pages.start },
             maxRequestRetries: options.retryPolicy.maxAttempts - 1,
             navigationTimeoutSecs: options.requestTimeoutSecs,
             // Sessions are ours (identities.ts), shared with the HTTP stage; each page gets its own context.
             useSessionPool: false,
             persistCookiesPerSession: false,
+            sessionPages: options.sessionPages,
             launchContext: {
                 launcher: chromium,
                 useIncognitoPages: true,
@@ -109,7 +160,8 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
                 },
             },
             browserPoolOptions: {
-                maxOpenPagesPerBrowser: options.maxOpenPagesPerBrowser ?? 4,
+                // Every page in one browser: a second Chromium is ~150 MB more for no more throughput.
+                maxOpenPagesPerBrowser: options.pages.max,
                 retireBrowserAfterPageCount: options.retireBrowserAfterPageCount ?? 100,
                 // The fingerprint is the session's, the same the HTTP stage sends.
                 useFingerprints: false,
@@ -125,18 +177,22 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
                 ],
             },
             preNavigationHooks: [
-                async ({ blockRequests, request, page }) => {
+                async ({ request, page }, gotoOptions) => {
                     const url = new URL(request.url);
                     // Refused before the page loads (the egress proxy would refuse it too, but Chromium would report only a failed tunnel).
                     await egress.check(url);
                     const attempt = routing.attemptOf(request);
-                    if (attempt) {
-                        const cdp = await page.context().newCDPSession(page);
-                        await cdp.send('Emulation.setUserAgentOverride', attempt.identity.userAgentOverride());
-                        await page.context().addCookies(await cookiesForBrowser(attempt.identity.cookieJar, url));
+                    if (!setUp.has(page)) {
+                        await setUpPage(page, attempt?.identity, blockedUrls);
+                        setUp.add(page);
                     }
-                    // Images, fonts, media and stylesheets never hold the fields we extract.
-                    await blockRequests();
+                    if (attempt) {
+                        const cookies = await cookiesForBrowser(attempt.identity.cookieJar, url);
+                        if (cookies.length > 0) await page.context().addCookies(cookies);
+                    }
+                    // A route that says what shows its data is read once that holds, not at the load event.
+                    const route = site.routeFor(request.label, url);
+                    if (gotoOptions && (route?.waitUntil === 'fields' || route?.waitFor)) gotoOptions.waitUntil = 'domcontentloaded';
                     events.emit('attemptStarted', { stage: 'browser', request, url: request.url });
                 },
             ],
@@ -149,14 +205,16 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
                     throw new FetchFailure('exit', `HTTP ${status} from the proxy`, status, `proxy-${status}`);
                 }
                 const headers = (await response?.allHeaders()) ?? {};
-                let failure = checkResponse(status, headers['content-type'] ?? 'text/html', {
-                    headers,
-                    body: await response?.text().catch(() => undefined),
-                    url: page.url(),
-                });
-                if (failure?.reason === 'challenge' && (await passChallenge(page, waitForTimeoutMillis))) {
-                    failure = undefined;
-                    status = 200;
+                // The rendered document, read once here, is what the block check and the fields wait look at first.
+                let html = await renderedHtml(page, response);
+                let failure = checkResponse(status, headers['content-type'] ?? 'text/html', { headers, body: html, url: page.url() });
+                if (failure?.reason === 'challenge') {
+                    const passed = await passChallenge(page, waitForTimeoutMillis);
+                    if (passed !== undefined) {
+                        failure = undefined;
+                        status = 200;
+                        html = passed;
+                    }
                 }
                 if (failure) {
                     failure.retryAfterMs = parseRetryAfter(headers['retry-after']);
@@ -171,8 +229,7 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
                 if (!route) throw new Error(`no route "${request.label}" in site ${site.name}`);
                 const userData = request.userData as RequestData;
                 const pageContext = { url: new URL(page.url()), label: route.label, renderer: 'browser' as const, userData };
-                await waitForContent(page, route, pageContext, waitForTimeoutMillis);
-                const html = await page.content();
+                html = await waitForContent(page, html, route, pageContext, waitForTimeoutMillis);
                 if (attempt) await keepBrowserCookies(attempt.identity.cookieJar, await page.context().cookies());
                 routing.end(request, { ok: true, bytes: html.length });
                 await pageHandler.handle({
@@ -185,10 +242,12 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
                     renderer: 'browser',
                     settle: (outcome) => outcomes.settle(queue, request, outcome),
                 });
+                if (attempt) crawler.renderedFor.set(page, attempt.identity);
             },
         },
         options.config,
     );
+    crawler.sessionOf = (request) => routing.attemptOf(request)?.identity;
     crawler.closeEgress = async () => {
         const started = await Promise.allSettled([...exitProxies.values()]);
         await Promise.all([proxy, ...started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))].map((each) => each.close()));
@@ -201,44 +260,88 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
             return true;
         }
         // The session, and the site's turn, before a page opens: the page's context is the session's.
-        await routing.begin(request, 'browser');
+        // A session with a page parked renders in it, rather than opening one (sessionPages.ts).
+        await routing.begin(request, 'browser', (identity) => crawler.sessionPages.holds(identity.id));
         return false;
     };
     return crawler;
 }
 
 /**
- * Waits for a JS challenge to run its course (the page sets its cookie and loads again) and says
- * whether the page that ends up there is no block any more.
+ * A page's identity, set once when it opens (a parked page keeps it): the session's user agent
+ * with its client hints, and the URLs Chromium drops (blockedResources.ts). One CDP session for both.
  */
-async function passChallenge(page: Page, timeoutMillis: number): Promise<boolean> {
+async function setUpPage(page: Page, identity: Identity | undefined, blockedUrls: string[]): Promise<void> {
+    const cdp = await page.context().newCDPSession(page);
+    if (identity) await cdp.send('Emulation.setUserAgentOverride', identity.userAgentOverride());
+    await cdp.send('Network.enable');
+    await cdp.send('Network.setBlockedURLs', { urls: blockedUrls });
+}
+
+/**
+ * The page's document as rendered now. A page between two documents (a script navigating it on
+ * load) is read once the next one has loaded; one that cannot be read gives the response's body.
+ */
+async function renderedHtml(page: Page, response: Response | null | undefined): Promise<string> {
+    try {
+        return await page.content();
+    } catch {
+        await page.waitForLoadState('load').catch(() => undefined);
+        return (await page.content().catch(() => undefined)) ?? (await response?.text().catch(() => undefined)) ?? '';
+    }
+}
+
+/**
+ * Waits for a JS challenge to run its course (the page sets its cookie and loads again); the
+ * document it ends on when that is no block any more, undefined when it still is at the deadline.
+ */
+async function passChallenge(page: Page, timeoutMillis: number): Promise<string | undefined> {
     const deadline = Date.now() + timeoutMillis;
     while (Date.now() < deadline) {
         await page.waitForLoadState('load', { timeout: Math.max(1, deadline - Date.now()) }).catch(() => undefined);
         // The page may be between two documents: its content is read again on the next turn.
         const html = await page.content().catch(() => undefined);
         // The status of the document now shown is not known here (403 alone would read as a block): its signs decide.
-        if (html !== undefined && !detectBlock({ status: 200, headers: {}, body: html })) return true;
-        await page.waitForTimeout(FIELDS_POLL_MILLIS);
+        if (html !== undefined && !detectBlock({ status: 200, headers: {}, body: html })) return html;
+        await page.waitForTimeout(CHALLENGE_POLL_MILLIS);
     }
-    return false;
+    return undefined;
 }
 
 /**
  * Waits for what the route says shows its data is there: its `waitFor` selector, then its
- * `waitUntil` condition. Running out of time is not an error here: the extractor and the
- * schema decide whether the page is usable.
+ * `waitUntil` condition, and gives back the document as it is then (`html` when it was so from
+ * the start). Running out of time is not an error here: the extractor and the schema decide
+ * whether the page is usable. `fields` reads the page again each time its DOM changes.
  */
-async function waitForContent(page: Page, route: Route, context: PageContext, timeoutMillis: number): Promise<void> {
+async function waitForContent(page: Page, html: string, route: Route, context: PageContext, timeoutMillis: number): Promise<string> {
     const deadline = Date.now() + timeoutMillis;
     const remaining = () => Math.max(1, deadline - Date.now());
     if (route.waitFor) await page.waitForSelector(route.waitFor, { timeout: remaining() }).catch(() => undefined);
     if (route.waitUntil === 'networkidle') {
         await page.waitForLoadState('networkidle', { timeout: remaining() }).catch(() => undefined);
     } else if (route.waitUntil === 'fields') {
-        while (Date.now() < deadline) {
-            if (!isIncomplete(extractAndValidate(route, load(await page.content()), context))) return;
-            await page.waitForTimeout(Math.min(FIELDS_POLL_MILLIS, remaining()));
+        let current = route.waitFor ? await renderedHtml(page, undefined) : html;
+        while (isIncomplete(extractAndValidate(route, load(current), context)) && Date.now() < deadline) {
+            await nextDomChange(page, Math.min(FIELDS_RECHECK_MILLIS, remaining()));
+            current = await renderedHtml(page, undefined);
         }
+        return current;
+    } else if (!route.waitFor) {
+        return html;
     }
+    return renderedHtml(page, undefined);
+}
+
+/**
+ * Resolves at the page's next DOM change, or after `timeoutMillis`, or when the page navigates
+ * away. The script is a string so that no helper of the TypeScript transpiler ends up in it.
+ */
+async function nextDomChange(page: Page, timeoutMillis: number): Promise<void> {
+    const script = `new Promise((resolve) => {
+        const observer = new MutationObserver(() => { observer.disconnect(); clearTimeout(timer); resolve(); });
+        const timer = setTimeout(() => { observer.disconnect(); resolve(); }, ${Math.round(timeoutMillis)});
+        observer.observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
+    })`;
+    await page.evaluate(script).catch(() => undefined);
 }

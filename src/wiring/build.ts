@@ -5,6 +5,7 @@
 import type { HttpCrawler, HttpCrawlingContext } from '@crawlee/http';
 import { type CrawlOptions, CRAWL_DEFAULTS } from '../crawlOptions.js';
 import { AdaptiveTimeout } from '../fetch/adaptiveTimeout.js';
+import { browserPages } from '../fetch/browserConcurrency.js';
 import { BrowserStageRunner } from '../fetch/browserStageRunner.js';
 import { ConcurrencyController } from '../fetch/concurrencyController.js';
 import { createHttpStage, type StageOptions } from '../fetch/httpStage.js';
@@ -56,7 +57,6 @@ export async function buildPipeline(stores: RunStores, options: CrawlOptions): P
     const { site, log } = options;
     const {
         maxConcurrency = CRAWL_DEFAULTS.maxConcurrency,
-        browserConcurrency = CRAWL_DEFAULTS.browserConcurrency,
         requestTimeoutSecs = CRAWL_DEFAULTS.requestTimeoutSecs,
         browserWaitSecs = CRAWL_DEFAULTS.browserWaitSecs,
     } = options;
@@ -132,7 +132,8 @@ export async function buildPipeline(stores: RunStores, options: CrawlOptions): P
                 await createBrowserStage({
                     ...stageOptions,
                     queue: browserQueue,
-                    maxConcurrency: browserConcurrency,
+                    pages: browserPages({ limit: options.browserConcurrency, memoryMb: options.memoryMb }),
+                    siteHosts: [...startUrls.map((url) => new URL(url).hostname), ...(site.allowedDomains ?? []), ...(options.allowDomains ?? [])],
                     executablePath,
                     waitForTimeoutMillis: browserWaitSecs * 1000,
                 }),

@@ -17,6 +17,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ConfigError } from '../configError.js';
 import { CRAWL_DEFAULTS, type CrawlOptions, DISTRIBUTED_DEFAULTS, type DistributedOptions } from '../crawlOptions.js';
+import { browserPages } from '../fetch/browserConcurrency.js';
 import { deadLetterOutcome } from '../frontier/deadLetter.js';
 import { connectRedis, redisSettingProblems } from '../frontier/redis/connection.js';
 import { Fleet } from '../frontier/redis/fleet.js';
@@ -120,7 +121,7 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
     };
     // A job or two ahead of the crawler's slots, so a slot that frees finds its next page waiting.
     const httpQueue = queueOf(keys.httpQueue, 'http', (options.maxConcurrency ?? CRAWL_DEFAULTS.maxConcurrency) + 2);
-    const browserQueue = queueOf(keys.browserQueue, 'browser', options.browserConcurrency ?? CRAWL_DEFAULTS.browserConcurrency);
+    const browserQueue = queueOf(keys.browserQueue, 'browser', browserPages({ limit: options.browserConcurrency, memoryMb: options.memoryMb }).max);
     const fleet = new Fleet({ redis, key: keys.site });
     const raw = new PgRawPages(db, site);
 
