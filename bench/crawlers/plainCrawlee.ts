@@ -7,24 +7,14 @@
  *
  *   CRAWLEE_STORAGE_DIR=<dir> node --import tsx bench/crawlers/plainCrawlee.ts '<CrawlerCase as JSON>'
  */
-import { CheerioCrawler, Configuration, createCheerioRouter, log, LogLevel, type RequestOptions } from 'crawlee';
+import { CheerioCrawler, Configuration, createCheerioRouter, log, LogLevel } from 'crawlee';
 import { startMeasurement } from './measure.js';
 import { readCase, reportAndExit } from './protocol.js';
+import { productFields, withoutQuery } from './plainShop.js';
 
 const crawlerCase = readCase();
 // Logs off, as for dragnet; Crawlee's INFO lines would also land on stdout, where the result goes.
 log.setLevel(LogLevel.OFF);
-
-/**
- * The shop's product links carry `?ref=related`, `?ref=category` or `utm_*` parameters.
- * Crawlee's unique key already drops `utm_*` and fragments but not `ref`, so without this a
- * product would be fetched up to three times; a user who saw the duplicates would add this.
- */
-function withoutQuery(request: RequestOptions): RequestOptions {
-    const url = new URL(request.url);
-    url.search = '';
-    return { ...request, url: url.href };
-}
 
 const router = createCheerioRouter();
 
@@ -38,20 +28,7 @@ router.addHandler('CATEGORY', async ({ enqueueLinks }) => {
 });
 
 router.addHandler('PRODUCT', async ({ $, request, pushData, enqueueLinks }) => {
-    const availabilityLine = $('p.availability').first();
-    const inStock = availabilityLine.hasClass('in-stock');
-    const available = /\((\d+) available\)/.exec(availabilityLine.text())?.[1];
-    await pushData({
-        url: request.loadedUrl ?? request.url,
-        title: $('h1.product-title').text().trim(),
-        price: Number($('.buy-box .price').text().replace(/[^0-9.]/g, '')),
-        currency: $('.buy-box .price').attr('data-currency'),
-        sku: $('.buy-box .sku').text().trim(),
-        availability: inStock ? 'in_stock' : 'out_of_stock',
-        stock: available !== undefined ? Number(available) : 0,
-        description: $('.description').text().trim(),
-        category: $('nav.breadcrumb a.breadcrumb-category').text().trim(),
-    });
+    await pushData(productFields($, request.loadedUrl ?? request.url));
     await enqueueLinks({ selector: 'a.related-link', label: 'PRODUCT', transformRequestFunction: withoutQuery });
 });
 

@@ -9,8 +9,9 @@
  *
  *   CRAWLEE_STORAGE_DIR=<dir> node --import tsx bench/crawlers/plainPlaywright.ts '<PlainRenderCase as JSON>'
  */
-import { createPlaywrightRouter, log, LogLevel, PlaywrightCrawler, type RequestOptions } from 'crawlee';
+import { createPlaywrightRouter, log, LogLevel, PlaywrightCrawler } from 'crawlee';
 import { CHROMIUM_ARGS, findChromium } from '../../src/fetch/chromium.js';
+import { productFields, withoutQuery } from './plainShop.js';
 
 export interface PlainRenderCase {
     shopUrl: string;
@@ -29,13 +30,6 @@ const executablePath = findChromium();
 if (!executablePath) throw new Error('no Chromium found; the render bench needs one (CHROMIUM_PATH or /usr/bin/chromium)');
 log.setLevel(LogLevel.OFF);
 
-/** As in plainCrawlee.ts: product links carry `?ref=…` and `utm_*`, which Crawlee's unique key would keep apart. */
-function withoutQuery(request: RequestOptions): RequestOptions {
-    const url = new URL(request.url);
-    url.search = '';
-    return { ...request, url: url.href };
-}
-
 const router = createPlaywrightRouter();
 router.addDefaultHandler(async ({ enqueueLinks }) => {
     await enqueueLinks({ selector: 'a.category-link', label: 'CATEGORY' });
@@ -46,20 +40,7 @@ router.addHandler('CATEGORY', async ({ enqueueLinks }) => {
 });
 router.addHandler('PRODUCT', async ({ parseWithCheerio, request, pushData }) => {
     const $ = await parseWithCheerio();
-    const availabilityLine = $('p.availability').first();
-    const inStock = availabilityLine.hasClass('in-stock');
-    const available = /\((\d+) available\)/.exec(availabilityLine.text())?.[1];
-    await pushData({
-        url: request.loadedUrl ?? request.url,
-        title: $('h1.product-title').text().trim(),
-        price: Number($('.buy-box .price').text().replace(/[^0-9.]/g, '')),
-        currency: $('.buy-box .price').attr('data-currency'),
-        sku: $('.buy-box .sku').text().trim(),
-        availability: inStock ? 'in_stock' : 'out_of_stock',
-        stock: available !== undefined ? Number(available) : 0,
-        description: $('.description').text().trim(),
-        category: $('nav.breadcrumb a.breadcrumb-category').text().trim(),
-    });
+    await pushData(productFields($, request.loadedUrl ?? request.url));
 });
 
 const crawler = new PlaywrightCrawler({

@@ -159,18 +159,7 @@ export class HttpClient implements BaseHttpClient {
     /** Crawlee's HttpCrawler fetches through this: its request options, the stage's hooks' settings among them. */
     async stream(request: HttpRequest): Promise<StreamingHttpResponse> {
         const response = await this.fetch(fromCrawlee(request));
-        return {
-            stream: response as Readable,
-            request,
-            url: response.url,
-            redirectUrls: [],
-            statusCode: response.statusCode ?? 0,
-            headers: response.headers,
-            trailers: {},
-            complete: false,
-            downloadProgress: { percent: 0, transferred: 0 },
-            uploadProgress: { percent: 0, transferred: 0 },
-        };
+        return { ...crawleeResponse(request, response), stream: response as Readable, complete: false };
     }
 
     /** Crawlee's `sendRequest` of a crawling context: the whole body, as text, JSON or a buffer. */
@@ -182,12 +171,7 @@ export class HttpClient implements BaseHttpClient {
         const text = () => bytes.toString(request.encoding ?? 'utf8');
         const body = request.responseType === 'buffer' ? bytes : request.responseType === 'json' ? JSON.parse(text()) : text();
         return {
-            request,
-            url: response.url,
-            redirectUrls: [],
-            statusCode: response.statusCode ?? 0,
-            headers: response.headers,
-            trailers: {},
+            ...crawleeResponse(request, response),
             complete: true,
             body: body as ResponseTypes[T],
         };
@@ -245,6 +229,20 @@ function decoded(body: Readable, contentEncoding: string | string[] | undefined)
     if (codings.length === 0 || codings.length > MAX_CODINGS || !codings.every((coding) => coding in DECODERS)) return body;
     const decoders = codings.reverse().map((coding) => DECODERS[coding]!());
     return pipeline([body, ...decoders], () => undefined) as unknown as Readable;
+}
+
+/** What Crawlee's response shapes (streamed and whole) share, from a response of ours. Redirects are never followed here. */
+function crawleeResponse<T extends HttpRequest<keyof ResponseTypes>>(request: T, response: ClientResponse) {
+    return {
+        request,
+        url: response.url,
+        redirectUrls: [],
+        statusCode: response.statusCode ?? 0,
+        headers: response.headers,
+        trailers: {},
+        downloadProgress: { percent: 0, transferred: 0 },
+        uploadProgress: { percent: 0, transferred: 0 },
+    };
 }
 
 /** What the HTTP stage's hooks set on Crawlee's request options, as a client request. */
