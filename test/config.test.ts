@@ -36,7 +36,7 @@ describe('parseConfig', () => {
             site: 'demo-shop',
             startUrls: [],
             maxConcurrency: 20,
-            browserConcurrency: 4,
+            browserConcurrency: undefined,
             parseWorkers: undefined,
             maxRequests: undefined,
             maxAttempts: 4,
