@@ -21,6 +21,7 @@ import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import demoShop from '../../routes/demo-shop.js';
 import { findChromium } from '../../src/fetch/chromium.js';
+import { limitHeapGrowth } from '../../src/heapGrowth.js';
 import type { RenderLearningOptions } from '../../src/fetch/renderLearning.js';
 import { createLogger } from '../../src/monitor/logger.js';
 import type { RunSummary } from '../../src/vocabulary/report.js';
@@ -61,6 +62,8 @@ export interface RenderResult {
 }
 
 const renderCase = JSON.parse(process.argv[2] ?? '') as RenderCase;
+// The heap setting the CLI runs with (main.ts).
+limitHeapGrowth();
 const chromiumPath = findChromium();
 if (!chromiumPath) throw new Error('no Chromium found; the render bench needs one (CHROMIUM_PATH or /usr/bin/chromium)');
 const shopHost = new URL(renderCase.shopUrl).host;
