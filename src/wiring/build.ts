@@ -72,6 +72,7 @@ export async function buildPipeline(stores: RunStores, options: CrawlOptions): P
     const concurrency = adaptive ? new ConcurrencyController({ ...(adaptive === true ? {} : adaptive), maxConcurrency }) : undefined;
     const events = new RunEvents();
     const startUrls = options.startUrls.length > 0 ? options.startUrls : site.startUrls;
+    const allowedDomains = [...(site.allowedDomains ?? []), ...(options.allowDomains ?? [])];
     const egress = new Egress({ startUrls, allowPrivateNetwork: options.allowPrivateNetwork, lookup: options.dnsLookup });
     const httpClient = new HttpClient({ lookup: egress.lookup });
     // robots.txt goes out by the cheapest tier, as the site's pages do; the politeness reads its Crawl-delay.
@@ -89,7 +90,7 @@ export async function buildPipeline(stores: RunStores, options: CrawlOptions): P
         robots,
         scope: new SiteScope({
             startUrls,
-            allowedDomains: [...(site.allowedDomains ?? []), ...(options.allowDomains ?? [])],
+            allowedDomains,
         }),
         stats,
         log,
@@ -133,7 +134,7 @@ export async function buildPipeline(stores: RunStores, options: CrawlOptions): P
                     ...stageOptions,
                     queue: browserQueue,
                     pages: browserPages({ limit: options.browserConcurrency, memoryMb: options.memoryMb }),
-                    siteHosts: [...startUrls.map((url) => new URL(url).hostname), ...(site.allowedDomains ?? []), ...(options.allowDomains ?? [])],
+                    siteHosts: [...startUrls.map((url) => new URL(url).hostname), ...allowedDomains],
                     executablePath,
                     waitForTimeoutMillis: browserWaitSecs * 1000,
                 }),
