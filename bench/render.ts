@@ -12,7 +12,6 @@
  * is sampled from /proc every 250 ms. Figures per run and medians over runs; how each is taken
  * is in bench/README.md.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,10 +21,10 @@ import { browserPages } from '../src/fetch/browserConcurrency.js';
 import { startShop, type ShopOptions } from '../src/demo/shop.js';
 import type { RenderCase, RenderResult } from './crawlers/dragnetRender.js';
 import { machineTicks } from './crawlers/measure.js';
-import { runPlainRender, treeGroup, type VersusFigures, versusFigures } from './lib/plainRender.js';
-import { sampleTree } from './lib/processTree.js';
+import { runPlainRender, type VersusFigures, versusFigures } from './lib/plainRender.js';
+import { runRenderChild } from './lib/renderChild.js';
 import { renderFigures, type RenderFigures } from './lib/renderFigures.js';
-import { median, round } from './lib/stats.js';
+import { median, ratio, round } from './lib/stats.js';
 import { defineSuite } from './lib/suite.js';
 
 const DEFAULT_PRODUCTS = [1_000];
@@ -38,7 +37,6 @@ const SAMPLE_INTERVAL_MS = 250;
  */
 const LEARNING_MIN_SAMPLES = 20;
 const childScript = fileURLToPath(new URL('./crawlers/dragnetRender.ts', import.meta.url));
-const projectRoot = fileURLToPath(new URL('../', import.meta.url));
 
 interface RenderBenchCase {
     name: 'mixed' | 'always';
@@ -68,33 +66,16 @@ async function runOnce(benchCase: RenderBenchCase, run: number): Promise<RunOutc
     try {
         const machineBefore = machineTicks();
         const ownBefore = process.cpuUsage();
-        const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('CRAWLEE_') && !name.startsWith('DRAGNET_')));
-        const child = spawn(process.execPath, ['--import', 'tsx', childScript, JSON.stringify(renderCase)], {
-            cwd: projectRoot,
-            env: { ...env, CRAWLEE_STORAGE_DIR: storageDir },
-            stdio: ['ignore', 'pipe', 'pipe'],
+        const outcome = await runRenderChild<RenderResult>({
+            script: childScript,
+            renderCase,
+            storageDir,
+            // Generous: ~1 render/s would be far below what this machine does.
+            limitSec: 120 + benchCase.shop.products * benchCase.shop.scriptOnlyRate * 1.5,
+            sampleIntervalMs: SAMPLE_INTERVAL_MS,
         });
-        const sampler = sampleTree({
-            pid: child.pid!,
-            intervalMs: SAMPLE_INTERVAL_MS,
-            pss: true,
-            group: treeGroup,
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
-        // Generous: ~1 render/s would be far below what this machine does.
-        const limitSec = 120 + benchCase.shop.products * benchCase.shop.scriptOnlyRate * 1.5;
-        const killTimer = setTimeout(() => child.kill('SIGKILL'), limitSec * 1000);
-        const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-        clearTimeout(killTimer);
-        const samples = await sampler.stop();
-        const line = stdout.trim().split('\n').at(-1) ?? '';
-        if (code !== 0 || !line.startsWith('{')) {
-            return { run, error: `exit code ${code}: ${stderr.trim().split('\n').slice(-5).join(' | ')}` };
-        }
-        const result = JSON.parse(line) as RenderResult;
+        if ('error' in outcome) return { run, error: outcome.error };
+        const { result, samples } = outcome;
         const figures = renderFigures({ result, truth: shop.products, shopStats: shop.stats(), shopHost: new URL(shop.url).host, samples, learningMinSamples: LEARNING_MIN_SAMPLES });
 
         // Others' share of the machine during the crawl: everything busy that was neither the crawler's tree nor this process (the shop, the sampler).
@@ -190,7 +171,6 @@ function versusReport(benchCase: RenderBenchCase, outcomes: RunOutcome[], plainR
     const dragnetRuns = outcomes.flatMap((outcome) => ('versus' in outcome ? [outcome.versus] : []));
     const dragnet = medians(dragnetRuns) as Record<keyof VersusFigures, number | null>;
     const plain = medians(plainRuns) as Record<keyof VersusFigures, number | null>;
-    const ratio = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? null : round(a / b, 3));
     const ratios = {
         productsPerSec: ratio(dragnet.productsPerSec, plain.productsPerSec),
         cpuSecPerProduct: ratio(dragnet.cpuSecPerProduct, plain.cpuSecPerProduct),

@@ -4,14 +4,14 @@
  * dragnet's is, so both are measured the same way: products stored per second of the crawl call,
  * CPU of the whole tree per product, and the tree's peak PSS and RSS.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startShop, type ShopOptions } from '../../src/demo/shop.js';
 import type { PlainRenderResult } from '../crawlers/plainPlaywright.js';
-import { sampleTree, type TreeSample } from './processTree.js';
+import type { TreeSample } from './processTree.js';
+import { runRenderChild } from './renderChild.js';
 import { round } from './stats.js';
 
 /** What both crawlers are compared on; dragnet's come from its RenderFigures (`versusFigures`). */
@@ -26,40 +26,24 @@ export interface VersusFigures {
 }
 
 const childScript = fileURLToPath(new URL('../crawlers/plainPlaywright.ts', import.meta.url));
-const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 export async function runPlainRender(shopOptions: ShopOptions, sampleIntervalMs: number): Promise<VersusFigures | { error: string }> {
     const shop = await startShop(shopOptions);
     const storageDir = await mkdtemp(join(tmpdir(), 'dragnet-bench-plain-render-'));
     try {
-        const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('CRAWLEE_')));
-        const child = spawn(process.execPath, ['--import', 'tsx', childScript, JSON.stringify({ shopUrl: shop.url })], {
-            cwd: projectRoot,
-            env: { ...env, CRAWLEE_STORAGE_DIR: storageDir },
-            stdio: ['ignore', 'pipe', 'pipe'],
+        const outcome = await runRenderChild<PlainRenderResult>({
+            script: childScript,
+            renderCase: { shopUrl: shop.url },
+            storageDir,
+            limitSec: 120 + (shopOptions.products ?? 100) * 3,
+            sampleIntervalMs,
         });
-        const sampler = sampleTree({ pid: child.pid!, intervalMs: sampleIntervalMs, pss: true, group: treeGroup });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
-        const killTimer = setTimeout(() => child.kill('SIGKILL'), (120 + (shopOptions.products ?? 100) * 3) * 1000);
-        const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-        clearTimeout(killTimer);
-        const samples = await sampler.stop();
-        const line = stdout.trim().split('\n').at(-1) ?? '';
-        if (code !== 0 || !line.startsWith('{')) return { error: `exit code ${code}: ${stderr.trim().split('\n').slice(-5).join(' | ')}` };
-        const result = JSON.parse(line) as PlainRenderResult;
-        return versusFigures({ items: result.items, durationSec: result.durationSec, samples });
+        if ('error' in outcome) return outcome;
+        return versusFigures({ items: outcome.result.items, durationSec: outcome.result.durationSec, samples: outcome.samples });
     } finally {
         await shop.close();
         await rm(storageDir, { recursive: true, force: true });
     }
-}
-
-/** The crawler's Node process, tsx's esbuild service (left out of the figures), and the rest: Chromium. */
-export function treeGroup(process: { pid: number; comm: string }, root: number): string {
-    return process.pid === root ? 'node' : process.comm === 'esbuild' ? 'esbuild' : 'browser';
 }
 
 /** The compared figures from a run's items, duration and tree samples. */
