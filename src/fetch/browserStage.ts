@@ -30,6 +30,7 @@ import { passChallenge, renderedHtml, waitForContent } from './renderedPage.js';
 import { checkResponse } from './responseCheck.js';
 import { cookiesForBrowser, keepBrowserCookies } from './sessionCookies.js';
 import { parseRetryAfter } from './retryPolicy.js';
+import { devtoolsOf } from './pageDevtools.js';
 import { SessionPages, type SessionPagesOptions } from './sessionPages.js';
 
 export interface BrowserStageOptions extends Omit<StageOptions, 'maxConcurrency'> {
@@ -265,8 +266,8 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
  * with its client hints, and the URLs Chromium drops (blockedResources.ts). One CDP session for both.
  */
 async function setUpPage(page: Page, identity: Identity | undefined, blockedUrls: string[]): Promise<void> {
-    const cdp = await page.context().newCDPSession(page);
-    if (identity) await cdp.send('Emulation.setUserAgentOverride', identity.userAgentOverride());
-    await cdp.send('Network.enable');
-    await cdp.send('Network.setBlockedURLs', { urls: blockedUrls });
+    const devtools = await devtoolsOf(page);
+    if (identity) await devtools.send('Emulation.setUserAgentOverride', identity.userAgentOverride());
+    await devtools.send('Network.enable');
+    await devtools.send('Network.setBlockedURLs', { urls: blockedUrls });
 }

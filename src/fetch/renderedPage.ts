@@ -6,6 +6,7 @@ import { load } from 'cheerio';
 import type { Page, Response } from 'playwright';
 import { extractAndValidate, isIncomplete } from '../quality/validate.js';
 import type { PageContext, Route } from '../site.js';
+import { devtoolsOf } from './pageDevtools.js';
 import { detectBlock } from './responseCheck.js';
 
 /** How often a JS challenge's page is looked at again. */
@@ -19,11 +20,23 @@ const FIELDS_RECHECK_MILLIS = 1000;
  */
 export async function renderedHtml(page: Page, response: Response | null | undefined): Promise<string> {
     try {
-        return await page.content();
+        return await documentHtml(page);
     } catch {
         await page.waitForLoadState('load').catch(() => undefined);
-        return (await page.content().catch(() => undefined)) ?? (await response?.text().catch(() => undefined)) ?? '';
+        return (await documentHtml(page).catch(() => undefined)) ?? (await response?.text().catch(() => undefined)) ?? '';
     }
+}
+
+/**
+ * The document as Chromium serialises it, doctype included: what `page.content()` gives, but
+ * Playwright's `content()` first loads its injected script (~330 KB of JavaScript) into every new
+ * document, sent over the protocol and compiled by the renderer on every navigation. Fails when
+ * the page moves to another document meanwhile (the node asked for is gone).
+ */
+async function documentHtml(page: Page): Promise<string> {
+    const devtools = await devtoolsOf(page);
+    const { root } = await devtools.send('DOM.getDocument', { depth: 0 });
+    return (await devtools.send('DOM.getOuterHTML', { nodeId: root.nodeId })).outerHTML;
 }
 
 /**
@@ -35,7 +48,7 @@ export async function passChallenge(page: Page, timeoutMillis: number): Promise<
     while (Date.now() < deadline) {
         await page.waitForLoadState('load', { timeout: Math.max(1, deadline - Date.now()) }).catch(() => undefined);
         // The page may be between two documents: its content is read again on the next turn.
-        const html = await page.content().catch(() => undefined);
+        const html = await documentHtml(page).catch(() => undefined);
         // The status of the document now shown is not known here (403 alone would read as a block): its signs decide.
         if (html !== undefined && !detectBlock({ status: 200, headers: {}, body: html })) return html;
         await page.waitForTimeout(CHALLENGE_POLL_MILLIS);
