@@ -2,9 +2,9 @@
  * Reading a page the browser stage rendered: its document once, a JS challenge's course, and a
  * route's waits (`waitFor`, `waitUntil`), which end as soon as what they wait for holds.
  */
-import { load } from 'cheerio';
 import type { Page, Response } from 'playwright';
 import { extractAndValidate, isIncomplete } from '../quality/validate.js';
+import { readDocument } from '../parse/loadedDocument.js';
 import type { PageContext, Route } from '../site.js';
 import { devtoolsOf } from './pageDevtools.js';
 import { detectBlock } from './responseCheck.js';
@@ -70,7 +70,7 @@ export async function waitForContent(page: Page, html: string, route: Route, con
         await page.waitForLoadState('networkidle', { timeout: remaining() }).catch(() => undefined);
     } else if (route.waitUntil === 'fields') {
         let current = route.waitFor ? await renderedHtml(page, undefined) : html;
-        while (isIncomplete(extractAndValidate(route, load(current), context)) && Date.now() < deadline) {
+        while (isIncomplete(readDocument(current, undefined, ($) => extractAndValidate(route, $, context))) && Date.now() < deadline) {
             await nextDomChange(page, Math.min(FIELDS_RECHECK_MILLIS, remaining()));
             current = await renderedHtml(page, undefined);
         }

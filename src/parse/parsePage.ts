@@ -3,11 +3,12 @@
  * against its schema, and the links its enqueue rules select. Plain work on a string, so it runs
  * in a parse worker (parseWorker.ts) as well as in the crawling thread (pageParser.ts).
  */
-import { type CheerioAPI, type CheerioOptions, load } from 'cheerio';
+import type { CheerioAPI, CheerioOptions } from 'cheerio';
 import { pageUrls } from '../frontier/canonical.js';
 import { extractAndValidate, extractorFailed, type Verdict } from '../quality/validate.js';
 import { elementsOf, type PageContext, type Renderer, type Route } from '../site.js';
 import type { Link } from '../vocabulary/request.js';
+import { readDocument } from './loadedDocument.js';
 
 /** A fetched page, as it is handed to a parser (structured-cloneable). */
 export interface PageToParse {
@@ -38,10 +39,11 @@ export interface ParsedPage {
 export const HTMLPARSER2 = { _useHtmlParser2: true } as CheerioOptions;
 
 export function parsePage(route: Route, page: PageToParse): ParsedPage {
-    const $ = page.renderer === 'http' ? load(page.html, HTMLPARSER2) : load(page.html);
-    const { base, canonical } = pageUrls($, page.finalUrl, page.trackingParams);
-    const context: PageContext = { url: new URL(page.finalUrl), label: route.label, renderer: page.renderer, userData: page.userData };
-    return { base: base.href, canonical, verdict: extractAndValidate(route, $, context), links: discoverLinks(route, $, context) };
+    return readDocument(page.html, page.renderer === 'http' ? HTMLPARSER2 : undefined, ($) => {
+        const { base, canonical } = pageUrls($, page.finalUrl, page.trackingParams);
+        const context: PageContext = { url: new URL(page.finalUrl), label: route.label, renderer: page.renderer, userData: page.userData };
+        return { base: base.href, canonical, verdict: extractAndValidate(route, $, context), links: discoverLinks(route, $, context) };
+    });
 }
 
 /**
