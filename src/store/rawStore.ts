@@ -72,7 +72,8 @@ export function storedPage(page: RawPage): RawPage {
 
 export class RawStore {
     readonly dir: string;
-    private readonly writer: GroupWriter<RawPage>;
+    /** Pages as their JSON lines, encoded: a line waiting for its write holds no page string on the V8 heap. */
+    private readonly writer: GroupWriter<Buffer>;
     private readonly maxSegmentBytes: number;
     private segment = 0;
     private segmentBytes = Infinity;
@@ -101,7 +102,7 @@ export class RawStore {
 
     /** Stores a page: resolves once it is written to its segment file. */
     async put(page: RawPage): Promise<void> {
-        await this.writer.add(storedPage(page));
+        await this.writer.add(Buffer.from(`${JSON.stringify(storedPage(page))}\n`));
     }
 
     async flush(): Promise<void> {
@@ -129,8 +130,8 @@ export class RawStore {
         return found;
     }
 
-    private async append(pages: RawPage[]): Promise<void> {
-        const chunk = await gzip(pages.map((page) => `${JSON.stringify(page)}\n`).join(''), { level: COMPRESSION_LEVEL });
+    private async append(lines: Buffer[]): Promise<void> {
+        const chunk = await gzip(Buffer.concat(lines), { level: COMPRESSION_LEVEL });
         const bytes = chunk.length;
         if (this.segmentBytes + bytes > this.maxSegmentBytes) {
             this.segment += 1;
