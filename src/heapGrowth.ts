@@ -17,6 +17,10 @@
  *   8 MB was no cheaper in memory beyond the noise.
  *
  * Measured with the bench's cpu suite at 10,000 products and its latency suite (bench/README.md).
+ * Most of those figures predate the release of each page's DOM after its parse
+ * (parse/loadedDocument.ts), which cut what is promoted to about a third. 2x was tried again after
+ * it (2026-12-03, 10,000 products, one run each): 367 MB peak RSS against 299 at 1.5x, for
+ * about the same pages per second, so 1.5x stays.
  */
 import { setFlagsFromString } from 'node:v8';
 
