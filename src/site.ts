@@ -7,10 +7,10 @@
  * browser-rendered HTML too.
  */
 import type { CheerioAPI } from 'cheerio';
-import { compile, selectAll } from 'css-select';
-import { type AnyNode, type Element, hasChildren, isTag } from 'domhandler';
+import { type AnyNode, type Element, isTag } from 'domhandler';
 import { find, textContent } from 'domutils';
 import type { z } from 'zod';
+import { childrenOf, compiledSelector, selectUnder } from './parse/compiledSelectors.js';
 
 /** Where a page's HTML came from. */
 export type Renderer = 'http' | 'browser';
@@ -228,8 +228,7 @@ export function firstNumber(text: string): number | undefined {
 export function elementsOf($: CheerioAPI, selector: string, root?: Parameters<CheerioAPI>[1]): Element[] {
     const query = compiledSelector(selector);
     const scope = scopeOf($, root);
-    // css-select's selectAll walks with a stack of its own, so a deeply nested page is no danger here.
-    return (query && scope ? selectAll(query, scope) : $(selector, root).toArray()) as Element[];
+    return query && scope ? selectUnder(query, scope) : ($(selector, root).toArray() as Element[]);
 }
 
 /** The text of the first element `selector` matches ('' when none does), searching only until that match. */
@@ -239,7 +238,7 @@ function firstMatchText($: CheerioAPI, selector: string, root?: Parameters<Cheer
     if (query && scope) {
         // domutils' find walks with a stack of its own and stops at the limit, as cheerio's `:first` does; css-select's
         // selectOne recurses, and a page nested 100,000 deep overflows the call stack.
-        const [element] = find((node) => isTag(node) && query(node), scope, true, 1);
+        const [element] = find((node) => isTag(node) && query(node), childrenOf(scope), true, 1);
         return element ? textContent(element) : '';
     }
     // Ending the selector in `:first` makes cheerio stop at the first match; a selector list is matched
@@ -247,46 +246,13 @@ function firstMatchText($: CheerioAPI, selector: string, root?: Parameters<Cheer
     return (selector.includes(',') ? $(selector, root).first() : $(`${selector.trim()}:first`, root)).text();
 }
 
-/**
- * Selectors compiled by css-select (what cheerio runs underneath), by their text. `$(selector)` parses
- * and compiles its selector anew on every call: on a real-weight product page (~15 KB, 180 links) a
- * first match took 60-140 µs through `$(`…`:first`)` and 17-48 µs compiled once. A selector css-select
- * does not know (cheerio's positional `:first`, `:eq(n)`, `:last`…) is kept as null and goes to `$`.
- */
-const compiledSelectors = new Map<string, CompiledSelector | null>();
-/** A site has a few dozen selectors; the cap only bounds a route that builds them from page data. */
-const MAX_COMPILED_SELECTORS = 1_000;
-
-type CompiledSelector = ReturnType<typeof compile>;
-
-function compiledSelector(selector: string): CompiledSelector | null {
-    let query = compiledSelectors.get(selector);
-    if (query === undefined) {
-        try {
-            query = compile(selector);
-            // A relative selector that starts with `+` or `~` needs the root's siblings: left to `$`.
-            if (query.shouldTestNextSiblings) query = null;
-        } catch {
-            query = null;
-        }
-        if (compiledSelectors.size >= MAX_COMPILED_SELECTORS) compiledSelectors.clear();
-        compiledSelectors.set(selector, query);
-    }
-    return query;
-}
-
-/**
- * The nodes whose trees `$(selector, root)` searches: the children of the document, or of the given
- * nodes (the root itself is never a match); undefined for a root given as a selector.
- */
+/** The nodes `$(selector, root)` searches under: the document, or the given nodes; undefined for a root given as a selector. */
 function scopeOf($: CheerioAPI, root: Parameters<CheerioAPI>[1]): AnyNode[] | undefined {
     if (typeof root === 'string') return undefined;
-    const roots: AnyNode[] =
-        root === undefined || root === null ? $.root().toArray()
+    return root === undefined || root === null ? $.root().toArray()
         : Array.isArray(root) ? root
         : 'toArray' in root && typeof root.toArray === 'function' ? root.toArray()
         : [root as AnyNode];
-    return roots.flatMap((node) => (hasChildren(node) ? node.children : []));
 }
 
 

@@ -173,6 +173,13 @@ describe('elementsOf', () => {
         assert.deepEqual(elementsOf($, 'a.item', $('li').last()).map((a) => a.attribs.href), ['/2']);
     });
 
+    it('reads a relative selector against the root, as $ does', () => {
+        for (const selector of ['> li', ':scope > li', 'li, > li > a']) {
+            assert.deepEqual(elementsOf($, selector, $('ul')), $(selector, $('ul')).toArray(), selector);
+        }
+        assert.equal(elementsOf($, '> li', $('ul')).length, 2);
+    });
+
     it('throws for a selector neither css-select nor cheerio can read, as $ does', () => {
         assert.throws(() => $('a[href'), 'the selector is one $ refuses');
         assert.throws(() => elementsOf($, 'a[href'));

@@ -12,7 +12,9 @@
  * (test/parse/loadedDocument.test.ts measures both), and the bench's cpu suite crawled a quarter
  * faster at a quarter less CPU a page, half of V8's background GC threads' time gone.
  */
-import { type CheerioAPI, type CheerioOptions, load } from 'cheerio';
+import { type Cheerio, type CheerioAPI, type CheerioOptions, load } from 'cheerio';
+import type { AnyNode } from 'domhandler';
+import { compiledSelector, selectUnder } from './compiledSelectors.js';
 
 /**
  * Runs `read` on `html` loaded into cheerio, then empties the document. `read` must take what it
@@ -21,6 +23,7 @@ import { type CheerioAPI, type CheerioOptions, load } from 'cheerio';
  */
 export function readDocument<T>(html: string, options: CheerioOptions | undefined, read: ($: CheerioAPI) => T): T {
     const $ = load(html, options);
+    findWithCompiledSelectors($);
     try {
         return read($);
     } finally {
@@ -28,4 +31,18 @@ export function readDocument<T>(html: string, options: CheerioOptions | undefine
             if ('children' in document) document.children = [];
         }
     }
+}
+
+/**
+ * `$(selector)` and `.find(selector)` of this document through selectors compiled once
+ * (compiledSelectors.ts) rather than anew on every call; what cheerio alone handles
+ * (relative and positional selectors, elements, HTML) still goes to cheerio. `$.fn` is the
+ * prototype of this document's own class (see above), so no other document is touched.
+ */
+function findWithCompiledSelectors($: CheerioAPI): void {
+    const cheerioFind = $.fn.find;
+    $.fn.find = function find(this: Cheerio<AnyNode>, selectorOrHaystack) {
+        const query = typeof selectorOrHaystack === 'string' ? compiledSelector(selectorOrHaystack) : null;
+        return query ? this._make(selectUnder(query, this.toArray())) : cheerioFind.call(this, selectorOrHaystack);
+    } as typeof cheerioFind;
 }

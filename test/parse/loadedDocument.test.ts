@@ -3,7 +3,7 @@
  * src/parse/loadedDocument.ts for why cheerio's own load keeps it alive into the old generation).
  */
 import assert from 'node:assert/strict';
-import type { CheerioAPI } from 'cheerio';
+import { type CheerioAPI, load } from 'cheerio';
 import { execFile } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +46,18 @@ describe('readDocument', () => {
             /extractor failed/,
         );
         assert.equal($kept!.root().children().length, 0);
+    });
+
+    it('finds with $(selector) and .find(selector) what cheerio finds, its own selectors and relative ones too', () => {
+        const html = `<html><head><title>T</title></head><body>
+            <ul id="menu"><li class="x">1<ul><li>1.1</li></ul></li><li>2</li></ul>
+            <div><p class="lead">p</p><p>q</p><ul><li>3</li></ul></div></body></html>`;
+        const selectors = ['li', 'ul > li', 'li, p', 'li:has(ul)', 'p:not(.lead)', 'li:contains(2)', 'li:first', 'li:eq(2)', 'p:last', '> li', ':scope > li', '+ div', '~ div', 'html', 'none'];
+        const read = ($: CheerioAPI) =>
+            selectors.flatMap((selector) => [$(selector), $('#menu').find(selector), $('div').find(selector), $(selector, 'div')].map((found) => found.toArray().map((element) => $.html(element))));
+        assert.deepEqual(readDocument(html, undefined, read), read(load(html)));
+        assert.equal(readDocument(html, undefined, ($) => $('li').find('li').end().length), 4, '.end() goes back to what .find() searched');
+        assert.equal(readDocument(html, undefined, ($) => $('<p>new</p>').text()), 'new', 'HTML still makes elements');
     });
 
     it("lets a parsed page's DOM die young: parsePage promotes a fraction of what a bare cheerio.load does", async () => {
