@@ -6,8 +6,9 @@
  *
  * Measured in the bench's own process, after the case's crawls in the same invocation, over a sample of
  * the pages the crawl fetches (the first `SAMPLE_PRODUCTS` products and every listing page, up to
- * `SAMPLE_LISTINGS`), weighted by how many of each the crawl fetches. CPU time of this thread only,
- * the best of `ROUNDS` rounds (GC and a busy neighbour only ever add).
+ * `SAMPLE_LISTINGS`), weighted by how many of each the crawl fetches. CPU time of the whole process,
+ * as a crawler's CPU per page is counted (V8's background GC threads included), the best of `ROUNDS`
+ * rounds (GC and a busy neighbour only ever add).
  */
 import { load, type CheerioAPI } from 'cheerio';
 import { startShop, type ShopOptions } from '../../src/demo/shop.js';
