@@ -17,7 +17,6 @@ import type { Renderer, Route } from '../site.js';
 import type { RunEvents } from '../vocabulary/events.js';
 import type { RequestData } from '../vocabulary/request.js';
 import type { PageParser } from './pageParser.js';
-import type { ParsedPage } from './parsePage.js';
 
 export interface FetchedPage {
     request: { url: string; label?: string; userData: RequestData };
@@ -47,20 +46,15 @@ export interface PageHandlerOptions {
 export class PageHandler {
     constructor(private readonly options: PageHandlerOptions) {}
 
-    /**
-     * Not an async function, so that the page's HTML is not kept past this call: its raw write and
-     * its parse both start here, and what follows waits with neither. Kept in an async frame, the
-     * HTML (~30 KB a real-weight page, as UTF-16) outlived the group write and two young-generation
-     * collections with it, and V8 promoted it to the old generation.
-     */
-    handle(page: FetchedPage): Promise<void> {
-        const { request, route, renderer, finalUrl } = page;
+    async handle(page: FetchedPage): Promise<void> {
+        const { events, frontier, log } = this.options;
+        const { request, route, renderer } = page;
         const fetchedAt = new Date().toISOString();
-        const rawKey = rawPageKey(finalUrl, renderer);
-        const written = this.options.raw.put({
+        const rawKey = rawPageKey(page.finalUrl, renderer);
+        await this.options.raw.put({
             key: rawKey,
             url: request.url,
-            finalUrl,
+            finalUrl: page.finalUrl,
             status: page.status,
             headers: page.headers,
             fetchedAt,
@@ -69,19 +63,15 @@ export class PageHandler {
             body: page.html,
             charset: page.charset,
         });
-        // Parsed while the raw page is written; nothing it yields is committed before that write is done.
-        const parsing = this.options.parser.parse(route, { html: page.html, finalUrl, renderer, userData: request.userData, trackingParams: this.options.frontier.trackingParams });
-        // Awaited below unless the write fails first; until then its failure is not an unhandled rejection.
-        parsing.catch(() => undefined);
-        return this.settlePage({ request, route, renderer, settle: page.settle, fetchedAt, rawKey }, written, parsing);
-    }
-
-    private async settlePage(page: WrittenPage, written: Promise<void>, parsing: Promise<ParsedPage>): Promise<void> {
-        const { events, frontier, log } = this.options;
-        const { request, route, renderer, fetchedAt, rawKey } = page;
-        await written;
         events.emit('pageFetched', { renderer, route: route.label, url: request.url });
-        const parsed = await parsing;
+
+        const parsed = await this.options.parser.parse(route, {
+            html: page.html,
+            finalUrl: page.finalUrl,
+            renderer,
+            userData: request.userData,
+            trackingParams: frontier.trackingParams,
+        });
         const { canonical, verdict } = parsed;
         const claim = canonical && !request.userData.canonicalChecked ? await frontier.claimCanonical(canonical, request.url) : undefined;
         if (claim === 'taken') {
@@ -140,9 +130,6 @@ export class PageHandler {
         });
     }
 }
-
-/** A fetched page once its raw copy is on its way and its parse under way: everything but its HTML. */
-type WrittenPage = Pick<FetchedPage, 'request' | 'route' | 'renderer' | 'settle'> & { fetchedAt: string; rawKey: string };
 
 /** The claim to remember with the page: only a canonical URL that is not the request's own. */
 function claimKey(claim: CanonicalClaim | undefined): string | undefined {

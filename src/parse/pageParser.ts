@@ -59,10 +59,7 @@ function inThread(limitSecs: number): PageParser {
     return {
         parse: async (route, page) => {
             const started = performance.now();
-            // A copy, as a parse worker's answer is one: strings read out of the DOM (a link's href, a
-            // field's text) are slices of the page's HTML in V8 and would keep all of it alive as long
-            // as the links wait for the frontier and the records for their write.
-            const parsed = structuredClone(parsePage(route, page));
+            const parsed = parsePage(route, page);
             // Judged as a parse worker would have judged it, had it been ended at the limit.
             return performance.now() - started > limitSecs * 1000 ? timedOutPage(page, limitSecs) : parsed;
         },

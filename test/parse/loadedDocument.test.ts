@@ -4,9 +4,24 @@
  */
 import assert from 'node:assert/strict';
 import { type CheerioAPI, load } from 'cheerio';
+import { execFile } from 'node:child_process';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { readDocument } from '../../src/parse/loadedDocument.js';
-import { promotedPerPage } from '../helpers/promotion.js';
+
+const loop = fileURLToPath(new URL('./fixtures/promotionLoop.ts', import.meta.url));
+const PAGES = 1_500;
+
+/** Bytes V8 promoted to the old generation per page over the child's loop, from its `--trace-gc-nvp` lines. */
+async function promotedPerPage(mode: 'parsePage' | 'cheerio'): Promise<number> {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--trace-gc-nvp', '--import', 'tsx', loop, mode, String(PAGES)], { maxBuffer: 64 * 1024 * 1024 });
+    const lines = stdout.split('\n');
+    const inLoop = lines.slice(lines.indexOf('loop starts'), lines.findIndex((line) => line.startsWith('loop ends')));
+    assert.ok(inLoop.length > 1, `the child ran its loop: ${stdout.slice(-300)}`);
+    const promoted = inLoop.map((line) => Number(/\bpromoted=(\d+)/.exec(line)?.[1] ?? 0)).reduce((sum, bytes) => sum + bytes, 0);
+    return promoted / PAGES;
+}
 
 describe('readDocument', () => {
     it('gives what the read returns, and empties the document after it', () => {
