@@ -100,9 +100,12 @@ export class RawStore {
         await rm(join(options.storageDir, 'raw_pages', options.site), { recursive: true, force: true });
     }
 
-    /** Stores a page: resolves once it is written to its segment file. */
-    async put(page: RawPage): Promise<void> {
-        await this.writer.add(Buffer.from(`${JSON.stringify(storedPage(page))}\n`));
+    /**
+     * Stores a page: resolves once it is written to its segment file. Not an async function: one
+     * would keep `page`, its HTML with it, alive in its frame until the group write resolves.
+     */
+    put(page: RawPage): Promise<void> {
+        return this.writer.add(Buffer.from(`${JSON.stringify(storedPage(page))}\n`));
     }
 
     async flush(): Promise<void> {

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { appendFile, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { constants, gunzipSync, gzipSync } from 'node:zlib';
@@ -74,6 +76,30 @@ describe('RawStore', () => {
         const written = Array.from({ length: 7 }, (_, i) => page(i + 1, i % 2 ? 'browser' : 'http'));
         for (const p of written) await store.put(p);
         assert.deepEqual(await readAll(store), written);
+    });
+
+    it('put() keeps no hold of the page while its write is pending: a waiting page costs its encoded bytes, not its HTML', async (t) => {
+        const dir = await storageDir(t);
+        const store = await RawStore.open({ storageDir: dir, site: 'shop' });
+        setFlagsFromString('--expose-gc');
+        const gc = runInNewContext('gc') as () => void;
+        // A large page first: the next one waits for its write, and then for its own.
+        const first = store.put({ ...page(0), body: 'x'.repeat(8 * 1024 * 1024) });
+        let written = false;
+        let pending: Promise<void> | undefined;
+        const kept = (() => {
+            const p = page(1);
+            pending = store.put(p).then(() => void (written = true));
+            return new WeakRef(p);
+        })();
+        // A WeakRef holds its target until the end of the job that made it.
+        await new Promise((resolve) => setImmediate(resolve));
+        gc();
+        assert.equal(written, false, 'the page is still waiting for its write');
+        assert.equal(kept.deref(), undefined, 'the page outlived its put() call; an async put() holds it until the write resolves');
+        await first;
+        await pending;
+        assert.equal(lineCount(join(store.dir, 'pages-000001.jsonl.gz')), 2);
     });
 
     it('put() resolves once the page is in its segment file', async (t) => {
