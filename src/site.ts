@@ -7,10 +7,10 @@
  * browser-rendered HTML too.
  */
 import type { CheerioAPI } from 'cheerio';
-import { type AnyNode, type Element, isTag } from 'domhandler';
+import { compile, selectAll } from 'css-select';
+import { type AnyNode, type Element, hasChildren, isTag } from 'domhandler';
 import { find, textContent } from 'domutils';
 import type { z } from 'zod';
-import { childrenOf, compiledSelector, selectUnder } from './parse/compiledSelectors.js';
 
 /** Where a page's HTML came from. */
 export type Renderer = 'http' | 'browser';
@@ -246,6 +246,43 @@ function firstMatchText($: CheerioAPI, selector: string, root?: Parameters<Cheer
     return (selector.includes(',') ? $(selector, root).first() : $(`${selector.trim()}:first`, root)).text();
 }
 
+/**
+ * Selectors compiled once, by their text. cheerio parses and compiles a selector anew on every call:
+ * on a real-weight product page a first match took 60-140 µs through `$(`…`:first`)` and 17-48 µs
+ * compiled once. Null for a selector to leave to cheerio: a relative one (see RELATIVE_SELECTOR), a
+ * positional pseudo-class only cheerio knows (`:first`, `:eq(n)`…), or no selector. The extractor's `$` runs them too.
+ */
+export function compiledSelector(selector: string): CompiledSelector | null {
+    let query = compiledSelectors.get(selector);
+    if (query === undefined) {
+        try {
+            query = RELATIVE_SELECTOR.test(selector) ? null : compile(selector);
+            // A selector that needs the searched elements' next siblings is relative too.
+            if (query?.shouldTestNextSiblings) query = null;
+        } catch {
+            query = null;
+        }
+        if (compiledSelectors.size >= MAX_COMPILED_SELECTORS) compiledSelectors.clear();
+        compiledSelectors.set(selector, query);
+    }
+    return query;
+}
+
+type CompiledSelector = ReturnType<typeof compile>;
+const compiledSelectors = new Map<string, CompiledSelector | null>();
+const MAX_COMPILED_SELECTORS = 1_000; // A site has a few dozen; the cap only bounds a route that builds them from page data.
+/** Selectors cheerio matches against the elements searched from, not the document: `> li`, `+ p`, `~ p` (also after a comma), `:scope`. */
+const RELATIVE_SELECTOR = /(?:^|,)\s*[>+~]|:scope/i;
+
+/** The elements `query` matches under `roots` (never a root itself), in document order. css-select walks with a stack of its own: deep pages are safe. */
+export function selectUnder(query: CompiledSelector, roots: readonly AnyNode[]): Element[] {
+    return selectAll(query, childrenOf(roots)) as Element[];
+}
+
+function childrenOf(roots: readonly AnyNode[]): AnyNode[] {
+    return roots.flatMap((node) => (hasChildren(node) ? node.children : []));
+}
+
 /** The nodes `$(selector, root)` searches under: the document, or the given nodes; undefined for a root given as a selector. */
 function scopeOf($: CheerioAPI, root: Parameters<CheerioAPI>[1]): AnyNode[] | undefined {
     if (typeof root === 'string') return undefined;
@@ -254,7 +291,6 @@ function scopeOf($: CheerioAPI, root: Parameters<CheerioAPI>[1]): AnyNode[] | un
         : 'toArray' in root && typeof root.toArray === 'function' ? root.toArray()
         : [root as AnyNode];
 }
-
 
 /** The first number in the matched text (`£1,234.50` → 1234.5; a dot is the decimal point), or undefined. */
 export function numberOf($: CheerioAPI, selector: string, root?: Parameters<CheerioAPI>[1]): number | undefined {
