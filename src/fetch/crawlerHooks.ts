@@ -45,7 +45,6 @@ export interface FailedContext {
 
 interface CrawleeInternals {
     _runRequestHandler(context: { request: Request }): Promise<void>;
-    _applyCookies(context: { session?: unknown }, gotOptions: { headers?: Record<string, unknown> }, preHookCookies: string, postHookCookies: string): void;
     _requestFunctionErrorHandler(error: Error, context: FailedContext, source: unknown): Promise<void>;
     _canRequestBeRetried(request: Request, error: Error): boolean;
 }
@@ -87,25 +86,6 @@ const HttpCrawlerWithHooks = withHooks(HttpCrawler as unknown as CrawlerClass);
  */
 class HttpCrawlerReadingBodies extends HttpCrawlerWithHooks {
     readBody: BodyReader = () => Promise.reject(new Error('no body reader set'));
-
-    /**
-     * Crawlee's post-navigation check of the content type, which validates the response (ow) and
-     * parses its Content-Type on every page, only to let everything through: the stage accepts every
-     * type (its `additionalMimeTypes` hold the wildcard) and refuses what its route does not take
-     * itself, before the body is read (httpStage.ts, `readBody`).
-     */
-    _abortDownloadOfBody(): void {}
-
-    /**
-     * Crawlee merges the request's, the session's and the hooks' cookies on every request, parsing
-     * each with tough-cookie even when there are none. The stage has no Crawlee sessions and sets the
-     * session's cookie header in its pre-navigation hook, so there is only something to merge when a
-     * cookie header is there.
-     */
-    override _applyCookies(context: { session?: unknown }, gotOptions: { headers?: Record<string, unknown> }, preHookCookies: string, postHookCookies: string): void {
-        const hookCookies = gotOptions.headers?.cookie ?? gotOptions.headers?.Cookie;
-        if (context.session || preHookCookies || postHookCookies || hookCookies) super._applyCookies(context, gotOptions, preHookCookies, postHookCookies);
-    }
 
     async _parseResponse(request: Request, response: IncomingMessage): Promise<object> {
         const type = response.headers['content-type']?.split(';')[0]?.trim().toLowerCase() ?? '';
