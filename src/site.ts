@@ -246,6 +246,13 @@ function firstMatchText($: CheerioAPI, selector: string, root?: Parameters<Cheer
     return (selector.includes(',') ? $(selector, root).first() : $(`${selector.trim()}:first`, root)).text();
 }
 
+type CompiledSelector = ReturnType<typeof compile>;
+const compiledSelectors = new Map<string, CompiledSelector | null>();
+/** A site has a few dozen selectors; the cap only bounds a route that builds them from page data. */
+const MAX_COMPILED_SELECTORS = 1_000;
+/** Selectors cheerio matches against the elements searched from, not the document: `> li`, `+ p`, `~ p` (also after a comma), `:scope`. */
+const RELATIVE_SELECTOR = /(?:^|,)\s*[>+~]|:scope/i;
+
 /**
  * Selectors compiled once, by their text. cheerio parses and compiles a selector anew on every call:
  * on a real-weight product page a first match took 60-140 µs through `$(`…`:first`)` and 17-48 µs
@@ -267,12 +274,6 @@ export function compiledSelector(selector: string): CompiledSelector | null {
     }
     return query;
 }
-
-type CompiledSelector = ReturnType<typeof compile>;
-const compiledSelectors = new Map<string, CompiledSelector | null>();
-const MAX_COMPILED_SELECTORS = 1_000; // A site has a few dozen; the cap only bounds a route that builds them from page data.
-/** Selectors cheerio matches against the elements searched from, not the document: `> li`, `+ p`, `~ p` (also after a comma), `:scope`. */
-const RELATIVE_SELECTOR = /(?:^|,)\s*[>+~]|:scope/i;
 
 /** The elements `query` matches under `roots` (never a root itself), in document order. css-select walks with a stack of its own: deep pages are safe. */
 export function selectUnder(query: CompiledSelector, roots: readonly AnyNode[]): Element[] {
