@@ -10,9 +10,10 @@
  *   after, and a process killed in between would lose it.
  *
  * In the HTTP stage, reading the body, `readBody`: Crawlee reads a response whole into memory,
- * whatever its size or pace; the stage reads it within its limits (responseBody.ts).
+ * whatever its size or pace; the stage reads it within its limits (responseBody.ts). And sending:
+ * Crawlee's own, without its import of got-scraping (see `_requestFunction` below).
  */
-import type { Request, RequestProvider } from '@crawlee/core';
+import { type Request, type RequestProvider, SessionError } from '@crawlee/core';
 import type { IncomingMessage } from 'node:http';
 import { HttpCrawler, type HttpCrawlingContext } from '@crawlee/http';
 import type { FrontierQueue } from '../vocabulary/queue.js';
@@ -77,7 +78,22 @@ export interface CrawlerHooks {
 /** Reads a response's body (the HTTP client's stream, already decompressed). */
 export type BodyReader = (request: Request, response: IncomingMessage) => Promise<Buffer>;
 
-const HttpCrawlerWithHooks = withHooks(HttpCrawler as unknown as CrawlerClass);
+/** What `_requestFunction` below uses of Crawlee's HttpCrawler (3.18). */
+interface HttpCrawlerInternals {
+    _getRequestOptions(request: Request, session: unknown, proxyUrl: string | undefined, gotOptions: object): object;
+    _requestAsBrowser(options: object, session: unknown): Promise<IncomingMessage>;
+    isProxyError(error: Error): boolean;
+    _getMessageFromError(error: Error): string;
+}
+
+interface RequestFunctionOptions {
+    request: Request;
+    session?: unknown;
+    proxyUrl?: string;
+    gotOptions: object;
+}
+
+const HttpCrawlerWithHooks = withHooks(HttpCrawler as unknown as new (...args: any[]) => CrawleeInternals & HttpCrawlerInternals);
 
 /**
  * Crawlee's `_parseResponse` reads the body of an HTML type (and of every other type, which the stage
@@ -86,6 +102,25 @@ const HttpCrawlerWithHooks = withHooks(HttpCrawler as unknown as CrawlerClass);
  */
 class HttpCrawlerReadingBodies extends HttpCrawlerWithHooks {
     readBody: BodyReader = () => Promise.reject(new Error('no body reader set'));
+
+    /**
+     * Crawlee's `_requestFunction` (3.18) without its `await import('got-scraping')`, which it makes at
+     * the first request only to catch got's TimeoutError. dragnet's client is not got (a timeout is
+     * an `ETIMEDOUT` error, failures.ts), and the import cost ~20 MB of RSS and 0.2-0.5 s of a
+     * worker's start, paid after the first request had taken its politeness turn: that request
+     * left late, together with the next ones, and three workers gave a site 23 requests in a second
+     * where its Crawl-delay allowed 20. test/fetch/crawlerHooks.test.ts fails if an upgrade changes
+     * what this copies.
+     */
+    async _requestFunction({ request, session, proxyUrl, gotOptions }: RequestFunctionOptions): Promise<IncomingMessage> {
+        const options = this._getRequestOptions(request, session, proxyUrl, gotOptions);
+        try {
+            return await this._requestAsBrowser(options, session);
+        } catch (error) {
+            if (this.isProxyError(error as Error)) throw new SessionError(this._getMessageFromError(error as Error));
+            throw error;
+        }
+    }
 
     async _parseResponse(request: Request, response: IncomingMessage): Promise<object> {
         const type = response.headers['content-type']?.split(';')[0]?.trim().toLowerCase() ?? '';
