@@ -43,8 +43,13 @@ describe('a route stopped by the drift breaker of one worker', { skip: chromiumP
         const dead = await world.stored<DeadLetterEntry>('demo-shop', 'deadLetter');
         assert.ok(dead.length > 0 && dead.every((entry) => entry.reason === 'route-stopped'));
         const places = [...stored.map((item) => item._url), ...quarantined.map((entry) => entry.url), ...dead.map((entry) => entry.url)];
-        assert.deepEqual([...new Set(places)].sort(), shop.products.map((product) => `${shop.url}${product.path}`).sort());
-        assert.equal(new Set(stored.map((item) => item._url)).size + new Set(dead.map((entry) => entry.url)).size <= shop.products.length, true);
+        assert.equal(new Set(places).size, places.length, 'no URL in two places, nor twice in one');
+        // A featured alias (`/p/<n>`, a 301 to the shop's n-th product) is a URL of the frontier's own. Fetched before the
+        // trip, it is a redirect and leaves no entry of its own; after it, it is dead-lettered under its own URL,
+        // and that entry stands for its product.
+        const productUrlOfAlias = new Map(shop.products.map((product, index) => [`${shop.url}/p/${index + 1}`, `${shop.url}${product.path}`]));
+        const products = new Set(places.map((url) => productUrlOfAlias.get(url) ?? url));
+        assert.deepEqual([...products].sort(), shop.products.map((product) => `${shop.url}${product.path}`).sort());
     });
 });
 
