@@ -10,13 +10,12 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { HttpCrawler } from '@crawlee/http';
 import { startShop, type Shop } from '../../src/demo/shop.js';
 import { type CliResult, runCli } from '../helpers/cli.js';
 
-const RECORD_IMPORTS = pathToFileURL(fileURLToPath(new URL('./fixtures/recordImports.mjs', import.meta.url))).href;
+const RECORD_IMPORTS = new URL('./fixtures/recordImports.mjs', import.meta.url).href;
 
 /** Crawlee 3.18.1's `HttpCrawler.prototype._requestFunction`, its whitespace collapsed, hashed. */
 const COPIED_REQUEST_FUNCTION_SHA256 = '29a4ac0bfbd24ec7ed089f2c9e7b6583337092c0cafde4a9666cd3009a9212a3';
