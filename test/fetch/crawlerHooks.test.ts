@@ -1,7 +1,7 @@
 /**
  * The HTTP stage sends with Crawlee's `_requestFunction` less its import of got-scraping
  * (src/fetch/crawlerHooks.ts): a crawl never loads got-scraping, and an upgrade that changes the
- * method this copies fails here, so that the copy is read again against the new one.
+ * method this copies, or renames one the stage's crawler overrides or calls, fails here.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -56,6 +56,11 @@ describe('the HTTP stage without got-scraping', () => {
             env: { ...process.env, RECORD_IMPORTS_OF: 'got-scraping', RECORD_IMPORTS_TO: record },
         });
         assert.equal((await importsRecorded(record)).length, 1);
+    });
+
+    it("overrides and calls only methods Crawlee's HttpCrawler has, so an upgrade that renames one cannot leave an override dead", () => {
+        const names = ['_requestFunction', '_parseResponse', '_runRequestHandler', '_requestFunctionErrorHandler', '_canRequestBeRetried', '_getRequestOptions', 'isProxyError', '_getMessageFromError'];
+        for (const name of names) assert.equal(typeof (HttpCrawler.prototype as unknown as Record<string, unknown>)[name], 'function', `HttpCrawler.prototype.${name}`);
     });
 
     it("copies Crawlee's _requestFunction as it is in this version", () => {
