@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { Request } from '@crawlee/core';
+import type { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { JobQueue, type JobQueueOptions } from '../../src/frontier/redis/jobQueue.js';
 import { PgBacklog } from '../../src/store/postgres/backlog.js';
@@ -123,6 +124,20 @@ describe('JobQueue', () => {
         assert.deepEqual(await successor.counts(), { waiting: 2, delayed: 0, active: 0, spilled: 0 });
         successor.start();
         assert.deepEqual((await drain(successor, 2)).sort(), [url('b'), url('c')]);
+    });
+
+    it('closes, giving the job back, when BullMQ hands it one whose fetch was under way as close was called', async () => {
+        const queue = openQueue({ prefetch: 1 });
+        await queue.addRequests(['a', 'b', 'c'].map((p) => ({ url: url(p) })));
+        queue.start();
+        // BullMQ's worker emits `completed` once Redis has completed the job and handed it the next
+        // one in the same call: closing then is closing with a fetch under way, every time.
+        const worker = (queue as unknown as { worker: Worker }).worker;
+        const closed = new Promise<void>((resolve, reject) => worker.once('completed', () => queue.close().then(resolve, reject)));
+        await queue.markRequestHandled(await next(queue));
+        queues.pop();
+        await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error('close() hangs')), 5_000))]);
+        assert.deepEqual(await openQueue().counts(), { waiting: 2, delayed: 0, active: 0, spilled: 0 });
     });
 
     it('says whether a request of the same unique key is already queued', async () => {

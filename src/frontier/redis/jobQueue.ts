@@ -87,6 +87,7 @@ export class JobQueue implements FrontierQueue {
     private feeder: NodeJS.Timeout | undefined;
     private handled = 0;
     private running: Promise<void> | undefined;
+    private closing = false;
 
     constructor(options: JobQueueOptions) {
         const { redis, prefix, name } = options;
@@ -230,6 +231,7 @@ export class JobQueue implements FrontierQueue {
      * ones taken ahead of it) and lets go of the queue. The connection stays open.
      */
     async close(): Promise<void> {
+        this.closing = true;
         clearInterval(this.feeder);
         const closing = this.worker.close();
         const left = [...this.ready.splice(0), ...this.inWork.values()];
@@ -261,12 +263,18 @@ export class JobQueue implements FrontierQueue {
         });
     }
 
-    /** A job's processor: hands it to the crawler and waits for the crawler's answer. */
+    /**
+     * A job's processor: hands it to the crawler and waits for the crawler's answer. A job that comes
+     * once the queue is closing goes straight back: BullMQ's worker still processes the jobs whose
+     * fetch was under way when `close` was called, and waits for them to finish before it closes.
+     */
     private async process(job: Job<JobData>, token: string | undefined): Promise<void> {
-        const settlement = await new Promise<Settlement>((settle) => {
-            this.ready.push({ job, settle });
-            this.emptySince = undefined;
-        });
+        const settlement = this.closing
+            ? ({ done: false, data: job.data, retry: false } as const)
+            : await new Promise<Settlement>((settle) => {
+                  this.ready.push({ job, settle });
+                  this.emptySince = undefined;
+              });
         if (settlement.done) return;
         await job.updateData(settlement.data);
         if (!settlement.retry) {
