@@ -97,8 +97,8 @@ export class ProxyRouting {
     }
 
     /**
-     * Picks the session for `request` (held weakly as its attempt's key) and waits for the site's
-     * turn. A request pinned to a session (`userData.session`, a challenge the browser is to pass)
+     * Waits for the site's turn, then picks the session for `request` (held weakly as its attempt's
+     * key). A request pinned to a session (`userData.session`, a challenge the browser is to pass)
      * keeps it while it lives. Otherwise a session `prefer` accepts is taken before others on the
      * exit chosen (Identities.pick).
      */
@@ -106,6 +106,11 @@ export class ProxyRouting {
         const url = new URL(request.url);
         const userData = request.userData as RequestData;
         const section = sectionOf(request.label, url);
+        // The turn first: a request may wait long for it, and its tier is to follow what the site's
+        // outcomes say when it leaves, not when it began to wait.
+        await this.politeness.acquire(url, AbortSignal.timeout(MAX_TURN_WAIT_MILLIS)).catch((error: unknown) => {
+            throw error instanceof PolitenessClosedError ? new TurnDeferred(MAX_TURN_WAIT_MILLIS) : error;
+        });
         const pinned = this.identities.get(userData.session);
         let attempt: Attempt | undefined;
         if (pinned) {
@@ -119,9 +124,6 @@ export class ProxyRouting {
             }
         }
         if (!attempt) throw new NoExitAvailable(`no exit of tier ${this.tiers[userData.tierFloor ?? 0]?.name} or above is available: every proxy is on its breaker`);
-        await this.politeness.acquire(url, AbortSignal.timeout(MAX_TURN_WAIT_MILLIS)).catch((error: unknown) => {
-            throw error instanceof PolitenessClosedError ? new TurnDeferred(MAX_TURN_WAIT_MILLIS) : error;
-        });
         this.attempts.set(request, attempt);
         this.count(attempt, (counters) => (counters.requests += 1));
         return attempt;
