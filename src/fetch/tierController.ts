@@ -83,6 +83,8 @@ export class TierController {
 
     /** The tier for a request of `section` that may not go below `floor` (it was blocked lower down). */
     tierFor(section: string, floor = 0): { tier: number; probe: boolean } {
+        // The counts may have changed since this worker last recorded (a fleet's are shared; all decay).
+        this.reconsiderWithSite(section, this.now());
         const own = this.current.get(section) ?? this.current.get(SITE) ?? 0;
         if (own > floor && this.random() < this.probeShare) {
             this.probes += 1;
@@ -96,13 +98,17 @@ export class TierController {
         const now = this.now();
         this.counts.add(section, tier, outcome, now);
         this.counts.add(SITE, tier, outcome, now);
-        this.reconsider(SITE, now);
-        this.reconsider(section, now);
+        this.reconsiderWithSite(section, now);
     }
 
     /** Each known section's tier, by name. */
     sections(): Record<string, string> {
         return Object.fromEntries([...this.current].map(([section, tier]) => [section, this.tiers[tier]!.name]));
+    }
+
+    private reconsiderWithSite(section: string, now: number): void {
+        this.reconsider(SITE, now);
+        this.reconsider(section, now);
     }
 
     /** Moves the section to the tier with the lowest expected cost, when that is clearly cheaper. */

@@ -267,6 +267,39 @@ describe('RedisTierCounts (Redis on 127.0.0.1:6379)', () => {
         assert.deepEqual(alone.sections(), {}, 'four blocks of its own move nothing (the first TierController test: it takes five)');
         assert.deepEqual(workers.map((worker) => worker.sections()), [{ 'detail /hard': 'res' }, { 'detail /hard': 'res' }]);
     });
+
+    it("moves a section at the next tierFor once the fleet's blocks arrive, though this worker recorded nothing there", async () => {
+        await one.del(key);
+        const [first, second] = counts();
+        const { time, now } = clock();
+        const blocked = new TierController(TWO, { now, random: NO_PROBES, counts: first });
+        const idle = new TierController(TWO, { now, random: NO_PROBES, counts: second });
+        for (let i = 0; i < 100; i++) blocked.record('detail /easy', 0, 'ok');
+        for (let i = 0; i < 20; i++) blocked.record('detail /hard', 0, 'blocked');
+        assert.equal(idle.tierFor('detail /hard').tier, 0, 'before a sync it has seen nothing');
+        await first.sync(time.now);
+        await second.sync(time.now);
+        assert.equal(idle.tierFor('detail /hard').tier, 1);
+        assert.deepEqual(idle.sections(), { 'detail /hard': 'res' });
+    });
+
+    it('sends a block within blockSyncMillis, without waiting for the periodic sync; other outcomes wait for it', async () => {
+        await one.del(key);
+        const sender = new RedisTierCounts({ redis: one, key, halfLifeMillis: 120_000, syncMillis: 3_600_000, blockSyncMillis: 50 });
+        const [, reader] = counts();
+        opened.push(sender);
+        const t = Date.now();
+        sender.add('detail /hard', 0, 'ok', t);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await reader.sync(t);
+        assert.deepEqual(reader.get('detail /hard', 0, t), { ok: 0, blocked: 0 }, 'an ok is not sent early');
+        sender.add('detail /hard', 0, 'blocked', t);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await reader.sync(t);
+        const seen = reader.get('detail /hard', 0, t);
+        assert.equal(Math.round(seen.blocked), 1, 'the block went out on its own');
+        assert.equal(Math.round(seen.ok), 1, 'with the ok that waited beside it');
+    });
 });
 
 /** A small deterministic random (Park–Miller), so a test's probes fall the same each run. */
