@@ -122,6 +122,13 @@ class HttpCrawlerReadingBodies extends HttpCrawlerWithHooks {
         }
     }
 
+    /**
+     * Crawlee's post-navigation content-type check validates the response (ow) and parses its
+     * Content-Type on every page, only to let every type through: the stage's `additionalMimeTypes`
+     * hold the wildcard, and it refuses what a route does not take itself (httpStage.ts, `readBody`).
+     */
+    _abortDownloadOfBody(): void {}
+
     async _parseResponse(request: Request, response: IncomingMessage): Promise<object> {
         const type = response.headers['content-type']?.split(';')[0]?.trim().toLowerCase() ?? '';
         const body = await this.readBody(request, response);
