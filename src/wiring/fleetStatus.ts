@@ -7,7 +7,7 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Fleet, type WorkerSeen } from '../frontier/redis/fleet.js';
-import { type QueueCounts, queueCounts } from '../frontier/redis/jobQueue.js';
+import { type QueueCounts, queueCounts } from '../frontier/redis/queueCounts.js';
 import { PgBacklog } from '../store/postgres/backlog.js';
 import type { PgDatabase } from '../store/postgres/database.js';
 import { type DeadLetterReason, PgSink, type SiteCounts } from '../store/postgres/sink.js';

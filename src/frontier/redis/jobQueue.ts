@@ -28,6 +28,7 @@ import { DelayedError, type Job, Queue, WaitingError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { FrontierQueue, JobBacklog, SpilledJob } from '../../vocabulary/queue.js';
 import { dataOf, type JobData, jobOf, toRequest } from './jobData.js';
+import { type QueueCounts, queueCounts } from './queueCounts.js';
 
 export interface JobQueueOptions {
     /** The connection; BullMQ's worker opens one more of its own for blocking reads. */
@@ -263,14 +264,11 @@ export class JobQueue implements FrontierQueue {
         });
     }
 
-    /**
-     * A job's processor: hands it to the crawler and waits for the crawler's answer. A job that comes
-     * once the queue is closing goes straight back: BullMQ's worker still processes the jobs whose
-     * fetch was under way when `close` was called, and waits for them to finish before it closes.
-     */
+    /** A job's processor: hands it to the crawler and waits for the crawler's answer. */
     private async process(job: Job<JobData>, token: string | undefined): Promise<void> {
-        const settlement = this.closing
-            ? ({ done: false, data: job.data, retry: false } as const)
+        // BullMQ still hands over a job whose fetch was under way when close() was called, and waits for it.
+        const settlement: Settlement = this.closing
+            ? { done: false, data: job.data, retry: false }
             : await new Promise<Settlement>((settle) => {
                   this.ready.push({ job, settle });
                   this.emptySince = undefined;
@@ -292,17 +290,4 @@ export class JobQueue implements FrontierQueue {
         this.inWork.delete(request.id!);
         return taken?.settle;
     }
-}
-
-/** Jobs waiting (in BullMQ's `wait` list or its prioritized set), delayed (retries waiting for their time) and active (locked to a worker). */
-export interface QueueCounts {
-    waiting: number;
-    delayed: number;
-    active: number;
-}
-
-/** A queue's jobs across the fleet, as BullMQ counts them in Redis. */
-export async function queueCounts(queue: Queue): Promise<QueueCounts> {
-    const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
-    return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), delayed: counts.delayed ?? 0, active: counts.active ?? 0 };
 }
