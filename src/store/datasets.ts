@@ -3,6 +3,7 @@
  * batches. Names are fixed here so every command (run, export, reparse) finds the same stores.
  */
 import { Configuration, Dataset } from '@crawlee/core';
+import { readOwnMemoryWithoutChildren } from '../monitor/memoryReadings.js';
 import type { DeadLetterEntry } from '../vocabulary/failure.js';
 import { BatchWriter } from './batchWriter.js';
 import type { QuarantineEntry, StoredItem } from './records.js';
@@ -21,7 +22,7 @@ export function openStorage(
     memoryMbytes?: number,
 ): { config: Configuration; storage: SqliteStorageClient } {
     const storage = new SqliteStorageClient({ storageDir, ...options });
-    return { config: new Configuration({ storageClient: storage, purgeOnStart: false, memoryMbytes }), storage };
+    return { config: readOwnMemoryWithoutChildren(new Configuration({ storageClient: storage, purgeOnStart: false, memoryMbytes })), storage };
 }
 
 export type StoreNames = ReturnType<typeof storeNames>;

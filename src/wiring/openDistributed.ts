@@ -24,6 +24,7 @@ import { Fleet } from '../frontier/redis/fleet.js';
 import { JobQueue } from '../frontier/redis/jobQueue.js';
 import { RedisBloomSeenSet } from '../frontier/redisBloomSeenSet.js';
 import { RedisSeenSet } from '../frontier/redisSeenSet.js';
+import { readOwnMemoryWithoutChildren } from '../monitor/memoryReadings.js';
 import { RunStats } from '../monitor/stats.js';
 import { storeNames } from '../store/datasets.js';
 import { isConnectionError } from '../store/postgres/database.js';
@@ -157,7 +158,7 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
 
     return {
         backend: 'distributed',
-        config: new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }), purgeOnStart: false, memoryMbytes: options.memoryMb }),
+        config: readOwnMemoryWithoutChildren(new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }), purgeOnStart: false, memoryMbytes: options.memoryMb })),
         httpQueue,
         browserQueue,
         seenSet,
