@@ -66,6 +66,9 @@ const MAX_STALLED = 5;
 /** The crawler's answer for one job: done, or back into the queue at `until` (ms since the epoch). */
 type Settlement = { done: true } | { done: false; data: JobData; retry: false } | { done: false; data: JobData; retry: true; until: number };
 
+/** A job given back untouched: to the front of its place in the queue, for the next worker. */
+const givenBack = (job: Job<JobData>): Settlement => ({ done: false, data: job.data, retry: false });
+
 interface Taken {
     job: Job<JobData>;
     settle: (settlement: Settlement) => void;
@@ -237,7 +240,7 @@ export class JobQueue implements FrontierQueue {
         const closing = this.worker.close();
         const left = [...this.ready.splice(0), ...this.inWork.values()];
         this.inWork.clear();
-        for (const taken of left) taken.settle({ done: false, data: taken.job.data, retry: false });
+        for (const taken of left) taken.settle(givenBack(taken.job));
         await closing;
         await this.running;
         await this.queue.close();
@@ -267,8 +270,8 @@ export class JobQueue implements FrontierQueue {
     /** A job's processor: hands it to the crawler and waits for the crawler's answer. */
     private async process(job: Job<JobData>, token: string | undefined): Promise<void> {
         // BullMQ still hands over a job whose fetch was under way when close() was called, and waits for it.
-        const settlement: Settlement = this.closing
-            ? { done: false, data: job.data, retry: false }
+        const settlement = this.closing
+            ? givenBack(job)
             : await new Promise<Settlement>((settle) => {
                   this.ready.push({ job, settle });
                   this.emptySince = undefined;
