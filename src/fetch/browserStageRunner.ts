@@ -85,18 +85,20 @@ export class BrowserStageRunner {
         this.problem ??= browserProblem(this.options.chromiumPath);
         const problem = await this.problem;
         if (problem) return this.deadLetterQueued(problem);
-        this.starting ??= this.options.createStage(this.options.chromiumPath!).then(
-            (crawler) => {
-                if (this.stopped) return;
+        this.starting ??= this.options
+            .createStage(this.options.chromiumPath!)
+            .then((crawler) => {
+                // Stopped while its code loaded: the stage never runs, so nothing else would end what
+                // it holds (its egress proxy listens, and would keep the process from exiting).
+                if (this.stopped) return crawler.teardown();
                 this.crawler = crawler;
                 this.running = crawler.run().catch((error: unknown) => {
                     this.failure = error;
                 });
-            },
-            (error: unknown) => {
+            })
+            .catch((error: unknown) => {
                 this.failure = error;
-            },
-        );
+            });
         await this.starting;
     }
 
