@@ -2,7 +2,8 @@
  * The browser stage runner (src/fetch/browserStageRunner.ts) stopped while it creates the stage:
  * SIGTERM arriving while Playwright loads for the first escalated page. The stage it then never
  * runs must still be torn down, or its egress proxy keeps listening and the process never exits
- * (a fleet worker hung after its graceful stop in ~1 run of 4: test/distributed/workerKilled.test.ts).
+ * (a fleet worker hung after its graceful stop: test/distributed/workerKilled.test.ts failed 1 run in
+ * 8, and a copy of it with debug logs 3 in 9).
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
