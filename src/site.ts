@@ -7,10 +7,10 @@
  * browser-rendered HTML too.
  */
 import type { CheerioAPI } from 'cheerio';
-import { compile, selectAll } from 'css-select';
-import { type AnyNode, type Element, hasChildren, isTag } from 'domhandler';
-import { find, textContent } from 'domutils';
+import type { AnyNode, Element } from 'domhandler';
+import { textContent } from 'domutils';
 import type { z } from 'zod';
+import { compiledSelector, selectUnder } from './selectors.js';
 
 /** Where a page's HTML came from. */
 export type Renderer = 'http' | 'browser';
@@ -236,52 +236,13 @@ function firstMatchText($: CheerioAPI, selector: string, root?: Parameters<Cheer
     const query = compiledSelector(selector);
     const scope = scopeOf($, root);
     if (query && scope) {
-        // domutils' find walks with a stack of its own and stops at the limit, as cheerio's `:first` does; css-select's
-        // selectOne recurses, and a page nested 100,000 deep overflows the call stack.
-        const [element] = find((node) => isTag(node) && query(node), childrenOf(scope), true, 1);
+        // Stops at the first match, as cheerio's `:first` does.
+        const [element] = selectUnder(query, scope, 1);
         return element ? textContent(element) : '';
     }
     // Ending the selector in `:first` makes cheerio stop at the first match; a selector list is matched
     // whole, since `:first` would bind to its last selector only.
     return (selector.includes(',') ? $(selector, root).first() : $(`${selector.trim()}:first`, root)).text();
-}
-
-type CompiledSelector = ReturnType<typeof compile>;
-const compiledSelectors = new Map<string, CompiledSelector | null>();
-/** A site has a few dozen selectors; the cap only bounds a route that builds them from page data. */
-const MAX_COMPILED_SELECTORS = 1_000;
-/** Selectors cheerio matches against the elements searched from, not the document: `> li`, `+ p`, `~ p` (also after a comma), `:scope`. */
-const RELATIVE_SELECTOR = /(?:^|,)\s*[>+~]|:scope/i;
-
-/**
- * Selectors compiled once, by their text. cheerio parses and compiles a selector anew on every call:
- * on a real-weight product page a first match took 60-140 µs through `$(`…`:first`)` and 17-48 µs
- * compiled once. Null for a selector to leave to cheerio: a relative one (see RELATIVE_SELECTOR), a
- * positional pseudo-class only cheerio knows (`:first`, `:eq(n)`…), or no selector. The extractor's `$` runs them too.
- */
-export function compiledSelector(selector: string): CompiledSelector | null {
-    let query = compiledSelectors.get(selector);
-    if (query === undefined) {
-        try {
-            query = RELATIVE_SELECTOR.test(selector) ? null : compile(selector);
-            // A selector that needs the searched elements' next siblings is relative too.
-            if (query?.shouldTestNextSiblings) query = null;
-        } catch {
-            query = null;
-        }
-        if (compiledSelectors.size >= MAX_COMPILED_SELECTORS) compiledSelectors.clear();
-        compiledSelectors.set(selector, query);
-    }
-    return query;
-}
-
-/** The elements `query` matches under `roots` (never a root itself), in document order. css-select walks with a stack of its own: deep pages are safe. */
-export function selectUnder(query: CompiledSelector, roots: readonly AnyNode[]): Element[] {
-    return selectAll(query, childrenOf(roots)) as Element[];
-}
-
-function childrenOf(roots: readonly AnyNode[]): AnyNode[] {
-    return roots.flatMap((node) => (hasChildren(node) ? node.children : []));
 }
 
 /** The nodes `$(selector, root)` searches under: the document, or the given nodes; undefined for a root given as a selector. */

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { load } from 'cheerio';
+import { selectAll } from 'css-select';
 import { z } from 'zod';
 
+import { compiledSelector, selectUnder } from '../src/selectors.js';
 import { defineSite, elementsOf, numberOf, textOf } from '../src/site.js';
 
 const item = z.object({ name: z.string() });
@@ -173,6 +176,12 @@ describe('elementsOf', () => {
         assert.deepEqual(elementsOf($, 'a.item', $('li').last()).map((a) => a.attribs.href), ['/2']);
     });
 
+    it('searches roots that hold one another once, as $ does', () => {
+        const roots = $('ul, li');
+        assert.deepEqual(elementsOf($, 'a', roots), $('a', roots).toArray());
+        assert.deepEqual(elementsOf($, 'a', roots).map((a) => a.attribs.href), ['/1', '/2']);
+    });
+
     it('reads a relative selector against the root, as $ does', () => {
         for (const selector of ['> li', ':scope > li', 'li, > li > a']) {
             assert.deepEqual(elementsOf($, selector, $('ul')), $(selector, $('ul')).toArray(), selector);
@@ -183,5 +192,31 @@ describe('elementsOf', () => {
     it('throws for a selector neither css-select nor cheerio can read, as $ does', () => {
         assert.throws(() => $('a[href'), 'the selector is one $ refuses');
         assert.throws(() => elementsOf($, 'a[href'));
+    });
+});
+
+describe('selectUnder', () => {
+    // A real page saved from books.toscrape.com: ~1,000 nodes, nested lists and forms.
+    const html = readFileSync(new URL('./fixtures/books.toscrape.com/index.html', import.meta.url), 'utf8');
+    const $ = load(html, { _useHtmlParser2: true } as never);
+    const selectors = ['a', 'li', 'ol.row li article.product_pod h3 a', '.price_color', 'p.star-rating.Three', 'ul.nav-list > li ul li a', 'div:has(> form)', 'a:not([title])', 'img[src$=".jpg"]', 'h1, .page-header, li.next a', 'nothing.here'];
+
+    it("finds on a real page what css-select's selectAll finds, in the same order", () => {
+        for (const selector of selectors) {
+            const query = compiledSelector(selector);
+            assert.ok(query, selector);
+            const found = selectUnder(query, $.root().toArray());
+            assert.deepEqual(found, selectAll(selector, $.root().toArray()), selector);
+            if (selector !== 'nothing.here') assert.ok(found.length > 0, `${selector} finds something on the page`);
+        }
+        assert.equal(selectUnder(compiledSelector('a')!, $.root().toArray()).length, $('a').length);
+    });
+
+    it('stops at its limit, with the first matches in document order', () => {
+        const query = compiledSelector('article.product_pod h3 a')!;
+        const all = selectUnder(query, $.root().toArray());
+        assert.ok(all.length > 3);
+        assert.deepEqual(selectUnder(query, $.root().toArray(), 3), all.slice(0, 3));
+        assert.deepEqual(selectUnder(query, $.root().toArray(), 0), []);
     });
 });
