@@ -111,6 +111,32 @@ describe('SqliteStorageClient request queues', () => {
         assert.deepEqual((await mine.listHead()).items.map((i) => i.url), [url('a')]);
     });
 
+    it('answers the prolong and the hydration right after a listing from what the listing read, and reads anew once the request changed', async (t) => {
+        const { storage } = open(t, await storageDir(t));
+        const info = await storage.requestQueues().getOrCreate('q');
+        const client = storage.requestQueue(info.id, { clientKey: 'mine' }) as SqliteRequestQueueClient;
+        await client.batchAddRequests(['a', 'b', 'c', 'd'].map((p) => ({ url: url(p), uniqueKey: url(p), userData: { n: 1 } })));
+        const { items } = await client.listAndLockHead({ limit: 4, lockSecs: 60 });
+        const [a, b, c, d] = items;
+
+        // As Crawlee hydrates a listed request: prolong, then get — the listing's own object, once.
+        assert.equal((await client.prolongRequestLock(a!.id, { lockSecs: 60 })).lockExpiresAt.getTime() > Date.now() + 55_000, true);
+        assert.equal(await client.getRequest(a!.id), a);
+        const again = await client.getRequest(a!.id);
+        assert.notEqual(again, a);
+        assert.deepEqual(again, a);
+
+        // Each change this client makes is read back from the queue, not from the listing.
+        await client.updateRequest({ ...b!, userData: { n: 2 } });
+        assert.deepEqual((await client.getRequest(b!.id))?.userData, { n: 2 });
+        assert.equal(client.markHandled(c as never), true);
+        assert.ok((await client.getRequest(c!.id))?.handledAt);
+        await client.deleteRequestLock(d!.id, { forefront: true });
+        assert.equal((await client.listHead({ limit: 1 })).items[0]?.id, d!.id, 'given back to the front');
+        await client.updateRequest({ ...d!, userData: { n: 3 } });
+        assert.deepEqual((await client.getRequest(d!.id))?.userData, { n: 3 });
+    });
+
     it('a request fetched by a client that never finishes it goes to another once the lock expires', async (t) => {
         const dir = await storageDir(t);
         const crashed = await RequestQueue.open('q', { config: open(t, dir).config });

@@ -45,6 +45,7 @@ import type {
     UpdateRequestSchema,
 } from '@crawlee/types';
 import type { SqliteDb } from './database.js';
+import { type ListedRequest, ListedRequests } from './listedRequests.js';
 import { type QueueRow, RETRY_WAIT, type RequestRow, statements } from './requestQueueSql.js';
 import { isHandled, parseRequest, QueueTable, requestIdOf, serialize, toQueueInfo, waitingUntil } from './requestQueueTable.js';
 import { StorageTable } from './storageTable.js';
@@ -60,6 +61,7 @@ export interface SqliteRequestQueueOptions {
 export class SqliteRequestQueueClient implements RequestQueueClient {
     private readonly st;
     private readonly table: QueueTable;
+    private readonly listed = new ListedRequests();
 
     constructor(db: SqliteDb, idOrName: string, options: RequestQueueOptions = {}, { randomOrder = false }: SqliteRequestQueueOptions = {}) {
         this.st = statements(db);
@@ -78,6 +80,7 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
     }
 
     async delete(): Promise<void> {
+        this.listed.clear();
         this.table.drop();
     }
 
@@ -107,7 +110,7 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
                 hadMultipleClients: m.queue.had_multiple_clients === 1,
                 // Locks held by anyone, this client included: Crawlee's isFinished() is false while any are.
                 queueHasLockedRequests: this.st.anyLocked.get(m.queue.seq, m.now) !== undefined,
-                items: rows.map((row) => parseRequest<RequestQueueHeadItem>(row.json)),
+                items: rows.map((row) => this.listed.remember(parseRequest<ListedRequest>(row.json), lockedUntil)),
             };
         });
     }
@@ -117,18 +120,19 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
      * (memory-storage adds `lockSecs` to the current expiry instead, so each prolong stacks.)
      * Crawlee prolongs every lock right after `listAndLockHead` took it; a prolong that would move
      * the expiry by less than a tenth of `lockSecs` (at most 1 s) keeps the lock as it is and
-     * writes nothing — that saves one commit per fetched request.
+     * writes nothing — that saves one commit per fetched request (and, right after the listing, a read).
      */
     async prolongRequestLock(id: string, options: ProlongRequestLockOptions): Promise<ProlongRequestLockResult> {
         const slack = Math.min(1000, options.lockSecs * 100);
+        const fresh = (lockedUntil: number, now: number) => !options.forefront && lockedUntil >= now + options.lockSecs * 1000 - slack;
         const keep = (row: RequestRow | undefined, now: number) =>
-            !options.forefront &&
-            row?.order_no !== null &&
-            row?.locked_by === this.table.clientKey &&
-            row.locked_until! >= now + options.lockSecs * 1000 - slack;
+            row?.order_no !== null && row?.locked_by === this.table.clientKey && fresh(row.locked_until!, now);
+        const listedUntil = this.listed.lockedUntil(id) ?? 0;
+        if (fresh(listedUntil, Date.now())) return { lockExpiresAt: new Date(listedUntil) };
         // Read first, outside a write transaction: only this client can change a lock it holds.
         const current = this.st.state.get(this.table.seq(), id);
         if (keep(current, Date.now())) return { lockExpiresAt: new Date(current!.locked_until!) };
+        this.listed.forget(id);
         return this.table.mutate((m) => {
             const row = this.table.lockable(m, id);
             if (keep(row, m.now)) return { lockExpiresAt: new Date(row.locked_until!) };
@@ -141,6 +145,7 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
 
     /** Releases this client's lock and moves the request to the back of the queue, or the front with `forefront`. */
     async deleteRequestLock(id: string, options: DeleteRequestLockOptions = {}): Promise<void> {
+        this.listed.forget(id);
         this.table.mutate((m) => {
             const row = this.table.lockable(m, id);
             if (row.locked_until === null || row.locked_until <= m.now) {
@@ -164,6 +169,8 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
     }
 
     async getRequest(id: string): Promise<RequestOptions | undefined> {
+        const listed = this.listed.take(id, Date.now());
+        if (listed) return listed;
         const row = this.st.json.get(this.table.seq(), id);
         return row && parseRequest(row.json);
     }
@@ -178,10 +185,9 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
         // Crawlee's `markRequestHandled` follows every outcome commit (outcomes.ts), which has marked
         // the request handled already: answer that from one read, without a write transaction or
         // serializing the request (a handled request stays as it was stored when it was handled).
-        if (isHandled(request)) {
-            const id = requestIdOf(request);
-            if (this.st.state.get(this.table.seq(), id)?.order_no === null) return { requestId: id, wasAlreadyPresent: true, wasAlreadyHandled: true };
-        }
+        const requestId = requestIdOf(request);
+        if (isHandled(request) && this.st.state.get(this.table.seq(), requestId)?.order_no === null) return { requestId, wasAlreadyPresent: true, wasAlreadyHandled: true };
+        this.listed.forget(requestId);
         return this.table.mutate((m) => {
             const { id, json } = serialize(request);
             const existing = this.st.state.get(m.queue.seq, id);
@@ -208,6 +214,7 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
     markHandled(request: RequestSchema): boolean {
         return this.table.mutate((m) => {
             const { id, json } = serialize({ ...request, handledAt: request.handledAt ?? new Date(m.now).toISOString() });
+            this.listed.forget(id);
             const existing = this.st.state.get(m.queue.seq, id);
             if (!existing || existing.order_no === null) return false;
             this.st.rewrite.run(null, null, null, json, existing.rowid);
@@ -233,6 +240,7 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
         if (isHandled(request)) throw new Error('A request to re-queue must not have handledAt.');
         return this.table.mutate((m) => {
             const { id, json } = serialize(request);
+            this.listed.forget(id);
             const existing = this.st.state.get(m.queue.seq, id);
             if (!existing) {
                 this.table.insert(m, request, false);
@@ -248,6 +256,7 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
     }
 
     async deleteRequest(id: string): Promise<void> {
+        this.listed.forget(id);
         this.table.mutate((m) => {
             const existing = this.st.state.get(m.queue.seq, id);
             if (!existing) return;
@@ -263,6 +272,7 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
      * holding them. Never while another process crawls from this queue. Returns how many.
      */
     releaseLocks(): number {
+        this.listed.clear();
         return this.table.mutate(() => this.st.releaseQueueLocks.run(this.table.seq(), RETRY_WAIT).changes);
     }
 
