@@ -182,9 +182,8 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
      * added. A request handled already stays as it was stored when it was handled.
      */
     async updateRequest(request: UpdateRequestSchema, options: RequestOptions = {}): Promise<QueueOperationInfo> {
-        // Crawlee's `markRequestHandled` follows every outcome commit (outcomes.ts), which has marked
-        // the request handled already: answer that from one read, without a write transaction or
-        // serializing the request (a handled request stays as it was stored when it was handled).
+        // Crawlee's `markRequestHandled` follows every outcome commit (outcomes.ts), which has marked the request handled
+        // already: answered from one read, with no write transaction (a handled request stays as it was stored when handled).
         const requestId = requestIdOf(request);
         if (isHandled(request) && this.st.state.get(this.table.seq(), requestId)?.order_no === null) return { requestId, wasAlreadyPresent: true, wasAlreadyHandled: true };
         this.listed.forget(requestId);
