@@ -17,6 +17,7 @@ import type { Renderer, Route } from '../site.js';
 import type { RunEvents } from '../vocabulary/events.js';
 import type { RequestData } from '../vocabulary/request.js';
 import type { PageParser } from './pageParser.js';
+import type { ParsedPage } from './parsePage.js';
 
 export interface FetchedPage {
     request: { url: string; label?: string; userData: RequestData };
@@ -46,12 +47,16 @@ export interface PageHandlerOptions {
 export class PageHandler {
     constructor(private readonly options: PageHandlerOptions) {}
 
-    async handle(page: FetchedPage): Promise<void> {
-        const { events, frontier, log } = this.options;
+    /**
+     * Not async itself: an async function keeps its arguments for as long as it runs, and the page's
+     * HTML would then live through the raw write and the outcome commit, long enough for V8 to
+     * promote it. The raw page is encoded and the parse started here; `settlePage` gets neither.
+     */
+    handle(page: FetchedPage): Promise<void> {
         const { request, route, renderer } = page;
         const fetchedAt = new Date().toISOString();
         const rawKey = rawPageKey(page.finalUrl, renderer);
-        await this.options.raw.put({
+        const written = this.options.raw.put({
             key: rawKey,
             url: request.url,
             finalUrl: page.finalUrl,
@@ -63,20 +68,30 @@ export class PageHandler {
             body: page.html,
             charset: page.charset,
         });
-        events.emit('pageFetched', { renderer, route: route.label, url: request.url });
-
-        const parsed = await this.options.parser.parse(route, {
+        const parsing = this.options.parser.parse(route, {
             html: page.html,
             finalUrl: page.finalUrl,
             renderer,
             userData: request.userData,
-            trackingParams: frontier.trackingParams,
+            trackingParams: this.options.frontier.trackingParams,
         });
+        return this.settlePage({ request, route, renderer, settle: page.settle, rawKey, fetchedAt }, Promise.all([written, parsing]));
+    }
+
+    private async settlePage(
+        page: Pick<FetchedPage, 'request' | 'route' | 'renderer' | 'settle'> & { rawKey: string; fetchedAt: string },
+        writtenAndParsed: Promise<[void, ParsedPage]>,
+    ): Promise<void> {
+        const { events, frontier, log } = this.options;
+        const { request, route, renderer, settle, rawKey, fetchedAt } = page;
+        // Nothing is committed before the raw page is written.
+        const [, parsed] = await writtenAndParsed;
+        events.emit('pageFetched', { renderer, route: route.label, url: request.url });
         const { canonical, verdict } = parsed;
         const claim = canonical && !request.userData.canonicalChecked ? await frontier.claimCanonical(canonical, request.url) : undefined;
         if (claim === 'taken') {
             log.debug({ url: request.url, canonical }, 'duplicate of a page already seen');
-            await page.settle({
+            await settle({
                 count: (counts) => {
                     counts.duplicates += 1;
                     counts.succeeded += 1;
@@ -97,14 +112,14 @@ export class PageHandler {
                 events.emit('escalated', { route: route.label, url: request.url, reason, failingFields: fields });
                 log.debug({ url: request.url, route: route.label, reason }, 'escalating to the browser');
                 await frontier.escalate({ ...request, userData: { ...request.userData, canonicalChecked: true } }, reason);
-                await page.settle({ claim: claimKey(claim) });
+                await settle({ claim: claimKey(claim) });
                 return;
             }
         }
 
         const origin = { url: canonical ?? request.url, route: route.label, rawKey, renderer, fetchedAt };
         const rejected = quarantineEntries(verdict, origin);
-        await page.settle({
+        await settle({
             items: storedItems(verdict, origin),
             quarantine: rejected,
             claim: claimKey(claim),

@@ -60,8 +60,10 @@ function inThread(limitSecs: number): PageParser {
         parse: async (route, page) => {
             const started = performance.now();
             const parsed = parsePage(route, page);
-            // Judged as a parse worker would have judged it, had it been ended at the limit.
-            return performance.now() - started > limitSecs * 1000 ? timedOutPage(page, limitSecs) : parsed;
+            // Judged as a parse worker would have judged it, had it been ended at the limit. Copied, as a
+            // worker's answer is: its strings (a link's href, a record's text) are otherwise slices of the
+            // page's HTML, and each would keep the whole page alive until the page is settled.
+            return performance.now() - started > limitSecs * 1000 ? timedOutPage(page, limitSecs) : structuredClone(parsed);
         },
         close: async () => undefined,
     };
