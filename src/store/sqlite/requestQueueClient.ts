@@ -184,11 +184,11 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
     async updateRequest(request: UpdateRequestSchema, options: RequestOptions = {}): Promise<QueueOperationInfo> {
         // Crawlee's `markRequestHandled` follows every outcome commit (outcomes.ts), which has marked the request handled
         // already: answered from one read, with no write transaction (a handled request stays as it was stored when handled).
-        const requestId = requestIdOf(request);
-        if (isHandled(request) && this.st.state.get(this.table.seq(), requestId)?.order_no === null) return { requestId, wasAlreadyPresent: true, wasAlreadyHandled: true };
-        this.listed.forget(requestId);
+        const handledId = isHandled(request) ? requestIdOf(request) : undefined;
+        if (handledId && this.st.state.get(this.table.seq(), handledId)?.order_no === null) return { requestId: handledId, wasAlreadyPresent: true, wasAlreadyHandled: true };
         return this.table.mutate((m) => {
             const { id, json } = serialize(request);
+            this.listed.forget(id);
             const existing = this.st.state.get(m.queue.seq, id);
             if (!existing) {
                 const { requestId, wasAlreadyPresent, wasAlreadyHandled } = this.table.insert(m, request, options.forefront === true);
