@@ -86,7 +86,10 @@ export default defineSuite({
                 }),
             );
             if (products !== first.products) ratios[`dragnet/dragnet-${first.products}`] = { pagesPerSec: ratio(dragnet.pagesPerSec, first.pagesPerSec) };
-            ratios['dragnet/parse-only'] = { cpuMsPerPage: ratio(dragnet.cpuMsPerPage, parseOnly.msPerPage) };
+            ratios['dragnet/parse-only'] = {
+                cpuMsPerPage: ratio(dragnet.cpuMsPerPage, parseOnly.msPerPage),
+                cpuMsPerPageToMedianRound: ratio(dragnet.cpuMsPerPage, parseOnly.medianRoundMsPerPage),
+            };
             report({
                 json: { case: `cpu-${products}`, products, pageWeight: options.pageWeight, concurrency: CONCURRENCY, latencyMs: 0, runs: options.runs, crawlers: results, parseOnly, ratios },
                 rows: [crawlers.dragnet, ...baselines].map((crawler) => {
