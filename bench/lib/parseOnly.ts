@@ -43,13 +43,15 @@ export async function measureParseOnly(shopOptions: ShopOptions): Promise<ParseO
         const listings = await fetchAll(shop.listingPaths.slice(0, SAMPLE_LISTINGS));
         const productRounds = roundsCpuMsPerPage(products, productSelectors);
         const listingRounds = roundsCpuMsPerPage(listings, listingSelectors);
-        const weighted = (productMs: number, listingMs: number) =>
-            round((productMs * shop.products.length + listingMs * shop.listingPaths.length) / (shop.products.length + shop.listingPaths.length), 3);
+        const productMs = Math.min(...productRounds);
+        const listingMs = Math.min(...listingRounds);
+        const weighted = (productRoundMs: number, listingRoundMs: number) =>
+            round((productRoundMs * shop.products.length + listingRoundMs * shop.listingPaths.length) / (shop.products.length + shop.listingPaths.length), 3);
         return {
-            msPerPage: weighted(Math.min(...productRounds), Math.min(...listingRounds)),
+            msPerPage: weighted(productMs, listingMs),
             medianRoundMsPerPage: weighted(median(productRounds)!, median(listingRounds)!),
-            productMs: round(Math.min(...productRounds), 3),
-            listingMs: round(Math.min(...listingRounds), 3),
+            productMs: round(productMs, 3),
+            listingMs: round(listingMs, 3),
             productKb: round(meanKb(products), 1),
             listingKb: round(meanKb(listings), 1),
         };
