@@ -61,6 +61,10 @@ export class BloomSeenSet implements SeenSet {
         this.bits = new Uint8Array(Math.ceil(this.bitCount / 8));
     }
 
+    async has(keys: readonly string[]): Promise<boolean[]> {
+        return keys.map((key) => bloomPositions(key, this.hashCount, this.bitCount).every((bit) => this.isSet(bit)));
+    }
+
     async add(keys: readonly string[]): Promise<boolean[]> {
         return keys.map((key) => this.addOne(key));
     }

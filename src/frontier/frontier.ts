@@ -35,6 +35,15 @@ export const DEFAULT_MAX_LINKS_PER_PAGE = 1000;
 
 export type CanonicalClaim = 'own' | 'taken' | { key: string };
 
+/** A link that is in scope and routed: the next checks are robots.txt, the seen-set and the budget. */
+interface Candidate {
+    /** Its place in the links given. */
+    index: number;
+    url: string;
+    route: Route;
+    userData?: Record<string, unknown>;
+}
+
 /** What became of a link: queued, or why not. */
 type Admission = 'queued' | 'seen' | 'offsite' | 'invalid' | 'unrouted' | 'disallowed' | 'overBudget';
 
@@ -51,6 +60,8 @@ export class Frontier {
     private readonly maxRequests: number;
     private readonly maxRedirects: number;
     private readonly maxLinksPerPage: number;
+    /** URL keys this process is queuing right now: seen to every other page until they are marked. */
+    private readonly admitting = new Set<string>();
 
     constructor(private readonly options: FrontierOptions) {
         this.site = options.site;
@@ -76,7 +87,7 @@ export class Frontier {
     private async admit(links: Iterable<Link>, base?: URL): Promise<Admission[]> {
         const { stats } = this.options;
         const admissions: Admission[] = [];
-        let candidates: { index: number; url: string; route: Route; userData?: Record<string, unknown> }[] = [];
+        let candidates: Candidate[] = [];
         for (const link of links) {
             const index = admissions.push('invalid') - 1;
             const url = this.normalize(link.url, base);
@@ -100,32 +111,64 @@ export class Frontier {
             });
             candidates = candidates.filter((_, candidate) => allowed[candidate]);
         }
-
-        const isNew = await this.options.seenSet.add(candidates.map(({ url }) => urlKey(url)));
-        const toHttp: RequestOptions[] = [];
-        const toHttpFront: RequestOptions[] = [];
-        const toBrowser: RequestOptions[] = [];
-        candidates.forEach(({ index, url, route, userData }, candidate) => {
-            if (!isNew[candidate]) {
-                admissions[index] = 'seen';
-            } else if (stats.admitted >= this.maxRequests) {
-                admissions[index] = 'overBudget';
-            } else {
-                admissions[index] = 'queued';
-                stats.admitted += 1;
-                const request = { url, uniqueKey: url, label: route.label, userData: { ...userData } };
-                (route.render === 'always' ? toBrowser : isNavigation(route) ? toHttpFront : toHttp).push(request);
-            }
-        });
+        await this.queueUnseen(candidates, admissions);
         for (const admission of admissions) {
             if (admission !== 'queued' && admission !== 'invalid') stats.linksSkipped[admission] += 1;
         }
-        await Promise.all([
-            this.addTo(this.options.httpQueue, toHttpFront, { forefront: true }),
-            this.addTo(this.options.httpQueue, toHttp),
-            this.addTo(this.options.browserQueue, toBrowser),
-        ]);
         return admissions;
+    }
+
+    /**
+     * Queues the candidates the seen-set does not hold, within the budget, and records in
+     * `admissions` what became of each.
+     *
+     * Looked up first, marked seen only once queued: a URL is never seen without being queued. A
+     * worker that dies between the two (or a queue that fails the add) leaves the links unseen,
+     * and the page's next attempt queues them again; a job still in the queue is not added twice
+     * (the queues dedup on the unique key). Meanwhile the keys are held in `admitting`, so no
+     * other page of this process admits or claims them too.
+     */
+    private async queueUnseen(candidates: Candidate[], admissions: Admission[]): Promise<void> {
+        const { stats } = this.options;
+        const keys = candidates.map(({ url }) => urlKey(url));
+        const held = keys.map((key) => this.hold(key));
+        const taken: { index: number; key: string }[] = [];
+        try {
+            const known = await this.options.seenSet.has(keys);
+            const toHttp: RequestOptions[] = [];
+            const toHttpFront: RequestOptions[] = [];
+            const toBrowser: RequestOptions[] = [];
+            candidates.forEach(({ index, url, route, userData }, candidate) => {
+                if (!held[candidate] || known[candidate]) {
+                    admissions[index] = 'seen';
+                } else if (stats.admitted >= this.maxRequests) {
+                    admissions[index] = 'overBudget';
+                } else {
+                    admissions[index] = 'queued';
+                    stats.admitted += 1;
+                    taken.push({ index, key: keys[candidate]! });
+                    const request = { url, uniqueKey: url, label: route.label, userData: { ...userData } };
+                    (route.render === 'always' ? toBrowser : isNavigation(route) ? toHttpFront : toHttp).push(request);
+                }
+            });
+            await Promise.all([
+                this.addTo(this.options.httpQueue, toHttpFront, { forefront: true }),
+                this.addTo(this.options.httpQueue, toHttp),
+                this.addTo(this.options.browserQueue, toBrowser),
+            ]);
+            const isNew = await this.options.seenSet.add(taken.map(({ key }) => key));
+            taken.forEach(({ index }, i) => {
+                // Another worker of the fleet queued it in between; the queue kept one job, and that worker counts it.
+                if (isNew[i]) return;
+                admissions[index] = 'seen';
+                stats.admitted -= 1;
+            });
+        } catch (error) {
+            stats.admitted -= taken.length;
+            throw error;
+        } finally {
+            keys.forEach((key, candidate) => held[candidate] && this.admitting.delete(key));
+        }
     }
 
     /**
@@ -180,6 +223,7 @@ export class Frontier {
     async claimCanonical(canonicalUrl: string, requestUrl: string): Promise<CanonicalClaim> {
         const key = urlKey(canonicalUrl);
         if (key === urlKey(requestUrl)) return 'own';
+        if (this.admitting.has(key)) return 'taken';
         const [isNew] = await this.options.seenSet.add([key]);
         return isNew ? { key } : 'taken';
     }
@@ -204,6 +248,13 @@ export class Frontier {
             this.options.log.debug({ url: raw, base: base?.href }, error.message);
             return undefined;
         }
+    }
+
+    /** Takes the key into `admitting`; false when another page of this process holds it. */
+    private hold(key: string): boolean {
+        if (this.admitting.has(key)) return false;
+        this.admitting.add(key);
+        return true;
     }
 
     private async addTo(queue: FrontierQueue, requests: RequestOptions[], options?: { forefront: boolean }): Promise<void> {

@@ -20,7 +20,7 @@ import type { Redis } from 'ioredis';
 import type { SeenSetReport } from '../vocabulary/report.js';
 import { bloomPositions, bloomSizing } from './bloomSeenSet.js';
 import type { SeenSet } from './seenSet.js';
-import { addInChunks, countKey, deleteKeysUnder, luaScript, openLayout, readCount, type LuaScript } from './redisSeenSet.js';
+import { countKey, deleteKeysUnder, inChunks, luaScript, openLayout, readCount, type LuaScript } from './redisSeenSet.js';
 
 export interface RedisBloomSeenSetOptions {
     /** The Redis key prefix of this site's seen-set, e.g. `dragnet:shop:seen`; every key the set writes starts with `${key}:`. */
@@ -35,18 +35,20 @@ export interface RedisBloomSeenSetOptions {
 
 const MAX_BITS_PER_KEY = 2 ** 32;
 
-// KEYS[1]: the counter; KEYS[2], KEYS[3], …: the bitmaps. ARGV[1]: bits per bitmap; ARGV[1 + i]:
-// the i-th URL's bit positions, space-separated (one argument per URL, not k: encoding 20 arguments
-// a URL made ioredis, not Redis, the bottleneck: 49k URLs/s against 88k). One BITFIELD per URL
-// and bitmap sets its bits and returns their old values; the URL is new where one was 0. Returns
-// 1 or 0 per URL, then the counter after the call. With one bitmap (up to ~75M URLs at 1e-6) the
-// positions go to BITFIELD as they came, without the tonumber/format step that several need.
-const ADD_SCRIPT = `
+// KEYS[1]: the counter; KEYS[2], KEYS[3], …: the bitmaps. ARGV[1]: bits per bitmap; ARGV[2]: 'add'
+// (set the URLs' bits) or 'has' (only read them); ARGV[2 + i]: the i-th URL's bit positions,
+// space-separated (one argument per URL, not k: encoding 20 arguments a URL made ioredis, not
+// Redis, the bottleneck: 49k URLs/s against 88k). One BITFIELD per URL and bitmap sets (or gets)
+// its bits and returns their old values; the URL is new where one was 0. Returns 1 or 0 per URL;
+// after an add, then the counter. With one bitmap (up to ~75M URLs at 1e-6) the positions go to
+// BITFIELD as they came, without the tonumber/format step that several need.
+const SCRIPT = `
 local perKey = tonumber(ARGV[1])
+local add = ARGV[2] == 'add'
 local bitmaps = #KEYS - 1
 local answers = {}
 local added = 0
-for url = 2, #ARGV do
+for url = 3, #ARGV do
     local byPart = {}
     for bit in string.gmatch(ARGV[url], '%d+') do
         local part = 0
@@ -61,10 +63,16 @@ for url = 2, #ARGV do
             byPart[part] = args
         end
         local n = #args
-        args[n + 1] = 'SET'
-        args[n + 2] = 'u1'
-        args[n + 3] = bit
-        args[n + 4] = '1'
+        if add then
+            args[n + 1] = 'SET'
+            args[n + 2] = 'u1'
+            args[n + 3] = bit
+            args[n + 4] = '1'
+        else
+            args[n + 1] = 'GET'
+            args[n + 2] = 'u1'
+            args[n + 3] = bit
+        end
     end
     local isNew = 0
     for part, args in pairs(byPart) do
@@ -72,10 +80,10 @@ for url = 2, #ARGV do
             if was == 0 then isNew = 1 end
         end
     end
-    answers[url - 1] = isNew
+    answers[url - 2] = isNew
     added = added + isNew
 end
-answers[#ARGV] = redis.call('INCRBY', KEYS[1], added)
+if add then answers[#ARGV - 1] = redis.call('INCRBY', KEYS[1], added) end
 return answers
 `;
 
@@ -107,7 +115,7 @@ export class RedisBloomSeenSet implements SeenSet {
         const bitmaps = Math.ceil(layout.bitCount / layout.bitsPerKey);
         this.keys = [countKey(key), ...Array.from({ length: bitmaps }, (_, n) => `${key}:bits:${n}`)];
         this.count = count;
-        this.script = luaScript(redis, 'dragnetBloomSeenAdd', ADD_SCRIPT);
+        this.script = luaScript(redis, 'dragnetBloomSeen', SCRIPT);
     }
 
     /** Opens the filter under `options.key`: its stored layout, or, first of the fleet, the one the options imply. */
@@ -122,9 +130,14 @@ export class RedisBloomSeenSet implements SeenSet {
         return new RedisBloomSeenSet(redis, options.key, layout, await readCount(redis, options.key));
     }
 
+    /** For each key, whether the fleet's filter holds it (or a false positive says so). */
+    async has(keys: readonly string[]): Promise<boolean[]> {
+        return (await inChunks(keys, (chunk) => this.run('has', chunk))).map((isNew) => !isNew);
+    }
+
     /** Adds the keys; for each, whether it was new to the whole fleet (or a false positive said it was not). */
     async add(keys: readonly string[]): Promise<boolean[]> {
-        return addInChunks(keys, (chunk) => this.addChunk(chunk));
+        return inChunks(keys, (chunk) => this.run('add', chunk));
     }
 
     /** URLs admitted fleet-wide, as of this worker's last add. */
@@ -183,10 +196,11 @@ export class RedisBloomSeenSet implements SeenSet {
         return { kind: 'bloom', bitCount: this.bitCount, hashCount: this.hashCount, bitsPerKey: this.bitsPerKey };
     }
 
-    private async addChunk(keys: readonly string[]): Promise<boolean[]> {
-        const args = [String(this.bitsPerKey), ...keys.map((key) => bloomPositions(key, this.hashCount, this.bitCount).join(' '))];
+    /** The script over one chunk: for each key, whether the filter did not hold it. */
+    private async run(mode: 'add' | 'has', keys: readonly string[]): Promise<boolean[]> {
+        const args = [String(this.bitsPerKey), mode, ...keys.map((key) => bloomPositions(key, this.hashCount, this.bitCount).join(' '))];
         const answers = (await this.script(this.keys, args)) as number[];
-        this.count = answers.pop()!;
+        if (mode === 'add') this.count = answers.pop()!;
         return answers.map((isNew) => isNew === 1);
     }
 }

@@ -43,18 +43,25 @@ const URLS_PER_BUCKET = 64;
 /** Keys per script call: each call blocks Redis for about a millisecond, so other clients are not held up. */
 const SCRIPT_CHUNK = 1_000;
 
-// KEYS[1]: the counter; KEYS[i + 1] and ARGV[i]: the bucket and hash field of the i-th URL.
-// Returns 1 or 0 per URL (HSETNX says whether the field is new, so a URL repeated within the call
-// is new once), then the counter after the call.
-const ADD_SCRIPT = `
+// ARGV[1]: 'add' (add the URLs) or 'has' (only look). KEYS[1]: the counter; from i = 2, KEYS[i] and
+// ARGV[i]: the bucket and hash field of a URL. Returns 1 or 0 per URL, whether the set did not hold
+// it (HSETNX says whether the field is new, so a URL repeated within an add is new once); after an
+// add, then the counter.
+const SCRIPT = `
+local add = ARGV[1] == 'add'
 local answers = {}
 local added = 0
-for i = 1, #ARGV do
-    local isNew = redis.call('HSETNX', KEYS[i + 1], ARGV[i], '1')
-    answers[i] = isNew
-    added = added + isNew
+for i = 2, #ARGV do
+    local isNew
+    if add then
+        isNew = redis.call('HSETNX', KEYS[i], ARGV[i], '1')
+        added = added + isNew
+    else
+        isNew = 1 - redis.call('HEXISTS', KEYS[i], ARGV[i])
+    end
+    answers[i - 1] = isNew
 end
-answers[#ARGV + 1] = redis.call('INCRBY', KEYS[1], added)
+if add then answers[#ARGV] = redis.call('INCRBY', KEYS[1], added) end
 return answers
 `;
 
@@ -80,7 +87,7 @@ export class RedisSeenSet implements SeenSet {
         // The bucket is the top log2(buckets) bits of the hash's first 32.
         this.bucketDivisor = 2 ** 32 / layout.buckets;
         this.count = count;
-        this.script = luaScript(redis, 'dragnetExactSeenAdd', ADD_SCRIPT);
+        this.script = luaScript(redis, 'dragnetExactSeen', SCRIPT);
     }
 
     /** Opens the set under `options.key`: its stored layout, or, first of the fleet, the one `expectedUrls` implies. */
@@ -97,9 +104,14 @@ export class RedisSeenSet implements SeenSet {
         return new RedisSeenSet(redis, options.key, layout, await readCount(redis, options.key));
     }
 
+    /** For each key, whether the fleet's set holds it. */
+    async has(keys: readonly string[]): Promise<boolean[]> {
+        return (await inChunks(keys, (chunk) => this.run('has', chunk))).map((isNew) => !isNew);
+    }
+
     /** Adds the keys; for each, whether it was new to the whole fleet. Atomic per chunk of SCRIPT_CHUNK keys. */
     async add(keys: readonly string[]): Promise<boolean[]> {
-        return addInChunks(keys, (chunk) => this.addChunk(chunk));
+        return inChunks(keys, (chunk) => this.run('add', chunk));
     }
 
     /** URLs admitted fleet-wide, as of this worker's last add. */
@@ -123,7 +135,8 @@ export class RedisSeenSet implements SeenSet {
         if (layout.buckets !== this.buckets) throw new Error(`${this.key} was reopened with another layout while it was cleared`);
     }
 
-    private async addChunk(keys: readonly string[]): Promise<boolean[]> {
+    /** The script over one chunk: for each key, whether the set did not hold it. */
+    private async run(mode: 'add' | 'has', keys: readonly string[]): Promise<boolean[]> {
         const buckets: string[] = [];
         const fields: Buffer[] = [];
         for (const key of keys) {
@@ -131,8 +144,8 @@ export class RedisSeenSet implements SeenSet {
             buckets.push(`${this.key}:${Math.floor(hash.readUInt32BE(0) / this.bucketDivisor)}`);
             fields.push(hash);
         }
-        const answers = (await this.script([countKey(this.key), ...buckets], fields)) as number[];
-        this.count = answers.pop()!;
+        const answers = (await this.script([countKey(this.key), ...buckets], [mode, ...fields])) as number[];
+        if (mode === 'add') this.count = answers.pop()!;
         return answers.map((isNew) => isNew === 1);
     }
 }
@@ -190,9 +203,9 @@ export async function deleteKeysUnder(redis: Redis, key: string): Promise<void> 
     for await (const keys of scanKeysUnder(redis, key)) await redis.unlink(...keys);
 }
 
-/** `add` over chunks of SCRIPT_CHUNK keys, sent together: one connection pipelines them and Redis runs them in order. */
-export async function addInChunks(keys: readonly string[], addChunk: (chunk: string[]) => Promise<boolean[]>): Promise<boolean[]> {
+/** A script call over chunks of SCRIPT_CHUNK keys, sent together: one connection pipelines them and Redis runs them in order. */
+export async function inChunks(keys: readonly string[], runChunk: (chunk: string[]) => Promise<boolean[]>): Promise<boolean[]> {
     const chunks: string[][] = [];
     for (let from = 0; from < keys.length; from += SCRIPT_CHUNK) chunks.push(keys.slice(from, from + SCRIPT_CHUNK));
-    return (await Promise.all(chunks.map(addChunk))).flat();
+    return (await Promise.all(chunks.map(runChunk))).flat();
 }

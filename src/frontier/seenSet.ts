@@ -5,6 +5,8 @@
 import type { SeenSetReport } from '../vocabulary/report.js';
 
 export interface SeenSet {
+    /** For each key, whether the set holds it. */
+    has(keys: readonly string[]): Promise<boolean[]>;
     /** Adds the keys; for each, whether it was new (a key repeated within the call is new once). */
     add(keys: readonly string[]): Promise<boolean[]>;
     /** How many keys it holds. */
@@ -15,6 +17,10 @@ export interface SeenSet {
 /** Exact, in memory: no false positives, about 100 bytes per URL. */
 export class MemorySeenSet implements SeenSet {
     private readonly keys = new Set<string>();
+
+    async has(keys: readonly string[]): Promise<boolean[]> {
+        return keys.map((key) => this.keys.has(key));
+    }
 
     async add(keys: readonly string[]): Promise<boolean[]> {
         return keys.map((key) => {

@@ -13,6 +13,15 @@ test('a key is new once, seen afterwards: no false negatives', async () => {
     assert.deepEqual(await seen.add(['a', 'a']), [true, false], 'a key repeated within one call is new once');
 });
 
+test('has() looks without adding', async () => {
+    const seen = new BloomSeenSet({ expectedItems: 10_000, falsePositiveRate: 1e-4 });
+    await seen.add(urls(0, 100));
+    assert.ok((await seen.has(urls(0, 100))).every(Boolean));
+    assert.ok((await seen.has(urls(100, 100))).every((held) => !held));
+    assert.equal(seen.size, 100);
+    assert.ok((await seen.add(urls(100, 100))).every(Boolean), 'what has() looked at is still new');
+});
+
 test('sized from the expected count and rate, as the textbook formulas give', () => {
     const seen = new BloomSeenSet({ expectedItems: 1_000_000, falsePositiveRate: 0.01 });
     assert.equal(seen.hashCount, 7);

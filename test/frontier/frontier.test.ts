@@ -14,6 +14,7 @@ import { createRobotsFetch } from '../../src/fetch/robotsFetch.js';
 import { RobotsPolicy } from '../../src/frontier/robots.js';
 import { SiteScope } from '../../src/frontier/scope.js';
 import { MemorySeenSet } from '../../src/frontier/seenSet.js';
+import type { FrontierQueue } from '../../src/vocabulary/queue.js';
 import { createLogger } from '../../src/monitor/logger.js';
 import { RunStats } from '../../src/monitor/stats.js';
 import { defineSite } from '../../src/site.js';
@@ -197,6 +198,49 @@ describe('Frontier.enqueue', () => {
         assert.equal(stats.linksSkipped.disallowed, 2);
         assert.deepEqual(await urls(httpQueue), [`${origin}/products/1`, `${origin}/products/2`]);
         assert.deepEqual(robotsRequests, ['/robots.txt'], 'robots.txt is fetched once per origin');
+    });
+});
+
+describe('Frontier, when a queue fails to take the links', () => {
+    /** The queue, but its first `addRequests` fails, as a full disk or a lost connection would. */
+    function failingFirstAdd(queue: FrontierQueue): FrontierQueue {
+        let failed = false;
+        return Object.assign(Object.create(queue) as FrontierQueue, {
+            addRequests: (...args: Parameters<FrontierQueue['addRequests']>) => {
+                if (failed) return queue.addRequests(...args);
+                failed = true;
+                return Promise.reject(new Error('queue unavailable'));
+            },
+        });
+    }
+
+    it("leaves the links unseen and uncounted, so the page's next attempt queues them", async (t) => {
+        const opened = await openFrontier(t);
+        const frontier = new Frontier({ site, seenSet: opened.seenSet, httpQueue: failingFirstAdd(opened.httpQueue), browserQueue: opened.browserQueue, stats: opened.stats, log: createLogger({ level: 'silent' }) });
+        const links = [{ url: `${ORIGIN}/products/1` }, { url: `${ORIGIN}/products/2` }];
+        await assert.rejects(frontier.enqueue(links), /queue unavailable/);
+        assert.equal(opened.stats.admitted, 0);
+        assert.equal(opened.seenSet.size, 0, 'nothing is marked seen that was not queued');
+
+        assert.equal(await frontier.enqueue(links), 2, 'the retry queues them');
+        assert.equal(opened.stats.admitted, 2);
+        assert.deepEqual(await urls(opened.httpQueue), [`${ORIGIN}/products/1`, `${ORIGIN}/products/2`]);
+    });
+
+    it('queues a link two pages find at once once, counted once', async (t) => {
+        const { frontier, stats, httpQueue } = await openFrontier(t);
+        const answers = await Promise.all([1, 2, 3].map((n) => frontier.enqueue([{ url: `${ORIGIN}/products/shared` }, { url: `${ORIGIN}/products/${n}` }])));
+        assert.deepEqual(answers, [2, 1, 1]);
+        assert.equal(stats.admitted, 4);
+        assert.equal(stats.linksSkipped.seen, 2);
+        assert.equal((await urls(httpQueue)).length, 4);
+    });
+
+    it('refuses a canonical claim on a URL another page is queuing at that moment', async (t) => {
+        const { frontier } = await openFrontier(t);
+        const queuing = frontier.enqueue([{ url: `${ORIGIN}/products/1` }]);
+        assert.equal(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1-alias`), 'taken');
+        assert.equal(await queuing, 1);
     });
 });
 

@@ -76,6 +76,16 @@ test('exact: a key is new once, seen afterwards, and new once within one call', 
     assert.ok((await keysUnder(key)).every((k) => k.startsWith(`${key}:`)), 'every key it writes is under its prefix');
 });
 
+test('exact: has() looks without adding, across chunks', async (t) => {
+    const seen = await RedisSeenSet.open(redis, { key: prefix(t), expectedUrls: 10_000 });
+    await seen.add(urls(0, 1_500));
+    const answers = await seen.has(urls(1_000, 1_500)); // two chunks: 500 held, 1,000 not
+    assert.deepEqual([answers.slice(0, 500).every(Boolean), answers.slice(500).some(Boolean)], [true, false]);
+    assert.equal(seen.size, 1_500, 'the count is unchanged');
+    assert.equal(answers.length, 1_500);
+    assert.equal((await seen.add(urls(1_500, 1_000))).filter(Boolean).length, 1_000, 'what has() looked at is still new');
+});
+
 test('exact: a call past the chunk size is split, and a repeat across chunks is still new once', async (t) => {
     const seen = await RedisSeenSet.open(redis, { key: prefix(t), expectedUrls: 100_000 });
     const keys = [...urls(0, 10_000), 'https://shop.example/products/5'];
@@ -134,12 +144,15 @@ test('bloom: no false negatives, and false positives near the configured rate', 
     assert.equal(seen.size, 10_000 - wronglySeenWhileFilling);
 
     // 10,000 other keys probed against the full filter without adding them (adding would fill it
-    // further): read the bitmap and look at the positions BloomSeenSet would use.
+    // further), once with has() and once by reading the bitmap at the positions BloomSeenSet would use.
     const bitmap = (await redis.getBuffer(`${key}:bits:0`))!;
     const isSet = (bit: number) => ((bitmap[bit >> 3] ?? 0) & (0x80 >> (bit & 7))) !== 0; // Redis numbers bits from the top of each byte
     const others = urls(1_000_000, 10_000);
-    const wronglySeen = others.filter((other) => bloomPositions(other, seen.hashCount, seen.bitCount).every(isSet)).length;
+    const heldByBits = others.map((other) => bloomPositions(other, seen.hashCount, seen.bitCount).every(isSet));
+    const wronglySeen = heldByBits.filter(Boolean).length;
     assert.ok(wronglySeen / others.length < 0.03, `false-positive rate ${wronglySeen / others.length}`);
+    assert.deepEqual(await seen.has(others), heldByBits, 'has() reads the same bits');
+    assert.equal(seen.size, 10_000 - wronglySeenWhileFilling, 'and adds nothing');
 
     const { kind, urls: count, falsePositiveRate = 0, expectedSkipped = 0, bytes } = seen.describe();
     assert.equal(kind, 'bloom');
@@ -158,6 +171,8 @@ test('bloom: a filter cut into several bitmaps answers as one', async (t) => {
     const first = await seen.add(urls(0, 2_000));
     assert.ok(first.filter(Boolean).length > 1_990);
     assert.ok((await seen.add(urls(0, 2_000))).every((isNew) => !isNew));
+    assert.ok((await seen.has(urls(0, 2_000))).every(Boolean), 'has() finds them in every bitmap');
+    assert.ok((await seen.has(urls(10_000, 100))).filter(Boolean).length < 5, 'and not others');
     const bitmaps = (await keysUnder(key)).filter((k) => k.includes(':bits:'));
     assert.equal(bitmaps.length, Math.ceil(seen.bitCount / 5_000));
     for (const bitmap of bitmaps) assert.ok((await redis.strlen(bitmap)) <= 5_000 / 8, `${bitmap} stays within its share`);

@@ -1,0 +1,105 @@
+/**
+ * The frontier of the distributed mode: workers sharing one seen-set and one BullMQ queue in the
+ * machine's real Redis (a key prefix of each test's own, removed after). A URL a worker found is
+ * queued once for the fleet, and never marked seen without being queued, so a worker that dies
+ * between the two loses nothing.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import { Frontier } from '../../src/frontier/frontier.js';
+import { JobQueue } from '../../src/frontier/redis/jobQueue.js';
+import { queueCounts } from '../../src/frontier/redis/queueCounts.js';
+import { RedisBloomSeenSet } from '../../src/frontier/redisBloomSeenSet.js';
+import { RedisSeenSet } from '../../src/frontier/redisSeenSet.js';
+import type { SeenSet } from '../../src/frontier/seenSet.js';
+import { createLogger } from '../../src/monitor/logger.js';
+import { RunStats } from '../../src/monitor/stats.js';
+import { defineSite } from '../../src/site.js';
+import type { FrontierQueue } from '../../src/vocabulary/queue.js';
+import { REDIS_URL } from '../helpers/fleetWorld.js';
+
+const ORIGIN = 'http://127.0.0.1:9';
+const site = defineSite({
+    name: 'fleet-frontier-test',
+    startUrls: [`${ORIGIN}/`],
+    routes: { product: { match: /\/products\//, extract: () => ({}) } },
+});
+const products = (count: number) => Array.from({ length: count }, (_, i) => ({ url: `${ORIGIN}/products/${i}` }));
+
+let prefix: string;
+const connections: Redis[] = [];
+const queues: JobQueue[] = [];
+
+beforeEach(() => {
+    prefix = `dragnet-test-${randomUUID().slice(0, 8)}`;
+});
+
+afterEach(async () => {
+    for (const queue of queues.splice(0)) await queue.close();
+    const redis = connections[0]!;
+    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) if ((keys as string[]).length) await redis.unlink(...(keys as string[]));
+    for (const connection of connections.splice(0)) connection.disconnect();
+});
+
+const seenSets = {
+    exact: (redis: Redis) => RedisSeenSet.open(redis, { key: `${prefix}:seen`, expectedUrls: 10_000 }),
+    bloom: (redis: Redis) => RedisBloomSeenSet.open(redis, { key: `${prefix}:seen`, expectedUrls: 10_000 }),
+};
+
+/** One worker's frontier: its own connection, the fleet's seen-set and queue. */
+async function openWorker(openSeenSet: (redis: Redis) => Promise<SeenSet>, wrapQueue = (queue: FrontierQueue) => queue) {
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    connections.push(redis);
+    const queue = new JobQueue({ redis, prefix, name: 'shop-http' });
+    queues.push(queue);
+    const stats = new RunStats();
+    const frontier = new Frontier({
+        site,
+        seenSet: await openSeenSet(redis),
+        httpQueue: wrapQueue(queue),
+        browserQueue: queue,
+        stats,
+        log: createLogger({ level: 'silent' }),
+    });
+    return { frontier, stats, queue };
+}
+
+/** The queue, but its adds never reach Redis: the worker is killed while it sends them. */
+function dyingOnAdd(queue: FrontierQueue): FrontierQueue {
+    return Object.assign(Object.create(queue) as FrontierQueue, { addRequests: () => new Promise(() => {}) });
+}
+
+async function waiting(queue: JobQueue): Promise<number> {
+    const { waiting: count } = await queueCounts(queue.queue);
+    return count;
+}
+
+for (const [kind, openSeenSet] of Object.entries(seenSets)) {
+    describe(`the fleet's frontier (${kind} seen-set)`, () => {
+        it('loses no link when a worker dies between finding it and queuing it: the page, taken back, queues it', async () => {
+            const dying = await openWorker(openSeenSet, dyingOnAdd);
+            void dying.frontier.enqueue(products(20));
+            await new Promise((resolve) => setTimeout(resolve, 200)); // its seen-set call, if any, has long reached Redis
+
+            const survivor = await openWorker(openSeenSet);
+            assert.equal(await survivor.frontier.enqueue(products(20)), 20);
+            assert.equal(await waiting(survivor.queue), 20);
+        });
+
+        it('queues a link two workers find at once once, and one of them counts it', async () => {
+            const workers = await Promise.all([openWorker(openSeenSet), openWorker(openSeenSet)]);
+            const links = products(300);
+            const orders = [links, [...links].reverse()];
+            await Promise.all(
+                workers.map(async ({ frontier }, w) => {
+                    for (let from = 0; from < links.length; from += 20) await frontier.enqueue(orders[w]!.slice(from, from + 20));
+                }),
+            );
+            assert.equal(await waiting(workers[0]!.queue), 300, 'each URL is one job');
+            assert.equal(workers[0]!.stats.admitted + workers[1]!.stats.admitted, 300, 'each URL is admitted by one worker');
+            assert.equal(workers[0]!.stats.linksSkipped.seen + workers[1]!.stats.linksSkipped.seen, 300);
+        });
+    });
+}
