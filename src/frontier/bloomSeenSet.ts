@@ -2,11 +2,12 @@
  * A seen-set in fixed memory: a Bloom filter sized from the expected number of URLs and the
  * accepted false-positive rate. The trade-off: a false positive says "seen" for a URL that was
  * not, and that URL is silently skipped. The filter cannot know which ones; it estimates how
- * many (`expectedSkipped`) from its fill level, and the run reports the estimate.
+ * many (`expectedSkipped`) from its fill level, and the run reports the estimate. The owners of
+ * canonical claims, which a filter cannot hold, are kept beside it (`ClaimOwners`).
  */
 import { createHash } from 'node:crypto';
 import type { SeenSetReport } from '../vocabulary/report.js';
-import type { SeenSet } from './seenSet.js';
+import { ClaimOwners, type SeenSet } from './seenSet.js';
 
 export interface BloomSeenSetOptions {
     /** URLs the run is expected to see. Past it, the false-positive rate climbs. Default: 10 000 000. */
@@ -49,6 +50,7 @@ export class BloomSeenSet implements SeenSet {
     readonly bitCount: number;
     readonly hashCount: number;
     private readonly bits: Uint8Array;
+    private readonly claims = new ClaimOwners();
     private bitsSet = 0;
     private added = 0;
     /** Estimated new URLs answered "seen" so far. */
@@ -67,6 +69,10 @@ export class BloomSeenSet implements SeenSet {
 
     async add(keys: readonly string[]): Promise<boolean[]> {
         return keys.map((key) => this.addOne(key));
+    }
+
+    async claim(key: string, owner: string): Promise<boolean> {
+        return this.claims.claim(key, owner, () => this.addOne(key));
     }
 
     get size(): number {

@@ -216,16 +216,16 @@ export class Frontier {
 
     /**
      * Claims a page's canonical URL for the page at hand: `own` when it is the page's own URL
-     * (held since the page was admitted), `{ key }` when the page claimed another URL's key (to be
-     * saved with the page's outcome, see RunState), `taken` when another request holds it: the page
-     * is a duplicate and its records are not stored again.
+     * (held since the page was admitted), `{ key }` when the page claimed another URL's key, now or
+     * on an earlier attempt (to be saved with the page's outcome, see RunState), `taken` when
+     * another request holds it: the page is a duplicate and its records are not stored again.
      */
     async claimCanonical(canonicalUrl: string, requestUrl: string): Promise<CanonicalClaim> {
         const key = urlKey(canonicalUrl);
-        if (key === urlKey(requestUrl)) return 'own';
+        const ownKey = urlKey(requestUrl);
+        if (key === ownKey) return 'own';
         if (this.admitting.has(key)) return 'taken';
-        const [isNew] = await this.options.seenSet.add([key]);
-        return isNew ? { key } : 'taken';
+        return (await this.options.seenSet.claim(key, ownKey)) ? { key } : 'taken';
     }
 
     /** Whether `url` is on the site's hosts (frontier/scope.ts). */

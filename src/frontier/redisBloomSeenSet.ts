@@ -20,7 +20,7 @@ import type { Redis } from 'ioredis';
 import type { SeenSetReport } from '../vocabulary/report.js';
 import { bloomPositions, bloomSizing } from './bloomSeenSet.js';
 import type { SeenSet } from './seenSet.js';
-import { countKey, deleteKeysUnder, inChunks, luaScript, openLayout, readCount, type LuaScript } from './redisSeenSet.js';
+import { countKey, deleteKeysUnder, hash64, inChunks, luaScript, openLayout, readCount, type LuaScript } from './redisSeenSet.js';
 
 export interface RedisBloomSeenSetOptions {
     /** The Redis key prefix of this site's seen-set, e.g. `dragnet:shop:seen`; every key the set writes starts with `${key}:`. */
@@ -35,22 +35,25 @@ export interface RedisBloomSeenSetOptions {
 
 const MAX_BITS_PER_KEY = 2 ** 32;
 
-// KEYS[1]: the counter; KEYS[2], KEYS[3], …: the bitmaps. ARGV[1]: bits per bitmap; ARGV[2]: 'add'
-// (set the URLs' bits) or 'has' (only read them); ARGV[2 + i]: the i-th URL's bit positions,
-// space-separated (one argument per URL, not k: encoding 20 arguments a URL made ioredis, not
-// Redis, the bottleneck: 49k URLs/s against 88k). One BITFIELD per URL and bitmap sets (or gets)
-// its bits and returns their old values; the URL is new where one was 0. Returns 1 or 0 per URL;
-// after an add, then the counter. With one bitmap (up to ~75M URLs at 1e-6) the positions go to
-// BITFIELD as they came, without the tonumber/format step that several need.
+// KEYS[1]: the counter; KEYS[2]: the claims (hash field of a claimed URL → its owner's tag);
+// KEYS[3], KEYS[4], …: the bitmaps. ARGV[1]: bits per bitmap; ARGV[2]: the mode.
+// - 'add' (set the URLs' bits) or 'has' (only read them): ARGV[2 + i], the i-th URL's bit positions,
+//   space-separated (one argument per URL, not k: encoding 20 arguments a URL made ioredis, not
+//   Redis, the bottleneck: 49k URLs/s against 88k). Returns 1 or 0 per URL, whether one of its
+//   bits was 0 (the URL was new); after an add, then the counter.
+// - 'claim': ARGV[3], the URL's positions; ARGV[4], its hash field; ARGV[5], the owner's tag.
+//   Returns 1 when the URL was new (its bits are set and its owner kept) or is that owner's.
+// One BITFIELD per URL and bitmap sets (or gets) its bits and returns their old values. With one
+// bitmap (up to ~75M URLs at 1e-6) the positions go to BITFIELD as they came, without the
+// tonumber/format step that several need.
 const SCRIPT = `
 local perKey = tonumber(ARGV[1])
-local add = ARGV[2] == 'add'
-local bitmaps = #KEYS - 1
-local answers = {}
-local added = 0
-for url = 3, #ARGV do
+local mode = ARGV[2]
+local bitmaps = #KEYS - 2
+
+local function touch(positions, write)
     local byPart = {}
-    for bit in string.gmatch(ARGV[url], '%d+') do
+    for bit in string.gmatch(positions, '%d+') do
         local part = 0
         if bitmaps > 1 then
             local n = tonumber(bit)
@@ -63,7 +66,7 @@ for url = 3, #ARGV do
             byPart[part] = args
         end
         local n = #args
-        if add then
+        if write then
             args[n + 1] = 'SET'
             args[n + 2] = 'u1'
             args[n + 3] = bit
@@ -76,10 +79,30 @@ for url = 3, #ARGV do
     end
     local isNew = 0
     for part, args in pairs(byPart) do
-        for _, was in ipairs(redis.call('BITFIELD', KEYS[part + 2], unpack(args))) do
+        for _, was in ipairs(redis.call('BITFIELD', KEYS[part + 3], unpack(args))) do
             if was == 0 then isNew = 1 end
         end
     end
+    return isNew
+end
+
+if mode == 'claim' then
+    local claimant = redis.call('HGET', KEYS[2], ARGV[4])
+    if claimant then
+        if claimant == ARGV[5] then return 1 end
+        return 0
+    end
+    if touch(ARGV[3], true) == 0 then return 0 end
+    redis.call('HSET', KEYS[2], ARGV[4], ARGV[5])
+    redis.call('INCR', KEYS[1])
+    return 1
+end
+
+local add = mode == 'add'
+local answers = {}
+local added = 0
+for url = 3, #ARGV do
+    local isNew = touch(ARGV[url], add)
     answers[url - 2] = isNew
     added = added + isNew
 end
@@ -113,7 +136,7 @@ export class RedisBloomSeenSet implements SeenSet {
         this.hashCount = layout.hashCount;
         this.bitsPerKey = layout.bitsPerKey;
         const bitmaps = Math.ceil(layout.bitCount / layout.bitsPerKey);
-        this.keys = [countKey(key), ...Array.from({ length: bitmaps }, (_, n) => `${key}:bits:${n}`)];
+        this.keys = [countKey(key), `${key}:claims`, ...Array.from({ length: bitmaps }, (_, n) => `${key}:bits:${n}`)];
         this.count = count;
         this.script = luaScript(redis, 'dragnetBloomSeen', SCRIPT);
     }
@@ -138,6 +161,16 @@ export class RedisBloomSeenSet implements SeenSet {
     /** Adds the keys; for each, whether it was new to the whole fleet (or a false positive said it was not). */
     async add(keys: readonly string[]): Promise<boolean[]> {
         return inChunks(keys, (chunk) => this.run('add', chunk));
+    }
+
+    /**
+     * The filter cannot hold an owner, so claimed URLs also go in a plain hash, `${key}:claims`
+     * (about 80 bytes a claim; claims are few: one per page reached by another URL than its
+     * canonical one).
+     */
+    async claim(key: string, owner: string): Promise<boolean> {
+        const positions = bloomPositions(key, this.hashCount, this.bitCount).join(' ');
+        return (await this.script(this.keys, [String(this.bitsPerKey), 'claim', positions, hash64(key), hash64(owner)])) === 1;
     }
 
     /** URLs admitted fleet-wide, as of this worker's last add. */

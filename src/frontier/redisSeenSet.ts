@@ -65,6 +65,17 @@ if add then answers[#ARGV] = redis.call('INCRBY', KEYS[1], added) end
 return answers
 `;
 
+// KEYS[1]: the counter; KEYS[2]: the URL's bucket. ARGV[1]: its hash field; ARGV[2]: the owner's
+// tag (8 bytes, where a link's value is '1'). Returns 1 when the URL was new or is that owner's.
+const CLAIM_SCRIPT = `
+if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 1 then
+    redis.call('INCR', KEYS[1])
+    return 1
+end
+if redis.call('HGET', KEYS[2], ARGV[1]) == ARGV[2] then return 1 end
+return 0
+`;
+
 interface ExactLayout {
     kind: 'exact';
     buckets: number;
@@ -77,6 +88,7 @@ export class RedisSeenSet implements SeenSet {
     readonly buckets: number;
     private readonly redis: Redis;
     private readonly script: LuaScript;
+    private readonly claimScript: LuaScript;
     private readonly bucketDivisor: number;
     private count: number;
 
@@ -88,6 +100,7 @@ export class RedisSeenSet implements SeenSet {
         this.bucketDivisor = 2 ** 32 / layout.buckets;
         this.count = count;
         this.script = luaScript(redis, 'dragnetExactSeen', SCRIPT);
+        this.claimScript = luaScript(redis, 'dragnetExactSeenClaim', CLAIM_SCRIPT);
     }
 
     /** Opens the set under `options.key`: its stored layout, or, first of the fleet, the one `expectedUrls` implies. */
@@ -112,6 +125,12 @@ export class RedisSeenSet implements SeenSet {
     /** Adds the keys; for each, whether it was new to the whole fleet. Atomic per chunk of SCRIPT_CHUNK keys. */
     async add(keys: readonly string[]): Promise<boolean[]> {
         return inChunks(keys, (chunk) => this.run('add', chunk));
+    }
+
+    /** The owner is kept as the key's value (a link's is '1'), so a claim costs no more memory than a link. */
+    async claim(key: string, owner: string): Promise<boolean> {
+        const { bucket, field } = this.locate(key);
+        return (await this.claimScript([countKey(this.key), bucket], [field, hash64(owner)])) === 1;
     }
 
     /** URLs admitted fleet-wide, as of this worker's last add. */
@@ -140,13 +159,19 @@ export class RedisSeenSet implements SeenSet {
         const buckets: string[] = [];
         const fields: Buffer[] = [];
         for (const key of keys) {
-            const hash = createHash('md5').update(key).digest().subarray(0, 8);
-            buckets.push(`${this.key}:${Math.floor(hash.readUInt32BE(0) / this.bucketDivisor)}`);
-            fields.push(hash);
+            const { bucket, field } = this.locate(key);
+            buckets.push(bucket);
+            fields.push(field);
         }
         const answers = (await this.script([countKey(this.key), ...buckets], [mode, ...fields])) as number[];
         if (mode === 'add') this.count = answers.pop()!;
         return answers.map((isNew) => isNew === 1);
+    }
+
+    /** A URL key's hash field (its 64-bit hash) and the bucket that holds it (the hash's top bits). */
+    private locate(key: string): { bucket: string; field: Buffer } {
+        const field = hash64(key);
+        return { bucket: `${this.key}:${Math.floor(field.readUInt32BE(0) / this.bucketDivisor)}`, field };
     }
 }
 
@@ -177,6 +202,11 @@ export async function openLayout<T extends { kind: string }>(redis: Redis, key: 
 
 function article(kind: string): string {
     return `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind}`;
+}
+
+/** The first 8 bytes of the text's md5: how both Redis sets store a URL key or a claim's owner. */
+export function hash64(text: string): Buffer {
+    return createHash('md5').update(text).digest().subarray(0, 8);
 }
 
 export function countKey(key: string): string {

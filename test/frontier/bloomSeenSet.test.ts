@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { BloomSeenSet } from '../../src/frontier/bloomSeenSet.js';
+import { MemorySeenSet } from '../../src/frontier/seenSet.js';
 
 const urls = (from: number, count: number) => Array.from({ length: count }, (_, i) => `https://shop.example/products/${from + i}`);
 
@@ -44,3 +45,16 @@ test('options out of range are refused', () => {
     assert.throws(() => new BloomSeenSet({ expectedItems: 0 }), RangeError);
     assert.throws(() => new BloomSeenSet({ falsePositiveRate: 1 }), RangeError);
 });
+
+for (const [kind, open] of [['exact', () => new MemorySeenSet()], ['bloom', () => new BloomSeenSet({ expectedItems: 1_000 })]] as const) {
+    test(`in memory, ${kind}: a claim is its owner's and no one else's`, async () => {
+        const seen = open();
+        assert.equal(await seen.claim('canonical', 'page-red'), true);
+        assert.equal(await seen.claim('canonical', 'page-red'), true, "the page's retry");
+        assert.equal(await seen.claim('canonical', 'page-blue'), false);
+        assert.deepEqual(await seen.add(['canonical']), [false], 'a link to it is not new');
+        await seen.add(['linked']);
+        assert.equal(await seen.claim('linked', 'page-red'), false, "a URL added as a link is no one's to claim");
+        assert.equal(seen.size, 2);
+    });
+}

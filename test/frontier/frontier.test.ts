@@ -374,6 +374,16 @@ describe('Frontier.claimCanonical', () => {
         assert.equal(await frontier.claimCanonical(`${ORIGIN}/products/1/`, `${ORIGIN}/products/1`), 'own');
     });
 
+    it("keeps a page's claim through its retries, and refuses it to another page still", async (t) => {
+        const { frontier } = await openFrontier(t);
+        const claim = { key: urlKey(`${ORIGIN}/products/1`) };
+        assert.deepEqual(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`), claim);
+        // The page failed after its claim (its records could not be stored) and is fetched again.
+        assert.deepEqual(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`), claim);
+        assert.equal(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=blue`), 'taken');
+        assert.equal(await frontier.enqueue([{ url: `${ORIGIN}/products/1` }]), 0, 'the claimed URL is not queued');
+    });
+
     it('refuses a canonical URL the frontier already admitted as another request', async (t) => {
         const { frontier } = await openFrontier(t);
         await frontier.enqueue([{ url: `${ORIGIN}/products/1` }]);

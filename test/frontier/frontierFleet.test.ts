@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { Frontier } from '../../src/frontier/frontier.js';
+import { urlKey } from '../../src/frontier/normalize.js';
 import { JobQueue } from '../../src/frontier/redis/jobQueue.js';
 import { queueCounts } from '../../src/frontier/redis/queueCounts.js';
 import { RedisBloomSeenSet } from '../../src/frontier/redisBloomSeenSet.js';
@@ -86,6 +87,17 @@ for (const [kind, openSeenSet] of Object.entries(seenSets)) {
             const survivor = await openWorker(openSeenSet);
             assert.equal(await survivor.frontier.enqueue(products(20)), 20);
             assert.equal(await waiting(survivor.queue), 20);
+        });
+
+        it("keeps a page's canonical claim when another worker takes the page back, and refuses it to other pages", async () => {
+            const [first, second] = await Promise.all([openWorker(openSeenSet), openWorker(openSeenSet)]);
+            const claim = { key: urlKey(`${ORIGIN}/products/1`) };
+            assert.deepEqual(await first.frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`), claim);
+            assert.deepEqual(await second.frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`), claim);
+            assert.equal(await second.frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=blue`), 'taken');
+            assert.equal(await second.frontier.enqueue([{ url: `${ORIGIN}/products/1` }]), 0, 'the claimed URL is not queued');
+            await second.frontier.enqueue([{ url: `${ORIGIN}/products/2` }]);
+            assert.equal(await first.frontier.claimCanonical(`${ORIGIN}/products/2`, `${ORIGIN}/products/2?color=red`), 'taken', 'nor is a URL already queued claimed');
         });
 
         it('queues a link two workers find at once once, and one of them counts it', async () => {

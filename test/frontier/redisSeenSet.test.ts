@@ -194,3 +194,22 @@ test('bloom: a later opener uses the stored parameters; clear() empties the filt
     assert.ok((await first.add(urls(0, 100))).every(Boolean), 'all new again after clear()');
     await assert.rejects(RedisSeenSet.open(redis, { key }), /holds a bloom seen-set, not an exact one/);
 });
+
+for (const kind of ['exact', 'bloom'] as const) {
+    test(`${kind}: a claim is its owner's, on any worker, and no one else's`, async (t) => {
+        const key = prefix(t);
+        const open = (connection: Redis) =>
+            kind === 'exact' ? RedisSeenSet.open(connection, { key, expectedUrls: 1_000 }) : RedisBloomSeenSet.open(connection, { key, expectedUrls: 1_000 });
+        const other = redis.duplicate();
+        t.after(() => other.quit());
+        const [first, second] = [await open(redis), await open(other)];
+        assert.equal(await first.claim('canonical', 'page-red'), true);
+        assert.equal(await second.claim('canonical', 'page-red'), true, "the page's retry on another worker");
+        assert.equal(await second.claim('canonical', 'page-blue'), false);
+        assert.deepEqual(await first.has(['canonical']), [true]);
+        assert.deepEqual(await first.add(['canonical']), [false], 'a link to it is not new');
+        await first.add(['linked']);
+        assert.equal(await second.claim('linked', 'page-red'), false, "a URL added as a link is no one's to claim");
+        assert.equal((await open(redis)).size, 2, 'the fleet-wide count includes the claim');
+    });
+}
