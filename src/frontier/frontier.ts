@@ -60,8 +60,12 @@ export class Frontier {
     private readonly maxRequests: number;
     private readonly maxRedirects: number;
     private readonly maxLinksPerPage: number;
-    /** URL keys this process is queuing right now: seen to every other page until they are marked. */
-    private readonly admitting = new Set<string>();
+    /**
+     * URL keys a page of this process is admitting right now (from the seen-set look-up until they
+     * are marked), each with a promise that settles when that admission is over: to every other
+     * page they are seen, and a canonical claim on one waits for it.
+     */
+    private readonly admitting = new Map<string, Promise<void>>();
 
     constructor(private readonly options: FrontierOptions) {
         this.site = options.site;
@@ -131,8 +135,10 @@ export class Frontier {
     private async queueUnseen(candidates: Candidate[], admissions: Admission[]): Promise<void> {
         const { stats } = this.options;
         const keys = candidates.map(({ url }) => urlKey(url));
-        const held = keys.map((key) => this.hold(key));
-        const taken: { index: number; key: string }[] = [];
+        let over!: () => void;
+        const admission = new Promise<void>((resolve) => (over = resolve));
+        const held = keys.map((key) => this.hold(key, admission));
+        const queued: { index: number; key: string }[] = [];
         try {
             const known = await this.options.seenSet.has(keys);
             const toHttp: RequestOptions[] = [];
@@ -146,7 +152,7 @@ export class Frontier {
                 } else {
                     admissions[index] = 'queued';
                     stats.admitted += 1;
-                    taken.push({ index, key: keys[candidate]! });
+                    queued.push({ index, key: keys[candidate]! });
                     const request = { url, uniqueKey: url, label: route.label, userData: { ...userData } };
                     (route.render === 'always' ? toBrowser : isNavigation(route) ? toHttpFront : toHttp).push(request);
                 }
@@ -156,18 +162,21 @@ export class Frontier {
                 this.addTo(this.options.httpQueue, toHttp),
                 this.addTo(this.options.browserQueue, toBrowser),
             ]);
-            const isNew = await this.options.seenSet.add(taken.map(({ key }) => key));
-            taken.forEach(({ index }, i) => {
-                // Another worker of the fleet queued it in between; the queue kept one job, and that worker counts it.
+            const isNew = await this.options.seenSet.add(queued.map(({ key }) => key));
+            queued.forEach(({ index }, i) => {
+                // Another worker marked it in between. It queued it too (the queue kept one job)
+                // and counts it; or, rarely, it claimed it as a canonical URL, and the URL is
+                // fetched and stored beside the page that claimed it (see the README, Distributed).
                 if (isNew[i]) return;
                 admissions[index] = 'seen';
                 stats.admitted -= 1;
             });
         } catch (error) {
-            stats.admitted -= taken.length;
+            stats.admitted -= queued.length;
             throw error;
         } finally {
             keys.forEach((key, candidate) => held[candidate] && this.admitting.delete(key));
+            over();
         }
     }
 
@@ -218,13 +227,14 @@ export class Frontier {
      * Claims a page's canonical URL for the page at hand: `own` when it is the page's own URL
      * (held since the page was admitted), `{ key }` when the page claimed another URL's key, now or
      * on an earlier attempt (to be saved with the page's outcome, see RunState), `taken` when
-     * another request holds it: the page is a duplicate and its records are not stored again.
+     * another request holds it: the page is a duplicate and its records are not stored again. A
+     * claim on a URL another page of this process is admitting waits until that admission is over.
      */
     async claimCanonical(canonicalUrl: string, requestUrl: string): Promise<CanonicalClaim> {
         const key = urlKey(canonicalUrl);
         const ownKey = urlKey(requestUrl);
         if (key === ownKey) return 'own';
-        if (this.admitting.has(key)) return 'taken';
+        for (let admission = this.admitting.get(key); admission; admission = this.admitting.get(key)) await admission;
         return (await this.options.seenSet.claim(key, ownKey)) ? { key } : 'taken';
     }
 
@@ -250,10 +260,10 @@ export class Frontier {
         }
     }
 
-    /** Takes the key into `admitting`; false when another page of this process holds it. */
-    private hold(key: string): boolean {
+    /** Takes the key into `admitting` for `admission`; false when another page of this process holds it. */
+    private hold(key: string, admission: Promise<void>): boolean {
         if (this.admitting.has(key)) return false;
-        this.admitting.add(key);
+        this.admitting.set(key, admission);
         return true;
     }
 

@@ -39,8 +39,8 @@ const MAX_BITS_PER_KEY = 2 ** 32;
 // KEYS[3], KEYS[4], …: the bitmaps. ARGV[1]: bits per bitmap; ARGV[2]: the mode.
 // - 'add' (set the URLs' bits) or 'has' (only read them): ARGV[2 + i], the i-th URL's bit positions,
 //   space-separated (one argument per URL, not k: encoding 20 arguments a URL made ioredis, not
-//   Redis, the bottleneck: 49k URLs/s against 88k). Returns 1 or 0 per URL, whether one of its
-//   bits was 0 (the URL was new); after an add, then the counter.
+//   Redis, the bottleneck: 49k URLs/s against 88k). Returns 1 or 0 per URL: for an add, whether one
+//   of its bits was 0 (the URL was new), then the counter; for a look, whether all were 1 (held).
 // - 'claim': ARGV[3], the URL's positions; ARGV[4], its hash field; ARGV[5], the owner's tag.
 //   Returns 1 when the URL was new (its bits are set and its owner kept) or is that owner's.
 // One BITFIELD per URL and bitmap sets (or gets) its bits and returns their old values. With one
@@ -51,6 +51,7 @@ local perKey = tonumber(ARGV[1])
 local mode = ARGV[2]
 local bitmaps = #KEYS - 2
 
+-- Sets (write) or reads the bits at a URL's positions; 1 when one of them was 0.
 local function touch(positions, write)
     local byPart = {}
     for bit in string.gmatch(positions, '%d+') do
@@ -103,8 +104,12 @@ local answers = {}
 local added = 0
 for url = 3, #ARGV do
     local isNew = touch(ARGV[url], add)
-    answers[url - 2] = isNew
-    added = added + isNew
+    if add then
+        answers[url - 2] = isNew
+        added = added + isNew
+    else
+        answers[url - 2] = 1 - isNew
+    end
 end
 if add then answers[#ARGV - 1] = redis.call('INCRBY', KEYS[1], added) end
 return answers
@@ -155,7 +160,7 @@ export class RedisBloomSeenSet implements SeenSet {
 
     /** For each key, whether the fleet's filter holds it (or a false positive says so). */
     async has(keys: readonly string[]): Promise<boolean[]> {
-        return (await inChunks(keys, (chunk) => this.run('has', chunk))).map((isNew) => !isNew);
+        return inChunks(keys, (chunk) => this.run('has', chunk));
     }
 
     /** Adds the keys; for each, whether it was new to the whole fleet (or a false positive said it was not). */
@@ -229,12 +234,12 @@ export class RedisBloomSeenSet implements SeenSet {
         return { kind: 'bloom', bitCount: this.bitCount, hashCount: this.hashCount, bitsPerKey: this.bitsPerKey };
     }
 
-    /** The script over one chunk: for each key, whether the filter did not hold it. */
+    /** The script over one chunk: for each key, whether it was new (add) or is held (has). */
     private async run(mode: 'add' | 'has', keys: readonly string[]): Promise<boolean[]> {
         const args = [String(this.bitsPerKey), mode, ...keys.map((key) => bloomPositions(key, this.hashCount, this.bitCount).join(' '))];
         const answers = (await this.script(this.keys, args)) as number[];
         if (mode === 'add') this.count = answers.pop()!;
-        return answers.map((isNew) => isNew === 1);
+        return answers.map((answer) => answer === 1);
     }
 }
 

@@ -44,22 +44,20 @@ const URLS_PER_BUCKET = 64;
 const SCRIPT_CHUNK = 1_000;
 
 // ARGV[1]: 'add' (add the URLs) or 'has' (only look). KEYS[1]: the counter; from i = 2, KEYS[i] and
-// ARGV[i]: the bucket and hash field of a URL. Returns 1 or 0 per URL, whether the set did not hold
-// it (HSETNX says whether the field is new, so a URL repeated within an add is new once); after an
-// add, then the counter.
+// ARGV[i]: the bucket and hash field of a URL. Returns 1 or 0 per URL: for an add, whether it was
+// new (HSETNX says whether the field is new, so a URL repeated within an add is new once), then the
+// counter; for a look, whether the set holds it.
 const SCRIPT = `
 local add = ARGV[1] == 'add'
 local answers = {}
 local added = 0
 for i = 2, #ARGV do
-    local isNew
     if add then
-        isNew = redis.call('HSETNX', KEYS[i], ARGV[i], '1')
-        added = added + isNew
+        answers[i - 1] = redis.call('HSETNX', KEYS[i], ARGV[i], '1')
+        added = added + answers[i - 1]
     else
-        isNew = 1 - redis.call('HEXISTS', KEYS[i], ARGV[i])
+        answers[i - 1] = redis.call('HEXISTS', KEYS[i], ARGV[i])
     end
-    answers[i - 1] = isNew
 end
 if add then answers[#ARGV] = redis.call('INCRBY', KEYS[1], added) end
 return answers
@@ -119,7 +117,7 @@ export class RedisSeenSet implements SeenSet {
 
     /** For each key, whether the fleet's set holds it. */
     async has(keys: readonly string[]): Promise<boolean[]> {
-        return (await inChunks(keys, (chunk) => this.run('has', chunk))).map((isNew) => !isNew);
+        return inChunks(keys, (chunk) => this.run('has', chunk));
     }
 
     /** Adds the keys; for each, whether it was new to the whole fleet. Atomic per chunk of SCRIPT_CHUNK keys. */
@@ -154,7 +152,7 @@ export class RedisSeenSet implements SeenSet {
         if (layout.buckets !== this.buckets) throw new Error(`${this.key} was reopened with another layout while it was cleared`);
     }
 
-    /** The script over one chunk: for each key, whether the set did not hold it. */
+    /** The script over one chunk: for each key, whether it was new (add) or is held (has). */
     private async run(mode: 'add' | 'has', keys: readonly string[]): Promise<boolean[]> {
         const buckets: string[] = [];
         const fields: Buffer[] = [];
@@ -165,7 +163,7 @@ export class RedisSeenSet implements SeenSet {
         }
         const answers = (await this.script([countKey(this.key), ...buckets], [mode, ...fields])) as number[];
         if (mode === 'add') this.count = answers.pop()!;
-        return answers.map((isNew) => isNew === 1);
+        return answers.map((answer) => answer === 1);
     }
 
     /** A URL key's hash field (its 64-bit hash) and the bucket that holds it (the hash's top bits). */

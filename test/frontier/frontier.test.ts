@@ -384,6 +384,15 @@ describe('Frontier.claimCanonical', () => {
         assert.equal(await frontier.enqueue([{ url: `${ORIGIN}/products/1` }]), 0, 'the claimed URL is not queued');
     });
 
+    it("keeps a page's claim on its retry while another page is admitting a link to the same URL", async (t) => {
+        const { frontier } = await openFrontier(t);
+        const claim = { key: urlKey(`${ORIGIN}/products/1`) };
+        assert.deepEqual(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`), claim);
+        const admitting = frontier.enqueue([{ url: `${ORIGIN}/products/1` }]);
+        assert.deepEqual(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`), claim);
+        assert.equal(await admitting, 0);
+    });
+
     it('refuses a canonical URL the frontier already admitted as another request', async (t) => {
         const { frontier } = await openFrontier(t);
         await frontier.enqueue([{ url: `${ORIGIN}/products/1` }]);

@@ -100,6 +100,40 @@ for (const [kind, openSeenSet] of Object.entries(seenSets)) {
             assert.equal(await first.frontier.claimCanonical(`${ORIGIN}/products/2`, `${ORIGIN}/products/2?color=red`), 'taken', 'nor is a URL already queued claimed');
         });
 
+        it('loses no link and queues none twice when a worker dies after queuing, before marking them seen', async () => {
+            const dying = await openWorker(openSeenSet, (queue) =>
+                Object.assign(Object.create(queue) as FrontierQueue, { addRequests: async (...args: Parameters<FrontierQueue['addRequests']>) => {
+                    await queue.addRequests(...args);
+                    return new Promise(() => {});
+                } }),
+            );
+            void dying.frontier.enqueue(products(20));
+            for (let tries = 0; (await waiting(dying.queue)) < 20 && tries < 100; tries++) await new Promise((resolve) => setTimeout(resolve, 20));
+
+            const survivor = await openWorker(openSeenSet);
+            assert.equal(await survivor.frontier.enqueue(products(20)), 20);
+            assert.equal(await waiting(survivor.queue), 20, 'the jobs the dead worker added are not added again');
+        });
+
+        it('lets the worker that marks a link first count it when two queue it at once', async () => {
+            let opened!: () => void;
+            const gate = new Promise<void>((resolve) => (opened = resolve));
+            const late = await openWorker(openSeenSet, (queue) =>
+                Object.assign(Object.create(queue) as FrontierQueue, { addRequests: async (...args: Parameters<FrontierQueue['addRequests']>) => {
+                    await gate;
+                    return queue.addRequests(...args);
+                } }),
+            );
+            const early = await openWorker(openSeenSet);
+            const lateAnswer = late.frontier.enqueue(products(20)); // looks the links up, then waits at the gate
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            assert.equal(await early.frontier.enqueue(products(20)), 20);
+            opened();
+            assert.equal(await lateAnswer, 0, 'its mark found them marked');
+            assert.deepEqual([late.stats.admitted, late.stats.linksSkipped.seen], [0, 20]);
+            assert.equal(await waiting(early.queue), 20, 'one job each');
+        });
+
         it('queues a link two workers find at once once, and one of them counts it', async () => {
             const workers = await Promise.all([openWorker(openSeenSet), openWorker(openSeenSet)]);
             const links = products(300);
