@@ -158,4 +158,13 @@ describe('JobQueue', () => {
         assert.deepEqual(await drain(queue, paths.length), paths.map(url));
         assert.equal((await queue.counts()).spilled, 0);
     });
+
+    it('spills a request added twice (two workers queuing one link) once', async (t) => {
+        const { db } = await testDatabase(t);
+        const queue = openQueue({ prefetch: 1, maxWaiting: 1, backlog: new PgBacklog(db, 'site', 'site-http') });
+        await queue.addRequests([{ url: url('first') }]);
+        await queue.addRequests(['a', 'b'].map((p) => ({ url: url(p) })));
+        await queue.addRequests(['b', 'c', 'a'].map((p) => ({ url: url(p) })));
+        assert.deepEqual(await queue.counts(), { waiting: 1, delayed: 0, active: 0, spilled: 3 });
+    });
 });

@@ -126,10 +126,30 @@ describe('PostgreSQL database', () => {
         t.after(() => Promise.all(dbs.map((db) => db.close())));
         const db = dbs[0]!;
         const versions = await db.query(`SELECT version FROM ${db.table('dragnet_migrations')} ORDER BY version`);
-        assert.deepEqual(versions.rows, [{ version: 1 }, { version: 2 }, { version: 3 }]);
+        assert.deepEqual(versions.rows, [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
         const tables = await db.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`, [schema]);
         assert.deepEqual(tables.rows.map((row) => row.table_name), ['backlog', 'dead_letter', 'dragnet_migrations', 'items', 'quarantine', 'raw_pages']);
         await openPostgres(url).then((again) => again.close()); // and once more, on a database up to date
+    });
+
+    it('keeps the first of jobs spilled twice when it adds the backlog index to a database from before it', async (t) => {
+        const { url, schema } = freshSchema(t);
+        const db = await openPostgres(url);
+        t.after(() => db.close());
+        // The database as version 3 left it: no index, and a job spilled twice.
+        await db.query(`DROP INDEX ${schema}.backlog_job`);
+        await db.query(`DELETE FROM ${db.table('dragnet_migrations')} WHERE version = 4`);
+        await db.query(
+            `INSERT INTO ${db.table('backlog')} (site, queue, job_id, priority, data) VALUES
+             ('shop', 'shop-http', 'a', 1, '{"n":1}'), ('shop', 'shop-http', 'b', 1, '{}'), ('shop', 'shop-http', 'a', 1, '{"n":2}'), ('shop', 'other', 'a', 1, '{}')`,
+        );
+        await openPostgres(url).then((again) => again.close());
+        const { rows } = await db.query(`SELECT queue, job_id, data FROM ${db.table('backlog')} ORDER BY seq`);
+        assert.deepEqual(rows, [
+            { queue: 'shop-http', job_id: 'a', data: { n: 1 } },
+            { queue: 'shop-http', job_id: 'b', data: {} },
+            { queue: 'other', job_id: 'a', data: {} },
+        ]);
     });
 
     it('turns a refused connection into one clear line', async () => {

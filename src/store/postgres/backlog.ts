@@ -5,7 +5,7 @@
  * record pages here past its `maxWaiting` and feeds them back in windows as the queue drains
  * (frontier/redis/jobQueue.ts). Feeding deletes the rows in the same transaction that hands them to
  * BullMQ, so a worker killed meanwhile leaves them here (at worst a job is in both, and BullMQ's job
- * id keeps it once while it is queued).
+ * id keeps it once while it is queued). A job pushed twice is kept once (a unique index on its id).
  */
 import type { JobBacklog, SpilledJob } from '../../vocabulary/queue.js';
 import { jsonb, type PgDatabase } from './database.js';
@@ -28,7 +28,8 @@ export class PgBacklog implements JobBacklog {
         await retryTransient(() =>
             this.db.query(
                 `INSERT INTO ${this.table} (site, queue, job_id, priority, data)
-                 SELECT $1, $2, * FROM unnest($3::text[], $4::int[], $5::json[])`,
+                 SELECT $1, $2, * FROM unnest($3::text[], $4::int[], $5::json[])
+                 ON CONFLICT (site, queue, job_id) DO NOTHING`,
                 [this.site, this.queue, jobs.map((job) => job.jobId), jobs.map((job) => job.priority), jobs.map((job) => jsonb(job.data))],
             ),
         );
