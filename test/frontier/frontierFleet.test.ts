@@ -67,9 +67,26 @@ async function openWorker(openSeenSet: (redis: Redis) => Promise<SeenSet>, wrapQ
     return { frontier, stats, queue };
 }
 
-/** The queue, but its adds never reach Redis: the worker is killed while it sends them. */
-function dyingOnAdd(queue: FrontierQueue): FrontierQueue {
-    return Object.assign(Object.create(queue) as FrontierQueue, { addRequests: () => new Promise(() => {}) });
+/**
+ * A worker's queue whose adds stop: for a worker killed before its add reaches Redis, one killed
+ * right after it, or one held until `release()`, then added. `reached` settles when an add has
+ * come to its stop.
+ */
+function stoppedAdds(stop: 'killed-before-add' | 'killed-after-add' | 'until-released') {
+    let reach!: () => void;
+    let release!: () => void;
+    const reached = new Promise<void>((resolve) => (reach = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const wrap = (queue: FrontierQueue): FrontierQueue =>
+        Object.assign(Object.create(queue) as FrontierQueue, {
+            addRequests: async (...args: Parameters<FrontierQueue['addRequests']>) => {
+                if (stop === 'killed-after-add') await queue.addRequests(...args);
+                reach();
+                await released; // never, for a killed worker
+                return queue.addRequests(...args);
+            },
+        });
+    return { wrap, reached, release };
 }
 
 async function waiting(queue: JobQueue): Promise<number> {
@@ -80,9 +97,10 @@ async function waiting(queue: JobQueue): Promise<number> {
 for (const [kind, openSeenSet] of Object.entries(seenSets)) {
     describe(`the fleet's frontier (${kind} seen-set)`, () => {
         it('loses no link when a worker dies between finding it and queuing it: the page, taken back, queues it', async () => {
-            const dying = await openWorker(openSeenSet, dyingOnAdd);
+            const killed = stoppedAdds('killed-before-add');
+            const dying = await openWorker(openSeenSet, killed.wrap);
             void dying.frontier.enqueue(products(20));
-            await new Promise((resolve) => setTimeout(resolve, 200)); // its seen-set call, if any, has long reached Redis
+            await killed.reached;
 
             const survivor = await openWorker(openSeenSet);
             assert.equal(await survivor.frontier.enqueue(products(20)), 20);
@@ -101,14 +119,11 @@ for (const [kind, openSeenSet] of Object.entries(seenSets)) {
         });
 
         it('loses no link and queues none twice when a worker dies after queuing, before marking them seen', async () => {
-            const dying = await openWorker(openSeenSet, (queue) =>
-                Object.assign(Object.create(queue) as FrontierQueue, { addRequests: async (...args: Parameters<FrontierQueue['addRequests']>) => {
-                    await queue.addRequests(...args);
-                    return new Promise(() => {});
-                } }),
-            );
+            const killed = stoppedAdds('killed-after-add');
+            const dying = await openWorker(openSeenSet, killed.wrap);
             void dying.frontier.enqueue(products(20));
-            for (let tries = 0; (await waiting(dying.queue)) < 20 && tries < 100; tries++) await new Promise((resolve) => setTimeout(resolve, 20));
+            await killed.reached;
+            assert.equal(await waiting(dying.queue), 20);
 
             const survivor = await openWorker(openSeenSet);
             assert.equal(await survivor.frontier.enqueue(products(20)), 20);
@@ -116,19 +131,13 @@ for (const [kind, openSeenSet] of Object.entries(seenSets)) {
         });
 
         it('lets the worker that marks a link first count it when two queue it at once', async () => {
-            let opened!: () => void;
-            const gate = new Promise<void>((resolve) => (opened = resolve));
-            const late = await openWorker(openSeenSet, (queue) =>
-                Object.assign(Object.create(queue) as FrontierQueue, { addRequests: async (...args: Parameters<FrontierQueue['addRequests']>) => {
-                    await gate;
-                    return queue.addRequests(...args);
-                } }),
-            );
+            const held = stoppedAdds('until-released');
+            const late = await openWorker(openSeenSet, held.wrap);
             const early = await openWorker(openSeenSet);
-            const lateAnswer = late.frontier.enqueue(products(20)); // looks the links up, then waits at the gate
-            await new Promise((resolve) => setTimeout(resolve, 100));
+            const lateAnswer = late.frontier.enqueue(products(20));
+            await held.reached; // it has looked the links up: unseen
             assert.equal(await early.frontier.enqueue(products(20)), 20);
-            opened();
+            held.release();
             assert.equal(await lateAnswer, 0, 'its mark found them marked');
             assert.deepEqual([late.stats.admitted, late.stats.linksSkipped.seen], [0, 20]);
             assert.equal(await waiting(early.queue), 20, 'one job each');
