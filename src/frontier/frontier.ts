@@ -83,18 +83,22 @@ export class Frontier {
     /** Admits a page's links as `enqueue` does, the first `maxLinksPerPage` of them; the rest are counted as `overLimit`. */
     async enqueueFromPage(links: readonly Link[], base: URL): Promise<number> {
         const taken = links.slice(0, this.maxLinksPerPage);
+        const queued = await this.enqueue(taken, base);
         this.options.stats.linksSkipped.overLimit += links.length - taken.length;
-        return this.enqueue(taken, base);
+        return queued;
     }
 
-    /** What became of each link, in order; every skip is counted in the stats by its reason. */
+    /**
+     * What became of each link, in order. Every skip is counted in the stats by its reason once the
+     * links are admitted: an admission that fails counts nothing, and the page's retry counts them.
+     */
     private async admit(links: Iterable<Link>, base?: URL): Promise<Admission[]> {
         const { stats } = this.options;
         const admissions: Admission[] = [];
         let candidates: Candidate[] = [];
         for (const link of links) {
             const index = admissions.push('invalid') - 1;
-            const url = this.normalize(link.url, base);
+            const url = this.fetchForm(link.url, base);
             if (!url) continue;
             const route = this.site.routeFor(link.label, new URL(url));
             if (this.options.scope && !this.options.scope.includes(new URL(url))) {
@@ -117,7 +121,7 @@ export class Frontier {
         }
         await this.queueUnseen(candidates, admissions);
         for (const admission of admissions) {
-            if (admission !== 'queued' && admission !== 'invalid') stats.linksSkipped[admission] += 1;
+            if (admission !== 'queued') stats.linksSkipped[admission] += 1;
         }
         return admissions;
     }
@@ -250,11 +254,17 @@ export class Frontier {
 
     /** The fetch form of a URL, or undefined (counted) when it is not a crawlable URL. */
     normalize(raw: string, base?: URL): string | undefined {
+        const url = this.fetchForm(raw, base);
+        if (url === undefined) this.options.stats.linksSkipped.invalid += 1;
+        return url;
+    }
+
+    /** The fetch form of a URL, or undefined (logged, not counted) when it is not a crawlable URL. */
+    private fetchForm(raw: string, base?: URL): string | undefined {
         try {
             return normalizeUrl(raw, { base, trackingParams: this.site.trackingParams });
         } catch (error) {
             if (!(error instanceof InvalidUrlError)) throw error;
-            this.options.stats.linksSkipped.invalid += 1;
             this.options.log.debug({ url: raw, base: base?.href }, error.message);
             return undefined;
         }

@@ -227,6 +227,15 @@ describe('Frontier, when a queue fails to take the links', () => {
         assert.deepEqual(await urls(opened.httpQueue), [`${ORIGIN}/products/1`, `${ORIGIN}/products/2`]);
     });
 
+    it("counts a page's skipped links once, though the page is attempted twice", async (t) => {
+        const opened = await openFrontier(t);
+        const frontier = new Frontier({ site: { ...site, maxLinksPerPage: 3 }, seenSet: opened.seenSet, httpQueue: failingFirstAdd(opened.httpQueue), browserQueue: opened.browserQueue, stats: opened.stats, log: createLogger({ level: 'silent' }) });
+        const links = [{ url: '/products/1' }, { url: 'mailto:shop@example.com' }, { url: '/about-us' }, { url: '/products/2' }];
+        await assert.rejects(frontier.enqueueFromPage(links, new URL(`${ORIGIN}/`)));
+        assert.equal(await frontier.enqueueFromPage(links, new URL(`${ORIGIN}/`)), 1);
+        assert.deepEqual(opened.stats.linksSkipped, { seen: 0, offsite: 0, invalid: 1, disallowed: 0, overBudget: 0, unrouted: 1, overLimit: 1 });
+    });
+
     it('queues a link two pages find at once once, counted once', async (t) => {
         const { frontier, stats, httpQueue } = await openFrontier(t);
         const answers = await Promise.all([1, 2, 3].map((n) => frontier.enqueue([{ url: `${ORIGIN}/products/shared` }, { url: `${ORIGIN}/products/${n}` }])));
