@@ -64,7 +64,7 @@ export class BloomSeenSet implements SeenSet {
     }
 
     async has(keys: readonly string[]): Promise<boolean[]> {
-        return keys.map((key) => bloomPositions(key, this.hashCount, this.bitCount).every((bit) => this.isSet(bit)));
+        return keys.map((key) => this.holds(bloomPositions(key, this.hashCount, this.bitCount)));
     }
 
     async add(keys: readonly string[]): Promise<boolean[]> {
@@ -101,7 +101,7 @@ export class BloomSeenSet implements SeenSet {
 
     private addOne(key: string): boolean {
         const positions = bloomPositions(key, this.hashCount, this.bitCount);
-        if (positions.every((bit) => this.isSet(bit))) return false;
+        if (this.holds(positions)) return false;
         // This URL got through; a new one like it would have been wrongly rejected with chance p,
         // so each accepted URL stands for p / (1 - p) rejected ones on average.
         const p = this.falsePositiveRate;
@@ -114,6 +114,11 @@ export class BloomSeenSet implements SeenSet {
         }
         this.added += 1;
         return true;
+    }
+
+    /** Whether every one of a key's positions is set: the filter holds the key (or a false positive says so). */
+    private holds(positions: readonly number[]): boolean {
+        return positions.every((bit) => this.isSet(bit));
     }
 
     private isSet(bit: number): boolean {

@@ -137,6 +137,7 @@ export class Frontier {
      * other page of this process admits or claims them too.
      */
     private async queueUnseen(candidates: Candidate[], admissions: Admission[]): Promise<void> {
+        if (candidates.length === 0) return;
         const { stats } = this.options;
         const keys = candidates.map(({ url }) => urlKey(url));
         let over!: () => void;

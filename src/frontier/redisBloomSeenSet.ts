@@ -67,16 +67,10 @@ local function touch(positions, write)
             byPart[part] = args
         end
         local n = #args
-        if write then
-            args[n + 1] = 'SET'
-            args[n + 2] = 'u1'
-            args[n + 3] = bit
-            args[n + 4] = '1'
-        else
-            args[n + 1] = 'GET'
-            args[n + 2] = 'u1'
-            args[n + 3] = bit
-        end
+        args[n + 1] = write and 'SET' or 'GET'
+        args[n + 2] = 'u1'
+        args[n + 3] = bit
+        if write then args[n + 4] = '1' end
     end
     local isNew = 0
     for part, args in pairs(byPart) do
