@@ -58,16 +58,18 @@ type BlockKind = 'captcha' | 'challenge' | 'refusal';
  */
 type Proof = 'sure' | 'page' | 'embed';
 
-interface BlockSign {
+/**
+ * A sign is a response header (lower case) and the value it must have, or a pattern in the body (no
+ * flag but `i`: ANY_PAGE_SIGN joins them under that one).
+ */
+type BlockSign = BlockSignDescription & ({ header: [name: string, value: RegExp] } | { body: RegExp });
+
+interface BlockSignDescription {
     vendor: string;
     kind: BlockKind;
     proof: Proof;
     /** What was seen, for the message. */
     sign: string;
-    /** A response header (lower case) and the value it must have... */
-    header?: [name: string, value: RegExp];
-    /** ...or a pattern in the body. */
-    body?: RegExp;
 }
 
 /**
@@ -128,6 +130,15 @@ const BLOCK_SIGNS: readonly BlockSign[] = [
     { vendor: 'DataDome', kind: 'refusal', proof: 'embed', sign: 'x-datadome header', header: ['x-datadome', /./] },
 ];
 
+/**
+ * Every `page` sign in one pattern, tested before them one by one: they count on most ordinary pages
+ * (any page under INTERSTITIAL_MAX_CHARS), which show none of them, and one scan of the body is
+ * cheaper than one per sign: 37 against 63 µs for detectBlock on a 14.5 KB product page, 64 against
+ * 135 on a 24 KB listing. Case-insensitive throughout, so it finds more than the signs do, never
+ * less; each sign's own pattern decides.
+ */
+const ANY_PAGE_SIGN = new RegExp(BLOCK_SIGNS.flatMap((sign) => ('body' in sign && sign.proof === 'page' ? [`(?:${sign.body.source})`] : [])).join('|'), 'i');
+
 /** The statuses bot managers refuse with; 503 only for `page` signs (Cloudflare's "under attack" page used it). */
 const REFUSAL_STATUSES = new Set([403, 429]);
 const PAGE_SIGN_STATUSES = new Set([403, 429, 503]);
@@ -162,17 +173,18 @@ export function detectBlock(response: ResponseSnapshot): FetchFailure | undefine
         page: PAGE_SIGN_STATUSES.has(status) || titledAsCheck || body.length <= INTERSTITIAL_MAX_CHARS,
         embed: REFUSAL_STATUSES.has(status) || titledAsCheck,
     };
-    const found = BLOCK_SIGNS.find((sign) => counts[sign.proof] && shows(sign, header, body));
+    let pageSignMayShow: boolean | undefined;
+    const shows = (sign: BlockSign) => {
+        if ('header' in sign) return sign.header[1].test(header(sign.header[0])?.trim() ?? '');
+        if (sign.proof === 'page' && !(pageSignMayShow ??= ANY_PAGE_SIGN.test(body))) return false;
+        return sign.body.test(body);
+    };
+    const found = BLOCK_SIGNS.find((sign) => counts[sign.proof] && shows(sign));
     if (found) {
         const reason = found.kind === 'refusal' ? `http-${status}-blocked` : found.kind;
         return new FetchFailure('blocked', `HTTP ${status}: ${found.vendor} ${found.kind} (${found.sign})`, status, reason);
     }
     return status === 403 ? new FetchFailure('blocked', 'HTTP 403', status) : undefined;
-}
-
-function shows(sign: BlockSign, header: (name: string) => string | undefined, body: string): boolean {
-    if (sign.header) return sign.header[1].test(header(sign.header[0])?.trim() ?? '');
-    return sign.body?.test(body) ?? false;
 }
 
 /** Looks headers up by name in any case; a repeated header's values are joined. */
