@@ -19,8 +19,8 @@ export interface ComparisonOptions {
     runs: number;
     shop: ShopOptions;
     crawl: Omit<CrawlerCase, 'shopUrl' | 'storageDir'>;
-    /** Runs after each round (every crawler's run `run`), so a measurement taken there drifts with the machine as the runs do. */
-    afterRound?: (run: number) => Promise<void>;
+    /** Runs after each round (every crawler run once more), so a measurement taken there drifts with the machine as the runs do. */
+    afterRound?: () => Promise<void>;
 }
 
 export interface RunRecord {
@@ -48,7 +48,7 @@ export async function compareCrawlers(options: ComparisonOptions): Promise<Map<s
             records.get(crawler.name)!.push(record);
             process.stderr.write(`bench ${options.title}: ${crawler.name} run ${run}/${options.runs}: ${describe(record)}\n`);
         }
-        await options.afterRound?.(run);
+        await options.afterRound?.();
     }
     return records;
 }
