@@ -58,7 +58,7 @@ export default defineSuite({
         for (const products of [...(options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS))].sort((a, b) => a - b)) {
             const baselines = [
                 ...(options.against ? [options.against] : []),
-                ...(products <= BASELINE_MAX_PRODUCTS ? available(allBaselines) : []),
+                ...(products <= BASELINE_MAX_PRODUCTS && !options.dragnetOnly ? available(allBaselines) : []),
             ];
             const shop = { ...CLEAN_SHOP, pageWeight: options.pageWeight, products, latencyMs: 0 };
             const parseOnlyRounds: ParseOnlyCost[] = [];

@@ -70,7 +70,7 @@ export default defineSuite({
     description: `latency-bound (${LATENCY_MS} ms responses, concurrency ${CONCURRENCY}): steady pages/s as a share of ${IDEAL_PAGES_PER_SEC}/s, in-flight count`,
     runByDefault: true,
     async run(options, report) {
-        const compared = available([crawlers.dragnet, ...(options.against ? [options.against] : []), crawlers.plainCrawlee, crawlers.scrapy]);
+        const compared = available([crawlers.dragnet, ...(options.against ? [options.against] : []), ...(options.dragnetOnly ? [] : [crawlers.plainCrawlee, crawlers.scrapy])]);
         for (const products of options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS)) {
             const categories = Math.max(1, Math.round(products / PRODUCTS_PER_CATEGORY));
             const limit = timeLimitSec(products);

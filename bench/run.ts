@@ -65,6 +65,7 @@ function parseOptions(argv: string[]): { suites: string[]; options: BenchOptions
             large: { type: 'boolean', default: false },
             'page-weight': { type: 'string', default: 'real' },
             against: { type: 'string' },
+            'dragnet-only': { type: 'boolean', default: false },
             help: { type: 'boolean', short: 'h', default: false },
         },
     });
@@ -74,13 +75,13 @@ function parseOptions(argv: string[]): { suites: string[]; options: BenchOptions
     if (products?.some((size) => !Number.isInteger(size) || size < 1)) throw new UsageError('--products must be whole numbers >= 1, comma-separated');
     const pageWeight = values['page-weight'];
     if (pageWeight !== 'real' && pageWeight !== 'light') throw new UsageError('--page-weight must be real or light');
-    return { suites: positionals, options: { runs, products, large: values.large ?? false, pageWeight }, against: values.against, help: values.help ?? false };
+    return { suites: positionals, options: { runs, products, large: values.large ?? false, pageWeight, dragnetOnly: values['dragnet-only'] ?? false }, against: values.against, help: values.help ?? false };
 }
 
 class UsageError extends Error {}
 
 async function help(entries: Entry[]): Promise<string> {
-    const lines = ['usage: npm run bench [-- <suite> ...] [--runs N] [--products N,N] [--large] [--page-weight real|light] [--against REV]', '', 'suites (* = run when none is named):'];
+    const lines = ['usage: npm run bench [-- <suite> ...] [--runs N] [--products N,N] [--large] [--page-weight real|light] [--against REV] [--dragnet-only]', '', 'suites (* = run when none is named):'];
     for (const { name, kind } of entries) {
         const description = kind === 'suite' ? await loadSuite(name).then((suite) => `${suite.runByDefault ? '*' : ' '} ${name.padEnd(10)} ${suite.description}`)
             : `  ${name.padEnd(10)} standalone script, run with its own defaults (no defineSuite); for its flags: npx tsx bench/${name}.ts`;
@@ -91,6 +92,7 @@ async function help(entries: Entry[]): Promise<string> {
     lines.push('--large         the suites\' large sizes (slow)');
     lines.push('--page-weight W real (default): the shop\'s pages weigh what a real store\'s do; light: the small test pages');
     lines.push('--against REV   the cpu and latency suites also run dragnet at commit REV, in a temporary worktree, beside the working tree');
+    lines.push('--dragnet-only  the cpu and latency suites leave out plain Crawlee and Scrapy: a cheaper A/B with --against');
     return `${lines.join('\n')}\n`;
 }
 

@@ -21,6 +21,8 @@ export interface BenchOptions {
     pageWeight: PageWeight;
     /** `--against REV`: dragnet at that commit, run beside the working tree's (lib/against.ts); the cpu suite uses it. */
     against?: Crawler;
+    /** `--dragnet-only`: the cpu and latency suites run dragnet (and `--against`) without the plain Crawlee and Scrapy baselines. Default: false. */
+    dragnetOnly: boolean;
 }
 
 export type TableRow = Record<string, string | number | null>;
