@@ -20,7 +20,7 @@ import type { RequestData } from '../vocabulary/request.js';
 import { blockedUrlPatterns } from './blockedResources.js';
 import type { BrowserPages } from './browserConcurrency.js';
 import { CHROMIUM_ARGS } from './chromium.js';
-import { type CrawlerClass, type CrawlerHooks, queueOption, withHooks } from './crawlerHooks.js';
+import { attemptSettler, type CrawlerClass, type CrawlerHooks, queueOption, withHooks } from './crawlerHooks.js';
 import { deadLetterStopped, failureHook } from './failureHandlers.js';
 import type { StageOptions } from './httpStage.js';
 import { startEgressProxy, type EgressProxy } from './egressProxy.js';
@@ -234,7 +234,7 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
                     headers,
                     finalUrl: frontier.normalize(page.url()) ?? request.url,
                     renderer: 'browser',
-                    settle: (outcome) => outcomes.settle(queue, request, outcome),
+                    settle: attemptSettler(context, outcomes, queue),
                 });
                 if (attempt) crawler.renderedFor.set(page, attempt.identity);
             },

@@ -9,6 +9,10 @@
  *   transaction here; Crawlee alone would mark it handled first and call `failedRequestHandler`
  *   after, and a process killed in between would lose it.
  *
+ * - An attempt Crawlee has given up on stops at dragnet's next step and stores nothing
+ *   (`checkAttempt`, `attemptSettler`), in place of Crawlee's own checks, which dragnet's
+ *   @apify/timeout turns off (vendor/apify-timeout-hookless/README.md).
+ *
  * In the HTTP stage, reading the body, `readBody`: Crawlee reads a response whole into memory,
  * whatever its size or pace; the stage reads it within its limits (responseBody.ts). And sending:
  * Crawlee's own, without its import of got-scraping (see `_requestFunction` below).
@@ -16,6 +20,7 @@
 import { type Request, type RequestProvider, SessionError } from '@crawlee/core';
 import type { IncomingMessage } from 'node:http';
 import { HttpCrawler, type HttpCrawlingContext } from '@crawlee/http';
+import type { Outcome, Outcomes } from '../store/outcomes.js';
 import type { FrontierQueue } from '../vocabulary/queue.js';
 
 /**
@@ -48,19 +53,81 @@ interface CrawleeInternals {
     _runRequestHandler(context: { request: Request }): Promise<void>;
     _requestFunctionErrorHandler(error: Error, context: FailedContext, source: unknown): Promise<void>;
     _canRequestBeRetried(request: Request, error: Error): boolean;
+    _cleanupContext(context: object): Promise<void>;
+}
+
+/**
+ * The crawling contexts of attempts Crawlee has given up on: their timeout fired, or they failed,
+ * and the failure hook has had the request retried or dead-lettered. Crawlee does not stop such an
+ * attempt: it runs on, unheard. Crawlee's own checks, which stopped one between its steps, read a
+ * store that costs every promise of the process (see vendor/apify-timeout-hookless/README.md).
+ */
+const endedAttempts = new WeakSet<object>();
+
+/** Thrown at the next step of an attempt Crawlee has given up on: nothing of it goes further. */
+class AttemptEnded extends Error {
+    constructor(url: string) {
+        super(`attempt ended: ${url} timed out or failed, and its request was retried or given up on`);
+    }
+}
+
+/** Throws AttemptEnded when Crawlee has given up on the attempt of this crawling context. */
+function checkAttempt(context: { request: { url: string } }): void {
+    if (endedAttempts.has(context)) throw new AttemptEnded(context.request.url);
+}
+
+/**
+ * How an attempt settles its request's outcome: refused (AttemptEnded, nothing stored) once Crawlee
+ * has given up on the attempt, whose request is then the retry's or the dead-letter's.
+ */
+export function attemptSettler(context: { request: Request }, outcomes: Outcomes, queue: FrontierQueue): (outcome: Outcome) => Promise<void> {
+    return (outcome) => (endedAttempts.has(context) ? Promise.reject(new AttemptEnded(context.request.url)) : outcomes.settle(queue, context.request, outcome));
 }
 
 // A mixin's constructor must take any arguments; the crawlers' own signatures are kept by the classes below.
 export type CrawlerClass = new (...args: any[]) => CrawleeInternals;
 
+/** The crawler options the attempt checks go into (both stages' crawlers take these). */
+interface CheckedOptions {
+    preNavigationHooks?: Array<(context: { request: Request }, ...rest: any[]) => unknown>;
+    requestHandler: (context: { request: Request }) => unknown;
+}
+
+/**
+ * An attempt is checked after its pre-fetch check and the site's turn, after its pre-navigation
+ * hooks (in the browser stage, after the wait for a page), as its handler starts, and as it settles.
+ */
 export function withHooks<C extends CrawlerClass>(Crawler: C) {
     return class extends Crawler {
         preFetchCheck: PreFetchCheck = async () => false;
         onFailure: FailureHook = async () => undefined;
 
+        constructor(...args: any[]) {
+            const [options, ...rest] = args as [CheckedOptions, ...unknown[]];
+            const { requestHandler } = options;
+            super(
+                {
+                    ...options,
+                    preNavigationHooks: [...(options.preNavigationHooks ?? []), checkAttempt],
+                    requestHandler: (context: { request: Request }) => {
+                        checkAttempt(context);
+                        return requestHandler(context);
+                    },
+                },
+                ...rest,
+            );
+        }
+
         override async _runRequestHandler(context: { request: Request }): Promise<void> {
             if (await this.preFetchCheck(context.request)) return;
-            await super._runRequestHandler(context);
+            try {
+                checkAttempt(context);
+                await super._runRequestHandler(context);
+            } catch (error) {
+                // Crawlee cleaned up when it gave up on the attempt, before the page this attempt went on to open.
+                if (error instanceof AttemptEnded) await this._cleanupContext(context);
+                throw error;
+            }
         }
 
         override async _requestFunctionErrorHandler(error: Error, context: FailedContext, source: unknown): Promise<void> {

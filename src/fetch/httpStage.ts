@@ -14,12 +14,12 @@ import type { Frontier } from '../frontier/frontier.js';
 import type { PageHandler } from '../parse/pageHandler.js';
 import type { DriftBreaker } from '../quality/driftBreaker.js';
 import type { Site } from '../site.js';
-import type { Outcomes } from '../store/outcomes.js';
+import type { Outcome, Outcomes } from '../store/outcomes.js';
 import type { RunEvents } from '../vocabulary/events.js';
 import type { RequestData } from '../vocabulary/request.js';
 import type { AdaptiveTimeout } from './adaptiveTimeout.js';
 import type { ConcurrencyController } from './concurrencyController.js';
-import { HookedHttpCrawler, queueOption } from './crawlerHooks.js';
+import { attemptSettler, HookedHttpCrawler, queueOption } from './crawlerHooks.js';
 import { decodeBody } from './decodeBody.js';
 import type { Egress } from './egress.js';
 import type { ClientResponse, HttpClient } from './httpClient.js';
@@ -125,6 +125,7 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
             ],
             async requestHandler(context) {
                 const { request, response, body } = context;
+                const settle = attemptSettler(context, outcomes, queue);
                 const userData = request.userData as RequestData;
                 const status = response.statusCode ?? 0;
                 events.emit('responded', { stage: 'http', request, url: request.url, status, responseMs: timeToResponse(response) });
@@ -143,7 +144,7 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                         const reason = { loop: 'redirect-loop', invalid: 'invalid-redirect', offsite: 'offsite-redirect' }[outcome];
                         throw new FetchFailure('permanent', `${reason}: ${request.url} → ${location}`, status, reason);
                     }
-                    await outcomes.settle(queue, request, {
+                    await settle({
                         count: (counts) => {
                             counts.redirects += 1;
                             if (outcome === 'duplicate') counts.duplicates += 1;
@@ -155,7 +156,7 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                 const contentType = response.headers['content-type'];
                 const { html, charset, binary } = decodeBody(body as Buffer, contentType);
                 const failure = checkResponse(status, contentType, { headers: response.headers, body: html, url: request.url }, routeOf(request).contentTypes);
-                if (failure?.reason === 'challenge' && routeOf(request).render !== 'never' && (await passChallengeToBrowser(request))) return;
+                if (failure?.reason === 'challenge' && routeOf(request).render !== 'never' && (await passChallengeToBrowser(request, settle))) return;
                 if (failure) {
                     failure.retryAfterMs = parseRetryAfter(response.headers['retry-after']);
                     throw failure;
@@ -172,7 +173,7 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                     finalUrl: request.url,
                     charset,
                     renderer: 'http',
-                    settle: (outcome) => outcomes.settle(queue, request, outcome),
+                    settle,
                 });
             },
         },
@@ -183,13 +184,13 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
      * session, so the cookie the challenge sets lands in the session's jar, and the session's
      * next HTTP requests carry it from the same exit.
      */
-    const passChallengeToBrowser = async (request: Request): Promise<boolean> => {
+    const passChallengeToBrowser = async (request: Request, settle: (outcome: Outcome) => Promise<void>): Promise<boolean> => {
         const attempt = routing.attemptOf(request);
         const userData = request.userData as RequestData;
         if (!attempt) return false;
         routing.end(request, { ok: false, challenged: true });
         await frontier.escalate({ url: request.url, label: request.label, userData: { ...userData, session: attempt.identity.id } }, 'js-challenge');
-        await outcomes.settle(queue, request, {});
+        await settle({});
         return true;
     };
     crawler.readBody = (request, response) => {
