@@ -131,6 +131,7 @@ export function withHooks<C extends CrawlerClass>(Crawler: C) {
         }
 
         override async _requestFunctionErrorHandler(error: Error, context: FailedContext, source: unknown): Promise<void> {
+            endedAttempts.add(context);
             await this.onFailure(context, error, this._canRequestBeRetried(context.request, error));
             await super._requestFunctionErrorHandler(error, context, source);
         }
