@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startShop, type ShopOptions } from '../../src/demo/shop.js';
 import type { PlainRenderResult } from '../crawlers/plainPlaywright.js';
+import { AS_PUBLISHED } from './asPublished.js';
 import type { TreeSample } from './processTree.js';
 import { runRenderChild } from './renderChild.js';
 import { round } from './stats.js';
@@ -33,6 +34,7 @@ export async function runPlainRender(shopOptions: ShopOptions, sampleIntervalMs:
     try {
         const outcome = await runRenderChild<PlainRenderResult>({
             script: childScript,
+            nodeFlags: AS_PUBLISHED,
             renderCase: { shopUrl: shop.url },
             storageDir,
             limitSec: 120 + (shopOptions.products ?? 100) * 3,

@@ -13,6 +13,8 @@ const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 export interface RenderChildOptions {
     /** The crawler script, absolute. */
     script: string;
+    /** Node flags before the script's (plain Crawlee's AS_PUBLISHED). */
+    nodeFlags?: string[];
     /** What the script reads as its case (`process.argv[2]`, as JSON). */
     renderCase: unknown;
     /** Crawlee's storage dir for the child. */
@@ -27,7 +29,7 @@ export type RenderChildOutcome<T> = { result: T; samples: TreeSample[] } | { err
 export async function runRenderChild<T>(options: RenderChildOptions): Promise<RenderChildOutcome<T>> {
     // The machine's own Crawlee and dragnet settings stay out of the bench.
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('CRAWLEE_') && !name.startsWith('DRAGNET_')));
-    const child = spawn(process.execPath, ['--import', 'tsx', options.script, JSON.stringify(options.renderCase)], {
+    const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', options.script, JSON.stringify(options.renderCase)], {
         cwd: projectRoot,
         env: { ...env, CRAWLEE_STORAGE_DIR: options.storageDir },
         stdio: ['ignore', 'pipe', 'pipe'],

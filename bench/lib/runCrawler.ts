@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { ShopOptions } from '../../src/demo/shop.js';
 import type { CrawlerCase, CrawlerResult } from '../crawlers/protocol.js';
+import { AS_PUBLISHED } from './asPublished.js';
 import { findScrapy } from './scrapy.js';
 
 /**
@@ -24,6 +25,8 @@ interface CrawlerDescription {
     label: string;
     /** Why it cannot run on this machine, when it cannot: suites leave it out (see `available`). */
     unavailable?: string;
+    /** Node flags before the script's (plain Crawlee's AS_PUBLISHED). */
+    nodeFlags?: string[];
     /** Overrides for the case (plain Crawlee's storage variant). */
     caseOverrides?: Partial<CrawlerCase>;
     /** Overrides for the shop it crawls (the failures suite's failing shop). */
@@ -47,11 +50,12 @@ const scrapy = findScrapy();
 
 export const crawlers = {
     dragnet: { name: 'dragnet', label: 'dragnet', script: `${crawlersDir}dragnet.ts` },
-    plainCrawlee: { name: 'plain-crawlee', label: 'plain Crawlee (default storage)', script: `${crawlersDir}plainCrawlee.ts` },
+    plainCrawlee: { name: 'plain-crawlee', label: 'plain Crawlee (default storage)', script: `${crawlersDir}plainCrawlee.ts`, nodeFlags: AS_PUBLISHED },
     plainCrawleeMemory: {
         name: 'plain-crawlee-memory',
         label: 'plain Crawlee (persistStorage: false)',
         script: `${crawlersDir}plainCrawlee.ts`,
+        nodeFlags: AS_PUBLISHED,
         caseOverrides: { persistStorage: false },
     },
     scrapy: {
@@ -86,7 +90,7 @@ const GRACE_SECS = 60;
 
 export async function runCrawler(crawler: Crawler, crawlerCase: CrawlerCase): Promise<RunOutcome> {
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('CRAWLEE_')));
-    const [command, ...args] = 'command' in crawler ? crawler.command : [process.execPath, '--import', 'tsx', crawler.script];
+    const [command, ...args] = 'command' in crawler ? crawler.command : [process.execPath, ...(crawler.nodeFlags ?? []), '--import', 'tsx', crawler.script];
     const child = spawn(command!, [...args, JSON.stringify({ ...crawlerCase, ...crawler.caseOverrides })], {
         cwd: projectRoot,
         // Crawlee's global configuration writes under CRAWLEE_STORAGE_DIR, in either crawler.
