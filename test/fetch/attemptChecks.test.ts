@@ -102,24 +102,26 @@ it('browser: an attempt whose time ran out while its page was created never navi
     const { url, fetches, stores, outcomes, items } = await world(t, 'browser-wait');
     await stores.browserQueue.addRequest({ url });
     const Crawler = withHooks(PlaywrightCrawler as unknown as CrawlerClass) as unknown as typeof PlaywrightCrawler;
-    const attemptMillis = 5000;
+    const firstAttemptMillis = 1500;
     const pages: Page[] = [];
     let creations = 0;
     let latePageClosed = false;
-    const crawler = new Crawler(
+    const crawler: PlaywrightCrawler = new Crawler(
         {
             ...queueOption(stores.browserQueue),
             maxRequestRetries: 1,
             navigationTimeoutSecs: 10,
             launchContext: { launchOptions: { executablePath: chromiumPath, headless: true } },
+            // The retry gets all the time it needs, however long Chromium took to start.
+            errorHandler: () => void ((crawler as unknown as { requestHandlerTimeoutMillis: number }).requestHandlerTimeoutMillis = 60_000),
             browserPoolOptions: {
-                // The first page takes longer to create than its attempt's whole time (the pool creates pages one at a
-                // time, so it is created before the retry's).
-                prePageCreateHooks: [async () => void (++creations === 1 && (await sleep(attemptMillis + 300)))],
+                // The first page is created after its attempt's time is up, whenever the browser came up (its time ran
+                // from before the launch). The pool creates pages one at a time, so it comes before the retry's.
+                prePageCreateHooks: [async () => void (++creations === 1 && (await sleep(firstAttemptMillis + 500)))],
                 postPageCreateHooks: [async (page) => void pages.push(page as Page)],
             },
             async requestHandler(context) {
-                for (let waited = 0; waited < 1000 && !latePageClosed; waited += 50) {
+                for (let waited = 0; waited < 2000 && !latePageClosed; waited += 50) {
                     latePageClosed = pages[0] !== context.page && pages[0]!.isClosed();
                     await sleep(50);
                 }
@@ -128,7 +130,7 @@ it('browser: an attempt whose time ran out while its page was created never navi
         },
         stores.config,
     );
-    (crawler as unknown as { requestHandlerTimeoutMillis: number }).requestHandlerTimeoutMillis = attemptMillis;
+    (crawler as unknown as { requestHandlerTimeoutMillis: number }).requestHandlerTimeoutMillis = firstAttemptMillis;
     await crawler.run();
 
     assert.equal(creations, 2);
