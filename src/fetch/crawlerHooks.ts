@@ -81,7 +81,10 @@ function checkAttempt(context: { request: { url: string } }): void {
  * has given up on the attempt, whose request is then the retry's or the dead-letter's.
  */
 export function attemptSettler(context: { request: Request }, outcomes: Outcomes, queue: FrontierQueue): (outcome: Outcome) => Promise<void> {
-    return (outcome) => (endedAttempts.has(context) ? Promise.reject(new AttemptEnded(context.request.url)) : outcomes.settle(queue, context.request, outcome));
+    return async (outcome) => {
+        checkAttempt(context);
+        return outcomes.settle(queue, context.request, outcome);
+    };
 }
 
 // A mixin's constructor must take any arguments; the crawlers' own signatures are kept by the classes below.
