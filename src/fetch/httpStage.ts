@@ -164,7 +164,9 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                 routing.end(request, { ok: true, bytes: (body as Buffer).length });
                 if (binary) throw new FetchFailure('permanent', `binary-content: the body labelled ${contentType} has NUL bytes`, status, 'binary-content');
 
-                await pageHandler.handle({
+                // Returned, not awaited: a suspended async function keeps its registers, the page's HTML among
+                // them, until it resumes (parse/pageHandler.ts says why that matters).
+                return pageHandler.handle({
                     request: { url: request.url, label: request.label, userData },
                     route: routeOf(request),
                     html,
