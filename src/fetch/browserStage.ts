@@ -226,7 +226,8 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
                 html = await waitForContent(page, html, route, pageContext, waitForTimeoutMillis);
                 if (attempt) await keepBrowserCookies(attempt.identity.cookieJar, await page.context().cookies());
                 routing.end(request, { ok: true, bytes: html.length });
-                await pageHandler.handle({
+                // Returned, not awaited, as in the HTTP stage: a suspended handler would keep the page's HTML.
+                const handled = pageHandler.handle({
                     request: { url: request.url, label: request.label, userData },
                     route,
                     html,
@@ -236,7 +237,7 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
                     renderer: 'browser',
                     settle: attemptSettler(context, outcomes, queue),
                 });
-                if (attempt) crawler.renderedFor.set(page, attempt.identity);
+                return handled.then(() => void (attempt && crawler.renderedFor.set(page, attempt.identity)));
             },
         },
         options.config,
