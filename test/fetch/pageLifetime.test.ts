@@ -4,8 +4,8 @@
  * registers, the page's HTML among them, until it resumes; at ~50 pages in flight each such page
  * outlived young collections and was promoted (src/fetch/httpStage.ts, parse/pageHandler.ts).
  *
- * One crawl of a loopback page through the whole pipeline, as `crawl()` wires it, with the raw
- * store's write held until the heap has been looked at. The HTML is found in a heap snapshot by
+ * One `crawl()` of a loopback page, with the raw store's write held until the heap has been looked
+ * at. The HTML is found in a heap snapshot by
  * a comment at its start that no string of this process holds otherwise (it is served as bytes).
  */
 import assert from 'node:assert/strict';
@@ -19,12 +19,9 @@ import { it } from 'node:test';
 import { getHeapSnapshot, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createLogger } from '../../src/monitor/logger.js';
+import { crawl } from '../../src/run.js';
 import { defineSite } from '../../src/site.js';
-import type { RawPage } from '../../src/store/rawStore.js';
-import { buildPipeline } from '../../src/wiring/build.js';
-import { closeRun } from '../../src/wiring/finish.js';
-import { openRunStores } from '../../src/wiring/open.js';
-import { runRounds } from '../../src/wiring/rounds.js';
+import { type RawPage, RawStore } from '../../src/store/rawStore.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -68,25 +65,18 @@ it("the HTTP stage holds no page's HTML while its raw write and its outcome are 
         startUrls: [`http://127.0.0.1:${(server.address() as AddressInfo).port}/`],
         routes: { page: { match: () => true, extract: ($) => ({ title: $('h1').text() }) } },
     });
-    const options = { site, startUrls: [], storageDir, chromiumPath: undefined, parseWorkers: 0, progressIntervalSecs: 3600, log: createLogger({ level: 'silent' }) };
-
-    const stores = await openRunStores(options);
     let looked: Promise<boolean> | undefined;
-    const put = stores.raw.put.bind(stores.raw);
+    const put = RawStore.prototype.put;
+    t.after(() => void (RawStore.prototype.put = put));
     // The page is parsed, and its handler has returned to the stage, long before the look.
-    stores.raw.put = (raw: RawPage) => {
-        const written = put(raw);
+    RawStore.prototype.put = function (this: RawStore, raw: RawPage) {
+        const written = put.call(this, raw);
         looked ??= new Promise((resolve) => setTimeout(() => resolve(heapHolds(pageStart(marker))), 200));
         return written.then(() => looked).then(() => undefined);
     };
-    const pipeline = await buildPipeline(stores, options);
-    try {
-        await runRounds(pipeline);
-    } finally {
-        await closeRun(stores, pipeline);
-    }
+    const { summary } = await crawl({ site, startUrls: [], storageDir, chromiumPath: undefined, parseWorkers: 0, progressIntervalSecs: 3600, log: createLogger({ level: 'silent' }) });
 
     assert.ok(looked, 'the page was fetched and its raw page written');
     assert.equal(await looked, false, "the page's HTML outlived its parse while its write was pending");
-    assert.equal(stores.stats.itemsStored, 1);
+    assert.equal(summary.items.stored, 1);
 });
