@@ -10,7 +10,7 @@ import type { CheerioAPI } from 'cheerio';
 import type { AnyNode, Element } from 'domhandler';
 import { textContent } from 'domutils';
 import type { z } from 'zod';
-import { compiledSelector, selectUnder } from './selectors.js';
+import { compiledSelector, documentOf, selectUnder } from './selectors.js';
 
 /** Where a page's HTML came from. */
 export type Renderer = 'http' | 'browser';
@@ -248,7 +248,7 @@ function firstMatchText($: CheerioAPI, selector: string, root?: Parameters<Cheer
 /** The nodes `$(selector, root)` searches under: the document, or the given nodes; undefined for a root given as a selector. */
 function scopeOf($: CheerioAPI, root: Parameters<CheerioAPI>[1]): AnyNode[] | undefined {
     if (typeof root === 'string') return undefined;
-    return root === undefined || root === null ? $.root().toArray()
+    return root === undefined || root === null ? [documentOf($)]
         : Array.isArray(root) ? root
         : 'toArray' in root && typeof root.toArray === 'function' ? root.toArray()
         : [root as AnyNode];

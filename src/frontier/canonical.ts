@@ -3,6 +3,7 @@
  * canonical URL it declares — both read the same way when crawling and when re-parsing.
  */
 import type { AnyNode, CheerioAPI, Element } from 'cheerio';
+import { documentOf } from '../selectors.js';
 import { InvalidUrlError, normalizeUrl } from './normalize.js';
 
 export interface PageUrls {
@@ -47,7 +48,7 @@ function findUrlElements($: CheerioAPI): { base?: Element; canonical?: Element }
     const found: { base?: Element; canonical?: Element } = {};
     // Depth first in document order with a stack of its own: a page nested 100,000 deep would
     // overflow the call stack of a recursive walk.
-    const stack: AnyNode[] = $.root().toArray().reverse();
+    const stack: AnyNode[] = [documentOf($)];
     for (let node = stack.pop(); node; node = stack.pop()) {
         if ('attribs' in node) {
             if (node.name === 'base' && node.attribs.href !== undefined) found.base ??= node;

@@ -14,7 +14,7 @@
  */
 import { type Cheerio, type CheerioAPI, type CheerioOptions, load } from 'cheerio';
 import type { AnyNode } from 'domhandler';
-import { compiledSelector, selectUnder } from '../selectors.js';
+import { compiledSelector, documentOf, selectUnder } from '../selectors.js';
 
 /**
  * Runs `read` on `html` loaded into cheerio, then empties the document. `read` must take what it
@@ -27,9 +27,7 @@ export function readDocument<T>(html: string, options: CheerioOptions | undefine
     try {
         return read($);
     } finally {
-        for (const document of $.root().toArray()) {
-            if ('children' in document) document.children = [];
-        }
+        documentOf($).children = [];
     }
 }
 
