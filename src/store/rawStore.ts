@@ -105,7 +105,7 @@ export class RawStore {
      * would keep `page`, its HTML with it, alive in its frame until the group write resolves.
      */
     put(page: RawPage): Promise<void> {
-        return this.writer.add(Buffer.from(`${JSON.stringify(storedPage(page))}\n`));
+        return this.writer.add(encodedLine(JSON.stringify(storedPage(page))));
     }
 
     async flush(): Promise<void> {
@@ -148,6 +148,26 @@ export class RawStore {
         const files = await readdir(this.dir).catch(() => []);
         return files.filter((file) => SEGMENT_FILE.test(file)).sort();
     }
+}
+
+/** Lines up to this many UTF-16 units are encoded through `scratch`; longer ones by `Buffer.from`. */
+const SCRATCH_MAX_CHARS = 256 * 1024;
+/** UTF-8 takes at most 3 bytes for one UTF-16 unit (a surrogate pair: 4 for 2), and the newline 1. */
+const scratch = Buffer.allocUnsafe(3 * SCRATCH_MAX_CHARS + 1);
+
+/**
+ * `json` and a newline as UTF-8. Most pages hold a character above U+00FF (`’`, `…`, `€`, `★`), so
+ * V8 keeps them as two-byte strings, and `Buffer.from` of one reads it twice, to measure its UTF-8
+ * length and then to write it: 41 µs for a real-weight product page's line, against 22 µs written
+ * into a buffer large enough for any line of its length, and copied out at its length.
+ */
+function encodedLine(json: string): Buffer {
+    if (json.length > SCRATCH_MAX_CHARS) return Buffer.from(`${json}\n`);
+    const length = scratch.write(json);
+    scratch[length] = 0x0a;
+    const line = Buffer.allocUnsafe(length + 1);
+    scratch.copy(line, 0, 0, length + 1);
+    return line;
 }
 
 /** A segment: gzipped, or plain JSON lines as written before compression; both sort by their number. */

@@ -78,6 +78,30 @@ describe('RawStore', () => {
         assert.deepEqual(await readAll(store), written);
     });
 
+    it('stores every text as it was: one-byte, two-byte and astral characters, lone surrogates, and pages past the encoding buffer', async (t) => {
+        const dir = await storageDir(t);
+        const store = await RawStore.open({ storageDir: dir, site: 'shop' });
+        const bodies = [
+            'plain ascii',
+            'latin-1 only: café ÿ',
+            '★ two-byte ’ … €',
+            'astral: 😀𝄞 and a lone surrogate \ud800 between',
+            // Just under the 256 K UTF-16 units the store encodes through its buffer, each unit 3 bytes of UTF-8: the buffer's worst case.
+            '€'.repeat(255_000),
+            // Past them, and then a short one again after it.
+            `<p>${'€😀'.repeat(100_000)}</p>`,
+            `<p>${'x'.repeat(300_000)}</p>`,
+            'short again ✓',
+        ];
+        const written = bodies.map((body, i) => ({ ...page(i + 1), body }));
+        await Promise.all(written.map((p) => store.put(p)));
+        // JSON.stringify escapes a lone surrogate, so it survives UTF-8 too. Compared one by one: a failure names the page, not 600 K characters.
+        const read = await readAll(store);
+        assert.equal(read.length, bodies.length);
+        read.forEach((stored, i) => assert.ok(stored.body === bodies[i], `page ${i + 1} (${bodies[i]!.length} characters) came back changed`));
+        assert.equal(lineCount(join(store.dir, (await segments(store))[0]!)), bodies.length);
+    });
+
     it('put() keeps no hold of the page while its write is pending: a waiting page costs its encoded bytes, not its HTML', async (t) => {
         const dir = await storageDir(t);
         const store = await RawStore.open({ storageDir: dir, site: 'shop' });
