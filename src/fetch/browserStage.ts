@@ -31,6 +31,7 @@ import { checkResponse } from './responseCheck.js';
 import { cookiesForBrowser, keepBrowserCookies } from './sessionCookies.js';
 import { parseRetryAfter } from './retryPolicy.js';
 import { devtoolsOf } from './pageDevtools.js';
+import { PagesOpening } from './pagesOpening.js';
 import { SessionPages, type SessionPagesOptions } from './sessionPages.js';
 
 export interface BrowserStageOptions extends Omit<StageOptions, 'maxConcurrency'> {
@@ -55,7 +56,7 @@ const HookedPlaywrightCrawler = withHooks(PlaywrightCrawler as unknown as Crawle
 /**
  * The stage's crawler: it knows which request each page is opened for (so the page's context
  * gets that request's session), hands a session the page it rendered with before instead of
- * opening one, and closes the egress proxies when it is torn down.
+ * opening one, and closes the egress proxies, and any browser still launching, when it is torn down.
  */
 class BrowserStageCrawler extends HookedPlaywrightCrawler {
     readonly requestsByPage = new Map<string, Request>();
@@ -65,6 +66,7 @@ class BrowserStageCrawler extends HookedPlaywrightCrawler {
     /** The session `request` renders in (its attempt's). */
     sessionOf: (request: Request) => Identity | undefined = () => undefined;
     closeEgress: () => Promise<void> = async () => undefined;
+    private readonly pagesOpening = new PagesOpening();
 
     constructor(options: ConstructorParameters<typeof PlaywrightCrawler>[0] & { sessionPages?: SessionPagesOptions }, config?: ConstructorParameters<typeof PlaywrightCrawler>[1]) {
         const { sessionPages, ...crawlerOptions } = options;
@@ -81,7 +83,7 @@ class BrowserStageCrawler extends HookedPlaywrightCrawler {
             if (parked) return parked;
             // Parked pages count as open: the pages rendering now, this one among them, keep their room in one browser.
             await this.sessionPages.makeRoom(maxOpenPages - this.requestsByPage.size);
-            return openPage(pageOptions);
+            return this.pagesOpening.track(() => openPage(pageOptions));
         }) as typeof pool.newPage;
     }
 
@@ -103,8 +105,11 @@ class BrowserStageCrawler extends HookedPlaywrightCrawler {
     }
 
     override async teardown(): Promise<void> {
+        // Crawlee's pool closes the browsers it has, not one still launching for an attempt a failed crawl left running.
+        const lateBrowsersClosed = this.pagesOpening.closeBrowsers();
         await this.sessionPages.closeAll();
         await super.teardown();
+        await lateBrowsersClosed;
         await this.closeEgress();
     }
 }
