@@ -13,6 +13,7 @@
  * bundled sources alone are ~20 MB of heap strings), which a crawl that never renders should not
  * carry. Import nothing from here statically outside the browser stage.
  */
+import { BrowserLaunchError } from '@crawlee/browser-pool';
 import { PlaywrightCrawler, type PlaywrightCrawlingContext } from '@crawlee/playwright';
 import type { Request } from '@crawlee/core';
 import { chromium, type Page } from 'playwright';
@@ -83,7 +84,9 @@ class BrowserStageCrawler extends HookedPlaywrightCrawler {
             if (parked) return parked;
             // Parked pages count as open: the pages rendering now, this one among them, keep their room in one browser.
             await this.sessionPages.makeRoom(maxOpenPages - this.requestsByPage.size);
-            return this.pagesOpening.track(() => openPage(pageOptions));
+            return this.pagesOpening.track(() =>
+                openPage(pageOptions).catch((error: unknown) => Promise.reject(error instanceof BrowserLaunchError ? launchFailure(error) : error)),
+            );
         }) as typeof pool.newPage;
     }
 
@@ -112,6 +115,16 @@ class BrowserStageCrawler extends HookedPlaywrightCrawler {
         await lateBrowsersClosed;
         await this.closeEgress();
     }
+}
+
+/**
+ * A browser that did not start for a page, though Chromium started at the run's check (chromium.ts):
+ * it crashed as it came up, or memory ran short. Crawlee takes it for a broken setup and ends the
+ * crawl; here the page is retried in a new browser, and dead-lettered as `browser-launch-failed` when none starts.
+ */
+function launchFailure(error: BrowserLaunchError): FetchFailure {
+    const cause = error.cause instanceof Error ? error.cause.message : error.message;
+    return new FetchFailure('transient', `the browser did not start: ${cause.split('\n')[0]}`, undefined, 'browser-launch-failed');
 }
 
 export async function createBrowserStage(options: BrowserStageOptions): Promise<PlaywrightCrawler> {

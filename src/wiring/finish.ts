@@ -35,7 +35,9 @@ export async function finishRun(pipeline: Pipeline, { stopped, timeline }: Ran):
         storage: stores.location,
         proxies: pipeline.routing.report(),
     });
-    const exitCode = stopped ? 128 + constants.signals[stopped] : driftBreaker.tripped.length > 0 ? 3 : browserStage.unrendered > 0 ? 1 : 0;
+    // Pages that needed a browser and got none: none was there (`renderer-unavailable`), or it never started for them.
+    const unrendered = browserStage.unrendered + (summary.deadLetterByReason['browser-launch-failed'] ?? 0);
+    const exitCode = stopped ? 128 + constants.signals[stopped] : driftBreaker.tripped.length > 0 ? 3 : unrendered > 0 ? 1 : 0;
     const report = await writeReport(options.storageDir, runId(site.name, stats.startedAt), renderReport({ ...summary, exitCode }, timeline));
     log.info({ report }, `run report: ${report}`);
     return { summary: { ...summary, report }, exitCode };
