@@ -39,8 +39,9 @@ export function compiledSelector(selector: string): CompiledSelector | null {
 
 /**
  * The document `$` was loaded from: the node `$.root()` wraps, without what each call of `$()`
- * costs (two cheerio objects and two copies of the options; ~4% of the crawling thread when the
- * route helpers and the page's URL walk called `$.root()` on every use).
+ * costs (two cheerio objects and two copies of the options). The demo route's parse and extraction
+ * of a real-weight page took 628 µs when the route helpers and the page's URL walk called
+ * `$.root()` on every use, 610 µs with this.
  */
 export function documentOf($: CheerioAPI): Document {
     return $._root;
