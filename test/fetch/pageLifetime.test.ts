@@ -5,8 +5,8 @@
  * outlived young collections and was promoted (src/fetch/httpStage.ts, parse/pageHandler.ts).
  *
  * One `crawl()` of a loopback page, with the raw store's write held until the heap has been looked
- * at. The HTML is found in a heap snapshot by
- * a comment at its start that no string of this process holds otherwise (it is served as bytes).
+ * at. The HTML is found in a heap snapshot by a comment at its start that no string of this process
+ * holds otherwise (it is served as bytes).
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
