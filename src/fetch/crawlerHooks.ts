@@ -155,6 +155,7 @@ interface HttpCrawlerInternals {
     _requestAsBrowser(options: object, session: unknown): Promise<IncomingMessage>;
     isProxyError(error: Error): boolean;
     _getMessageFromError(error: Error): string;
+    _applyCookies(context: { session?: unknown }, gotOptions: { headers?: Record<string, unknown> }, preHookCookies: string, postHookCookies: string): void;
 }
 
 interface RequestFunctionOptions {
@@ -191,6 +192,17 @@ class HttpCrawlerReadingBodies extends HttpCrawlerWithHooks {
             if (this.isProxyError(error as Error)) throw new SessionError(this._getMessageFromError(error as Error));
             throw error;
         }
+    }
+
+    /**
+     * Crawlee's `_applyCookies` merges the Cookie headers of the request, of its Crawlee session and
+     * of the pre-navigation hooks in a new tough-cookie jar on every request (~7 µs). The stage has
+     * no Crawlee sessions, and its hook sets the one Cookie header from the session's own jar
+     * (httpStage.ts); when no source has a cookie the merge gives none, and nothing is left to do.
+     */
+    override _applyCookies(context: { session?: unknown }, gotOptions: { headers?: Record<string, unknown> }, preHookCookies: string, postHookCookies: string): void {
+        const headers = (gotOptions.headers ??= {});
+        if (context.session || preHookCookies || postHookCookies || headers.cookie || headers.Cookie) super._applyCookies(context, gotOptions, preHookCookies, postHookCookies);
     }
 
     /**

@@ -11,10 +11,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { HeaderGenerator } from 'header-generator';
-import { CookieJar } from 'tough-cookie';
 import type { FailureClass } from '../vocabulary/failure.js';
 import type { ExitBreaker } from './exitBreaker.js';
 import { exitName, type ProxyTier } from './proxyTiers.js';
+import { sessionCookieJar } from './sessionCookies.js';
 
 export interface IdentitiesOptions {
     tiers: readonly ProxyTier[];
@@ -58,7 +58,7 @@ export interface UserAgentMetadata {
 
 export class Identity {
     readonly id = randomUUID();
-    readonly cookieJar = new CookieJar();
+    readonly cookieJar = sessionCookieJar();
     /** The HTTP stage's request headers, in the browser's order (lower-case names). */
     readonly headers: Readonly<Record<string, string>>;
     readonly userAgent: string;

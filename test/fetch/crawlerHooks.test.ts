@@ -59,7 +59,7 @@ describe('the HTTP stage without got-scraping', () => {
     });
 
     it("overrides and calls only methods Crawlee's HttpCrawler has, so an upgrade that renames one cannot leave an override dead", () => {
-        const names = ['_requestFunction', '_abortDownloadOfBody', '_parseResponse', '_runRequestHandler', '_requestFunctionErrorHandler', '_canRequestBeRetried', '_getRequestOptions', 'isProxyError', '_getMessageFromError'];
+        const names = ['_requestFunction', '_abortDownloadOfBody', '_parseResponse', '_runRequestHandler', '_requestFunctionErrorHandler', '_canRequestBeRetried', '_getRequestOptions', 'isProxyError', '_getMessageFromError', '_applyCookies'];
         for (const name of names) assert.equal(typeof (HttpCrawler.prototype as unknown as Record<string, unknown>)[name], 'function', `HttpCrawler.prototype.${name}`);
     });
 

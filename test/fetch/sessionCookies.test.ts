@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import type { Cookie as BrowserCookie } from 'playwright';
 import { CookieJar } from 'tough-cookie';
 
-import { cookieHeader, cookiesForBrowser, keepBrowserCookies, keepResponseCookies } from '../../src/fetch/sessionCookies.js';
+import { cookieHeader, cookiesForBrowser, keepBrowserCookies, keepResponseCookies, sessionCookieJar } from '../../src/fetch/sessionCookies.js';
 
 const SHOP = new URL('https://shop.example/products/1');
 
@@ -23,7 +23,7 @@ const byName = (cookies: BrowserCookie[]) => Object.fromEntries(cookies.map((coo
 
 describe('keepResponseCookies', () => {
     it('keeps every Set-Cookie of an array, one string, or none, skipping what the site may not set', async () => {
-        const jar = new CookieJar();
+        const jar = sessionCookieJar();
         await keepResponseCookies(jar, SHOP, ['sid=abc; Path=/; HttpOnly', 'cart=2; Path=/', 'not a cookie', 'other=1; Domain=other.example; Path=/']);
         await keepResponseCookies(jar, SHOP, 'lang=en; Path=/');
         await keepResponseCookies(jar, SHOP, undefined);
@@ -36,7 +36,7 @@ describe('keepResponseCookies', () => {
     });
 
     it('keeps a cookie of the loopback shop by its address, host-only', async () => {
-        const jar = new CookieJar();
+        const jar = sessionCookieJar();
         const shop = new URL('http://127.0.0.1:8123/');
         await keepResponseCookies(jar, shop, 'bound=127.0.0.2; Path=/');
         assert.equal(await jar.getCookieString('http://127.0.0.1:8123/list'), 'bound=127.0.0.2');
@@ -47,7 +47,7 @@ describe('keepResponseCookies', () => {
 
 describe('cookieHeader', () => {
     it('puts the site’s own cookie first, then the jar’s; undefined when there is neither', async () => {
-        const jar = new CookieJar();
+        const jar = sessionCookieJar();
         assert.equal(await cookieHeader(jar, SHOP), undefined);
         assert.equal(await cookieHeader(jar, SHOP, ''), undefined);
         assert.equal(await cookieHeader(jar, SHOP, 'consent=yes'), 'consent=yes');
@@ -57,16 +57,37 @@ describe('cookieHeader', () => {
     });
 
     it('sends a Secure cookie over https only', async () => {
-        const jar = new CookieJar();
+        const jar = sessionCookieJar();
         await keepResponseCookies(jar, SHOP, 'token=t; Path=/; Secure');
         assert.equal(await cookieHeader(jar, SHOP), 'token=t');
         assert.equal(await cookieHeader(jar, new URL('http://shop.example/products/1')), undefined);
     });
 });
 
+describe('a session jar', () => {
+    it('is not read until a cookie is stored in it, by whatever way, and then as a plain jar', async () => {
+        const jar = sessionCookieJar();
+        jar.getCookieString = () => Promise.reject(new Error('read'));
+        assert.equal(await cookieHeader(jar, SHOP), undefined);
+        assert.equal(await cookieHeader(jar, SHOP, 'consent=yes'), 'consent=yes');
+        await jar.setCookie('sid=abc; Path=/', SHOP.href);
+        await assert.rejects(cookieHeader(jar, SHOP), /read/, 'read once a cookie was set on the jar itself, not through keep…');
+
+        const direct = sessionCookieJar();
+        await direct.setCookie('sid=abc; Path=/', SHOP.href);
+        assert.equal(await cookieHeader(direct, SHOP), 'sid=abc');
+        const fromBrowser = sessionCookieJar();
+        await keepBrowserCookies(fromBrowser, [browserCookie({ name: 'cleared', value: 'ok', domain: 'shop.example' })]);
+        assert.equal(await cookieHeader(fromBrowser, SHOP), 'cleared=ok');
+        const plain = new CookieJar();
+        await plain.setCookie('sid=abc; Path=/', SHOP.href);
+        assert.equal(await cookieHeader(plain, SHOP), 'sid=abc', 'a jar on another store is always read');
+    });
+});
+
 describe('cookiesForBrowser', () => {
     it('gives host-only cookies a bare domain and domain cookies a leading dot, with path, flags and SameSite', async () => {
-        const jar = new CookieJar();
+        const jar = sessionCookieJar();
         await keepResponseCookies(jar, SHOP, [
             'sid=abc; Path=/; HttpOnly',
             'wide=1; Domain=shop.example; Path=/products; Secure; SameSite=Strict',
@@ -86,7 +107,7 @@ describe('cookiesForBrowser', () => {
     // Max-Age cookie has `expires` 'Infinity' in tough-cookie (its lifetime is in `maxAge`), so the
     // browser is handed a session cookie (-1). Use cookie.expiryTime() (ms, Infinity for none).
     it('hands a Max-Age cookie to the browser with its expiry', async () => {
-        const jar = new CookieJar();
+        const jar = sessionCookieJar();
         const before = Date.now() / 1000;
         await keepResponseCookies(jar, SHOP, 'fresh=1; Path=/; Max-Age=3600');
         const [cookie] = await cookiesForBrowser(jar, SHOP);
@@ -97,7 +118,7 @@ describe('cookiesForBrowser', () => {
 
 describe('keepBrowserCookies', () => {
     it('keeps host-only and domain cookies apart, with path, expiry and Secure', async () => {
-        const jar = new CookieJar();
+        const jar = sessionCookieJar();
         const expires = Date.UTC(2031, 0, 1) / 1000;
         await keepBrowserCookies(jar, [
             browserCookie({ name: 'cleared', value: 'js-ok', domain: 'shop.example', httpOnly: true }),
@@ -114,14 +135,14 @@ describe('keepBrowserCookies', () => {
     });
 
     it('gives the HTTP stage the challenge cookie the browser earned on the loopback shop', async () => {
-        const jar = new CookieJar();
+        const jar = sessionCookieJar();
         await keepResponseCookies(jar, new URL('http://127.0.0.1:8123/'), 'sid=s1; Path=/');
         await keepBrowserCookies(jar, [browserCookie({ name: 'js_clearance', value: 'ok', domain: '127.0.0.1' })]);
         assert.equal(await cookieHeader(jar, new URL('http://127.0.0.1:8123/products/1'), 'consent=yes'), 'consent=yes; sid=s1; js_clearance=ok');
     });
 
     it('round-trips Playwright cookies: jar and back gives the same cookies', async () => {
-        const jar = new CookieJar();
+        const jar = sessionCookieJar();
         const original = [
             browserCookie({ name: 'host', value: 'a', domain: 'shop.example', httpOnly: true }),
             browserCookie({ name: 'dom', value: 'b', domain: '.shop.example', path: '/products', expires: Date.UTC(2031, 0, 1) / 1000, secure: true }),
@@ -136,7 +157,7 @@ describe('keepBrowserCookies', () => {
     // cookie handed on to the next browser context stops going with cross-site requests (an iframe
     // challenge's, a third-party login's). Add `sameSite: cookie.sameSite.toLowerCase()`.
     it('keeps SameSite Strict and None through the jar', async () => {
-        const jar = new CookieJar();
+        const jar = sessionCookieJar();
         await keepBrowserCookies(jar, [
             browserCookie({ name: 'strict', value: '1', domain: 'shop.example', sameSite: 'Strict' }),
             browserCookie({ name: 'none', value: '2', domain: 'shop.example', sameSite: 'None', secure: true }),
