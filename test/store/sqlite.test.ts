@@ -69,6 +69,29 @@ describe('SqliteStorageClient request queues', () => {
         assert.deepEqual(await drain(queue), ['y', 'x', 'a', 'b', 'c'].map(url));
     });
 
+    it('stores the batches added in one turn together at its end, each batch whole or not at all', async (t) => {
+        const { config, storage } = open(t, await storageDir(t));
+        const queue = await RequestQueue.open('q', { config });
+        const client = storage.requestQueue(queue.id);
+        const batch = (...paths: string[]) => paths.map((p) => ({ url: url(p), uniqueKey: url(p) }));
+        // JSON.stringify throws on a BigInt: this batch cannot be stored, and its first request must not be either.
+        const unstorable = [...batch('u'), { url: url('v'), uniqueKey: url('v'), userData: { n: 1n } }];
+        const adds = [
+            client.batchAddRequests(batch('a', 'b')),
+            client.batchAddRequests(unstorable as Parameters<typeof client.batchAddRequests>[0]),
+            client.batchAddRequests(batch('x'), { forefront: true }),
+            client.batchAddRequests(batch('c')),
+        ];
+        assert.equal((await client.listHead()).items.length, 0, 'nothing is stored within the turn');
+        const [ab, uv, x, c] = await Promise.allSettled(adds);
+        assert.equal(uv.status, 'rejected');
+        assert.match(String((uv as PromiseRejectedResult).reason), /BigInt/);
+        for (const settled of [ab, x, c]) assert.equal(settled.status, 'fulfilled');
+        assert.deepEqual((ab as PromiseFulfilledResult<{ processedRequests: { wasAlreadyPresent: boolean }[] }>).value.processedRequests.map((r) => r.wasAlreadyPresent), [false, false]);
+        assert.deepEqual(await client.get().then((i) => [i?.totalRequestCount, i?.pendingRequestCount]), [4, 4], 'counted without the failed batch');
+        assert.deepEqual(await drain(queue), ['x', 'a', 'b', 'c'].map(url));
+    });
+
     it('fetches, marks handled and reclaims; isFinished and counts follow', async (t) => {
         const { config } = open(t, await storageDir(t));
         const queue = await RequestQueue.open('q', { config });

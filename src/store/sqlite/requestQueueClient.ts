@@ -1,7 +1,8 @@
 /**
  * A Crawlee `RequestQueueClient` on SQLite. Every operation is a handful of index lookups, so its
- * cost does not grow with the queue; every call that writes is one transaction, so a process killed
- * at any moment leaves the queue exactly as the last acknowledged call left it.
+ * cost does not grow with the queue; every call that writes is stored in one transaction (adds of
+ * one turn of the event loop share one) before it is acknowledged, so a process killed at any
+ * moment leaves the queue exactly as the last acknowledged call left it.
  *
  * Semantics follow @crawlee/memory-storage (the reference Crawlee's `RequestQueue` is written
  * against): ids derived from uniqueKey, `wasAlreadyPresent`/`wasAlreadyHandled`, a request added or
@@ -31,6 +32,7 @@ import type {
     ListAndLockHeadResult,
     ListAndLockOptions,
     ListOptions,
+    ProcessedRequest,
     ProlongRequestLockOptions,
     ProlongRequestLockResult,
     QueueHead,
@@ -58,10 +60,19 @@ export interface SqliteRequestQueueOptions {
     randomOrder?: boolean;
 }
 
+interface AddedBatch {
+    requests: RequestSchema[];
+    forefront: boolean;
+    stored: (result: BatchAddRequestsResult) => void;
+    failed: (error: unknown) => void;
+}
+
 export class SqliteRequestQueueClient implements RequestQueueClient {
     private readonly st;
     private readonly table: QueueTable;
     private readonly listed = new ListedRequests();
+    /** Batches added in this turn of the event loop, stored at its end (`batchAddRequests`). */
+    private adding: AddedBatch[] = [];
 
     constructor(db: SqliteDb, idOrName: string, options: RequestQueueOptions = {}, { randomOrder = false }: SqliteRequestQueueOptions = {}) {
         this.st = statements(db);
@@ -161,11 +172,42 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
         return { requestId, wasAlreadyPresent, wasAlreadyHandled };
     }
 
-    /** Adds the whole batch in one transaction: all of it is stored, or (on a crash) none of it. */
-    async batchAddRequests(requests: RequestSchema[], options: RequestOptions = {}): Promise<BatchAddRequestsResult> {
-        const forefront = options.forefront === true;
-        const processedRequests = this.table.mutate((m) => requests.map((request) => this.table.insert(m, request, forefront)));
-        return { processedRequests, unprocessedRequests: [] };
+    /**
+     * Adds the whole batch: all of it is stored, or (on a crash) none of it. Batches added in one turn
+     * of the event loop are stored at its end in one transaction, each in a savepoint of its own, so
+     * a batch that cannot be stored fails alone. A commit costs SQLite more than the rows it writes
+     * (~150 µs against ~20 µs for a row, on the bench's real-weight shop), and most pages add a link
+     * or two; a group of pages commits once, as their outcomes do (outcomes.ts).
+     */
+    batchAddRequests(requests: RequestSchema[], options: RequestOptions = {}): Promise<BatchAddRequestsResult> {
+        return new Promise((stored, failed) => {
+            this.adding.push({ requests, forefront: options.forefront === true, stored, failed });
+            if (this.adding.length === 1) setImmediate(() => this.storeAdded());
+        });
+    }
+
+    private storeAdded(): void {
+        const batches = this.adding;
+        this.adding = [];
+        let results: (ProcessedRequest[] | { error: unknown })[];
+        try {
+            results = this.st.transaction.immediate(() =>
+                batches.map(({ requests, forefront }) => {
+                    try {
+                        return this.table.mutate((m) => requests.map((request) => this.table.insert(m, request, forefront)));
+                    } catch (error) {
+                        return { error };
+                    }
+                }),
+            ) as typeof results;
+        } catch (error) {
+            results = batches.map(() => ({ error }));
+        }
+        batches.forEach((batch, index) => {
+            const result = results[index]!;
+            if ('error' in result) batch.failed(result.error);
+            else batch.stored({ processedRequests: result, unprocessedRequests: [] });
+        });
     }
 
     async getRequest(id: string): Promise<RequestOptions | undefined> {
