@@ -84,9 +84,9 @@ describe('SqliteStorageClient request queues', () => {
         ];
         assert.equal((await client.listHead()).items.length, 0, 'nothing is stored within the turn');
         const [ab, uv, x, c] = await Promise.allSettled(adds);
-        assert.equal(uv.status, 'rejected');
+        assert.equal(uv!.status, 'rejected');
         assert.match(String((uv as PromiseRejectedResult).reason), /BigInt/);
-        for (const settled of [ab, x, c]) assert.equal(settled.status, 'fulfilled');
+        for (const settled of [ab, x, c]) assert.equal(settled!.status, 'fulfilled');
         assert.deepEqual((ab as PromiseFulfilledResult<{ processedRequests: { wasAlreadyPresent: boolean }[] }>).value.processedRequests.map((r) => r.wasAlreadyPresent), [false, false]);
         assert.deepEqual(await client.get().then((i) => [i?.totalRequestCount, i?.pendingRequestCount]), [4, 4], 'counted without the failed batch');
         assert.deepEqual(await drain(queue), ['x', 'a', 'b', 'c'].map(url));

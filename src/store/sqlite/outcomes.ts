@@ -5,12 +5,11 @@
  * handled without its records (lost) nor stored while still pending (stored twice when it is
  * fetched again after a resume).
  *
- * Outcomes are committed in groups: every outcome settled in one turn of the event loop goes in
- * one transaction at the end of that turn, each in a savepoint of its own, so an outcome that
- * cannot be stored fails alone and the others are committed. A commit costs SQLite more than the
- * rows it writes (one commit per page was ~5% of the crawling thread); under load a group holds
- * many pages. `settle()` resolves once its outcome is committed: Crawlee's own `markRequestHandled`,
- * which follows, finds the request handled and writes nothing.
+ * Outcomes are committed in groups (turnGroup.ts): every outcome settled in one turn of the event
+ * loop goes in one transaction at the end of that turn, each in a savepoint of its own, so an
+ * outcome that cannot be stored fails alone and the others are committed (one commit per page was
+ * ~5% of the crawling thread). `settle()` resolves once its outcome is committed: Crawlee's own
+ * `markRequestHandled`, which follows, finds the request handled and writes nothing.
  */
 import type { RequestQueue } from '@crawlee/core';
 import type { RequestSchema } from '@crawlee/types';
@@ -24,6 +23,7 @@ import { SqliteDatasetClient } from './datasetClient.js';
 import { type SqliteRequestQueueClient, sqliteClientOf } from './requestQueueClient.js';
 import { requestIdOf } from './requestQueueTable.js';
 import type { SqliteStorageClient } from './storageClient.js';
+import { attempt, TurnGroup } from './turnGroup.js';
 
 export interface SqliteOutcomesOptions {
     storage: SqliteStorageClient;
@@ -36,18 +36,14 @@ interface Settling {
     queue: SqliteRequestQueueClient;
     request: RequestSchema;
     outcome: Outcome;
-    stored: () => void;
-    failed: (error: unknown) => void;
 }
 
 export class SqliteOutcomes implements Outcomes {
     private readonly items: SqliteDatasetClient;
     private readonly quarantine: SqliteDatasetClient;
     private readonly deadLetter: SqliteDatasetClient;
-    /** Commits a group in one transaction; returns, for each outcome, the error that kept it out (undefined: stored). */
-    private readonly commitGroup: (group: Settling[]) => unknown[];
     /** Outcomes settled in this turn of the event loop, committed at its end. */
-    private group: Settling[] = [];
+    private readonly settling: TurnGroup<Settling, void>;
 
     constructor(options: SqliteOutcomesOptions) {
         const { storage, names, stats, runState } = options;
@@ -65,18 +61,11 @@ export class SqliteOutcomes implements Outcomes {
             outcome.count?.(stats);
         });
         const commitGroup = storage.db.transaction((group: Settling[]) => {
-            const errors = group.map((settling) => {
-                try {
-                    store(settling);
-                    return undefined;
-                } catch (error) {
-                    return error;
-                }
-            });
+            const results = group.map((settling) => attempt(() => store(settling)));
             runState.saveStats(stats.snapshot());
-            return errors;
+            return results;
         });
-        this.commitGroup = (group) => commitGroup.immediate(group);
+        this.settling = new TurnGroup((group) => commitGroup.immediate(group));
     }
 
     /**
@@ -85,21 +74,6 @@ export class SqliteOutcomes implements Outcomes {
      * handled already gets its records all the same.
      */
     settle(queue: FrontierQueue, request: RequestSchema, outcome: Outcome): Promise<void> {
-        return new Promise((stored, failed) => {
-            this.group.push({ queue: sqliteClientOf(queue as RequestQueue), request, outcome, stored, failed });
-            if (this.group.length === 1) setImmediate(() => this.commit());
-        });
-    }
-
-    private commit(): void {
-        const group = this.group;
-        this.group = [];
-        let errors: unknown[];
-        try {
-            errors = this.commitGroup(group);
-        } catch (error) {
-            errors = group.map(() => error);
-        }
-        group.forEach((settling, index) => (errors[index] === undefined ? settling.stored() : settling.failed(errors[index])));
+        return this.settling.add({ queue: sqliteClientOf(queue as RequestQueue), request, outcome });
     }
 }

@@ -1,8 +1,8 @@
 /**
  * A Crawlee `RequestQueueClient` on SQLite. Every operation is a handful of index lookups, so its
- * cost does not grow with the queue; every call that writes is stored in one transaction (adds of
- * one turn of the event loop share one) before it is acknowledged, so a process killed at any
- * moment leaves the queue exactly as the last acknowledged call left it.
+ * cost does not grow with the queue; every call that writes is stored in one transaction (the adds
+ * and lock releases of one turn of the event loop share one) before it is acknowledged, so a
+ * process killed at any moment leaves the queue exactly as the last acknowledged call left it.
  *
  * Semantics follow @crawlee/memory-storage (the reference Crawlee's `RequestQueue` is written
  * against): ids derived from uniqueKey, `wasAlreadyPresent`/`wasAlreadyHandled`, a request added or
@@ -32,7 +32,6 @@ import type {
     ListAndLockHeadResult,
     ListAndLockOptions,
     ListOptions,
-    ProcessedRequest,
     ProlongRequestLockOptions,
     ProlongRequestLockResult,
     QueueHead,
@@ -51,6 +50,7 @@ import { type ListedRequest, ListedRequests } from './listedRequests.js';
 import { type QueueRow, RETRY_WAIT, type RequestRow, statements } from './requestQueueSql.js';
 import { isHandled, parseRequest, QueueTable, requestIdOf, serialize, toQueueInfo, waitingUntil } from './requestQueueTable.js';
 import { StorageTable } from './storageTable.js';
+import { attempt, type Committed, TurnGroup } from './turnGroup.js';
 
 export interface SqliteRequestQueueOptions {
     /**
@@ -60,24 +60,17 @@ export interface SqliteRequestQueueOptions {
     randomOrder?: boolean;
 }
 
-interface AddedBatch {
-    requests: RequestSchema[];
-    forefront: boolean;
-    stored: (result: BatchAddRequestsResult) => void;
-    failed: (error: unknown) => void;
-}
-
 export class SqliteRequestQueueClient implements RequestQueueClient {
     private readonly st;
     private readonly table: QueueTable;
     private readonly listed = new ListedRequests();
-    /** Batches added in this turn of the event loop, stored at its end (`batchAddRequests`). */
-    private adding: AddedBatch[] = [];
+    private readonly turnWrites: TurnGroup<() => unknown, unknown>;
 
     constructor(db: SqliteDb, idOrName: string, options: RequestQueueOptions = {}, { randomOrder = false }: SqliteRequestQueueOptions = {}) {
         this.st = statements(db);
         // Locks belong to a client key: Crawlee's `RequestQueue` passes its own.
         this.table = new QueueTable(db, idOrName, options.clientKey ?? randomUUID(), randomOrder);
+        this.turnWrites = new TurnGroup((writes) => this.st.transaction.immediate(() => writes.map(attempt)) as Committed<unknown>[]);
     }
 
     async get(): Promise<RequestQueueInfo | undefined> {
@@ -154,16 +147,21 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
         });
     }
 
-    /** Releases this client's lock and moves the request to the back of the queue, or the front with `forefront`. */
-    async deleteRequestLock(id: string, options: DeleteRequestLockOptions = {}): Promise<void> {
+    /**
+     * Releases this client's lock and moves the request to the back of the queue, or the front with
+     * `forefront`. Committed at the end of the turn (`inTurn`).
+     */
+    deleteRequestLock(id: string, options: DeleteRequestLockOptions = {}): Promise<void> {
         this.listed.forget(id);
-        this.table.mutate((m) => {
+        return this.inTurn(() =>
+            this.table.mutate((m) => {
             const row = this.table.lockable(m, id);
             if (row.locked_until === null || row.locked_until <= m.now) {
                 throw new Error(`Request with ID ${id} is not locked in queue ${this.table.idOrName}`);
             }
             this.st.setLock.run(this.table.position(m, options.forefront ?? false), null, null, row.rowid);
-        });
+            }),
+        );
     }
 
     async addRequest(request: RequestSchema, options: RequestOptions = {}): Promise<QueueOperationInfo> {
@@ -172,42 +170,24 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
         return { requestId, wasAlreadyPresent, wasAlreadyHandled };
     }
 
-    /**
-     * Adds the whole batch: all of it is stored, or (on a crash) none of it. Batches added in one turn
-     * of the event loop are stored at its end in one transaction, each in a savepoint of its own, so
-     * a batch that cannot be stored fails alone. A commit costs SQLite more than the rows it writes
-     * (~150 µs against ~20 µs for a row, on the bench's real-weight shop), and most pages add a link
-     * or two; a group of pages commits once, as their outcomes do (outcomes.ts).
-     */
+    /** Adds the whole batch: all of it is stored, or (on a crash) none of it. Committed at the end of the turn (`inTurn`). */
     batchAddRequests(requests: RequestSchema[], options: RequestOptions = {}): Promise<BatchAddRequestsResult> {
-        return new Promise((stored, failed) => {
-            this.adding.push({ requests, forefront: options.forefront === true, stored, failed });
-            if (this.adding.length === 1) setImmediate(() => this.storeAdded());
+        const forefront = options.forefront === true;
+        return this.inTurn(() => {
+            const processedRequests = this.table.mutate((m) => requests.map((request) => this.table.insert(m, request, forefront)));
+            return { processedRequests, unprocessedRequests: [] };
         });
     }
 
-    private storeAdded(): void {
-        const batches = this.adding;
-        this.adding = [];
-        let results: (ProcessedRequest[] | { error: unknown })[];
-        try {
-            results = this.st.transaction.immediate(() =>
-                batches.map(({ requests, forefront }) => {
-                    try {
-                        return this.table.mutate((m) => requests.map((request) => this.table.insert(m, request, forefront)));
-                    } catch (error) {
-                        return { error };
-                    }
-                }),
-            ) as typeof results;
-        } catch (error) {
-            results = batches.map(() => ({ error }));
-        }
-        batches.forEach((batch, index) => {
-            const result = results[index]!;
-            if ('error' in result) batch.failed(result.error);
-            else batch.stored({ processedRequests: result, unprocessedRequests: [] });
-        });
+    /**
+     * A write committed with the others of this turn of the event loop (turnGroup.ts), in a
+     * savepoint of its own (`mutate` is a transaction). Most pages add a link or two, and Crawlee
+     * gives back the head's surplus locks one call each: as one commit per turn, they cost a
+     * fraction of a commit each. Reads and the other writes run at once: Crawlee waits for an add
+     * or a release to resolve before it asks about that request again.
+     */
+    private inTurn<T>(write: () => T): Promise<T> {
+        return this.turnWrites.add(write) as Promise<T>;
     }
 
     async getRequest(id: string): Promise<RequestOptions | undefined> {
