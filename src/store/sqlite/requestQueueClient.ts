@@ -1,8 +1,7 @@
 /**
  * A Crawlee `RequestQueueClient` on SQLite. Every operation is a handful of index lookups, so its
- * cost does not grow with the queue; every call that writes is stored in one transaction (the adds
- * and lock releases of one turn of the event loop share one) before it is acknowledged, so a
- * process killed at any moment leaves the queue exactly as the last acknowledged call left it.
+ * cost does not grow with the queue; a write is committed before it is acknowledged (adds and lock
+ * releases with the turn's), so a process killed at any moment leaves the queue as the last one left it.
  *
  * Semantics follow @crawlee/memory-storage (the reference Crawlee's `RequestQueue` is written
  * against): ids derived from uniqueKey, `wasAlreadyPresent`/`wasAlreadyHandled`, a request added or
@@ -50,7 +49,6 @@ import { type ListedRequest, ListedRequests } from './listedRequests.js';
 import { type QueueRow, RETRY_WAIT, type RequestRow, statements } from './requestQueueSql.js';
 import { isHandled, parseRequest, QueueTable, requestIdOf, serialize, toQueueInfo, waitingUntil } from './requestQueueTable.js';
 import { StorageTable } from './storageTable.js';
-import { attempt, type Committed, TurnGroup } from './turnGroup.js';
 
 export interface SqliteRequestQueueOptions {
     /**
@@ -64,13 +62,11 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
     private readonly st;
     private readonly table: QueueTable;
     private readonly listed = new ListedRequests();
-    private readonly turnWrites: TurnGroup<() => unknown, unknown>;
 
     constructor(db: SqliteDb, idOrName: string, options: RequestQueueOptions = {}, { randomOrder = false }: SqliteRequestQueueOptions = {}) {
         this.st = statements(db);
         // Locks belong to a client key: Crawlee's `RequestQueue` passes its own.
         this.table = new QueueTable(db, idOrName, options.clientKey ?? randomUUID(), randomOrder);
-        this.turnWrites = new TurnGroup((writes) => this.st.transaction.immediate(() => writes.map(attempt)) as Committed<unknown>[]);
     }
 
     async get(): Promise<RequestQueueInfo | undefined> {
@@ -147,21 +143,16 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
         });
     }
 
-    /**
-     * Releases this client's lock and moves the request to the back of the queue, or the front with
-     * `forefront`. Committed at the end of the turn (`inTurn`).
-     */
+    /** Releases this client's lock and moves the request to the back, or the front with `forefront`; committed with the turn's. */
     deleteRequestLock(id: string, options: DeleteRequestLockOptions = {}): Promise<void> {
         this.listed.forget(id);
-        return this.inTurn(() =>
-            this.table.mutate((m) => {
+        return this.table.mutateInTurn((m) => {
             const row = this.table.lockable(m, id);
             if (row.locked_until === null || row.locked_until <= m.now) {
                 throw new Error(`Request with ID ${id} is not locked in queue ${this.table.idOrName}`);
             }
             this.st.setLock.run(this.table.position(m, options.forefront ?? false), null, null, row.rowid);
-            }),
-        );
+        });
     }
 
     async addRequest(request: RequestSchema, options: RequestOptions = {}): Promise<QueueOperationInfo> {
@@ -170,24 +161,11 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
         return { requestId, wasAlreadyPresent, wasAlreadyHandled };
     }
 
-    /** Adds the whole batch: all of it is stored, or (on a crash) none of it. Committed at the end of the turn (`inTurn`). */
-    batchAddRequests(requests: RequestSchema[], options: RequestOptions = {}): Promise<BatchAddRequestsResult> {
+    /** Adds the whole batch: all of it is stored, or (on a crash) none of it. Committed at the end of the turn. */
+    async batchAddRequests(requests: RequestSchema[], options: RequestOptions = {}): Promise<BatchAddRequestsResult> {
         const forefront = options.forefront === true;
-        return this.inTurn(() => {
-            const processedRequests = this.table.mutate((m) => requests.map((request) => this.table.insert(m, request, forefront)));
-            return { processedRequests, unprocessedRequests: [] };
-        });
-    }
-
-    /**
-     * A write committed with the others of this turn of the event loop (turnGroup.ts), in a
-     * savepoint of its own (`mutate` is a transaction). Most pages add a link or two, and Crawlee
-     * gives back the head's surplus locks one call each: as one commit per turn, they cost a
-     * fraction of a commit each. Reads and the other writes run at once: Crawlee waits for an add
-     * or a release to resolve before it asks about that request again.
-     */
-    private inTurn<T>(write: () => T): Promise<T> {
-        return this.turnWrites.add(write) as Promise<T>;
+        const processedRequests = await this.table.mutateInTurn((m) => requests.map((request) => this.table.insert(m, request, forefront)));
+        return { processedRequests, unprocessedRequests: [] };
     }
 
     async getRequest(id: string): Promise<RequestOptions | undefined> {

@@ -11,6 +11,7 @@ import { scrubText } from '../../vocabulary/redact.js';
 import type { SqliteDb } from './database.js';
 import { type HeadRow, type QueueRow, type RequestRow, statements } from './requestQueueSql.js';
 import { StorageTable, storageInfo } from './storageTable.js';
+import { attempt, type Committed, TurnGroup } from './turnGroup.js';
 
 /** One write transaction's view of the queue: positions handed out and counter changes, stored at the end. */
 interface Mutation {
@@ -26,6 +27,7 @@ export class QueueTable {
     private readonly st;
     private readonly queues: StorageTable<QueueRow>;
     private seqCache: number | undefined;
+    private readonly turnWrites = new TurnGroup<() => unknown, unknown>((writes) => this.st.transaction.immediate(() => writes.map(attempt)) as Committed<unknown>[]);
 
     constructor(
         db: SqliteDb,
@@ -122,6 +124,16 @@ export class QueueTable {
             }
             return result;
         }) as T;
+    }
+
+    /**
+     * `mutate`, committed with the other such writes of this turn of the event loop, each in a
+     * savepoint of its own (turnGroup.ts): most pages add a link or two, and as one commit per turn
+     * they cost a fraction of a commit each. Reads and the other writes run at once: Crawlee waits
+     * for an add or a lock release to resolve before it asks about that request again.
+     */
+    mutateInTurn<T>(change: (m: Mutation) => T): Promise<T> {
+        return this.turnWrites.add(() => this.mutate(change)) as Promise<T>;
     }
 
     seq(): number {
