@@ -1,7 +1,7 @@
 /**
  * A Crawlee `RequestQueueClient` on SQLite. Every operation is a handful of index lookups, so its
  * cost does not grow with the queue; a write is committed before it is acknowledged (adds and lock
- * releases with the turn's), so a process killed at any moment leaves the queue as the last one left it.
+ * releases with the turn's), so a killed process leaves the queue as its last acknowledged write did.
  *
  * Semantics follow @crawlee/memory-storage (the reference Crawlee's `RequestQueue` is written
  * against): ids derived from uniqueKey, `wasAlreadyPresent`/`wasAlreadyHandled`, a request added or
