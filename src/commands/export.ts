@@ -10,7 +10,7 @@ import { exportDataset, exportRecords, type ExportFormat } from '../store/export
 import { openStorage, storeNames } from '../store/datasets.js';
 import { iterateItems, type PgStore } from '../store/postgres/reader.js';
 import { runCommand } from './command.js';
-import { connectPostgres } from '../wiring/openDistributed.js';
+import { connectPostgres } from '../store/postgres/connect.js';
 
 const SHARED = ['site', 'storageDir', 'databaseUrl'] as const;
 

@@ -11,7 +11,7 @@ import { PgRawPages } from '../store/postgres/rawPages.js';
 import { pgResults } from '../store/postgres/results.js';
 import { loadSite } from '../sites.js';
 import { runCommand } from './command.js';
-import { connectPostgres } from '../wiring/openDistributed.js';
+import { connectPostgres } from '../store/postgres/connect.js';
 
 const SHARED = ['site', 'storageDir', 'databaseUrl'] as const;
 

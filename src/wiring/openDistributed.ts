@@ -27,8 +27,8 @@ import { RedisSeenSet } from '../frontier/redisSeenSet.js';
 import { readOwnMemoryWithoutChildren } from '../monitor/memoryReadings.js';
 import { RunStats } from '../monitor/stats.js';
 import { storeNames } from '../store/datasets.js';
-import { isConnectionError } from '../store/postgres/database.js';
-import { openPostgres, type PgDatabase } from '../store/postgres/database.js';
+import { connectPostgres } from '../store/postgres/connect.js';
+import type { PgDatabase } from '../store/postgres/database.js';
 import { PgBacklog } from '../store/postgres/backlog.js';
 import { PgOutcomes } from '../store/postgres/outcomes.js';
 import { PgRawPages } from '../store/postgres/rawPages.js';
@@ -70,18 +70,6 @@ export async function connectParts(redisUrl: string, databaseUrl: string, name: 
         return { redis, db: await connectPostgres(databaseUrl) };
     } catch (error) {
         redis.disconnect();
-        throw error;
-    }
-}
-
-/** Connects to the PostgreSQL at `url` and migrates it; unreachable is a ConfigError (one line, exit 2). `close()` when done. */
-export async function connectPostgres(url: string): Promise<PgDatabase> {
-    try {
-        return await openPostgres(url);
-    } catch (error) {
-        if (error instanceof Error && (isConnectionError(error) || isConnectionError(error.cause))) {
-            throw new ConfigError(`${error.message}; check --database-url / DATABASE_URL (${redactUrl(url)})`);
-        }
         throw error;
     }
 }
