@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { RequestQueue } from 'crawlee';
+import { RequestQueue } from '@crawlee/core';
 import { z } from 'zod';
 
 import { urlKey } from '../../src/frontier/normalize.js';

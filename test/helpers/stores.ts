@@ -1,5 +1,5 @@
 /** Reading what a run stored, the way any reader outside the run would: through Crawlee's Dataset API. */
-import { Dataset } from 'crawlee';
+import { Dataset } from '@crawlee/core';
 import { openStorage } from '../../src/store/datasets.js';
 
 /** Every record of a dataset in a storage dir, in order. */

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { Dataset } from 'crawlee';
+import { Dataset } from '@crawlee/core';
 import { openStorage } from '../../src/store/datasets.js';
 import { csvCell, exportDataset } from '../../src/store/export.js';
 

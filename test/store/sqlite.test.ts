@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it, type TestContext } from 'node:test';
-import { CheerioCrawler, Configuration, Dataset, log, RequestQueue } from 'crawlee';
+import { CheerioCrawler } from '@crawlee/cheerio';
+import { Configuration, Dataset, log, RequestQueue } from '@crawlee/core';
 
 import { BoundedRequestQueue } from '../../src/store/sqlite/boundedRequestQueue.js';
 import type { SqliteRequestQueueClient } from '../../src/store/sqlite/requestQueueClient.js';

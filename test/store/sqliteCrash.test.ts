@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Configuration, getRequestId, log, RequestQueue } from 'crawlee';
+import { Configuration, getRequestId, log, RequestQueue } from '@crawlee/core';
 
 import { SqliteStorageClient } from '../../src/store/sqlite/storageClient.js';
 

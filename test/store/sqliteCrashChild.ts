@@ -8,7 +8,7 @@
  * Lines: `ADD <uniqueKey> …` for an acknowledged batch, `HANDLED <uniqueKey>` for an acknowledged
  * markRequestHandled. A restarted child continues where the queue is.
  */
-import { Configuration, log, RequestQueue } from 'crawlee';
+import { Configuration, log, RequestQueue } from '@crawlee/core';
 import { SqliteStorageClient } from '../../src/store/sqlite/storageClient.js';
 
 const BATCH = 200;
