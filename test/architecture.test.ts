@@ -3,7 +3,8 @@
  * flow (the frontier is the one way back), monitor/ imports nothing it observes, the vocabulary
  * is a leaf, no module imports itself round a cycle, nothing in src/ reaches into test/ or
  * bench/, and no file grows past 300 lines. Imports are read from the source text, type-only
- * ones and dynamic `import()` included.
+ * ones and dynamic `import()` included. And what a command loads at its start: the commands that
+ * never talk to Redis do not load its client and BullMQ.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -46,6 +47,38 @@ function importsOf(file: string): string[] {
         .replace(/^\s*\/\/.*$/gm, '');
     const specifiers = [...code.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^\s*import\s+)'(\.{1,2}\/[^']+)'/gm)].map((match) => match[1]!);
     return specifiers.map((specifier) => relative(SRC, resolve(dirname(join(SRC, file)), specifier)).replace(/\.js$/, '.ts'));
+}
+
+/**
+ * What importing a file loads at once: its static imports that are not `import type` (a named import
+ * of types alone is counted too, so the check errs on the side of loading), as paths relative to src/
+ * and package names. Dynamic `import()` is left out: it loads only when it runs.
+ */
+function loadsOf(file: string): string[] {
+    const code = readFileSync(join(SRC, file), 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/^\s*\/\/.*$/gm, '');
+    const specifiers = [...code.matchAll(/^\s*(?:import|export)\s+(?!type\b)(?:[^;']*?\bfrom\s+)?'([^']+)'/gm)].map((match) => match[1]!);
+    return specifiers.map((specifier) => {
+        if (specifier.startsWith('.')) return relative(SRC, resolve(dirname(join(SRC, file)), specifier)).replace(/\.js$/, '.ts');
+        return specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!;
+    });
+}
+
+/** Every package `entry` loads, through the files of src/ it loads, each with the chain of imports that reaches it. */
+function packagesLoadedBy(entry: string): Map<string, string> {
+    const packages = new Map<string, string>();
+    const seen = new Set<string>();
+    const visit = (file: string, chain: string) => {
+        if (seen.has(file)) return;
+        seen.add(file);
+        for (const target of loadsOf(file)) {
+            if (target.endsWith('.ts')) visit(target, `${chain} → ${target}`);
+            else if (!target.startsWith('node:') && !packages.has(target)) packages.set(target, `${chain} → ${target}`);
+        }
+    };
+    visit(entry, entry);
+    return packages;
 }
 
 /** The part a file belongs to: its folder under src/, or the file itself for a top-level module. */
@@ -107,5 +140,15 @@ describe('the layout of src/', () => {
             .map((file) => ({ file, lines: readFileSync(join(SRC, file), 'utf8').split('\n').length - 1 }))
             .filter(({ lines }) => lines > MAX_LINES);
         assert.deepEqual(long, []);
+    });
+});
+
+describe('what a command loads', () => {
+    it('export and reparse, which may read PostgreSQL but never Redis, load neither BullMQ nor ioredis (~0.3 CPU-s of every start)', () => {
+        for (const command of ['commands/export.ts', 'commands/reparse.ts']) {
+            const packages = packagesLoadedBy(command);
+            assert.ok(packages.has('pg'), `the walk reaches PostgreSQL's client from ${command}: ${[...packages.keys()].join(', ')}`);
+            for (const unneeded of ['bullmq', 'ioredis']) assert.equal(packages.get(unneeded), undefined, `${command} loads ${unneeded}`);
+        }
     });
 });
