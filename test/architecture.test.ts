@@ -40,13 +40,22 @@ function sourceFiles(dir = SRC): string[] {
     });
 }
 
-/** The relative imports of a file (static, type-only, re-exports and dynamic), resolved to paths relative to src/. */
-function importsOf(file: string): string[] {
-    const code = readFileSync(join(SRC, file), 'utf8')
+/** A file of src/ without its comments. */
+function codeOf(file: string): string {
+    return readFileSync(join(SRC, file), 'utf8')
         .replace(/\/\*[\s\S]*?\*\//g, '')
         .replace(/^\s*\/\/.*$/gm, '');
-    const specifiers = [...code.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^\s*import\s+)'(\.{1,2}\/[^']+)'/gm)].map((match) => match[1]!);
-    return specifiers.map((specifier) => relative(SRC, resolve(dirname(join(SRC, file)), specifier)).replace(/\.js$/, '.ts'));
+}
+
+/** A relative import of `file`, as the path relative to src/ of the .ts file it names. */
+function srcPathOf(file: string, specifier: string): string {
+    return relative(SRC, resolve(dirname(join(SRC, file)), specifier)).replace(/\.js$/, '.ts');
+}
+
+/** The relative imports of a file (static, type-only, re-exports and dynamic), resolved to paths relative to src/. */
+function importsOf(file: string): string[] {
+    const specifiers = [...codeOf(file).matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^\s*import\s+)'(\.{1,2}\/[^']+)'/gm)].map((match) => match[1]!);
+    return specifiers.map((specifier) => srcPathOf(file, specifier));
 }
 
 /**
@@ -55,12 +64,9 @@ function importsOf(file: string): string[] {
  * and package names. Dynamic `import()` is left out: it loads only when it runs.
  */
 function loadsOf(file: string): string[] {
-    const code = readFileSync(join(SRC, file), 'utf8')
-        .replace(/\/\*[\s\S]*?\*\//g, '')
-        .replace(/^\s*\/\/.*$/gm, '');
-    const specifiers = [...code.matchAll(/^\s*(?:import|export)\s+(?!type\b)(?:[^;']*?\bfrom\s+)?'([^']+)'/gm)].map((match) => match[1]!);
+    const specifiers = [...codeOf(file).matchAll(/^\s*(?:import|export)\s+(?!type\b)(?:[^;']*?\bfrom\s+)?'([^']+)'/gm)].map((match) => match[1]!);
     return specifiers.map((specifier) => {
-        if (specifier.startsWith('.')) return relative(SRC, resolve(dirname(join(SRC, file)), specifier)).replace(/\.js$/, '.ts');
+        if (specifier.startsWith('.')) return srcPathOf(file, specifier);
         return specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!;
     });
 }
