@@ -71,6 +71,20 @@ describe('Outcomes', () => {
         await stores.storage.close();
     });
 
+    it('stores one outcome for a request: a second attempt of a handled request stores and counts nothing', async (t) => {
+        const { dir, stores, outcomes, a } = await oneInFlight(t);
+        const giveUp = () => deadLetterOutcome({ url: a.url, failureClass: 'transient', reason: 'http-503', error: 'HTTP 503', attempts: 2, stage: 'http' });
+        await outcomes.settle(stores.httpQueue, a, giveUp());
+        await outcomes.settle(stores.httpQueue, a, giveUp());
+        await outcomes.settle(stores.httpQueue, a, { items: [item('a')], count: (stats) => (stats.itemsStored += 1) });
+        assert.equal((await stores.httpQueue.getInfo())?.handledRequestCount, 1);
+        assert.deepEqual(stores.runState.loadStats()?.counters.deadLetterReasons, { 'http-503': 1 });
+        assert.equal(stores.runState.loadStats()?.counters.itemsStored, 0);
+        await stores.storage.close();
+        assert.deepEqual((await readDataset(dir, `${SITE}-dead-letter`)).map((e) => [e.url, e.reason]), [[url('a'), 'http-503']]);
+        assert.deepEqual(await readDataset(dir, SITE), []);
+    });
+
     it('stores nothing and leaves the request pending when the outcome cannot be stored', async (t) => {
         const { dir, stores, outcomes, a } = await oneInFlight(t);
         const unstorable = { ...item('a'), size: 10n } as unknown as StoredItem; // JSON.stringify throws on a BigInt

@@ -153,7 +153,7 @@ describe('SqliteStorageClient request queues', () => {
         // Each change this client makes is read back from the queue, not from the listing.
         await client.updateRequest({ ...b!, userData: { n: 2 } });
         assert.deepEqual((await client.getRequest(b!.id))?.userData, { n: 2 });
-        assert.equal(client.markHandled(c as never), true);
+        assert.equal(client.markHandled(c as never), 'marked');
         assert.ok((await client.getRequest(c!.id))?.handledAt);
         await client.deleteRequestLock(d!.id, { forefront: true });
         assert.equal((await client.listHead({ limit: 1 })).items[0]?.id, d!.id, 'given back to the front');
@@ -302,14 +302,15 @@ describe('SqliteStorageClient retry waits, random order and outcome commits', ()
         // A transaction that fails after marking leaves the request pending.
         assert.throws(() =>
             storage.db.transaction(() => {
-                assert.equal(client.markHandled(a), true);
+                assert.equal(client.markHandled(a), 'marked');
                 throw new Error('the outcome could not be stored');
             })(),
         );
         assert.equal((await queue.getInfo())?.handledRequestCount, 0);
 
-        assert.equal(client.markHandled(a), true);
-        assert.equal(client.markHandled(a), false, 'handled already');
+        assert.equal(client.markHandled(a), 'marked');
+        assert.equal(client.markHandled(a), 'handled-already');
+        assert.equal(client.markHandled({ url: url('elsewhere'), uniqueKey: url('elsewhere') } as never), 'not-here');
         const stored = await queue.getRequest(a.id!);
         await queue.markRequestHandled(a);
         assert.equal((await queue.getRequest(a.id!))?.handledAt, stored?.handledAt);
@@ -338,6 +339,31 @@ describe('BoundedRequestQueue', () => {
         const handled = await queue.addRequest({ url: url('r0') });
         assert.deepEqual([handled.wasAlreadyPresent, handled.wasAlreadyHandled], [true, true]);
         assert.ok((queue as unknown as { requestCache: { length(): number } }).requestCache.length() <= 3);
+    });
+
+    it('a reclaimed request fetched again before the reclaim has finished is handed out once', async (t) => {
+        const { config } = open(t, await storageDir(t));
+        const queue = await BoundedRequestQueue.open('q', { config });
+        await queue.addRequest({ url: url('a') });
+        const first = (await queue.fetchNextRequest())!;
+        // Crawlee's reclaim stores the request, then deletes its lock: the store has made it pending,
+        // and another task of the crawler fetches and locks it before that delete.
+        const reclaiming = queue.reclaimRequest(first);
+        const second = await queue.fetchNextRequest();
+        await reclaiming;
+        assert.equal(second?.url, url('a'));
+        assert.equal(await queue.fetchNextRequest(), null, 'the request is in progress: not handed out again');
+        await queue.markRequestHandled(second!);
+        assert.equal(await queue.isFinished(), true);
+
+        // Reclaimed to the front, it comes next, before the requests this queue has listed already.
+        const rest = Array.from({ length: 60 }, (_, i) => url(`r${i}`));
+        await queue.addRequests(rest.map((u) => ({ url: u })));
+        const r0 = (await queue.fetchNextRequest())!;
+        await queue.reclaimRequest(r0, { forefront: true });
+        const order = await drain(queue);
+        assert.equal(order[0], r0.url);
+        assert.deepEqual(order.sort(), rest.sort());
     });
 });
 

@@ -1,6 +1,8 @@
 /**
- * Crawlee's `RequestQueue` with its in-process caches bounded, for a queue whose storage client
- * answers "is this request already here?" itself — the SQLite client does, in one index lookup.
+ * Crawlee's `RequestQueue` for the SQLite client: its in-process caches bounded, and its reclaim
+ * without a second, late unlock.
+ *
+ * The caches: the SQLite client answers "is this request already here?" itself, in one index lookup.
  *
  * Crawlee 3.x's RequestQueue remembers every request it has added or fetched, to save round trips
  * to a remote API: an LRU of up to 2,000,000 entries (`requestCache`) and a 1,000,000-slot dedup
@@ -13,9 +15,14 @@
  *
  *     const queue = await BoundedRequestQueue.open('http', { config });
  */
-import { type Configuration, RequestQueue, type RequestProviderOptions } from '@crawlee/core';
+import { type Configuration, RequestProvider, RequestQueue, type RequestProviderOptions } from '@crawlee/core';
 
 type SeenCache = BoundedRequestQueue['requestSeenCache'];
+
+/** A Crawlee RequestQueue field (3.18) the reclaim below sets as Crawlee's own does: re-list soon, forefront requests are waiting. */
+interface ForefrontFlag {
+    shouldCheckForForefrontRequests: boolean;
+}
 
 export class BoundedRequestQueue extends RequestQueue {
     /** Most requests kept in Crawlee's request LRU (Crawlee: 2,000,000). ~400 bytes each. Default: 50,000. */
@@ -28,13 +35,31 @@ export class BoundedRequestQueue extends RequestQueue {
         const { requestCacheSize, seenCacheSlots } = this.constructor as typeof BoundedRequestQueue;
         // These are Crawlee internals (3.18): fail loudly if an upgrade renames them, rather than
         // silently growing again.
-        if (typeof this.requestCache?.maxLength !== 'number' || typeof this.requestSeenCache?.constructor !== 'function') {
-            throw new Error('BoundedRequestQueue: Crawlee RequestQueue internals changed (requestCache, requestSeenCache)');
+        if (
+            typeof this.requestCache?.maxLength !== 'number' ||
+            typeof this.requestSeenCache?.constructor !== 'function' ||
+            typeof (this as unknown as ForefrontFlag).shouldCheckForForefrontRequests !== 'boolean'
+        ) {
+            throw new Error('BoundedRequestQueue: Crawlee RequestQueue internals changed (requestCache, requestSeenCache, shouldCheckForForefrontRequests)');
         }
         this.requestCache.maxLength = requestCacheSize;
         // The dedup table's size is fixed at construction; its class is not exported, so take it from the instance.
         const SeenCacheClass = this.requestSeenCache.constructor as new (slots: number) => SeenCache;
         this.requestSeenCache = new SeenCacheClass(seenCacheSlots);
+    }
+
+    /**
+     * Crawlee's reclaim stores the request (`updateRequest`), then deletes its lock. The SQLite
+     * client's `updateRequest` releases the lock itself (requestQueueClient.ts), so the delete could
+     * only release a lock taken in between: another task of the crawler, listing the queue's head
+     * meanwhile, locks the request again for its next attempt, and the delete would free it to be
+     * handed out a second time while that attempt runs (seen: one URL dead-lettered twice). Here
+     * the reclaim is the store alone.
+     */
+    override async reclaimRequest(...[request, options]: Parameters<RequestQueue['reclaimRequest']>): ReturnType<RequestQueue['reclaimRequest']> {
+        const result = await RequestProvider.prototype.reclaimRequest.call(this, request, options);
+        if (result && options?.forefront) (this as unknown as ForefrontFlag).shouldCheckForForefrontRequests = true;
+        return result;
     }
 
     static override async open(...args: Parameters<typeof RequestQueue.open>): Promise<BoundedRequestQueue> {

@@ -52,12 +52,13 @@ export class SqliteOutcomes implements Outcomes {
         this.deadLetter = new SqliteDatasetClient(storage.db, names.deadLetter);
         // Called inside the group's transaction, a better-sqlite3 transaction is a savepoint: rolled back alone when it throws.
         const store = storage.db.transaction(({ queue, request, outcome }: Settling) => {
+            // Its outcome is stored already: this is a second attempt of one request, which stores nothing more.
+            if (queue.markHandled(request) === 'handled-already') return;
             this.items.appendItems(outcome.items ?? []);
             this.quarantine.appendItems(outcome.quarantine ?? []);
             // Without secrets; the request's id leads a requeue back to it should the URL be masked.
             if (outcome.deadLetter) this.deadLetter.appendItems([storedDeadLetter(outcome.deadLetter, requestIdOf(request))]);
             if (outcome.claim) runState.addClaim(outcome.claim);
-            queue.markHandled(request);
             outcome.count?.(stats);
         });
         const commitGroup = storage.db.transaction((group: Settling[]) => {
@@ -71,7 +72,8 @@ export class SqliteOutcomes implements Outcomes {
     /**
      * Stores the outcome and marks `request` handled in `queue`, in one transaction with the other
      * outcomes settled in this turn of the event loop; resolves once that is committed. A request
-     * handled already gets its records all the same.
+     * handled already stores nothing more and counts nothing: each request has one outcome, as
+     * in the PostgreSQL sink.
      */
     settle(queue: FrontierQueue, request: RequestSchema, outcome: Outcome): Promise<void> {
         return this.settling.add({ queue: sqliteClientOf(queue as RequestQueue), request, outcome });
