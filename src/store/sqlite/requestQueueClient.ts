@@ -208,16 +208,14 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
 
     /**
      * Marks the request handled now, inside the caller's transaction when there is one (outcomes.ts
-     * commits a request's records with it). Says whether it did, or the request was handled
-     * already, or is not in this queue.
+     * commits a request's records with it), or says why not: handled already, or not in this queue.
      */
     markHandled(request: RequestSchema): 'marked' | 'handled-already' | 'not-here' {
         return this.table.mutate((m) => {
             const { id, json } = serialize({ ...request, handledAt: request.handledAt ?? new Date(m.now).toISOString() });
             this.listed.forget(id);
             const existing = this.st.state.get(m.queue.seq, id);
-            if (!existing) return 'not-here';
-            if (existing.order_no === null) return 'handled-already';
+            if (!existing || existing.order_no === null) return existing ? 'handled-already' : 'not-here';
             this.st.rewrite.run(null, null, null, json, existing.rowid);
             m.handledCount += 1;
             m.modified = true;
