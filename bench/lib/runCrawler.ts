@@ -3,12 +3,12 @@
  * of its own (so its peak RSS is its own, and the shop's CPU and memory stay in the parent),
  * given its case as JSON, reporting one JSON line.
  */
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { ShopOptions } from '../../src/demo/shop.js';
 import type { CrawlerCase, CrawlerResult } from '../crawlers/protocol.js';
 import { AS_PUBLISHED } from './asPublished.js';
+import { startBenchChild, tsxCommand } from './benchChild.js';
 import { findScrapy } from './scrapy.js';
 
 /**
@@ -45,7 +45,6 @@ export interface Sidecar {
 }
 
 const crawlersDir = fileURLToPath(new URL('../crawlers/', import.meta.url));
-const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 const scrapy = findScrapy();
 
 export const crawlers = {
@@ -89,39 +88,23 @@ export type RunOutcome =
 const GRACE_SECS = 60;
 
 export async function runCrawler(crawler: Crawler, crawlerCase: CrawlerCase): Promise<RunOutcome> {
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('CRAWLEE_')));
-    const [command, ...args] = 'command' in crawler ? crawler.command : [process.execPath, ...(crawler.nodeFlags ?? []), '--import', 'tsx', crawler.script];
-    const child = spawn(command!, [...args, JSON.stringify({ ...crawlerCase, ...crawler.caseOverrides })], {
-        cwd: projectRoot,
-        // Crawlee's global configuration writes under CRAWLEE_STORAGE_DIR, in either crawler.
-        env: { ...env, CRAWLEE_STORAGE_DIR: crawlerCase.storageDir },
-        stdio: ['ignore', 'pipe', 'pipe'],
+    const { child, exit } = startBenchChild({
+        command: 'command' in crawler ? crawler.command : tsxCommand(crawler.script, crawler.nodeFlags),
+        childCase: { ...crawlerCase, ...crawler.caseOverrides },
+        storageDir: crawlerCase.storageDir,
+        killAfterSec: crawlerCase.timeLimitSec + GRACE_SECS,
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
-
     // The child reports its own peak RSS; this is only for a child that dies before it can.
     let lastPeakRssMb: number | undefined;
     const rssWatch = setInterval(() => {
         void peakRssOf(child.pid).then((mb) => (lastPeakRssMb = mb ?? lastPeakRssMb));
     }, 500);
-    const killTimer = setTimeout(() => child.kill('SIGKILL'), (crawlerCase.timeLimitSec + GRACE_SECS) * 1000);
-
-    const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-        child.once('close', (code, signal) => resolve({ code, signal }));
-    });
+    const { code, signal, resultLine, stderrTail } = await exit;
     clearInterval(rssWatch);
-    clearTimeout(killTimer);
 
-    const lastLine = stdout.trim().split('\n').at(-1) ?? '';
-    if (exit.code === 0 && lastLine.startsWith('{')) {
-        return { ok: true, result: JSON.parse(lastLine) as CrawlerResult };
-    }
-    const how = exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
-    const detail = stderr.trim().split('\n').slice(-5).join(' | ');
-    return { ok: false, error: `${crawler.name} ${how}${detail ? `: ${detail}` : ''}`, peakRssMb: lastPeakRssMb };
+    if (code === 0 && resultLine) return { ok: true, result: JSON.parse(resultLine) as CrawlerResult };
+    const how = signal ? `killed by ${signal}` : `exit code ${code}`;
+    return { ok: false, error: `${crawler.name} ${how}${stderrTail ? `: ${stderrTail}` : ''}`, peakRssMb: lastPeakRssMb };
 }
 
 /** VmHWM (the kernel's peak resident set) of a live process, in MB; undefined where /proc is not there. */
