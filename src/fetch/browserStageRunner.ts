@@ -25,8 +25,6 @@ export interface BrowserStageRunnerOptions {
 }
 
 export class BrowserStageRunner {
-    /** Pages dead-lettered because no browser could render them. */
-    unrendered = 0;
     private problem: Promise<string | undefined> | undefined;
     private crawler: PlaywrightCrawler | undefined;
     /** Creating the stage (loading its code first); set until `finish()`, so it is created once per round. */
@@ -107,21 +105,17 @@ export class BrowserStageRunner {
             this.announced = true;
             this.options.log.error(`cannot render pages: ${problem}. They go to dead-letter as renderer-unavailable.`);
         }
-        this.unrendered += await deadLetterUnrendered(this.options.queue, this.options.outcomes, problem);
+        await deadLetterUnrendered(this.options.queue, this.options.outcomes, problem);
     }
 }
 
 /**
  * Without a browser, the pages waiting for one cannot be done in this run: each goes to
  * dead-letter as `renderer-unavailable`, to be re-queued once a browser is installed.
- * Returns how many there were.
  */
-async function deadLetterUnrendered(queue: FrontierQueue, outcomes: Outcomes, problem: string): Promise<number> {
-    let count = 0;
+async function deadLetterUnrendered(queue: FrontierQueue, outcomes: Outcomes, problem: string): Promise<void> {
     for (let request = await queue.fetchNextRequest(); request; request = await queue.fetchNextRequest()) {
         await giveUp(queue, outcomes, request, { failureClass: 'permanent', reason: 'renderer-unavailable', error: problem, attempts: 0, stage: 'browser' });
         await queue.markRequestHandled(request);
-        count += 1;
     }
-    return count;
 }

@@ -20,6 +20,20 @@ export async function closeRun(stores: RunStores, pipeline: Pipeline | undefined
     await stores.close();
 }
 
+/**
+ * The run's exit code (README, "Exit codes"): 128 + the signal that stopped it; 3 when the drift
+ * breaker stopped a route; 1 when the dead-letter holds pages that needed a browser and got none
+ * (none was there, `renderer-unavailable`, or none started for them, `browser-launch-failed`);
+ * else 0. Counted over the whole run, as its summary is: a resumed run's earlier sessions too, and
+ * not the entries re-queued since.
+ */
+export function exitCodeOf({ stopped, routesStopped, deadLetterByReason }: { stopped?: NodeJS.Signals; routesStopped: number; deadLetterByReason: Record<string, number> }): number {
+    if (stopped) return 128 + constants.signals[stopped];
+    if (routesStopped > 0) return 3;
+    const unrendered = (deadLetterByReason['renderer-unavailable'] ?? 0) + (deadLetterByReason['browser-launch-failed'] ?? 0);
+    return unrendered > 0 ? 1 : 0;
+}
+
 export async function finishRun(pipeline: Pipeline, { stopped, timeline }: Ran): Promise<{ summary: RunSummary; exitCode: number }> {
     const { options, stores, renderLearner, driftBreaker, concurrency, browserStage } = pipeline;
     const { site, log } = options;
@@ -35,9 +49,7 @@ export async function finishRun(pipeline: Pipeline, { stopped, timeline }: Ran):
         storage: stores.location,
         proxies: pipeline.routing.report(),
     });
-    // Pages that needed a browser and got none: none was there (`renderer-unavailable`), or it never started for them.
-    const unrendered = browserStage.unrendered + (summary.deadLetterByReason['browser-launch-failed'] ?? 0);
-    const exitCode = stopped ? 128 + constants.signals[stopped] : driftBreaker.tripped.length > 0 ? 3 : unrendered > 0 ? 1 : 0;
+    const exitCode = exitCodeOf({ stopped, routesStopped: driftBreaker.tripped.length, deadLetterByReason: summary.deadLetterByReason });
     const report = await writeReport(options.storageDir, runId(site.name, stats.startedAt), renderReport({ ...summary, exitCode }, timeline));
     log.info({ report }, `run report: ${report}`);
     return { summary: { ...summary, report }, exitCode };
