@@ -22,10 +22,11 @@ import { blockedUrlPatterns } from './blockedResources.js';
 import type { BrowserPages } from './browserConcurrency.js';
 import { CHROMIUM_ARGS } from './chromium.js';
 import { attemptSettler, type CrawlerClass, type CrawlerHooks, queueOption, withHooks } from './crawlerHooks.js';
-import { deadLetterStopped, failureHook } from './failureHandlers.js';
+import { deadLetterStopped, failureHook, giveUp } from './failureHandlers.js';
 import type { StageOptions } from './httpStage.js';
 import { startEgressProxy, type EgressProxy } from './egressProxy.js';
 import { classifyStatus, FetchFailure } from './failures.js';
+import { LaunchBreaker, launchFailure } from './launchFailures.js';
 import { exitKey, type Exit, type Identity } from './identities.js';
 import { passChallenge, renderedHtml, waitForContent } from './renderedPage.js';
 import { checkResponse } from './responseCheck.js';
@@ -67,6 +68,7 @@ class BrowserStageCrawler extends HookedPlaywrightCrawler {
     /** The session `request` renders in (its attempt's). */
     sessionOf: (request: Request) => Identity | undefined = () => undefined;
     closeEgress: () => Promise<void> = async () => undefined;
+    readonly launches = new LaunchBreaker();
     private readonly pagesOpening = new PagesOpening();
 
     constructor(options: ConstructorParameters<typeof PlaywrightCrawler>[0] & { sessionPages?: SessionPagesOptions }, config?: ConstructorParameters<typeof PlaywrightCrawler>[1]) {
@@ -85,7 +87,14 @@ class BrowserStageCrawler extends HookedPlaywrightCrawler {
             // Parked pages count as open: the pages rendering now, this one among them, keep their room in one browser.
             await this.sessionPages.makeRoom(maxOpenPages - this.requestsByPage.size);
             return this.pagesOpening.track(() =>
-                openPage(pageOptions).catch((error: unknown) => Promise.reject(error instanceof BrowserLaunchError ? launchFailure(error) : error)),
+                openPage(pageOptions).then(
+                    (page) => (this.launches.opened(), page),
+                    (error: unknown) => {
+                        if (!(error instanceof BrowserLaunchError)) throw error;
+                        this.launches.failed();
+                        throw launchFailure(error);
+                    },
+                ),
             );
         }) as typeof pool.newPage;
     }
@@ -115,16 +124,6 @@ class BrowserStageCrawler extends HookedPlaywrightCrawler {
         await lateBrowsersClosed;
         await this.closeEgress();
     }
-}
-
-/**
- * A browser that did not start for a page, though Chromium started at the run's check (chromium.ts):
- * it crashed as it came up, or memory ran short. Crawlee takes it for a broken setup and ends the
- * crawl; here the page is retried in a new browser, and dead-lettered as `browser-launch-failed` when none starts.
- */
-function launchFailure(error: BrowserLaunchError): FetchFailure {
-    const cause = error.cause instanceof Error ? error.cause.message : error.message;
-    return new FetchFailure('transient', `the browser did not start: ${cause.split('\n')[0]}`, undefined, 'browser-launch-failed');
 }
 
 export async function createBrowserStage(options: BrowserStageOptions): Promise<PlaywrightCrawler> {
@@ -265,11 +264,16 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
         const started = await Promise.allSettled([...exitProxies.values()]);
         await Promise.all([proxy, ...started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))].map((each) => each.close()));
     };
+    crawler.launches.onOpen = (reason) => options.log.error(`${reason}: the pages that need it go to dead-letter as browser-launch-failed`);
     crawler.onFailure = failureHook({ ...options, stage: 'browser' });
     crawler.preFetchCheck = async (request) => {
         // A page escalated before its route was stopped is not rendered any more.
         if (options.driftBreaker.isStopped(request.label ?? '')) {
             await deadLetterStopped(request, 'browser', options);
+            return true;
+        }
+        if (crawler.launches.open) {
+            await giveUp(queue, outcomes, request, { failureClass: 'transient', reason: 'browser-launch-failed', error: crawler.launches.reason, attempts: request.retryCount, stage: 'browser' });
             return true;
         }
         // The session, and the site's turn, before a page opens: the page's context is the session's.
