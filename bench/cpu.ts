@@ -5,11 +5,13 @@
  * `persistStorage: false`, and Scrapy; ratios are dragnet's median over each baseline's median.
  * Each case also measures the parse-only cost of the same pages (lib/parseOnly.ts) after each round of
  * runs, so dragnet's CPU per page can be read as a multiple of the least any scraper must spend on a page.
+ * With several sizes (`--large`: 10,000 and 100,000 products), each round runs every size, so the
+ * machine's drift over the invocation hits the sizes alike, as it does the crawlers.
  */
 import { compareCrawlers, summarizeRuns, type RunRecord } from './lib/compare.js';
 import { CLEAN_SHOP } from './lib/countingShop.js';
 import { measureParseOnly, medianCost, type ParseOnlyCost } from './lib/parseOnly.js';
-import { available, crawlers } from './lib/runCrawler.js';
+import { available, type Crawler, crawlers } from './lib/runCrawler.js';
 import { ratio, round } from './lib/stats.js';
 import { defineSuite } from './lib/suite.js';
 
@@ -50,30 +52,41 @@ const details = ({ outcome: { result } }: RunRecord & { outcome: { ok: true } })
     finished: result.finished,
 });
 
+/** One crawler at one shop size: the suite runs every size in each round, so the machine's drift hits them alike. */
+function atSize(crawler: Crawler, products: number): Crawler {
+    return { ...crawler, name: `${crawler.name}-at-${products}`, shopOverrides: { ...crawler.shopOverrides, products } };
+}
+
 export default defineSuite({
     description: `CPU-bound (latency 0, concurrency ${CONCURRENCY}): pages/s, CPU per page and peak RSS, dragnet vs plain Crawlee and Scrapy`,
     runByDefault: true,
     async run(options, report) {
+        const sizes = [...(options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS))].sort((a, b) => a - b);
+        const crawlersAt = (products: number) => [
+            crawlers.dragnet,
+            ...(options.against ? [options.against] : []),
+            ...(products <= BASELINE_MAX_PRODUCTS && !options.dragnetOnly ? available(allBaselines) : []),
+        ];
+        const shopAt = (products: number) => ({ ...CLEAN_SHOP, pageWeight: options.pageWeight, products, latencyMs: 0 });
+        const parseOnlyRounds = new Map<number, ParseOnlyCost[]>(sizes.map((products) => [products, []]));
+        // Round by round, every size: dragnet at 10,000, the baselines, dragnet at 100,000; then again.
+        const records = await compareCrawlers({
+            title: `cpu ${sizes.join(' and ')} products`,
+            crawlers: sizes.flatMap((products) => crawlersAt(products).map((crawler) => atSize(crawler, products))),
+            runs: options.runs,
+            shop: shopAt(sizes[0]!),
+            crawl: { maxConcurrency: CONCURRENCY, timeLimitSec: timeLimitSec(sizes.at(-1)!), sampleIntervalMs: 250 },
+            afterRound: async () => {
+                for (const products of sizes) parseOnlyRounds.get(products)!.push(await measureParseOnly(shopAt(products)));
+            },
+        });
         let smallest: { products: number; pagesPerSec: number | null } | undefined;
-        for (const products of [...(options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS))].sort((a, b) => a - b)) {
-            const baselines = [
-                ...(options.against ? [options.against] : []),
-                ...(products <= BASELINE_MAX_PRODUCTS && !options.dragnetOnly ? available(allBaselines) : []),
-            ];
-            const shop = { ...CLEAN_SHOP, pageWeight: options.pageWeight, products, latencyMs: 0 };
-            const parseOnlyRounds: ParseOnlyCost[] = [];
-            const records = await compareCrawlers({
-                title: `cpu ${products} products`,
-                crawlers: [crawlers.dragnet, ...baselines],
-                runs: options.runs,
-                shop,
-                crawl: { maxConcurrency: CONCURRENCY, timeLimitSec: timeLimitSec(products), sampleIntervalMs: 250 },
-                afterRound: async () => {
-                    parseOnlyRounds.push(await measureParseOnly(shop));
-                },
-            });
-            const results = Object.fromEntries([...records].map(([name, runs]) => [name, summarizeRuns(runs, metrics, details)]));
-            const parseOnly = { ...medianCost(parseOnlyRounds), measurements: parseOnlyRounds.map((cost) => cost.msPerPage) };
+        for (const products of sizes) {
+            const baselines = crawlersAt(products).slice(1);
+            const results = Object.fromEntries(
+                crawlersAt(products).map((crawler) => [crawler.name, summarizeRuns(records.get(atSize(crawler, products).name)!, metrics, details)]),
+            );
+            const parseOnly = { ...medianCost(parseOnlyRounds.get(products)!), measurements: parseOnlyRounds.get(products)!.map((cost) => cost.msPerPage) };
             const dragnet = results[crawlers.dragnet.name]!.median;
             const first = (smallest ??= { products, pagesPerSec: dragnet.pagesPerSec });
             const ratios: Record<string, Record<string, number | null>> = Object.fromEntries(
