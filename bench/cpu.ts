@@ -62,11 +62,11 @@ export default defineSuite({
     runByDefault: true,
     async run(options, report) {
         const sizes = [...(options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS))].sort((a, b) => a - b);
-        const crawlersAt = (products: number) => [
-            crawlers.dragnet,
+        const baselinesAt = (products: number) => [
             ...(options.against ? [options.against] : []),
             ...(products <= BASELINE_MAX_PRODUCTS && !options.dragnetOnly ? available(allBaselines) : []),
         ];
+        const crawlersAt = (products: number) => [crawlers.dragnet, ...baselinesAt(products)];
         const shopAt = (products: number) => ({ ...CLEAN_SHOP, pageWeight: options.pageWeight, products, latencyMs: 0 });
         const parseOnlyRounds = new Map<number, ParseOnlyCost[]>(sizes.map((products) => [products, []]));
         // Round by round, every size: dragnet at 10,000, the baselines, dragnet at 100,000; then again.
@@ -82,11 +82,12 @@ export default defineSuite({
         });
         let smallest: { products: number; pagesPerSec: number | null } | undefined;
         for (const products of sizes) {
-            const baselines = crawlersAt(products).slice(1);
+            const baselines = baselinesAt(products);
             const results = Object.fromEntries(
-                crawlersAt(products).map((crawler) => [crawler.name, summarizeRuns(records.get(atSize(crawler, products).name)!, metrics, details)]),
+                [crawlers.dragnet, ...baselines].map((crawler) => [crawler.name, summarizeRuns(records.get(atSize(crawler, products).name)!, metrics, details)]),
             );
-            const parseOnly = { ...medianCost(parseOnlyRounds.get(products)!), measurements: parseOnlyRounds.get(products)!.map((cost) => cost.msPerPage) };
+            const rounds = parseOnlyRounds.get(products)!;
+            const parseOnly = { ...medianCost(rounds), measurements: rounds.map((cost) => cost.msPerPage) };
             const dragnet = results[crawlers.dragnet.name]!.median;
             const first = (smallest ??= { products, pagesPerSec: dragnet.pagesPerSec });
             const ratios: Record<string, Record<string, number | null>> = Object.fromEntries(
