@@ -1,7 +1,8 @@
 /**
  * package.json makes vendor/callsites-off the `callsites` of Crawlee's ow (its argument validation),
  * so that ow captures no stack on every call. This fails if an upgrade brings a real callsites back
- * to it, or if ow no longer validates with the stand-in.
+ * to it, or if ow no longer validates with the stand-in. Crawlee's `ow` is a wrapper
+ * (vendor/ow-optional-once) of the published ow, installed as `ow-as-published`: that one captures.
  */
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -13,9 +14,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 const vendored = fileURLToPath(new URL('../../vendor/callsites-off/index.cjs', import.meta.url));
 
-/** The ow a package resolves (from its installed directory), and the callsites that ow resolves. */
+/** The published ow behind the `ow` a package resolves (from its installed directory), and the callsites that ow resolves. */
 function owOf(dependent: string): { owPath: string; callsitesPath: string } {
-    const owPath = createRequire(join(projectRoot, 'node_modules', dependent, 'package.json')).resolve('ow');
+    const wrapperPath = createRequire(join(projectRoot, 'node_modules', dependent, 'package.json')).resolve('ow');
+    const owPath = createRequire(wrapperPath).resolve('ow-as-published');
     const callsitesPath = createRequire(owPath).resolve('callsites');
     return { owPath, callsitesPath };
 }

@@ -1,0 +1,2 @@
+export * from 'ow-as-published';
+export { default } from 'ow-as-published';
