@@ -87,7 +87,7 @@ export default defineSuite({
                 [crawlers.dragnet, ...baselines].map((crawler) => [crawler.name, summarizeRuns(records.get(atSize(crawler, products).name)!, metrics, details)]),
             );
             const rounds = parseOnlyRounds.get(products)!;
-            const parseOnly = { ...medianCost(rounds), measurements: rounds.map((cost) => cost.msPerPage) };
+            const parseOnly = { ...medianCost(rounds), measurements: rounds.map((cost) => cost.msPerPage), domKeptMeasurements: rounds.map((cost) => cost.domKeptMsPerPage) };
             const dragnet = results[crawlers.dragnet.name]!.median;
             const first = (smallest ??= { products, pagesPerSec: dragnet.pagesPerSec });
             const ratios: Record<string, Record<string, number | null>> = Object.fromEntries(
@@ -107,6 +107,7 @@ export default defineSuite({
             ratios['dragnet/parse-only'] = {
                 cpuMsPerPage: ratio(dragnet.cpuMsPerPage, parseOnly.msPerPage),
                 cpuMsPerPageToMedianRound: ratio(dragnet.cpuMsPerPage, parseOnly.medianRoundMsPerPage),
+                cpuMsPerPageToDomKept: ratio(dragnet.cpuMsPerPage, parseOnly.domKeptMsPerPage),
             };
             report({
                 json: { case: `cpu-${products}`, products, pageWeight: options.pageWeight, concurrency: CONCURRENCY, latencyMs: 0, runs: options.runs, crawlers: results, parseOnly, ratios },
@@ -119,6 +120,7 @@ export default defineSuite({
                         'pages/s': median.pagesPerSec,
                         'CPU ms/page': median.cpuMsPerPage,
                         'x parse-only': ratio(median.cpuMsPerPage, parseOnly.msPerPage),
+                        'x DOM-kept parse': ratio(median.cpuMsPerPage, parseOnly.domKeptMsPerPage),
                         'peak RSS MB': median.peakRssMb,
                         'at start MB': median.startRssMb,
                         items: median.items,
