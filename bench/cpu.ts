@@ -2,7 +2,8 @@
  * CPU-bound crawl: the shop answers at once (latency 0), so pages/s is what the crawler's own
  * work allows — fetching, parsing, enqueueing, storing — and peak RSS is what that costs.
  * dragnet against plain Crawlee with its default persisted storage and with
- * `persistStorage: false`, and Scrapy; ratios are dragnet's median over each baseline's median.
+ * `persistStorage: false`, Scrapy, and a bare loop that only fetches, parses and follows
+ * (crawlers/bareLoop.ts: the floor); ratios are dragnet's median over each baseline's median.
  * Each case also measures the parse-only cost of the same pages (lib/parseOnly.ts) after each round of
  * runs, so dragnet's CPU per page can be read as a multiple of the least any scraper must spend on a page.
  * With several sizes (`--large`: 10,000 and 100,000 products), each round runs every size, so the
@@ -18,7 +19,7 @@ import { defineSuite } from './lib/suite.js';
 const CONCURRENCY = 50;
 const DEFAULT_PRODUCTS = [2_000];
 const LARGE_PRODUCTS = [10_000, 100_000];
-const allBaselines = [crawlers.plainCrawlee, crawlers.plainCrawleeMemory, crawlers.scrapy];
+const allBaselines = [crawlers.plainCrawlee, crawlers.plainCrawleeMemory, crawlers.scrapy, crawlers.bareLoop];
 /**
  * The baselines run up to this size only. Plain Crawlee with its default storage keeps ~300 KB per
  * request in memory (1.8 GB at 10,000 products), so 100,000 would take tens of GB. Scrapy's memory

@@ -57,6 +57,7 @@ export const crawlers = {
         nodeFlags: AS_PUBLISHED,
         caseOverrides: { persistStorage: false },
     },
+    bareLoop: { name: 'bare-loop', label: 'bare loop (undici + cheerio)', script: `${crawlersDir}bareLoop.ts` },
     scrapy: {
         name: 'scrapy',
         label: scrapy ? `Scrapy ${scrapy.version}` : 'Scrapy',
