@@ -3,9 +3,9 @@
  * package.json's overrides give this tree's Crawlee dragnet's stand-ins for `ow` (its `optional`
  * built once, vendor/ow-optional-once), `callsites` (ow's stack capture, vendor/callsites-off) and
  * `@apify/timeout` (its AsyncLocalStorage, vendor/apify-timeout-hookless), and a baseline with them
- * would not be Crawlee's default. Where a
- * module resolves to a stand-in, this resolves the published package instead, installed under an
- * alias (package.json's devDependencies).
+ * would not be Crawlee's default. Where a module resolves to a stand-in, this resolves the published
+ * package instead, installed under an alias (`ow-as-published`, which the stand-in wraps, in
+ * package.json's dependencies; the others in its devDependencies).
  */
 const Module = require('node:module');
 const { join } = require('node:path');
