@@ -6,12 +6,23 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { actorInputSchema, actorJson } from '../actorFiles.js';
+import { parseCommandLine } from '../config.js';
 import { envExample, withOptionTable } from '../optionDocs.js';
 import { runCommand } from './command.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
+const HELP = `Usage: npm run docs
+Writes what is generated from the option table (src/options.ts): .env.example, the README's option
+table, and the actor definition .actor/actor.json and .actor/input_schema.json. Takes no options.
+`;
+
 runCommand(async () => {
+    // Any argument but --help is a mistake: say so rather than rewrite the files anyway.
+    if (parseCommandLine(process.argv.slice(2), process.env, [], {}) === 'help') {
+        process.stdout.write(HELP);
+        return 0;
+    }
     await writeFile(`${ROOT}.env.example`, envExample());
     const readme = `${ROOT}README.md`;
     await writeFile(readme, withOptionTable(await readFile(readme, 'utf8')));
