@@ -7,7 +7,7 @@ import { Dataset } from '@crawlee/core';
 import { optionLines, parseCommandLine } from '../config.js';
 import { ConfigError } from '../configError.js';
 import { exportDataset, exportRecords, type ExportFormat } from '../store/export.js';
-import { openStorage, storeNames } from '../store/datasets.js';
+import { hasStoredDataset, openStorage, storeNames } from '../store/datasets.js';
 import { iterateItems, type PgStore } from '../store/postgres/reader.js';
 import { runCommand } from './command.js';
 import { connectPostgres } from '../store/postgres/connect.js';
@@ -40,12 +40,21 @@ runCommand(async () => {
     const store = STORES[flags.store as keyof typeof STORES];
     if (!store) throw new ConfigError(`--store must be one of ${Object.keys(STORES).join(', ')}`);
 
-    const count = databaseUrl ? await fromPostgres(databaseUrl, site, store, format, flags.out) : await fromDatasets(storageDir, site, store, format, flags.out);
+    const count = await (databaseUrl ? fromPostgres(databaseUrl, site, store, format, flags.out) : fromDatasets(storageDir, site, store, format, flags.out)).catch(
+        (error: NodeJS.ErrnoException) => {
+            if (flags.out !== undefined && error.path === flags.out) throw new ConfigError(`cannot write --out ${flags.out}: ${error.code ?? error.message}`);
+            throw error;
+        },
+    );
     process.stderr.write(`dragnet: exported ${count} ${flags.store} of ${site}${flags.out ? ` to ${flags.out}` : ''}\n`);
     return 0;
 });
 
 async function fromDatasets(storageDir: string, site: string, store: PgStore, format: ExportFormat, out: string | undefined): Promise<number> {
+    // Opening a dataset creates it: a mistyped site or storage dir would export nothing and say nothing was wrong.
+    if (!hasStoredDataset(storageDir, storeNames(site)[store])) {
+        throw new ConfigError(`nothing of ${site} in ${storageDir}: no run of the site stored anything there (see --site, --storage-dir)`);
+    }
     const { config, storage } = openStorage(storageDir);
     try {
         const dataset = await Dataset.open(storeNames(site)[store], { config });

@@ -4,9 +4,11 @@
  * the storage dir, or in PostgreSQL when --database-url is set.
  */
 import { optionLines, parseCommandLine } from '../config.js';
+import { ConfigError } from '../configError.js';
 import { reparse, reparseSite, type ReparseResult } from '../parse/reparse.js';
 import type { Site } from '../site.js';
 import { openStorage } from '../store/datasets.js';
+import { RawStore } from '../store/rawStore.js';
 import { PgRawPages } from '../store/postgres/rawPages.js';
 import { pgResults } from '../store/postgres/results.js';
 import { loadSite } from '../sites.js';
@@ -31,6 +33,9 @@ runCommand(async () => {
     }
     const { options, flags } = commandLine;
     const site = await loadSite(options.site);
+    if (flags.route !== undefined && !site.routes.has(flags.route)) {
+        throw new ConfigError(`--route ${flags.route}: ${site.name} has no such route (its routes: ${[...site.routes.keys()].join(', ')})`);
+    }
     const result = options.databaseUrl ? await inPostgres(options.databaseUrl, site, flags.route) : await inStorageDir(options.storageDir, site, flags.route);
     const changes = Object.entries(result.changedByField)
         .sort(([, a], [, b]) => b - a)
@@ -50,6 +55,10 @@ runCommand(async () => {
 });
 
 async function inStorageDir(storageDir: string, site: Site, route: string | undefined): Promise<ReparseResult> {
+    // Opening the stores creates them: a mistyped storage dir would re-parse nothing and say nothing was wrong.
+    if (!(await RawStore.hasPages({ storageDir, site: site.name }))) {
+        throw new ConfigError(`no raw pages of ${site.name} in ${storageDir}: no run of the site stored any there (see --site, --storage-dir)`);
+    }
     const { config, storage } = openStorage(storageDir);
     try {
         return await reparse({ site, storageDir, config, route });

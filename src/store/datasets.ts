@@ -2,13 +2,17 @@
  * The Crawlee datasets of a site: parsed items, quarantine and dead-letter, each written in
  * batches. Names are fixed here so every command (run, export, reparse) finds the same stores.
  */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Configuration, Dataset } from '@crawlee/core';
 import { readOwnMemoryWithoutChildren } from '../monitor/memoryReadings.js';
 import type { DeadLetterEntry } from '../vocabulary/failure.js';
 import { BatchWriter } from './batchWriter.js';
 import type { QuarantineEntry, StoredItem } from './records.js';
 import { NEXT, PREVIOUS, type SiteResults, type StoreReader, type StoreSink } from './siteResults.js';
+import { DATABASE_FILE, openDatabase, releaseDatabase } from './sqlite/database.js';
 import { SqliteStorageClient, type SqliteStorageClientOptions } from './sqlite/storageClient.js';
+import { StorageTable } from './sqlite/storageTable.js';
 
 /**
  * Crawlee storage under `storageDir`: request queues and datasets in one SQLite file (their cost
@@ -23,6 +27,17 @@ export function openStorage(
 ): { config: Configuration; storage: SqliteStorageClient } {
     const storage = new SqliteStorageClient({ storageDir, ...options });
     return { config: readOwnMemoryWithoutChildren(new Configuration({ storageClient: storage, purgeOnStart: false, memoryMbytes })), storage };
+}
+
+/** Whether a run stored a dataset called `name` in `storageDir`. Creates nothing, not even the database. */
+export function hasStoredDataset(storageDir: string, name: string): boolean {
+    if (!existsSync(resolve(storageDir, DATABASE_FILE))) return false;
+    const db = openDatabase(storageDir);
+    try {
+        return StorageTable.of(db, 'datasets').find(name) !== undefined;
+    } finally {
+        releaseDatabase(storageDir);
+    }
 }
 
 export type StoreNames = ReturnType<typeof storeNames>;

@@ -7,16 +7,14 @@
  * itself (siteLock.ts): it refuses while a run crawls the site, which would not see its requests
  * come back.
  */
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { getRequestId } from '@crawlee/core';
 import type { RequestSchema } from '@crawlee/types';
 import type { StatsSnapshot } from '../monitor/stats.js';
 import type { DeadLetterEntry, FailureClass } from '../vocabulary/failure.js';
-import { type StoreNames, storeNames } from './datasets.js';
+import { hasStoredDataset, type StoreNames, storeNames } from './datasets.js';
 import { RunState } from './runState.js';
 import { lockSite } from './siteLock.js';
-import { DATABASE_FILE, openDatabase, releaseDatabase, type SqliteDb } from './sqlite/database.js';
+import { openDatabase, releaseDatabase, type SqliteDb } from './sqlite/database.js';
 import { iterateItems, SqliteDatasetClient } from './sqlite/datasetClient.js';
 import { SqliteRequestQueueClient } from './sqlite/requestQueueClient.js';
 import type { QueueRow } from './sqlite/requestQueueSql.js';
@@ -67,13 +65,8 @@ export class DeadLetterStore {
      * database, or no run of the site in it); then nothing was created. `close()` when done.
      */
     static open(storageDir: string, site: string): DeadLetterStore | undefined {
-        if (!existsSync(resolve(storageDir, DATABASE_FILE))) return undefined;
-        const db = openDatabase(storageDir);
-        if (!StorageTable.of(db, 'datasets').find(storeNames(site).deadLetter)) {
-            releaseDatabase(storageDir);
-            return undefined;
-        }
-        return new DeadLetterStore(db, storageDir, site);
+        if (!hasStoredDataset(storageDir, storeNames(site).deadLetter)) return undefined;
+        return new DeadLetterStore(openDatabase(storageDir), storageDir, site);
     }
 
     /** The entries that match, in order, read a batch at a time. */

@@ -5,8 +5,8 @@
  * records twice: once for the column names, once to write.
  */
 import { createWriteStream } from 'node:fs';
-import { once } from 'node:events';
-import type { Writable } from 'node:stream';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Dataset } from '@crawlee/core';
 import { datasetItems } from './datasets.js';
 
@@ -34,31 +34,30 @@ export async function exportDataset({ dataset, format, out, pageSize = 1000 }: E
     return exportRecords({ records: () => datasetItems(dataset, pageSize), format, out });
 }
 
-/** Writes every record; returns how many. */
+/**
+ * Writes every record; returns how many. Rejects when the file cannot be opened or written: the
+ * pipeline stops reading then, and ends the file (never standard output) when all is written.
+ */
 export async function exportRecords({ records, format, out }: ExportRecordsOptions): Promise<number> {
-    const stream = out ? createWriteStream(out) : process.stdout;
     let count = 0;
-    try {
+    async function* lines(): AsyncGenerator<string> {
         if (format === 'jsonl') {
             for await (const item of records()) {
-                await write(stream, `${JSON.stringify(item)}\n`);
+                yield `${JSON.stringify(item)}\n`;
                 count += 1;
             }
-        } else {
-            const columns = new Set<string>();
-            for await (const item of records()) for (const key of Object.keys(item)) columns.add(key);
-            await write(stream, `${[...columns].map(csvCell).join(',')}\r\n`);
-            for await (const item of records()) {
-                await write(stream, `${[...columns].map((column) => csvCell(item[column])).join(',')}\r\n`);
-                count += 1;
-            }
+            return;
         }
-    } finally {
-        if (out) {
-            stream.end();
-            await once(stream, 'finish');
+        const columns = new Set<string>();
+        for await (const item of records()) for (const key of Object.keys(item)) columns.add(key);
+        yield `${[...columns].map(csvCell).join(',')}\r\n`;
+        for await (const item of records()) {
+            yield `${[...columns].map((column) => csvCell(item[column])).join(',')}\r\n`;
+            count += 1;
         }
     }
+    // Backpressure is the pipeline's: a slow disk or pipe pauses the reading, so memory holds one batch.
+    await pipeline(Readable.from(lines()), out ? createWriteStream(out) : process.stdout, { end: out !== undefined });
     return count;
 }
 
@@ -67,9 +66,4 @@ export function csvCell(value: unknown): string {
     if (value === undefined || value === null) return '';
     const text = typeof value === 'object' ? JSON.stringify(value) : String(value);
     return /[",\r\n]/.test(text) || /^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
-/** Writes with backpressure, so a slow disk or pipe does not make the export hold everything in memory. */
-async function write(stream: Writable, chunk: string): Promise<void> {
-    if (!stream.write(chunk)) await once(stream, 'drain');
 }

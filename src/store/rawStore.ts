@@ -95,6 +95,12 @@ export class RawStore {
         return store;
     }
 
+    /** Whether any page of the site is stored in `storageDir`. Creates nothing. */
+    static async hasPages(options: Pick<RawStoreOptions, 'storageDir' | 'site'>): Promise<boolean> {
+        const files = await readdir(join(options.storageDir, 'raw_pages', options.site)).catch(() => []);
+        return files.some((file) => SEGMENT_FILE.test(file));
+    }
+
     /** Removes every stored page of the site. */
     static async purge(options: Pick<RawStoreOptions, 'storageDir' | 'site'>): Promise<void> {
         await rm(join(options.storageDir, 'raw_pages', options.site), { recursive: true, force: true });

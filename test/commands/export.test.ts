@@ -5,6 +5,7 @@
  * `npm run export` runs it; the database is the real PostgreSQL, a schema per test.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,5 +99,23 @@ describe('npm run export --database-url (child process)', () => {
     it('says in one line, exit code 2, that PostgreSQL is unreachable', async () => {
         const run = await runScript(EXPORT, ['--format', 'jsonl', '--database-url', 'postgres://127.0.0.1:1/test', '--site', SITE]);
         assertOneLineError(run, 2, /PostgreSQL is unreachable at 127\.0\.0\.1:1 .*check --database-url \/ DATABASE_URL/);
+    });
+});
+
+describe('npm run export of a storage dir, given what it cannot use (child process)', () => {
+    it('says in one line, exit code 2, that --out cannot be written, or that the dir holds nothing of the site; creates nothing', async (t) => {
+        const dir = await mkdtemp(join(tmpdir(), 'dragnet-export-refused-'));
+        t.after(() => rm(dir, { recursive: true, force: true }));
+        await storeInDir(join(dir, 'crawled'), demoSite.name, storedShop(demoSite, { products: 3 }));
+        const crawled = ['--format', 'jsonl', '--storage-dir', join(dir, 'crawled')];
+        const [unwritable, emptyDir, otherSite] = await Promise.all([
+            runScript(EXPORT, [...crawled, '--out', join(dir, 'no-such-dir', 'items.jsonl')]),
+            runScript(EXPORT, ['--format', 'csv', '--storage-dir', join(dir, 'never-crawled')]),
+            runScript(EXPORT, [...crawled, '--site', 'demo-shopp']),
+        ]);
+        assertOneLineError(unwritable, 2, /cannot write --out .*no-such-dir.*: ENOENT/);
+        assertOneLineError(emptyDir, 2, /nothing of demo-shop in .*never-crawled: no run of the site stored anything there/);
+        assert.equal(existsSync(join(dir, 'never-crawled')), false, 'the mistyped storage dir was created');
+        assertOneLineError(otherSite, 2, /nothing of demo-shopp in /);
     });
 });

@@ -6,6 +6,7 @@
  * `npm run reparse` runs; the real PostgreSQL, a schema per test.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ import { describe, it } from 'node:test';
 import demoSite from '../../routes/demo-shop.js';
 import { textOf } from '../../src/site.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
-import { runScript } from '../helpers/cli.js';
+import { assertOneLineError, runScript } from '../helpers/cli.js';
 import { storedRows, testDatabase } from '../helpers/pgSchema.js';
 import { storeInDir, storeInPostgres, storedShop } from '../helpers/storedShop.js';
 import { withExtractor } from '../helpers/withExtractor.js';
@@ -54,5 +55,20 @@ describe('npm run reparse --database-url (child process)', () => {
         assert.equal(run.code, 2, run.stderr);
         assert.equal(run.stdout, '');
         assert.match(run.stderr, /^dragnet: PostgreSQL is unreachable at 127\.0\.0\.1:1 \(.*\); check --database-url \/ DATABASE_URL \(postgres:\/\/127\.0\.0\.1:1\/test\)\n$/);
+    });
+});
+
+describe('npm run reparse of a storage dir, given what it cannot use (child process)', () => {
+    it('says in one line, exit code 2, that the dir holds no raw pages of the site, or that the route is not the site\'s; creates nothing', async (t) => {
+        const dir = await mkdtemp(join(tmpdir(), 'dragnet-reparse-refused-'));
+        t.after(() => rm(dir, { recursive: true, force: true }));
+        await storeInDir(join(dir, 'crawled'), SITE, storedShop(demoSite, { products: 3 }));
+        const [emptyDir, noRoute] = await Promise.all([
+            runScript(REPARSE, ['--storage-dir', join(dir, 'never-crawled')]),
+            runScript(REPARSE, ['--storage-dir', join(dir, 'crawled'), '--route', 'prodcut']),
+        ]);
+        assertOneLineError(emptyDir, 2, /no raw pages of demo-shop in .*never-crawled: no run of the site stored any there/);
+        assert.equal(existsSync(join(dir, 'never-crawled')), false, 'the mistyped storage dir was created');
+        assertOneLineError(noRoute, 2, /--route prodcut: demo-shop has no such route \(its routes: .*product/);
     });
 });

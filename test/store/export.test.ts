@@ -35,6 +35,13 @@ describe('exportDataset', () => {
         assert.equal(await exportDataset({ dataset, format: 'csv', out, pageSize: 2 }), 3);
         assert.equal(await readFile(out, 'utf8'), 'a,b,c\r\n1,x,\r\ny,true\r\n3,,\r\n'.replace('y,true', ',y,true'));
     });
+
+    it('rejects when its file cannot be opened, in either format, rather than end as if all were written', async (t) => {
+        const { dataset, dir } = await datasetWith(t, Array.from({ length: 3000 }, (_, n) => ({ n })));
+        for (const format of ['jsonl', 'csv'] as const) {
+            await assert.rejects(exportDataset({ dataset, format, out: join(dir, 'no-such-dir', `items.${format}`) }), { code: 'ENOENT' }, format);
+        }
+    });
 });
 
 describe('csvCell', () => {
