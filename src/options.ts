@@ -51,7 +51,7 @@ export const OPTIONS = {
     }),
 
     memoryMb: option({
-        flag: 'memory-mb', env: 'DRAGNET_MEMORY_MB', group: 'fetch', defaultText: "a runner's ACTOR_MEMORY_MBYTES, else a quarter of the machine's memory",
+        flag: 'memory-mb', env: 'DRAGNET_MEMORY_MB', group: 'fetch', defaultText: "a runner's ACTOR_MEMORY_MBYTES, else none: no V8 heap limit is set, and the pools hold to a quarter of the machine's memory",
         doc: "the run's memory budget in MB, as a container's limit: half of it is the V8 heap limit, and past 90% of it (Chromium included) the pools add no requests",
         schema: wholeAtLeast1().min(MIN_HEAP_MB, `must be at least ${MIN_HEAP_MB}`).optional(),
     }),
