@@ -34,7 +34,7 @@ runCommand(async () => {
     const { options, flags } = commandLine;
     const site = await loadSite(options.site);
     if (flags.route !== undefined && !site.routes.has(flags.route)) {
-        throw new ConfigError(`--route ${flags.route}: ${site.name} has no such route (its routes: ${[...site.routes.keys()].join(', ')})`);
+        throw new ConfigError(`--route ${flags.route}: site ${site.name} has no such route (routes: ${[...site.routes.keys()].join(', ')})`);
     }
     const result = options.databaseUrl ? await inPostgres(options.databaseUrl, site, flags.route) : await inStorageDir(options.storageDir, site, flags.route);
     const changes = Object.entries(result.changedByField)

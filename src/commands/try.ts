@@ -72,7 +72,9 @@ runCommand(async () => {
     const failures: string[] = [];
     const trialOf = (html: string, finalUrl: string, renderer: Renderer) => tryPage(site, route, { html, finalUrl, renderer, userData: {} }, scope);
     if (flags.file) {
-        const html = await readFile(flags.file, 'utf8');
+        const html = await readFile(flags.file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+            throw new ConfigError(`cannot read --file ${flags.file}: ${error.code ?? error.message}`);
+        });
         trials.push({ trial: trialOf(html, url, 'http'), html });
     } else {
         const level = OPTIONS.logLevel.schema.safeParse(flags['log-level']);

@@ -69,6 +69,6 @@ describe('npm run reparse of a storage dir, given what it cannot use (child proc
         ]);
         assertOneLineError(emptyDir, 2, /no raw pages of demo-shop in .*never-crawled: no run of the site stored any there/);
         assert.equal(existsSync(join(dir, 'never-crawled')), false, 'the mistyped storage dir was created');
-        assertOneLineError(noRoute, 2, /--route prodcut: demo-shop has no such route \(its routes: .*product/);
+        assertOneLineError(noRoute, 2, /--route prodcut: site demo-shop has no such route \(routes: home, category, product\)/);
     });
 });

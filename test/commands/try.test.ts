@@ -104,12 +104,13 @@ describe('npm run try', () => {
         assert.match(await readFile(join(fixtures, `${name}.html`), 'utf8'), new RegExp(product.sku));
     });
 
-    it('a page that fails says why and exits 1; a bad label or URL is a one-line error', async () => {
+    it('a page that fails says why and exits 1; a bad label, URL or file is a one-line error', async () => {
         const missing = await tryPage('--url', `${shop.url}${shop.notFoundPaths[0]}`, '--max-attempts', '1');
         assert.equal(missing.code, 1);
         assert.match(missing.stdout, /cheap fetch: dead-lettered as http-404/);
         assertOneLineError(await tryPage('--url', `${shop.url}/`, '--label', 'nope'), 2, /--label nope: site demo-shop has no such route \(routes: home, category, product\)/);
         assertOneLineError(await tryPage('--url', 'mailto:someone@example.com'), 2, /--url: invalid URL/);
         assertOneLineError(await tryPage(), 2, /give the page: --url URL, or --file PAGE\.html/);
+        assertOneLineError(await tryPage('--file', '/nonexistent/page.html'), 2, /cannot read --file \/nonexistent\/page\.html: ENOENT/);
     });
 });
