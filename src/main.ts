@@ -41,6 +41,7 @@ async function main(): Promise<number> {
         log.info({ memoryMb, heapLimitMb: currentHeapLimitMb() }, `memory budget ${memoryMb} MB: V8 heap limit ${currentHeapLimitMb()} MB (old space ${heapLimitMbFor(memoryMb)} MB)`);
     }
     const site = await loadSite(config.site);
+    if (config.summaryJson) await makeSummaryFolder(config.summaryJson);
     limitHeapGrowth();
 
     let shop: Shop | undefined;
@@ -69,10 +70,7 @@ async function main(): Promise<number> {
         });
         process.stdout.write(`${formatSummary(summary)}\n`);
         if (provisioned && (!provisioned.path || provisioned.attempts.length > 0)) process.stdout.write(`  chromium   ${provisioned.note}\n`);
-        if (config.summaryJson) {
-            await mkdir(dirname(config.summaryJson), { recursive: true });
-            await writeFile(config.summaryJson, `${JSON.stringify(summary, null, 2)}\n`);
-        }
+        if (config.summaryJson) await writeFile(config.summaryJson, `${JSON.stringify(summary, null, 2)}\n`);
         return exitCode;
     } finally {
         await shop?.close();
@@ -91,6 +89,13 @@ function chromiumOf(site: Site, log: Logger): string | undefined {
         log.warn(`no Chromium found${where}: pages that need a browser will go to dead-letter as renderer-unavailable; to render them, ${INSTALL_HINT}`);
     }
     return path;
+}
+
+/** Made before the crawl: a --summary-json whose folder cannot be made would otherwise fail only at the run's end. */
+async function makeSummaryFolder(summaryJson: string): Promise<void> {
+    await mkdir(dirname(summaryJson), { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+        throw new ConfigError(`--summary-json ${summaryJson}: its folder cannot be made: ${error.code ?? error.message}`);
+    });
 }
 
 /** Start URLs must be crawlable and handled by a route of the site; anything else is a config error. */

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
@@ -110,6 +110,18 @@ describe('dragnet CLI: usage errors', { concurrency: true }, () => {
 
     it('an unknown flag exits 2 with one line', async () => {
         assertConfigError(await runCli(['--max-concurency', '4']), /--max-concurency.*--help/);
+    });
+
+    it('a --storage-dir, or a --summary-json folder, that is a file exits 2 with one line', async (t) => {
+        const file = join(await storageDir(t), 'a-file');
+        await writeFile(file, '');
+        const site = ['--site', 'quotes-toscrape', '--start-url', 'http://127.0.0.1:9/'];
+        const [storage, summary] = await Promise.all([
+            runCli([...site, '--storage-dir', file]),
+            runCli([...site, '--storage-dir', await storageDir(t), '--summary-json', join(file, 'summary.json')]),
+        ]);
+        assertConfigError(storage, /the storage dir .*a-file cannot hold the run's database \(dragnet\.sqlite\): EEXIST \(see --storage-dir\)/);
+        assertConfigError(summary, /--summary-json .*a-file\/summary\.json: its folder cannot be made: E(EXIST|NOTDIR)/);
     });
 });
 

@@ -5,6 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { ConfigError } from '../../configError.js';
 
 export type SqliteDb = Database.Database;
 
@@ -130,8 +131,7 @@ export function openDatabase(storageDir: string, options: DatabaseOptions = {}):
         cached.refs += 1;
         return cached.db;
     }
-    mkdirSync(resolve(storageDir), { recursive: true });
-    const db = new Database(file);
+    const db = createDatabase(storageDir, file);
     // WAL: readers never block the writer, and a commit is one append to the log.
     db.pragma('journal_mode = WAL');
     // NORMAL in WAL mode: a commit is written to the OS before it returns but not fsynced, so a
@@ -149,6 +149,17 @@ export function openDatabase(storageDir: string, options: DatabaseOptions = {}):
     migrate(db);
     open.set(file, { db, refs: 1 });
     return db;
+}
+
+/** The database file, made with its dir when missing; a dir that cannot hold it (a file, no permission) is a ConfigError. */
+function createDatabase(storageDir: string, file: string): SqliteDb {
+    try {
+        mkdirSync(resolve(storageDir), { recursive: true });
+        return new Database(file);
+    } catch (error) {
+        const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+        throw new ConfigError(`the storage dir ${storageDir} cannot hold the run's database (${DATABASE_FILE}): ${reason} (see --storage-dir)`);
+    }
 }
 
 /** Drops one reference taken by `openDatabase`; the connection closes with the last one. */
