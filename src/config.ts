@@ -78,7 +78,8 @@ function readOptions<Names extends OptionName>(names: readonly Names[], flags: F
 /**
  * An option's value: its flag, else its variable (an empty one counts as unset), else the input's,
  * else its default; as its schema reads it. A bad value is named as it was given: `--max-concurrency
- * must be …`, or `storage/…/INPUT.json: maxConcurrency must be …`.
+ * must be …`, `DRAGNET_MAX_CONCURRENCY (--max-concurrency) must be …`, or `storage/…/INPUT.json:
+ * maxConcurrency must be …`.
  */
 function readOption(name: OptionName, flags: FlagValues, env: NodeJS.ProcessEnv, input?: RunInput): unknown {
     const spec: OptionSpec = OPTIONS[name];
@@ -89,7 +90,8 @@ function readOption(name: OptionName, flags: FlagValues, env: NodeJS.ProcessEnv,
     const parsed = spec.schema.safeParse(given ?? fromInput ?? spec.default);
     if (!parsed.success) {
         const message = parsed.error.issues[0]?.message ?? 'is not valid';
-        throw new ConfigError(fromInput === undefined ? `--${spec.flag} ${message}` : `${input!.source}: ${name} ${message}`);
+        if (fromInput !== undefined) throw new ConfigError(`${input!.source}: ${name} ${message}`);
+        throw new ConfigError(flags[spec.flag] === undefined && fromEnv !== undefined ? `${spec.env} (--${spec.flag}) ${message}` : `--${spec.flag} ${message}`);
     }
     return parsed.data;
 }

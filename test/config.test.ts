@@ -195,7 +195,7 @@ describe('parseConfig', () => {
         assertConfigError(['--parse-workers', 'many'], /^--parse-workers must be auto or a whole number >= 0$/);
         assertConfigError(['--request-order', 'lifo'], /^--request-order must be fifo or random$/);
         assertConfigError(['--adaptive-timeout', 'maybe'], /^--adaptive-timeout must be on or off$/);
-        assertConfigError([], /^--fresh must be 1, 0, true or false$/, { DRAGNET_FRESH: 'yes please' });
+        assertConfigError([], /^DRAGNET_FRESH \(--fresh\) must be 1, 0, true or false$/, { DRAGNET_FRESH: 'yes please' });
         assertConfigError(['--expected-urls', '1e3x'], /^--expected-urls must be a number$/);
         assertConfigError(['--bloom-error-rate', '1'], /^--bloom-error-rate must be between 0 and 1$/);
         assertConfigError(['--bloom-error-rate', '0'], /^--bloom-error-rate must be between 0 and 1$/);
@@ -205,8 +205,9 @@ describe('parseConfig', () => {
         assertConfigError(['--seen-set', 'fuzzy'], /^--seen-set must be exact or bloom$/);
     });
 
-    it('names the flag when the bad number comes from its environment variable', () => {
-        assertConfigError([], /^--max-concurrency must be a number$/, { DRAGNET_MAX_CONCURRENCY: 'twenty' });
+    it('names the variable, and its flag, when the bad number comes from the variable; the flag when it was given', () => {
+        assertConfigError([], /^DRAGNET_MAX_CONCURRENCY \(--max-concurrency\) must be a number$/, { DRAGNET_MAX_CONCURRENCY: 'twenty' });
+        assertConfigError(['--max-concurrency', 'ten'], /^--max-concurrency must be a number$/, { DRAGNET_MAX_CONCURRENCY: '20' });
     });
 
     it('rejects an unknown flag, a flag without its value and a stray argument, pointing to --help', () => {

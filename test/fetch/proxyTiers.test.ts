@@ -200,7 +200,7 @@ describe('proxy options through parseConfig', () => {
         assertConfigError(['--proxy-tier', 'nonsense'], /^--proxy-tier must be NAME=URL\[,URL\.\.\.\] or direct/);
         assertConfigError(['--proxy-tier', 'dc='], /^--proxy-tier tier dc names no proxy URL/);
         assertConfigError(['--proxy-tier-cost', 'res=0'], /^--proxy-tier-cost "res=0" is not NAME=COST/);
-        assertConfigError([], /^--proxy-tier must be NAME=URL/, { DRAGNET_PROXY_TIERS: 'dc=direct;nonsense' });
+        assertConfigError([], /^DRAGNET_PROXY_TIERS \(--proxy-tier\) must be NAME=URL/, { DRAGNET_PROXY_TIERS: 'dc=direct;nonsense' });
         const message = assertConfigError(['--proxy-tier', 'http://user:hunter2@127.0.0.1:8000'], /^--proxy-tier must be NAME=URL/);
         assert.ok(!message.includes('hunter2'));
     });
