@@ -69,7 +69,7 @@ export async function buildPipeline(stores: RunStores, options: CrawlOptions): P
     const timeouts = options.adaptiveTimeout ?? CRAWL_DEFAULTS.adaptiveTimeout;
     const adaptiveTimeout = timeouts ? new AdaptiveTimeout(requestTimeoutSecs * 1000, timeouts === true ? {} : timeouts) : undefined;
     const adaptive = options.adaptiveConcurrency ?? CRAWL_DEFAULTS.adaptiveConcurrency;
-    const concurrency = adaptive ? new ConcurrencyController({ ...(adaptive === true ? {} : adaptive), maxConcurrency }) : undefined;
+    const concurrency = adaptive ? new ConcurrencyController({ ...(adaptive === true ? {} : adaptive), maxConcurrency: siteConcurrency }) : undefined;
     const events = new RunEvents();
     const startUrls = options.startUrls.length > 0 ? options.startUrls : site.startUrls;
     const allowedDomains = [...(site.allowedDomains ?? []), ...(options.allowDomains ?? [])];
