@@ -51,6 +51,8 @@ export function parseTierCost(spec: string): { name: string; cost: number } {
  * definitions' own). Throws on a bad name, URL or duplicate, naming URLs without their passwords.
  */
 export function resolveTiers(definitions: readonly ProxyTierDefinition[], costs: Readonly<Record<string, number>> = {}): ProxyTier[] {
+    const unknownCost = Object.keys(costs).find((name) => !definitions.some((definition) => definition.name === name));
+    if (unknownCost !== undefined) throw new Error(`--proxy-tier-cost names tier ${unknownCost}, which is not configured`);
     if (definitions.length === 0) return [{ name: 'direct', proxyUrls: [], cost: 1 }];
     const names = new Set<string>();
     let previousCost = 0;
@@ -68,7 +70,6 @@ export function resolveTiers(definitions: readonly ProxyTierDefinition[], costs:
         previousCost = cost;
         return { name, proxyUrls, cost };
     });
-    for (const name of Object.keys(costs)) if (!names.has(name)) throw new Error(`--proxy-tier-cost names tier ${name}, which is not configured`);
     return tiers;
 }
 

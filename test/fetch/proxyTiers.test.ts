@@ -106,6 +106,7 @@ describe('resolveTiers', () => {
         assert.deepEqual(resolveTiers(definitions, { b: 5, a: 2 }).map((tier) => tier.cost), [2, 5, 50]);
         assert.deepEqual(resolveTiers(definitions, { c: 7 }).map((tier) => tier.cost), [1, 3, 7]);
         assert.throws(() => resolveTiers(definitions, { d: 7 }), /--proxy-tier-cost names tier d, which is not configured/);
+        assert.throws(() => resolveTiers([], { zz: 3 }), /--proxy-tier-cost names tier zz, which is not configured/, 'with no tiers at all too');
         assert.throws(() => resolveTiers([{ name: 'a', cost: 0 }]), /proxy tier a: cost must be above 0/);
     });
 
