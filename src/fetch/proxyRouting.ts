@@ -15,6 +15,7 @@ import { FetchFailure } from './failures.js';
 import { type Exit, exitKey, type Identities, type Identity } from './identities.js';
 import { PolitenessClosedError, type SitePoliteness } from './politeness.js';
 import type { ProxyTier } from './proxyTiers.js';
+import { RETRY_DEFAULTS } from './retryPolicy.js';
 import { sectionOf, type TierController } from './tierController.js';
 
 export interface ProxyRoutingOptions {
@@ -23,6 +24,12 @@ export interface ProxyRoutingOptions {
     breaker: ExitBreaker;
     controller: TierController;
     politeness: SitePoliteness;
+    /**
+     * The longest a 429's Retry-After cools the site, in ms: past it the retry policy gives the
+     * request up (`retry-after-too-long`), and the rest of the site waits no longer than that either.
+     * Default: the retry policy's `maxRetryAfterSecs` default, 600 s.
+     */
+    maxCoolMs?: number;
     /** Lets go of what the parts hold (the politeness waiters, a shared store's timer). */
     close: () => Promise<void>;
     log: Logger;
@@ -74,6 +81,7 @@ export class ProxyRouting {
     private readonly breaker: ExitBreaker;
     private readonly controller: TierController;
     private readonly log: Logger;
+    private readonly maxCoolMs: number;
     readonly close: () => Promise<void>;
     private readonly attempts = new WeakMap<object, Attempt>();
     private readonly byTier: ExitCounters[];
@@ -87,6 +95,7 @@ export class ProxyRouting {
         this.controller = options.controller;
         this.politeness = options.politeness;
         this.log = options.log;
+        this.maxCoolMs = options.maxCoolMs ?? RETRY_DEFAULTS.maxRetryAfterSecs * 1000;
         this.close = options.close;
         this.byTier = this.tiers.map(emptyCounters);
     }
@@ -168,7 +177,7 @@ export class ProxyRouting {
         if (failure.status === 429) {
             this.count(attempt, (counters) => (counters.limited += 1));
             // The site said how long: the whole site waits. A bare 429 is the concurrency controller's to answer.
-            if (failure.retryAfterMs !== undefined) void this.politeness.cool(failure.retryAfterMs, `429 from ${key}`);
+            if (failure.retryAfterMs !== undefined) void this.politeness.cool(Math.min(failure.retryAfterMs, this.maxCoolMs), `429 from ${key}`);
         } else if (failure.failureClass === 'blocked') {
             this.count(attempt, (counters) => (counters.blocked += 1));
             // A JS challenge is the browser's to pass, not a verdict on the tier.

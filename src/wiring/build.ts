@@ -77,7 +77,7 @@ export async function buildPipeline(stores: RunStores, options: CrawlOptions): P
     const httpClient = new HttpClient({ lookup: egress.lookup });
     // robots.txt goes out by the cheapest tier, as the site's pages do; the politeness reads its Crawl-delay.
     let robots: RobotsPolicy | undefined;
-    const routing = buildRouting(site, options.proxies ?? {}, stores, () => robots, log);
+    const routing = buildRouting(site, options.proxies ?? {}, stores, () => robots, log, options.retry?.maxRetryAfterSecs);
     if (options.respectRobotsTxt !== false) {
         const proxyUrl = () => routing.identities.pick(0)?.exit.proxyUrl;
         robots = new RobotsPolicy({ fetch: createRobotsFetch({ egress, client: httpClient, proxyUrl }), log });

@@ -18,7 +18,15 @@ import type { Site } from '../site.js';
 import type { RunStores } from './stores.js';
 
 /** `robots`: the run's robots policy, once there is one (it fetches through this routing's cheapest tier). */
-export function buildRouting(site: Site, options: ProxyOptions, stores: RunStores, robots: () => RobotsPolicy | undefined, log: Logger): ProxyRouting {
+/** `maxRetryAfterSecs`: the retry policy's, the longest a 429's Retry-After cools the site (ProxyRoutingOptions.maxCoolMs). */
+export function buildRouting(
+    site: Site,
+    options: ProxyOptions,
+    stores: RunStores,
+    robots: () => RobotsPolicy | undefined,
+    log: Logger,
+    maxRetryAfterSecs?: number,
+): ProxyRouting {
     const tiers = tiersOf(site, options);
     const breaker = new ExitBreaker();
     const halfLifeMillis = (options.tierController?.halfLifeSecs ?? TIER_DEFAULTS.halfLifeSecs) * 1000;
@@ -36,6 +44,7 @@ export function buildRouting(site: Site, options: ProxyOptions, stores: RunStore
         identities: new Identities({ tiers, breaker, maxUses: options.sessionMaxUses }),
         controller: new TierController(tiers, { ...options.tierController, counts, log }),
         politeness,
+        maxCoolMs: maxRetryAfterSecs === undefined ? undefined : maxRetryAfterSecs * 1000,
         close: async () => {
             politeness.close();
             await counts?.close();

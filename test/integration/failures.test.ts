@@ -159,3 +159,29 @@ describe('Retry-After on a 429', () => {
         assert.equal(run.summary.proxies.politeness.coolings, run.shop.retryAfterPaths.length);
     });
 });
+
+describe('Retry-After on a 429, past --max-retry-after', () => {
+    let run: ShopCrawl;
+
+    before(async () => {
+        run = await crawlShop(
+            { seed: 3, products: 120, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, latencyMs: 20, retryAfter: { rate: 0.02, seconds: 60 } },
+            { maxConcurrency: 4, adaptiveConcurrency: false, retry: { maxAttempts: MAX_ATTEMPTS, baseDelaySecs: 0.05, maxRetryAfterSecs: 1 }, chromiumPath: undefined },
+        );
+    });
+    after(() => run?.close());
+
+    it('dead-letters the request, and cools the site for the most it would wait (1 s), not the 60 s asked', () => {
+        const paths = [...run.shop.products.map((p) => p.path), ...run.shop.listingPaths];
+        const arrivals = paths.flatMap((path) => run.shop.requestTimes(path));
+        assert.ok(run.shop.retryAfterPaths.length >= 1, 'some pages answer 429 first');
+        for (const path of run.shop.retryAfterPaths) {
+            const [limitedAt] = run.shop.requestTimes(path) as [number];
+            const after = arrivals.filter((time) => time > limitedAt + 900 && time < limitedAt + 10_000);
+            assert.ok(after.length > 0 || arrivals.every((time) => time < limitedAt + 900), `${path}: the site still cooled 10 s after its 429`);
+        }
+        const tooLong = run.deadLetters.filter((entry) => entry.reason === 'retry-after-too-long');
+        assert.deepEqual(tooLong.map((entry) => new URL(entry.url).pathname).sort(), [...run.shop.retryAfterPaths].sort());
+        assert.equal(run.items.length, 120 - run.shop.retryAfterPaths.length);
+    });
+});
