@@ -189,7 +189,8 @@ class HttpCrawlerReadingBodies extends HttpCrawlerWithHooks {
         try {
             return await this._requestAsBrowser(options, session);
         } catch (error) {
-            if (this.isProxyError(error as Error)) throw new SessionError(this._getMessageFromError(error as Error));
+            // Crawlee throws a bare SessionError here; its cause keeps the code (ECONNREFUSED, …) that tells a proxy's own fault (failures.ts).
+            if (this.isProxyError(error as Error)) throw Object.assign(new SessionError(this._getMessageFromError(error as Error)), { cause: error });
             throw error;
         }
     }
