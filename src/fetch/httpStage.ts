@@ -10,7 +10,7 @@ import type { Configuration, Request } from '@crawlee/core';
 import type { FrontierQueue } from '../vocabulary/queue.js';
 import type { HttpCrawler, HttpCrawlingContext } from '@crawlee/http';
 import type { Logger } from 'pino';
-import type { Frontier } from '../frontier/frontier.js';
+import type { Frontier, RedirectOutcome } from '../frontier/frontier.js';
 import type { PageHandler } from '../parse/pageHandler.js';
 import type { DriftBreaker } from '../quality/driftBreaker.js';
 import type { Site } from '../site.js';
@@ -62,6 +62,16 @@ export interface StageOptions {
 }
 
 /** Every 5xx reaches the request handler, so the failure classifier, not Crawlee, decides. */
+/** The dead-letter reason of a redirect whose target the frontier did not take. */
+const REDIRECT_FAILURES = {
+    loop: 'redirect-loop',
+    invalid: 'invalid-redirect',
+    offsite: 'offsite-redirect',
+    disallowed: 'disallowed-redirect',
+    overBudget: 'over-budget-redirect',
+    unrouted: 'unrouted-redirect',
+} as const satisfies Record<Exclude<RedirectOutcome, 'queued' | 'duplicate'>, string>;
+
 const ALL_5XX = Array.from({ length: 100 }, (_, index) => 500 + index);
 
 export interface HttpStageOptions extends StageOptions {
@@ -140,8 +150,9 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                     if (challenge) throw challenge;
                     routing.end(request, { ok: true, bytes: (body as Buffer).length });
                     const outcome = await frontier.followRedirect({ url: request.url, label: request.label, userData }, location);
-                    if (outcome === 'loop' || outcome === 'invalid' || outcome === 'offsite') {
-                        const reason = { loop: 'redirect-loop', invalid: 'invalid-redirect', offsite: 'offsite-redirect' }[outcome];
+                    // A target the frontier did not take leaves this URL nowhere else: it is dead-lettered with why.
+                    if (outcome !== 'queued' && outcome !== 'duplicate') {
+                        const reason = REDIRECT_FAILURES[outcome];
                         throw new FetchFailure('permanent', `${reason}: ${request.url} → ${location}`, status, reason);
                     }
                     await settle({

@@ -49,11 +49,11 @@ type Admission = 'queued' | 'seen' | 'offsite' | 'invalid' | 'unrouted' | 'disal
 
 /**
  * `queued`: the target will be fetched; `duplicate`: it already was (or is queued);
- * `skipped`: robots.txt, the budget or the routes keep it out; `invalid`: the Location is not a
+ * `disallowed`, `overBudget`, `unrouted`: robots.txt, the budget or the routes keep it out; `invalid`: the Location is not a
  * crawlable URL; `loop`: it leads back to where it came from or too many hops deep; `offsite`: it
  * leads out of the site's scope.
  */
-export type RedirectOutcome = 'queued' | 'duplicate' | 'skipped' | 'invalid' | 'loop' | 'offsite';
+export type RedirectOutcome = 'queued' | 'duplicate' | 'invalid' | 'loop' | 'offsite' | 'unrouted' | 'disallowed' | 'overBudget';
 
 export class Frontier {
     private readonly site: Site;
@@ -215,12 +215,12 @@ export class Frontier {
         if (this.options.scope && !this.options.scope.includes(new URL(target))) return 'offsite';
         const userData = { ...request.userData, redirects: hops, redirectedFrom };
         if (urlKey(target) !== urlKey(request.url)) {
-            const [admission] = await this.admit([{ url: target, label: request.label, userData }]);
-            return admission === 'queued' ? 'queued' : admission === 'seen' ? 'duplicate' : 'skipped';
+            const [admission] = (await this.admit([{ url: target, label: request.label, userData }])) as [Admission];
+            return admission === 'seen' ? 'duplicate' : admission;
         }
         if (this.options.stats.admitted >= this.maxRequests) {
             this.options.stats.linksSkipped.overBudget += 1;
-            return 'skipped';
+            return 'overBudget';
         }
         const { wasAlreadyPresent } = await this.options.httpQueue.addRequest({ url: target, uniqueKey: target, label: request.label, userData });
         if (wasAlreadyPresent) return 'loop'; // `/x` → `/x/` → `/x`

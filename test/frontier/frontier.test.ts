@@ -307,16 +307,16 @@ describe('Frontier.followRedirect', () => {
         const { frontier, stats, httpQueue } = await openFrontier(t, { maxRequests: 1 });
         await frontier.enqueue([{ url: `${ORIGIN}/author/Jane-Austen` }]);
         await drain(httpQueue);
-        assert.equal(await frontier.followRedirect(request(`${ORIGIN}/author/Jane-Austen`), '/author/Jane-Austen/'), 'skipped');
+        assert.equal(await frontier.followRedirect(request(`${ORIGIN}/author/Jane-Austen`), '/author/Jane-Austen/'), 'overBudget');
         assert.equal(stats.admitted, 1);
         assert.equal(stats.linksSkipped.overBudget, 1);
         assert.deepEqual(await urls(httpQueue), []);
     });
 
-    it("calls a target kept out by the budget 'skipped' (not a duplicate) and a Location that is no URL 'invalid'", async (t) => {
+    it("calls a target kept out by the budget 'overBudget' (not a duplicate) and a Location that is no URL 'invalid'", async (t) => {
         const { frontier, stats } = await openFrontier(t, { maxRequests: 1 });
         await frontier.enqueue([{ url: `${ORIGIN}/products/1` }]);
-        assert.equal(await frontier.followRedirect(request(`${ORIGIN}/products/1`), '/products/2'), 'skipped');
+        assert.equal(await frontier.followRedirect(request(`${ORIGIN}/products/1`), '/products/2'), 'overBudget');
         assert.equal(stats.linksSkipped.overBudget, 1);
         assert.equal(stats.linksSkipped.seen, 0);
         assert.equal(await frontier.followRedirect(request(`${ORIGIN}/products/1`), 'mailto:shop@example.com'), 'invalid');
