@@ -168,7 +168,12 @@ export function defineSite<R extends Record<string, RouteDefinition<any>>>(
             minRecords: route.minRecords ?? (route.extract ? 1 : 0),
         });
     }
+    for (const url of rest.startUrls) {
+        if (!/^https?:$/.test(URL.parse(url)?.protocol ?? '')) throw new Error(`site ${rest.name}: start URL "${url}" is not an http:// or https:// URL`);
+    }
     for (const route of routes.values()) {
+        const notMediaType = route.contentTypes?.find((type) => !/^[^/\s]+\/[^/\s]+$/.test(type));
+        if (notMediaType !== undefined) throw new Error(`site ${rest.name}: route "${route.label}" takes content type "${notMediaType}", which is not a media type (type/subtype)`);
         for (const rule of route.enqueue ?? []) {
             if (!routes.has(rule.label)) {
                 throw new Error(`site ${rest.name}: route "${route.label}" enqueues links to unknown route "${rule.label}"`);

@@ -52,6 +52,17 @@ describe('defineSite', () => {
         );
     });
 
+    it('rejects a start URL that is not http(s), and a content type that is not a media type', () => {
+        for (const url of ['ftp://127.0.0.1/', 'not a url', '127.0.0.1/']) {
+            assert.throws(() => defineSite({ name: 'shop', startUrls: [url], routes: {} }), /site shop: start URL ".*" is not an http:\/\/ or https:\/\/ URL/, url);
+        }
+        assert.doesNotThrow(() => defineSite({ name: 'shop', startUrls: ['HTTPS://127.0.0.1/a'], routes: {} }));
+        assert.throws(
+            () => defineSite({ name: 'shop', startUrls: [], routes: { page: { contentTypes: ['text/html', 'html'] } } }),
+            /site shop: route "page" takes content type "html", which is not a media type \(type\/subtype\)/,
+        );
+    });
+
     it('rejects a site name that cannot name a store', () => {
         for (const name of ['My Site', 'Shop', '-shop', 'shop_1', 'shop/1', '']) {
             assert.throws(() => defineSite({ name, startUrls: [], routes: {} }), /must be lower-case letters, digits and dashes/, name);
