@@ -15,10 +15,12 @@ export interface SiteTemplateOptions {
 
 export function siteTemplate({ name, startUrl }: SiteTemplateOptions): string {
     const { pathname, host } = new URL(startUrl);
+    // In the comment below, a `*/` in the URL would end it: its `*` is written percent-encoded there.
+    const commentUrl = startUrl.replaceAll('*/', '%2A/');
     return `/**
  * ${name}: ${host}. Listing pages link to detail pages; each detail page is one record.
  *
- *   npm run try -- --site ${name} --url ${startUrl}          what the listing rules follow
+ *   npm run try -- --site ${name} --url ${commentUrl}          what the listing rules follow
  *   npm run try -- --site ${name} --url <a detail page>      the record, field by field
  *   npm run try -- --site ${name} --url <…> --save-fixture   keep the page as a test (test/fixtures/${name}/)
  *   npm start -- --site ${name}                              crawl
