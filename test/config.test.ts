@@ -213,6 +213,8 @@ describe('parseConfig', () => {
     it('rejects an unknown flag, a flag without its value and a stray argument, pointing to --help', () => {
         assertConfigError(['--max-concurency', '4'], /^Unknown option '--max-concurency'.*\(see --help\)$/);
         assertConfigError(['--storage-dir'], /--storage-dir.*\(see --help\)$/);
+        assertConfigError(['--max-retry-after', '-5'], /^Option '--max-retry-after' argument is ambiguous\. To specify an option argument starting with a dash use '--max-retry-after=-XYZ'\. \(see --help\)$/);
+        assertConfigError(['--max-retry-after=-5'], /^--max-retry-after must be 0 or more$/);
         assertConfigError(['quotes-toscrape'], /quotes-toscrape.*\(see --help\)$/);
     });
 
