@@ -7,6 +7,7 @@
 import { readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { basename, dirname, join, resolve } from 'node:path';
+import { z } from 'zod';
 import type { Renderer } from '../site.js';
 import type { PageTrial } from './pageTrial.js';
 
@@ -39,6 +40,31 @@ export interface Fixture {
 const EXPECTED = '.expected.json';
 
 /** The fixtures in `dir` (none when it does not exist), by file name. */
+/** A fixture file as written: what it may hold, so a hand edit gone wrong names its file and key. */
+const EXPECTATION_FILE = z.strictObject({
+    url: z.string(),
+    label: z.string(),
+    renderer: z.enum(['http', 'browser']).optional(),
+    page: z.string().optional(),
+    records: z.array(z.record(z.string(), z.unknown())),
+    invalid: z.array(z.array(z.string())).optional(),
+    links: z.record(z.string(), z.array(z.string())).optional(),
+}) satisfies z.ZodType<FixtureExpectation>;
+
+/** A fixture file's expectation; a file that is not one throws, naming the file and what is wrong. */
+function parseExpectation(file: string, text: string): FixtureExpectation {
+    let json: unknown;
+    try {
+        json = JSON.parse(text);
+    } catch (error) {
+        throw new Error(`${file}: not JSON: ${(error as Error).message}`);
+    }
+    const parsed = EXPECTATION_FILE.safeParse(json);
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`${file}: ${issue.path.join('.') || 'the file'}: ${issue.message}`);
+}
+
 export async function readFixtures(dir: string): Promise<Fixture[]> {
     const files = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
         if (error.code === 'ENOENT') return [];
@@ -50,7 +76,7 @@ export async function readFixtures(dir: string): Promise<Fixture[]> {
             .sort()
             .map(async (name) => {
                 const file = join(dir, name);
-                const expected = JSON.parse(await readFile(file, 'utf8')) as FixtureExpectation;
+                const expected = parseExpectation(file, await readFile(file, 'utf8'));
                 return { file, pageFile: resolve(dir, expected.page ?? `${name.slice(0, -EXPECTED.length)}.html`), expected };
             }),
     );
