@@ -4,6 +4,7 @@
  * make of it. `npm run try -- --save-fixture` writes both; test/routes/fixtures.test.ts runs every
  * one through its route, so a site is covered by `npm test` the moment its fixtures exist.
  */
+import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -125,20 +126,24 @@ export function fixtureDifferences(expected: FixtureExpectation, actual: Fixture
 }
 
 /** Saves a page and what it must give as fixture `name` of the site in `dir`; returns the two files. */
-export async function saveFixture(dir: string, name: string, html: string, expected: FixtureExpectation): Promise<{ pageFile: string; file: string }> {
+/** Writes a fixture; `replaced` when one of that name was there (the command says so: its expected file may have been edited by hand). */
+export async function saveFixture(dir: string, name: string, html: string, expected: FixtureExpectation): Promise<{ pageFile: string; file: string; replaced: boolean }> {
     const pageFile = join(dir, `${name}.html`);
     const file = join(dir, `${name}${EXPECTED}`);
     await mkdir(dirname(file), { recursive: true });
+    const replaced = existsSync(file);
     await writeFile(pageFile, html);
     await writeFile(file, `${JSON.stringify(expected, null, 2)}\n`);
-    return { pageFile, file };
+    return { pageFile, file, replaced };
 }
 
-/** A fixture name for a page URL, from its path: `products-widget-42` for `/products/widget-42`, `index` for `/`. */
+/**
+ * A fixture name for a page URL, from its path and query: `products-widget-42` for
+ * `/products/widget-42`, `category-kitchen-page-2` for `/category/kitchen?page=2`, `index` for `/`.
+ */
 export function fixtureName(url: string): string {
-    const { pathname } = new URL(url);
-    const name = pathname
-        .split('/')
+    const { pathname, search } = new URL(url);
+    const name = [...pathname.split('/'), search.slice(1)]
         .map((segment) => basename(segment, '.html'))
         .filter((segment) => segment !== '' && segment !== 'index')
         .join('-')

@@ -106,7 +106,8 @@ runCommand(async () => {
         for (const { trial, html } of trials) {
             const name = `${fixtureName(trial.url)}${trial.renderer === 'browser' ? '-rendered' : ''}`;
             const saved = await saveFixture(dir, name, html, expectationOf(trial));
-            process.stderr.write(`dragnet: saved fixture ${relative(process.cwd(), saved.file)} (and ${relative(process.cwd(), saved.pageFile)})\n`);
+            const replaced = saved.replaced ? ', replacing the fixture of that name' : '';
+            process.stderr.write(`dragnet: saved fixture ${relative(process.cwd(), saved.file)} (and ${relative(process.cwd(), saved.pageFile)})${replaced}\n`);
         }
     }
     return failures.length > 0 ? 1 : 0;

@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { readFixtures } from '../../src/authoring/fixtureFiles.js';
+import { fixtureName, readFixtures, saveFixture } from '../../src/authoring/fixtureFiles.js';
 
 const GOOD = { url: 'http://127.0.0.1/a', label: 'product', records: [{ title: 'A' }], links: { product: [] } };
 
@@ -29,5 +29,20 @@ describe('readFixtures', () => {
             await writeFile(join(dir, 'b.expected.json'), text);
             await assert.rejects(readFixtures(dir), message, text);
         }
+    });
+
+    it('names a fixture by its path and query, so two pages of a listing are two fixtures', () => {
+        assert.equal(fixtureName('http://127.0.0.1/products/widget-42'), 'products-widget-42');
+        assert.equal(fixtureName('http://127.0.0.1/category/kitchen'), 'category-kitchen');
+        assert.equal(fixtureName('http://127.0.0.1/category/kitchen?page=2'), 'category-kitchen-page-2');
+        assert.equal(fixtureName('http://127.0.0.1/'), 'index');
+        assert.equal(fixtureName('http://127.0.0.1/index.html'), 'index');
+    });
+
+    it('says when a save replaces a fixture of the same name', async (t) => {
+        const dir = await mkdtemp(join(tmpdir(), 'dragnet-fixtures-'));
+        t.after(() => rm(dir, { recursive: true, force: true }));
+        assert.equal((await saveFixture(dir, 'a', '<html></html>', GOOD)).replaced, false);
+        assert.equal((await saveFixture(dir, 'a', '<html></html>', GOOD)).replaced, true);
     });
 });
