@@ -26,9 +26,22 @@ export function listSites(routesDir = ROUTES_DIR): string[] {
     return [...new Set(names)].sort();
 }
 
+/** Whether `--site` names a file (`routes/shop.ts`, `shop.yaml`) rather than a site in routes/. */
+function isSitePath(nameOrPath: string): boolean {
+    return nameOrPath.includes('/') || extname(nameOrPath) !== '';
+}
+
+/**
+ * The name a site's stores are kept under: a name as given (the stores may outlive its module), the
+ * name a file declares when given a path (loaded, as `loadSite` loads it).
+ */
+export async function siteNameOf(nameOrPath: string): Promise<string> {
+    return isSitePath(nameOrPath) ? (await loadSite(nameOrPath)).name : nameOrPath;
+}
+
 /** The site called `nameOrPath` in `routesDir`, or the site module or declarative file at that path. Throws ConfigError. */
 export async function loadSite(nameOrPath: string, routesDir = ROUTES_DIR): Promise<Site> {
-    const isPath = nameOrPath.includes('/') || extname(nameOrPath) !== '';
+    const isPath = isSitePath(nameOrPath);
     const file = isPath ? resolve(nameOrPath) : siteFilesNamed(nameOrPath, routesDir)[0];
     if (!file || !existsSync(file)) {
         throw new ConfigError(

@@ -8,6 +8,7 @@ import { optionLines, parseCommandLine } from '../config.js';
 import { ConfigError } from '../configError.js';
 import { type DeadLetterFilter, DeadLetterStore } from '../store/deadLetterStore.js';
 import { FAILURE_CLASSES, type DeadLetterEntry, type FailureClass } from '../vocabulary/failure.js';
+import { siteNameOf } from '../sites.js';
 import { runCommand } from './command.js';
 
 const HELP = `Usage: npm run dead-letter -- list    [--class C] [--label L] [--reason R] [--json] [--limit N]
@@ -44,7 +45,8 @@ runCommand(async () => {
         process.stdout.write(HELP);
         return 0;
     }
-    const { options: { site, storageDir }, flags } = commandLine;
+    const { options: { storageDir }, flags } = commandLine;
+    const site = await siteNameOf(commandLine.options.site);
     if (action !== 'list' && action !== 'requeue') {
         throw new ConfigError(`${action ? `unknown action "${action}"` : 'no action'}: say list or requeue (see --help)`);
     }

@@ -9,6 +9,7 @@ import { ConfigError } from '../configError.js';
 import { exportDataset, exportRecords, type ExportFormat } from '../store/export.js';
 import { hasStoredDataset, openStorage, storeNames } from '../store/datasets.js';
 import { iterateItems, type PgStore } from '../store/postgres/reader.js';
+import { siteNameOf } from '../sites.js';
 import { runCommand } from './command.js';
 import { connectPostgres } from '../store/postgres/connect.js';
 
@@ -33,7 +34,8 @@ runCommand(async () => {
         process.stdout.write(HELP);
         return 0;
     }
-    const { options: { site, storageDir, databaseUrl }, flags } = commandLine;
+    const { options: { storageDir, databaseUrl }, flags } = commandLine;
+    const site = await siteNameOf(commandLine.options.site);
     const { format } = flags;
     if (format === undefined) throw new ConfigError('--format is required (see --help)');
     if (format !== 'jsonl' && format !== 'csv') throw new ConfigError('--format must be jsonl or csv');

@@ -103,16 +103,19 @@ describe('npm run export --database-url (child process)', () => {
 });
 
 describe('npm run export of a storage dir, given what it cannot use (child process)', () => {
-    it('says in one line, exit code 2, that --out cannot be written, or that the dir holds nothing of the site; creates nothing', async (t) => {
+    it('says in one line, exit code 2, that --out cannot be written, or that the dir holds nothing of the site; creates nothing; takes the site by path too', async (t) => {
         const dir = await mkdtemp(join(tmpdir(), 'dragnet-export-refused-'));
         t.after(() => rm(dir, { recursive: true, force: true }));
         await storeInDir(join(dir, 'crawled'), demoSite.name, storedShop(demoSite, { products: 3 }));
         const crawled = ['--format', 'jsonl', '--storage-dir', join(dir, 'crawled')];
-        const [unwritable, emptyDir, otherSite] = await Promise.all([
+        const [unwritable, emptyDir, otherSite, byPath] = await Promise.all([
             runScript(EXPORT, [...crawled, '--out', join(dir, 'no-such-dir', 'items.jsonl')]),
             runScript(EXPORT, ['--format', 'csv', '--storage-dir', join(dir, 'never-crawled')]),
             runScript(EXPORT, [...crawled, '--site', 'demo-shopp']),
+            runScript(EXPORT, [...crawled, '--site', 'routes/demo-shop.ts']),
         ]);
+        assert.equal(byPath.code, 0, byPath.stderr);
+        assert.equal(byPath.stderr, 'dragnet: exported 3 items of demo-shop\n', 'a path names the site its module declares');
         assertOneLineError(unwritable, 2, /cannot write --out .*no-such-dir.*: ENOENT/);
         assertOneLineError(emptyDir, 2, /nothing of demo-shop in .*never-crawled: no run of the site stored anything there/);
         assert.equal(existsSync(join(dir, 'never-crawled')), false, 'the mistyped storage dir was created');
