@@ -40,7 +40,6 @@ export interface Fixture {
 
 const EXPECTED = '.expected.json';
 
-/** The fixtures in `dir` (none when it does not exist), by file name. */
 /** A fixture file as written: what it may hold, so a hand edit gone wrong names its file and key. */
 const EXPECTATION_FILE = z.strictObject({
     url: z.string(),
@@ -66,6 +65,7 @@ function parseExpectation(file: string, text: string): FixtureExpectation {
     throw new Error(`${file}: ${issue.path.join('.') || 'the file'}: ${issue.message}`);
 }
 
+/** The fixtures in `dir` (none when it does not exist), by file name. */
 export async function readFixtures(dir: string): Promise<Fixture[]> {
     const files = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
         if (error.code === 'ENOENT') return [];
@@ -125,8 +125,11 @@ export function fixtureDifferences(expected: FixtureExpectation, actual: Fixture
     return differences;
 }
 
-/** Saves a page and what it must give as fixture `name` of the site in `dir`; returns the two files. */
-/** Writes a fixture; `replaced` when one of that name was there (the command says so: its expected file may have been edited by hand). */
+/**
+ * Saves a page and what it must give as fixture `name` of the site in `dir`; returns the two files,
+ * and `replaced` when a fixture of that name was there (the command says so: its expected file may
+ * have been edited by hand).
+ */
 export async function saveFixture(dir: string, name: string, html: string, expected: FixtureExpectation): Promise<{ pageFile: string; file: string; replaced: boolean }> {
     const pageFile = join(dir, `${name}.html`);
     const file = join(dir, `${name}${EXPECTED}`);

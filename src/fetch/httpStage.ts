@@ -61,7 +61,6 @@ export interface StageOptions {
     httpClient: HttpClient;
 }
 
-/** Every 5xx reaches the request handler, so the failure classifier, not Crawlee, decides. */
 /** The dead-letter reason of a redirect whose target the frontier did not take. */
 const REDIRECT_FAILURES = {
     loop: 'redirect-loop',
@@ -72,6 +71,7 @@ const REDIRECT_FAILURES = {
     unrouted: 'unrouted-redirect',
 } as const satisfies Record<Exclude<RedirectOutcome, 'queued' | 'duplicate'>, string>;
 
+/** Every 5xx reaches the request handler, so the failure classifier, not Crawlee, decides. */
 const ALL_5XX = Array.from({ length: 100 }, (_, index) => 500 + index);
 
 export interface HttpStageOptions extends StageOptions {

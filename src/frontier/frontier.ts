@@ -48,10 +48,10 @@ interface Candidate {
 type Admission = 'queued' | 'seen' | 'offsite' | 'invalid' | 'unrouted' | 'disallowed' | 'overBudget';
 
 /**
- * `queued`: the target will be fetched; `duplicate`: it already was (or is queued);
- * `disallowed`, `overBudget`, `unrouted`: robots.txt, the budget or the routes keep it out; `invalid`: the Location is not a
- * crawlable URL; `loop`: it leads back to where it came from or too many hops deep; `offsite`: it
- * leads out of the site's scope.
+ * `queued`: the target will be fetched; `duplicate`: it already was (or is queued); `disallowed`,
+ * `overBudget`, `unrouted`: robots.txt, the budget or the routes keep it out; `invalid`: the
+ * Location is not a crawlable URL; `loop`: it leads back to where it came from or too many hops
+ * deep; `offsite`: it leads out of the site's scope.
  */
 export type RedirectOutcome = 'queued' | 'duplicate' | 'invalid' | 'loop' | 'offsite' | 'unrouted' | 'disallowed' | 'overBudget';
 
