@@ -9,7 +9,7 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ConfigError } from './configError.js';
 import { declarativeSiteUrl, declaredFile } from './declarative/siteModuleUrl.js';
-import type { Site } from './site.js';
+import type { Route, Site } from './site.js';
 
 /** Where sites are found by name. */
 const ROUTES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'routes');
@@ -57,6 +57,13 @@ export async function loadSite(nameOrPath: string, routesDir = ROUTES_DIR): Prom
         throw new ConfigError(`${file} defines site "${site.name}": a file in routes/ must be named after its site (rename it to ${site.name}${extension}, or the site to "${fileName}")`);
     }
     return site;
+}
+
+/** The site's route called `label`, as a flag (`flag`, e.g. `--route`) names it; a label that is no route is a ConfigError listing them. */
+export function namedRoute(site: Site, label: string, flag: string): Route {
+    const route = site.routes.get(label);
+    if (!route) throw new ConfigError(`${flag} ${label}: site ${site.name} has no such route (routes: ${[...site.routes.keys()].join(', ')})`);
+    return route;
 }
 
 /** The file a site was loaded from: its module, or its declarative file; undefined for a site defined in place. */

@@ -11,7 +11,7 @@ import { openStorage } from '../store/datasets.js';
 import { RawStore } from '../store/rawStore.js';
 import { PgRawPages } from '../store/postgres/rawPages.js';
 import { pgResults } from '../store/postgres/results.js';
-import { loadSite } from '../sites.js';
+import { loadSite, namedRoute } from '../sites.js';
 import { runCommand } from './command.js';
 import { connectPostgres } from '../store/postgres/connect.js';
 
@@ -33,9 +33,7 @@ runCommand(async () => {
     }
     const { options, flags } = commandLine;
     const site = await loadSite(options.site);
-    if (flags.route !== undefined && !site.routes.has(flags.route)) {
-        throw new ConfigError(`--route ${flags.route}: site ${site.name} has no such route (routes: ${[...site.routes.keys()].join(', ')})`);
-    }
+    if (flags.route !== undefined) namedRoute(site, flags.route, '--route');
     const result = options.databaseUrl ? await inPostgres(options.databaseUrl, site, flags.route) : await inStorageDir(options.storageDir, site, flags.route);
     const changes = Object.entries(result.changedByField)
         .sort(([, a], [, b]) => b - a)

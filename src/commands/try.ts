@@ -16,7 +16,7 @@ import { SiteScope } from '../frontier/scope.js';
 import { createLogger } from '../monitor/logger.js';
 import { OPTIONS, type OptionName } from '../options.js';
 import type { Renderer, Route, Site } from '../site.js';
-import { loadSite, siteSourceFile } from '../sites.js';
+import { loadSite, namedRoute, siteSourceFile } from '../sites.js';
 import { expectationOf, fixtureName, saveFixture } from '../authoring/fixtureFiles.js';
 import { fetchOnePage, type OnePageResult } from '../authoring/onePageRun.js';
 import { type PageTrial, tryPage } from '../authoring/pageTrial.js';
@@ -124,14 +124,9 @@ function pageUrl(site: Site, raw: string | undefined): string {
 }
 
 function routeOf(site: Site, label: string | undefined, url: string): Route {
-    const labels = [...site.routes.keys()].join(', ');
-    if (label) {
-        const route = site.routes.get(label);
-        if (!route) throw new ConfigError(`--label ${label}: site ${site.name} has no such route (routes: ${labels})`);
-        return route;
-    }
+    if (label) return namedRoute(site, label, '--label');
     const route = site.routeFor(undefined, new URL(url));
-    if (!route) throw new ConfigError(`${url}: no route of site ${site.name} matches it; give --label (routes: ${labels})`);
+    if (!route) throw new ConfigError(`${url}: no route of site ${site.name} matches it; give --label (routes: ${[...site.routes.keys()].join(', ')})`);
     return route;
 }
 
