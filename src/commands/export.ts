@@ -53,13 +53,14 @@ runCommand(async () => {
 });
 
 async function fromDatasets(storageDir: string, site: string, store: PgStore, format: ExportFormat, out: string | undefined): Promise<number> {
+    const name = storeNames(site)[store];
     // Opening a dataset creates it: a mistyped site or storage dir would export nothing and say nothing was wrong.
-    if (!hasStoredDataset(storageDir, storeNames(site)[store])) {
+    if (!hasStoredDataset(storageDir, name)) {
         throw new ConfigError(`nothing of ${site} in ${storageDir}: no run of the site stored anything there (see --site, --storage-dir)`);
     }
     const { config, storage } = openStorage(storageDir);
     try {
-        const dataset = await Dataset.open(storeNames(site)[store], { config });
+        const dataset = await Dataset.open(name, { config });
         return await exportDataset({ dataset, format, out });
     } finally {
         await storage.close();
