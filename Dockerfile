@@ -22,7 +22,7 @@ LABEL org.opencontainers.image.title="dragnet" \
       org.opencontainers.image.description="Large-scale web scraping on Crawlee: the npm start pipeline as an image for a cloud runner" \
       org.opencontainers.image.licenses="MIT"
 # Debian's Chromium renders the pages that need a browser; Playwright's own download is not used.
-# The same packages as src/fetch/provisionChromium.ts installs for `npm start`'s demo and `npm test`
+# The same packages as src/fetch/browser/provisionChromium.ts installs for `npm start`'s demo and `npm test`
 # on a machine without a browser; here, CHROMIUM_PATH finds it and nothing is installed at run time.
 # tini is PID 1: it passes SIGTERM on to the run (which then stops gracefully) and reaps Chromium's processes.
 RUN apt-get update \

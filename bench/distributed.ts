@@ -16,7 +16,7 @@
  */
 import type { Redis } from 'ioredis';
 import { cpus } from 'node:os';
-import { DISTRIBUTED_DEFAULTS } from '../src/crawlOptions.js';
+import { DISTRIBUTED_DEFAULTS } from '../src/options/crawlOptions.js';
 import { connectRedis } from '../src/frontier/redis/connection.js';
 import { CLEAN_SHOP } from './lib/countingShop.js';
 import { runFleet, type FleetRunResult } from './lib/fleetRun.js';

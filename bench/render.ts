@@ -16,8 +16,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CRAWL_DEFAULTS } from '../src/crawlOptions.js';
-import { browserPages } from '../src/fetch/browserConcurrency.js';
+import { CRAWL_DEFAULTS } from '../src/options/crawlOptions.js';
+import { browserPages } from '../src/fetch/browser/browserConcurrency.js';
 import { startShop, type ShopOptions } from '../src/demo/shop.js';
 import type { RenderCase, RenderResult } from './crawlers/dragnetRender.js';
 import { machineTicks } from './crawlers/measure.js';
@@ -31,7 +31,7 @@ const DEFAULT_PRODUCTS = [1_000];
 const LARGE_PRODUCTS = [5_000];
 const SAMPLE_INTERVAL_MS = 250;
 /**
- * RenderLearner's default `minSamples` (src/fetch/renderLearning.ts), given to the crawl
+ * RenderLearner's default `minSamples` (src/fetch/browser/renderLearning.ts), given to the crawl
  * explicitly so that "cheap fetches after learning" is counted from the moment the crawl could
  * decide, even if the default changes.
  */
@@ -128,7 +128,7 @@ export default defineSuite({
                         products: benchCase.shop.products,
                         scriptOnlyRate: benchCase.shop.scriptOnlyRate,
                         maxConcurrency: CRAWL_DEFAULTS.maxConcurrency,
-                        // The stage's own default: what this machine holds (fetch/browserConcurrency.ts).
+                        // The stage's own default: what this machine holds (fetch/browser/browserConcurrency.ts).
                         browserPages: browserPages(),
                         learningMinSamples: LEARNING_MIN_SAMPLES,
                         runs: options.runs,

@@ -6,19 +6,19 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { startShop, type Shop } from './demo/shop.js';
 import { runCommand } from './commands/command.js';
-import { crawlOptionsOf, helpText, parseConfig } from './config.js';
-import { ConfigError } from './configError.js';
-import { findChromium, INSTALL_HINT } from './fetch/chromium.js';
-import { type Provisioned, provisionChromium } from './fetch/provisionChromium.js';
+import { crawlOptionsOf, helpText, parseConfig } from './options/config.js';
+import { ConfigError } from './options/configError.js';
+import { findChromium, INSTALL_HINT } from './fetch/browser/chromium.js';
+import { type Provisioned, provisionChromium } from './fetch/browser/provisionChromium.js';
 import { InvalidUrlError, normalizeUrl } from './frontier/normalize.js';
-import { limitHeapGrowth } from './heapGrowth.js';
-import { currentHeapLimitMb, heapLimitMbFor, memoryBudgetMb, runWithHeapLimit } from './memoryBudget.js';
+import { limitHeapGrowth } from './runtime/heapGrowth.js';
+import { currentHeapLimitMb, heapLimitMbFor, memoryBudgetMb, runWithHeapLimit } from './runtime/memoryBudget.js';
 import { createLogger, type Logger } from './monitor/logger.js';
 import { formatSummary } from './monitor/summary.js';
 import { crawl } from './run.js';
-import type { Site } from './site.js';
-import { loadSite } from './sites.js';
-import { endingActorRun, startActorRun } from './wiring/actor.js';
+import type { Site } from './site/site.js';
+import { loadSite } from './site/sites.js';
+import { endingActorRun, startActorRun } from './runtime/actor.js';
 
 /** The demo: a shop small enough to finish in seconds, with every kind of page the pipeline handles. */
 const DEMO_SHOP = { seed: 7, products: 200, scriptOnlyRate: 0.1, transientFailureRate: 0.03, notFoundLinks: 3 };
@@ -33,7 +33,7 @@ async function main(): Promise<number> {
     // With a budget, the work is done by this command started again with the budget's heap limit.
     const ranWithLimit = await runWithHeapLimit(memoryMb);
     if (ranWithLimit !== undefined) return ranWithLimit;
-    // On a runner (wiring/actor.ts) the actor's input is the run's: the options are read again with it.
+    // On a runner (runtime/actor.ts) the actor's input is the run's: the options are read again with it.
     const actor = await startActorRun(process.argv.slice(2), process.env);
     if (actor) config = actor.config;
     const log = createLogger({ level: config.logLevel });

@@ -8,9 +8,9 @@
  *                       queues are drained or a signal stops the run;
  * 4. finish (finish.ts) the stores closed, then the summary, the exit code and the run report.
  *
- * Its options and result: crawlOptions.ts.
+ * Its options and result: options/crawlOptions.ts.
  */
-import type { CrawlOptions, CrawlResult } from './crawlOptions.js';
+import type { CrawlOptions, CrawlResult } from './options/crawlOptions.js';
 import { buildPipeline, type Pipeline } from './wiring/build.js';
 import { closeRun, finishRun } from './wiring/finish.js';
 import { logOpened, openRunStores } from './wiring/open.js';

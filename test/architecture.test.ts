@@ -1,10 +1,11 @@
 /**
- * The shape of src/, as README's Layout draws it: the parts import one another only along the
- * flow (the frontier is the one way back), monitor/ imports nothing it observes, the vocabulary
- * is a leaf, no module imports itself round a cycle, nothing in src/ reaches into test/ or
- * bench/, and no file grows past 300 lines. Imports are read from the source text, type-only
- * ones and dynamic `import()` included. And what a command loads at its start: the commands that
- * never talk to Redis do not load its client and BullMQ.
+ * The shape of src/, as docs/architecture.md draws it: the top holds the entry points and every
+ * other module sits in a room; the parts import one another only along the flow (the frontier is
+ * the one way back), and so do the rooms of fetch/; monitor/ imports nothing it observes, the
+ * vocabulary is a leaf, no module imports itself round a cycle, nothing in src/ reaches into test/
+ * or bench/, no file grows past 300 lines and no folder past 15 files. Imports are read from the
+ * source text, type-only ones and dynamic `import()` included. And what a command loads at its
+ * start: the commands that never talk to Redis do not load its client and BullMQ.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -15,8 +16,9 @@ import { ROOT } from './helpers/cli.js';
 const SRC = join(ROOT, 'src');
 
 /**
- * What each part may import besides itself and the route API (site.ts), the selectors it runs
- * (selectors.ts) and ConfigError, all leaves. The rest of src/ (the wiring: run.ts, wiring/, options, commands, main) may import any part.
+ * What each part may import besides itself and the leaves: the route API (site/site.ts), the
+ * selectors it runs (site/selectors.ts) and ConfigError. The rest of src/ (the entry points, wiring/,
+ * options/, runtime/, site/'s loading, authoring/ and commands/) may import any part.
  */
 const MAY_IMPORT: Record<string, readonly string[]> = {
     vocabulary: [],
@@ -28,8 +30,26 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
     fetch: ['vocabulary', 'frontier', 'parse', 'quality', 'store'],
     demo: [],
 };
-const LEAVES = ['site.ts', 'selectors.ts', 'configError.ts'];
+const LEAVES = ['site/site.ts', 'site/selectors.ts', 'options/configError.ts'];
+/**
+ * The rooms of fetch/, in the order a request meets them, and what each may import from the others:
+ * failure classes and retry policy, then pacing (concurrency, timeouts, politeness), then egress
+ * (exits, identities, sessions), then the two stages; the HTTP stage escalates to the browser. The
+ * files at the top of fetch/ (the Crawlee hooks, the failure handlers, the stages' options) are
+ * shared by both stages.
+ */
+const FETCH_ROOMS_MAY_IMPORT: Record<string, readonly string[]> = {
+    failures: [],
+    pacing: ['failures'],
+    egress: ['failures', 'pacing'],
+    top: ['failures', 'pacing', 'egress', 'http'],
+    http: ['failures', 'pacing', 'egress', 'top', 'browser'],
+    browser: ['failures', 'pacing', 'egress', 'top'],
+};
+/** The top of src/: its entry points, nothing else. */
+const ENTRY_POINTS = ['main.ts', 'run.ts'];
 const MAX_LINES = 300;
+const MAX_FILES_PER_FOLDER = 15;
 
 /** Every .ts file under `dir`, as paths relative to src/. */
 function sourceFiles(dir = SRC): string[] {
@@ -89,6 +109,8 @@ function packagesLoadedBy(entry: string): Map<string, string> {
 
 /** The part a file belongs to: its folder under src/, or the file itself for a top-level module. */
 const partOf = (file: string) => (file.includes('/') ? file.split('/')[0]! : file);
+/** The room of fetch/ a file of fetch/ is in: its folder there, or `top`. */
+const fetchRoomOf = (file: string) => (file.split('/').length > 2 ? file.split('/')[1]! : 'top');
 
 const files = sourceFiles();
 const graph = new Map(files.map((file) => [file, importsOf(file)]));
@@ -98,6 +120,7 @@ describe('the layout of src/', () => {
         const parts = new Set([...graph.values()].flat().map(partOf));
         for (const part of Object.keys(MAY_IMPORT)) assert.ok(parts.has(part), `something imports ${part}/`);
         assert.ok(graph.get('run.ts')!.includes('wiring/build.ts'), graph.get('run.ts')!.join(', '));
+        assert.ok(graph.get('fetch/http/httpStage.ts')!.includes('fetch/failures/failures.ts'), 'the walk sees the rooms of fetch/');
     });
 
     it('has every import resolve to a file of src/ (nothing from test/, bench/ or routes/)', () => {
@@ -113,15 +136,40 @@ describe('the layout of src/', () => {
             if (!allowed) continue;
             for (const target of imports) {
                 const part = partOf(target);
-                if (part !== partOf(file) && !LEAVES.includes(part) && !allowed.includes(part)) against.push(`${file} → ${target}`);
+                if (part !== partOf(file) && !LEAVES.includes(target) && !allowed.includes(part)) against.push(`${file} → ${target}`);
             }
         }
         assert.deepEqual(against, [], `imports against the flow:\n${against.join('\n')}`);
     });
 
+    it('lets each room of fetch/ import only the rooms before it', () => {
+        const against: string[] = [];
+        for (const [file, imports] of graph) {
+            if (partOf(file) !== 'fetch') continue;
+            const room = fetchRoomOf(file);
+            const allowed = FETCH_ROOMS_MAY_IMPORT[room];
+            assert.ok(allowed, `${file} is in fetch/${room}/, a room the rules do not know`);
+            for (const target of imports.filter((target) => partOf(target) === 'fetch')) {
+                const targetRoom = fetchRoomOf(target);
+                if (targetRoom !== room && !allowed.includes(targetRoom)) against.push(`${file} → ${target}`);
+            }
+        }
+        assert.deepEqual(against, [], `imports against the flow of fetch/:\n${against.join('\n')}`);
+    });
+
+    it('holds only the entry points at the top of src/', () => {
+        assert.deepEqual(files.filter((file) => !file.includes('/')).sort(), ENTRY_POINTS);
+    });
+
+    it(`has no folder of more than ${MAX_FILES_PER_FOLDER} files`, () => {
+        const perFolder = new Map<string, number>();
+        for (const file of files) perFolder.set(dirname(file), (perFolder.get(dirname(file)) ?? 0) + 1);
+        assert.deepEqual([...perFolder].filter(([, count]) => count > MAX_FILES_PER_FOLDER), []);
+    });
+
     it('keeps the route API, its selectors and ConfigError leaves (they import nothing from src/ but one another)', () => {
         for (const leaf of LEAVES) assert.deepEqual(graph.get(leaf)!.filter((target) => !LEAVES.includes(target)), [], `${leaf} imports nothing from src/ but the leaves`);
-        assert.deepEqual(graph.get('selectors.ts'), [], 'selectors.ts imports nothing from src/');
+        assert.deepEqual(graph.get('site/selectors.ts'), [], 'site/selectors.ts imports nothing from src/');
     });
 
     it('has no import cycle', () => {

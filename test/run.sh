@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command (`npm test`): makes sure what the tests need is on the machine, then runs them.
 # Needs: a Chromium. One is found or installed as the demo of `npm start` does it
-# (src/fetch/provisionChromium.ts): CHROMIUM_PATH, a system Chromium or Playwright's own; else
+# (src/fetch/browser/provisionChromium.ts): CHROMIUM_PATH, a system Chromium or Playwright's own; else
 # Playwright's download when its host answers; else, as root with apt-get, Debian's `chromium`;
 # else we say what to run.
 # The distributed-mode tests need Redis on 127.0.0.1:6379 and PostgreSQL on 127.0.0.1:5432 (trust
@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 npx tsx -e "
-import { provisionChromium } from './src/fetch/provisionChromium.ts';
+import { provisionChromium } from './src/fetch/browser/provisionChromium.ts';
 const say = (line: string) => console.error('npm test: ' + line);
 provisionChromium({ say }).then(({ path, attempts, note }) => {
     if (attempts.length > 0 || !path) say(note);

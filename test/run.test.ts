@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import siteDefinition from '../routes/demo-shop.js';
-import type { CrawlOptions } from '../src/crawlOptions.js';
+import type { CrawlOptions } from '../src/options/crawlOptions.js';
 import { createLogger } from '../src/monitor/logger.js';
 import { crawl } from '../src/run.js';
 import { openDatabase, releaseDatabase } from '../src/store/sqlite/database.js';

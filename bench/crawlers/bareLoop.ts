@@ -14,7 +14,7 @@ import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { HTMLPARSER2 } from '../../src/parse/parsePage.js';
-import { documentOf } from '../../src/selectors.js';
+import { documentOf } from '../../src/site/selectors.js';
 import { startMeasurement } from './measure.js';
 import { productFields } from './plainShop.js';
 import { readCase, reportAndExit } from './protocol.js';

@@ -1,16 +1,16 @@
 /**
  * Crawler child: dragnet's `crawl()` over the fixture shop, configured as `npm start` would be
- * (the CLI's defaults from src/options.ts, and its V8 heap setting from src/heapGrowth.ts) with the
+ * (the CLI's defaults from src/options/options.ts, and its V8 heap setting from src/runtime/heapGrowth.ts) with the
  * case's concurrency, storage dir and flags, logs off and no Chromium (the bench shops have no
  * script-only pages). Prints one CrawlerResult line, with a few figures of the run summary (`dragnet`).
  *
  *   node --import tsx bench/crawlers/dragnet.ts '<CrawlerCase as JSON>'
  */
-import { crawlOptionsOf, parseConfig } from '../../src/config.js';
-import { limitHeapGrowth } from '../../src/heapGrowth.js';
+import { crawlOptionsOf, parseConfig } from '../../src/options/config.js';
+import { limitHeapGrowth } from '../../src/runtime/heapGrowth.js';
 import { createLogger } from '../../src/monitor/logger.js';
 import { crawl } from '../../src/run.js';
-import { loadSite } from '../../src/sites.js';
+import { loadSite } from '../../src/site/sites.js';
 import { startMeasurement } from './measure.js';
 import { readCase, reportAndExit } from './protocol.js';
 

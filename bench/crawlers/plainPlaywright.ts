@@ -10,7 +10,7 @@
  *   CRAWLEE_STORAGE_DIR=<dir> node --import tsx bench/crawlers/plainPlaywright.ts '<PlainRenderCase as JSON>'
  */
 import { createPlaywrightRouter, log, LogLevel, PlaywrightCrawler } from 'crawlee';
-import { CHROMIUM_ARGS, findChromium } from '../../src/fetch/chromium.js';
+import { CHROMIUM_ARGS, findChromium } from '../../src/fetch/browser/chromium.js';
 import { productFields, withoutQuery } from './plainShop.js';
 
 export interface PlainRenderCase {

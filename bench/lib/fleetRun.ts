@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import pg from 'pg';
-import { helpText } from '../../src/config.js';
+import { helpText } from '../../src/options/config.js';
 import { deleteKeysUnder } from '../../src/frontier/redisSeenSet.js';
 import type { RunSummary } from '../../src/vocabulary/report.js';
 

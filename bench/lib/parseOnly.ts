@@ -25,7 +25,7 @@
 import { load, type CheerioAPI } from 'cheerio';
 import { startShop, type ShopOptions } from '../../src/demo/shop.js';
 import { HTMLPARSER2 } from '../../src/parse/parsePage.js';
-import { documentOf } from '../../src/selectors.js';
+import { documentOf } from '../../src/site/selectors.js';
 import { median, round } from './stats.js';
 
 const SAMPLE_PRODUCTS = 200;

@@ -9,7 +9,7 @@ import { readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { basename, dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
-import type { Renderer } from '../site.js';
+import type { Renderer } from '../site/site.js';
 import type { PageTrial } from './pageTrial.js';
 
 /** What a fixture page must give. */

@@ -8,9 +8,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CrawlOptions } from '../crawlOptions.js';
+import type { CrawlOptions } from '../options/crawlOptions.js';
 import { crawl } from '../run.js';
-import type { RenderPolicy, Route, Site } from '../site.js';
+import type { RenderPolicy, Route, Site } from '../site/site.js';
 import { DeadLetterStore } from '../store/deadLetterStore.js';
 import { type RawPage, RawStore } from '../store/rawStore.js';
 import type { DeadLetterEntry } from '../vocabulary/failure.js';

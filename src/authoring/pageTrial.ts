@@ -9,7 +9,7 @@ import { InvalidUrlError, normalizeUrl, urlKey } from '../frontier/normalize.js'
 import type { SiteScope } from '../frontier/scope.js';
 import { type PageToParse, parsePage } from '../parse/parsePage.js';
 import { describeIncomplete, mayEscalate, type Verdict } from '../quality/validate.js';
-import type { Route, Site } from '../site.js';
+import type { Route, Site } from '../site/site.js';
 
 /** What a link found by an enqueue rule would become. */
 export type LinkFate =

@@ -1,9 +1,9 @@
 /**
  * What every dragnet command shares: `.env` loading and the exit codes (0 done, 1 failed, 2 bad
- * configuration — printed as one line, no stack trace). Their flags: config.ts.
+ * configuration — printed as one line, no stack trace). Their flags: options/config.ts.
  */
 import { config as loadDotenv } from 'dotenv';
-import { ConfigError } from '../configError.js';
+import { ConfigError } from '../options/configError.js';
 import { scrubText } from '../vocabulary/redact.js';
 
 /** Runs a command's main function and turns its outcome into an exit code. */

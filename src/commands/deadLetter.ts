@@ -4,11 +4,11 @@
  * resumes and fetches them (store/deadLetterStore.ts).
  */
 import { once } from 'node:events';
-import { optionLines, parseCommandLine } from '../config.js';
-import { ConfigError } from '../configError.js';
+import { optionLines, parseCommandLine } from '../options/config.js';
+import { ConfigError } from '../options/configError.js';
 import { type DeadLetterFilter, DeadLetterStore } from '../store/deadLetterStore.js';
 import { FAILURE_CLASSES, type DeadLetterEntry, type FailureClass } from '../vocabulary/failure.js';
-import { siteNameOf } from '../sites.js';
+import { siteNameOf } from '../site/sites.js';
 import { runCommand } from './command.js';
 
 const HELP = `Usage: npm run dead-letter -- list    [--class C] [--label L] [--reason R] [--json] [--limit N]

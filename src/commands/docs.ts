@@ -1,19 +1,19 @@
 /**
- * `npm run docs`: writes what is generated from the option table (src/options.ts): `.env.example`,
+ * `npm run docs`: writes what is generated from the option table (src/options/options.ts): `.env.example`,
  * the README's option table, and the actor definition `.actor/actor.json` and
  * `.actor/input_schema.json`. Run it after changing an option; a test fails until then.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { actorInputSchema, actorJson } from '../actorFiles.js';
-import { parseCommandLine } from '../config.js';
-import { envExample, withOptionTable } from '../optionDocs.js';
+import { actorInputSchema, actorJson } from '../options/actorFiles.js';
+import { parseCommandLine } from '../options/config.js';
+import { envExample, withOptionTable } from '../options/optionDocs.js';
 import { runCommand } from './command.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 const HELP = `Usage: npm run docs
-Writes what is generated from the option table (src/options.ts): .env.example, the README's option
+Writes what is generated from the option table (src/options/options.ts): .env.example, the README's option
 table, and the actor definition .actor/actor.json and .actor/input_schema.json. Takes no options.
 `;
 
@@ -30,6 +30,6 @@ runCommand(async () => {
     await mkdir(`${ROOT}.actor`, { recursive: true });
     await writeFile(`${ROOT}.actor/actor.json`, `${JSON.stringify(actorJson(version), null, 4)}\n`);
     await writeFile(`${ROOT}.actor/input_schema.json`, `${JSON.stringify(actorInputSchema(), null, 4)}\n`);
-    process.stderr.write('dragnet: wrote .env.example, the README option table and .actor/ from src/options.ts\n');
+    process.stderr.write('dragnet: wrote .env.example, the README option table and .actor/ from src/options/options.ts\n');
     return 0;
 });

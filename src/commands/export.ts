@@ -4,12 +4,12 @@
  * from its datasets in the storage dir, or from PostgreSQL when --database-url is set.
  */
 import { Dataset } from '@crawlee/core';
-import { optionLines, parseCommandLine } from '../config.js';
-import { ConfigError } from '../configError.js';
+import { optionLines, parseCommandLine } from '../options/config.js';
+import { ConfigError } from '../options/configError.js';
 import { exportDataset, exportRecords, type ExportFormat } from '../store/export.js';
 import { hasStoredDataset, openStorage, storeNames } from '../store/datasets.js';
 import { iterateItems, type PgStore } from '../store/postgres/reader.js';
-import { siteNameOf } from '../sites.js';
+import { siteNameOf } from '../site/sites.js';
 import { runCommand } from './command.js';
 import { connectPostgres } from '../store/postgres/connect.js';
 

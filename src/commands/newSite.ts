@@ -8,10 +8,10 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { siteTemplate } from '../authoring/siteTemplate.js';
-import { ConfigError } from '../configError.js';
+import { ConfigError } from '../options/configError.js';
 import { InvalidUrlError, normalizeUrl } from '../frontier/normalize.js';
-import { SITE_NAME, SITE_NAME_RULE } from '../site.js';
-import { siteFilesNamed } from '../sites.js';
+import { SITE_NAME, SITE_NAME_RULE } from '../site/site.js';
+import { siteFilesNamed } from '../site/sites.js';
 import { runCommand } from './command.js';
 
 const PROJECT = fileURLToPath(new URL('../..', import.meta.url));

@@ -3,15 +3,15 @@
  * pages and replaces the dataset and quarantine with the result, without fetching anything: in
  * the storage dir, or in PostgreSQL when --database-url is set.
  */
-import { optionLines, parseCommandLine } from '../config.js';
-import { ConfigError } from '../configError.js';
+import { optionLines, parseCommandLine } from '../options/config.js';
+import { ConfigError } from '../options/configError.js';
 import { reparse, reparseSite, type ReparseResult } from '../parse/reparse.js';
-import type { Site } from '../site.js';
+import type { Site } from '../site/site.js';
 import { openStorage } from '../store/datasets.js';
 import { RawStore } from '../store/rawStore.js';
 import { PgRawPages } from '../store/postgres/rawPages.js';
 import { pgResults } from '../store/postgres/results.js';
-import { loadSite, namedRoute } from '../sites.js';
+import { loadSite, namedRoute } from '../site/sites.js';
 import { runCommand } from './command.js';
 import { connectPostgres } from '../store/postgres/connect.js';
 

@@ -3,9 +3,9 @@
  * its workers and their rates, the fleet's counters, dead-letter by reason and the drift breaker —
  * read from Redis and PostgreSQL (wiring/fleetStatus.ts). Any machine with the two URLs can ask.
  */
-import { optionLines, parseCommandLine } from '../config.js';
-import { ConfigError } from '../configError.js';
-import { DISTRIBUTED_DEFAULTS } from '../crawlOptions.js';
+import { optionLines, parseCommandLine } from '../options/config.js';
+import { ConfigError } from '../options/configError.js';
+import { DISTRIBUTED_DEFAULTS } from '../options/crawlOptions.js';
 import { type FleetStatus, readFleetStatus } from '../wiring/fleetStatus.js';
 import { connectParts } from '../wiring/openDistributed.js';
 import { runCommand } from './command.js';

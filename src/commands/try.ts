@@ -8,15 +8,15 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import { crawlOptionsOf, optionLines, parseCommandLine } from '../config.js';
-import { ConfigError } from '../configError.js';
-import { findChromium } from '../fetch/chromium.js';
+import { crawlOptionsOf, optionLines, parseCommandLine } from '../options/config.js';
+import { ConfigError } from '../options/configError.js';
+import { findChromium } from '../fetch/browser/chromium.js';
 import { InvalidUrlError, normalizeUrl } from '../frontier/normalize.js';
 import { SiteScope } from '../frontier/scope.js';
 import { createLogger } from '../monitor/logger.js';
-import { OPTIONS, type OptionName } from '../options.js';
-import type { Renderer, Route, Site } from '../site.js';
-import { loadSite, namedRoute, siteSourceFile } from '../sites.js';
+import { OPTIONS, type OptionName } from '../options/options.js';
+import type { Renderer, Route, Site } from '../site/site.js';
+import { loadSite, namedRoute, siteSourceFile } from '../site/sites.js';
 import { expectationOf, fixtureName, saveFixture } from '../authoring/fixtureFiles.js';
 import { fetchOnePage, type OnePageResult } from '../authoring/onePageRun.js';
 import { type PageTrial, tryPage } from '../authoring/pageTrial.js';

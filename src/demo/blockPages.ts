@@ -1,7 +1,7 @@
 /**
  * The anti-bot mode's answers (antiBot.ts): a rate-limit page, Cloudflare's Error 1020 refusal and a
  * JS challenge in the shape of Cloudflare's "Just a moment..." interstitial, trimmed renditions of
- * what Cloudflare serves (the same shapes test/fetch/failures.test.ts feeds dragnet's classifier).
+ * what Cloudflare serves (the same shapes test/fetch/failures/failures.test.ts feeds dragnet's classifier).
  */
 import { randomBytes } from 'node:crypto';
 

@@ -17,9 +17,9 @@ import type { DeadLetterEntry } from '../vocabulary/failure.js';
 import type { FrontierQueue } from '../vocabulary/queue.js';
 import type { RequestData, Stage } from '../vocabulary/request.js';
 import type { FailureHook } from './crawlerHooks.js';
-import { classifyError } from './failures.js';
-import { NoExitAvailable, type ProxyRouting, TurnDeferred } from './proxyRouting.js';
-import type { RetryPolicy } from './retryPolicy.js';
+import { classifyError } from './failures/failures.js';
+import { NoExitAvailable, type ProxyRouting, TurnDeferred } from './egress/proxyRouting.js';
+import type { RetryPolicy } from './failures/retryPolicy.js';
 
 /** Uncharged retries of one request after exit faults, before it is given up on as `exits-failing`. */
 export const MAX_EXIT_RETRIES = 10;

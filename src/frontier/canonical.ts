@@ -3,7 +3,7 @@
  * canonical URL it declares — both read the same way when crawling and when re-parsing.
  */
 import type { AnyNode, CheerioAPI, Element } from 'cheerio';
-import { documentOf } from '../selectors.js';
+import { documentOf } from '../site/selectors.js';
 import { InvalidUrlError, normalizeUrl } from './normalize.js';
 
 export interface PageUrls {

@@ -5,7 +5,7 @@
  */
 import type { RequestOptions } from '@crawlee/core';
 import type { Logger } from 'pino';
-import type { Route, Site } from '../site.js';
+import type { Route, Site } from '../site/site.js';
 import type { RunStats } from '../monitor/stats.js';
 import { InvalidUrlError, normalizeUrl, urlKey } from './normalize.js';
 import type { RobotsPolicy } from './robots.js';

@@ -15,7 +15,7 @@
  *   entries past those an earlier attempt handed on.
  *
  * What may be connected to, decompression, size and time are the injected fetch's business (the
- * wiring passes fetch/sitemapFetch.ts's); what is crawled is the frontier's, which every entry goes
+ * wiring passes fetch/http/sitemapFetch.ts's); what is crawled is the frontier's, which every entry goes
  * through like any link.
  */
 import { setTimeout as sleep } from 'node:timers/promises';

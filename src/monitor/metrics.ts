@@ -26,7 +26,7 @@ export interface MetricsOptions {
     load?: () => Load;
     /** The adaptive concurrency controller's per-domain limits, read at scrape time. Default: none exported. */
     concurrency?: { byDomain(): Record<string, DomainConcurrency> };
-    /** The proxy routing's report (fetch/proxyRouting.ts `report()`), read at scrape time. Default: no proxy series exported. */
+    /** The proxy routing's report (fetch/egress/proxyRouting.ts `report()`), read at scrape time. Default: no proxy series exported. */
     proxies?: () => ProxyReport;
     /** Also export Node's process metrics (CPU, memory, event-loop lag, GC). Default: true. */
     processMetrics?: boolean;

@@ -14,7 +14,7 @@
  */
 import { type Cheerio, type CheerioAPI, type CheerioOptions, load } from 'cheerio';
 import type { AnyNode } from 'domhandler';
-import { compiledSelector, documentOf, selectUnder } from '../selectors.js';
+import { compiledSelector, documentOf, selectUnder } from '../site/selectors.js';
 
 /**
  * Runs `read` on `html` loaded into cheerio, then empties the document. `read` must take what it
@@ -33,7 +33,7 @@ export function readDocument<T>(html: string, options: CheerioOptions | undefine
 
 /**
  * `$(selector)` and `.find(selector)` of this document through selectors compiled once
- * (selectors.ts, `compiledSelector`) rather than anew on every call; what cheerio alone handles
+ * (site/selectors.ts, `compiledSelector`) rather than anew on every call; what cheerio alone handles
  * (relative and positional selectors, elements, HTML) still goes to cheerio. `$.fn` is the
  * prototype of this document's own class (see above), so no other document is touched.
  */

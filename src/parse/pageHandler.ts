@@ -13,7 +13,7 @@ import type { Outcome } from '../store/outcomes.js';
 import type { RawPages } from '../store/rawPages.js';
 import { rawPageKey } from '../store/rawStore.js';
 import { quarantineEntries, storedItems } from '../store/records.js';
-import type { Renderer, Route } from '../site.js';
+import type { Renderer, Route } from '../site/site.js';
 import type { RunEvents } from '../vocabulary/events.js';
 import type { RequestData } from '../vocabulary/request.js';
 import type { PageParser } from './pageParser.js';
@@ -27,7 +27,7 @@ export interface FetchedPage {
     headers: Record<string, string | string[] | undefined>;
     /** The URL the HTML was read from (normalized). */
     finalUrl: string;
-    /** The encoding the HTTP stage decoded the page's bytes in (fetch/decodeBody.ts); a browser decodes for itself. */
+    /** The encoding the HTTP stage decoded the page's bytes in (fetch/http/decodeBody.ts); a browser decodes for itself. */
     charset?: string;
     renderer: Renderer;
     /** Stores what became of the page and marks its request handled, in one transaction; resolves once committed. */

@@ -8,7 +8,7 @@
  * when `workers` is 0.
  */
 import { availableParallelism } from 'node:os';
-import type { Route, Site } from '../site.js';
+import type { Route, Site } from '../site/site.js';
 import { type PageToParse, type ParsedPage, parsePage, timedOutPage } from './parsePage.js';
 import { ParseWorkerPool } from './parseWorkerPool.js';
 

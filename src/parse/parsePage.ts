@@ -6,7 +6,7 @@
 import type { CheerioAPI, CheerioOptions } from 'cheerio';
 import { pageUrls } from '../frontier/canonical.js';
 import { extractAndValidate, extractorFailed, type Verdict } from '../quality/validate.js';
-import { elementsOf, type PageContext, type Renderer, type Route } from '../site.js';
+import { elementsOf, type PageContext, type Renderer, type Route } from '../site/site.js';
 import type { Link } from '../vocabulary/request.js';
 import { readDocument } from './loadedDocument.js';
 

@@ -4,7 +4,7 @@
  * message each way per page.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Site } from '../site.js';
+import type { Site } from '../site/site.js';
 import { type PageToParse, type ParsedPage, parsePage } from './parsePage.js';
 
 export interface ParseRequest {

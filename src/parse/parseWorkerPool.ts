@@ -7,7 +7,7 @@
  * a synchronous loop.
  */
 import { Worker } from 'node:worker_threads';
-import type { Route } from '../site.js';
+import type { Route } from '../site/site.js';
 import { type PageToParse, type ParsedPage, timedOutPage } from './parsePage.js';
 import type { ParseReply, ParseRequest, WorkerReady } from './parseWorker.js';
 

@@ -12,7 +12,7 @@
 import type { Configuration } from '@crawlee/core';
 import { urlKey } from '../frontier/normalize.js';
 import { mayEscalate } from '../quality/validate.js';
-import type { Site } from '../site.js';
+import type { Site } from '../site/site.js';
 import { datasetResults } from '../store/datasets.js';
 import type { RawPages } from '../store/rawPages.js';
 import { RawStore } from '../store/rawStore.js';

@@ -3,7 +3,7 @@
  * whether a page goes to the dataset, to the browser, or to quarantine.
  */
 import type { CheerioAPI } from 'cheerio';
-import type { Extracted, PageContext, Route } from '../site.js';
+import type { Extracted, PageContext, Route } from '../site/site.js';
 import { isThenable, nonDataIn } from './extractorOutput.js';
 
 export interface InvalidRecord {

@@ -17,7 +17,7 @@ import { StorageTable } from './sqlite/storageTable.js';
 /**
  * Crawlee storage under `storageDir`: request queues and datasets in one SQLite file (their cost
  * per operation stays flat at millions of rows), Crawlee's small key-value records as files.
- * `memoryMbytes`: the autoscaled pools' memory ceiling (see memoryBudget.ts); default: Crawlee's,
+ * `memoryMbytes`: the autoscaled pools' memory ceiling (see runtime/memoryBudget.ts); default: Crawlee's,
  * a quarter of the machine's memory. `close()` when done.
  */
 export function openStorage(

@@ -23,7 +23,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { constants, createGunzip, gzip as gzipCallback } from 'node:zlib';
-import type { Renderer } from '../site.js';
+import type { Renderer } from '../site/site.js';
 import { redactHeaders } from '../vocabulary/redact.js';
 import { GroupWriter } from './groupWriter.js';
 

@@ -6,7 +6,7 @@
  * backend, and each backend's dead-letter write calls storedDeadLetter().
  */
 import type { Verdict } from '../quality/validate.js';
-import type { Renderer } from '../site.js';
+import type { Renderer } from '../site/site.js';
 import type { DeadLetterEntry } from '../vocabulary/failure.js';
 import { redactUrl, scrubText, scrubValue } from '../vocabulary/redact.js';
 

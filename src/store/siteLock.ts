@@ -10,7 +10,7 @@
  * meant to be shared between machines (SQLite over a network file system is not safe anyway).
  */
 import { hostname } from 'node:os';
-import { ConfigError } from '../configError.js';
+import { ConfigError } from '../options/configError.js';
 import type { SqliteDb } from './sqlite/database.js';
 
 export type LockPurpose = 'crawl' | 'requeue';

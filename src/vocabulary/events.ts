@@ -12,7 +12,7 @@
  * dead-letter counts are counted in the transaction that stores them (store/outcomes.ts), so the
  * saved counters always agree with the stores.
  */
-import type { Renderer } from '../site.js';
+import type { Renderer } from '../site/site.js';
 import type { ClassifiedFailure } from './failure.js';
 import type { Stage } from './request.js';
 

@@ -1,7 +1,7 @@
 /**
  * What went wrong, in the words every part uses: the five failure classes (decided in one place,
- * fetch/failures.ts), a failure as classified, and the dead-letter entry a request given up on
- * leaves behind. What each class means and does: fetch/failures.ts.
+ * fetch/failures/failures.ts), a failure as classified, and the dead-letter entry a request given up on
+ * leaves behind. What each class means and does: fetch/failures/failures.ts.
  */
 import type { Stage } from './request.js';
 

@@ -60,7 +60,7 @@ export interface SeenSetReport {
 
 export type RenderMode = 'http-first' | 'browser-direct';
 
-/** A route's render decision and its evidence (fetch/renderLearning.ts). */
+/** A route's render decision and its evidence (fetch/browser/renderLearning.ts). */
 export interface RenderDecision {
     mode: RenderMode;
     /** Cheap fetches in the window, and the share of them that needed the browser. */
@@ -86,7 +86,7 @@ export interface Trip {
     at: string;
 }
 
-/** One domain's concurrency limit, how it got there (fetch/concurrencyController.ts). */
+/** One domain's concurrency limit, how it got there (fetch/pacing/concurrencyController.ts). */
 export interface DomainConcurrency {
     limit: number;
     increases: number;
@@ -146,7 +146,7 @@ export interface RunSummary {
     storage: { dir: string; dataset: string; quarantine: string; deadLetter: string; rawPages: string };
     /** Dead-lettered requests by reason (`http-404`, `renderer-unavailable`, …). */
     deadLetterByReason: Record<string, number>;
-    /** Requests by proxy tier and exit, sessions, tier moves and politeness (fetch/proxyRouting.ts). */
+    /** Requests by proxy tier and exit, sessions, tier moves and politeness (fetch/egress/proxyRouting.ts). */
     proxies: ProxyReport;
     /** The run report's path, once written. */
     report?: string;
@@ -162,7 +162,7 @@ export interface ReportSummary extends RunSummary {
     exitCode?: number;
 }
 
-/** What a site's politeness (fetch/politeness.ts) did over the run. */
+/** What a site's politeness (fetch/pacing/politeness.ts) did over the run. */
 export interface PolitenessReport {
     /** Requests that asked for a turn. */
     acquired: number;

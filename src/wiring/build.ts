@@ -3,17 +3,18 @@
  * built over the stores that step 1 opened, and each observer subscribed to the run's events.
  */
 import type { HttpCrawler, HttpCrawlingContext } from '@crawlee/http';
-import { type CrawlOptions, CRAWL_DEFAULTS } from '../crawlOptions.js';
-import { AdaptiveTimeout } from '../fetch/adaptiveTimeout.js';
-import { browserPages } from '../fetch/browserConcurrency.js';
-import { BrowserStageRunner } from '../fetch/browserStageRunner.js';
-import { ConcurrencyController } from '../fetch/concurrencyController.js';
-import { createHttpStage, type StageOptions } from '../fetch/httpStage.js';
-import { RenderLearner } from '../fetch/renderLearning.js';
-import { RetryPolicy } from '../fetch/retryPolicy.js';
-import { Egress } from '../fetch/egress.js';
-import { HttpClient } from '../fetch/httpClient.js';
-import { createRobotsFetch } from '../fetch/robotsFetch.js';
+import { type CrawlOptions, CRAWL_DEFAULTS } from '../options/crawlOptions.js';
+import { AdaptiveTimeout } from '../fetch/pacing/adaptiveTimeout.js';
+import { browserPages } from '../fetch/browser/browserConcurrency.js';
+import { BrowserStageRunner } from '../fetch/browser/browserStageRunner.js';
+import { ConcurrencyController } from '../fetch/pacing/concurrencyController.js';
+import { createHttpStage } from '../fetch/http/httpStage.js';
+import type { StageOptions } from '../fetch/stageOptions.js';
+import { RenderLearner } from '../fetch/browser/renderLearning.js';
+import { RetryPolicy } from '../fetch/failures/retryPolicy.js';
+import { Egress } from '../fetch/egress/egress.js';
+import { HttpClient } from '../fetch/http/httpClient.js';
+import { createRobotsFetch } from '../fetch/http/robotsFetch.js';
 import { Frontier } from '../frontier/frontier.js';
 import { RobotsPolicy } from '../frontier/robots.js';
 import { SiteScope } from '../frontier/scope.js';
@@ -24,7 +25,7 @@ import { createPageParser, defaultParseWorkers, type PageParser } from '../parse
 import { DriftBreaker } from '../quality/driftBreaker.js';
 import { RunEvents } from '../vocabulary/events.js';
 import { observeRun } from './observers.js';
-import type { ProxyRouting } from '../fetch/proxyRouting.js';
+import type { ProxyRouting } from '../fetch/egress/proxyRouting.js';
 import { buildRouting } from './proxies.js';
 import type { RunStores } from './stores.js';
 
@@ -127,7 +128,7 @@ export async function buildPipeline(stores: RunStores, options: CrawlOptions): P
         createStage: async (executablePath) => {
             // Loaded here, when a page first needs the browser: a crawl that renders nothing never
             // loads Playwright (~90 MB of memory; see browserStage.ts).
-            const { createBrowserStage } = await import('../fetch/browserStage.js');
+            const { createBrowserStage } = await import('../fetch/browser/browserStage.js');
             return stages.watch(
                 'browser',
                 await createBrowserStage({

@@ -4,9 +4,9 @@
  * summary, the exit code and the run report.
  */
 import { constants } from 'node:os';
-import { renderReport } from '../monitor/report.js';
+import { renderReport } from '../monitor/report/report.js';
 import { buildSummary } from '../monitor/summary.js';
-import { runId, writeReport } from '../monitor/writeReport.js';
+import { runId, writeReport } from '../monitor/report/writeReport.js';
 import type { RunSummary } from '../vocabulary/report.js';
 import type { Pipeline } from './build.js';
 import type { RunStores } from './stores.js';

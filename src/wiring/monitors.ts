@@ -3,7 +3,7 @@
  * report draws, the metrics and `/status` server when a metrics port is asked for, and in the
  * distributed mode the exchange of fleet-wide policy. Part of step 3 (rounds.ts).
  */
-import { CRAWL_DEFAULTS } from '../crawlOptions.js';
+import { CRAWL_DEFAULTS } from '../options/crawlOptions.js';
 import { LiveStatus } from '../monitor/live.js';
 import { startLiveProgress } from '../monitor/liveProgress.js';
 import { stderrLine } from '../monitor/pinnedLine.js';

@@ -5,9 +5,9 @@
  * here, not an edit to a stage.
  */
 import type { Logger } from 'pino';
-import type { AdaptiveTimeout } from '../fetch/adaptiveTimeout.js';
-import type { ConcurrencyController } from '../fetch/concurrencyController.js';
-import type { RenderLearner } from '../fetch/renderLearning.js';
+import type { AdaptiveTimeout } from '../fetch/pacing/adaptiveTimeout.js';
+import type { ConcurrencyController } from '../fetch/pacing/concurrencyController.js';
+import type { RenderLearner } from '../fetch/browser/renderLearning.js';
 import type { Metrics } from '../monitor/metrics.js';
 import type { RunStats } from '../monitor/stats.js';
 import type { DriftBreaker } from '../quality/driftBreaker.js';

@@ -15,7 +15,7 @@ import { BloomSeenSet } from '../frontier/bloomSeenSet.js';
 import { urlKey } from '../frontier/normalize.js';
 import { MemorySeenSet, type SeenSet } from '../frontier/seenSet.js';
 import { RunStats } from '../monitor/stats.js';
-import type { CrawlOptions } from '../crawlOptions.js';
+import type { CrawlOptions } from '../options/crawlOptions.js';
 import { openStorage, type StoreNames, storeNames } from '../store/datasets.js';
 import { RawStore } from '../store/rawStore.js';
 import { RunState } from '../store/runState.js';
@@ -34,7 +34,7 @@ export interface SiteStoresOptions {
     fresh?: boolean;
     /** Hand out queued requests in random order (see SqliteRequestQueueOptions). Default: false. */
     randomOrder?: boolean;
-    /** The autoscaled pools' memory ceiling in MB (see memoryBudget.ts). Default: Crawlee's, a quarter of the machine's memory. */
+    /** The autoscaled pools' memory ceiling in MB (see runtime/memoryBudget.ts). Default: Crawlee's, a quarter of the machine's memory. */
     memoryMb?: number;
     /** `exact` (default) or `bloom`: a fixed-memory filter sized by `expectedUrls` and `bloomErrorRate`. */
     seenSet?: 'exact' | 'bloom';

@@ -4,17 +4,17 @@
  * politeness limiter, the last two shared through Redis by a distributed fleet.
  */
 import type { Logger } from 'pino';
-import { ConfigError } from '../configError.js';
-import type { ProxyOptions } from '../crawlOptions.js';
-import { ExitBreaker } from '../fetch/exitBreaker.js';
-import { Identities } from '../fetch/identities.js';
-import { SitePoliteness } from '../fetch/politeness.js';
-import { ProxyRouting } from '../fetch/proxyRouting.js';
-import { type ProxyTier, resolveTiers } from '../fetch/proxyTiers.js';
-import { RedisTierCounts } from '../fetch/redisTierCounts.js';
-import { TIER_DEFAULTS, TierController } from '../fetch/tierController.js';
+import { ConfigError } from '../options/configError.js';
+import type { ProxyOptions } from '../options/crawlOptions.js';
+import { ExitBreaker } from '../fetch/egress/exitBreaker.js';
+import { Identities } from '../fetch/egress/identities.js';
+import { SitePoliteness } from '../fetch/pacing/politeness.js';
+import { ProxyRouting } from '../fetch/egress/proxyRouting.js';
+import { type ProxyTier, resolveTiers } from '../fetch/egress/proxyTiers.js';
+import { RedisTierCounts } from '../fetch/egress/redisTierCounts.js';
+import { TIER_DEFAULTS, TierController } from '../fetch/egress/tierController.js';
 import type { RobotsPolicy } from '../frontier/robots.js';
-import type { Site } from '../site.js';
+import type { Site } from '../site/site.js';
 import type { RunStores } from './stores.js';
 
 /** `robots`: the run's robots policy, once there is one (it fetches through this routing's cheapest tier). */

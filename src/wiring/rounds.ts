@@ -4,12 +4,12 @@
  * monitors start, and the two stages run in rounds until both queues are drained and the sitemaps
  * read — the browser stage can discover links for the HTTP stage and the HTTP stage escalates
  * pages to the browser — or until SIGINT, SIGTERM or a runner's stop event stops the run gracefully
- * (stopSignal.ts).
+ * (runtime/stopSignal.ts).
  */
 import type { HttpCrawler, HttpCrawlingContext } from '@crawlee/http';
-import { runAtControlledConcurrency } from '../fetch/controlledPool.js';
+import { runAtControlledConcurrency } from '../fetch/pacing/controlledPool.js';
 import type { TimelinePoint } from '../monitor/timeline.js';
-import { onStop } from '../stopSignal.js';
+import { onStop } from '../runtime/stopSignal.js';
 import type { Pipeline } from './build.js';
 import { startMonitors } from './monitors.js';
 import { seedSitemaps, type SitemapSeeding } from './sitemapSeeding.js';

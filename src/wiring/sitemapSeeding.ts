@@ -1,13 +1,13 @@
 /**
  * Part of step 3 (rounds.ts): the site's sitemaps read into the frontier while the stages run, so
  * the first pages are fetched while a large sitemap is still streaming. The reader
- * (frontier/sitemaps.ts) fetches through fetch/sitemapFetch.ts by the rules the pages go by: the
+ * (frontier/sitemaps.ts) fetches through fetch/http/sitemapFetch.ts by the rules the pages go by: the
  * run's egress and scope, the cheapest proxy tier, the response size cap. It stops reading when the
  * run's request budget is spent, or when the run is stopped.
  */
-import { CRAWL_DEFAULTS } from '../crawlOptions.js';
-import { createRobotsFetch } from '../fetch/robotsFetch.js';
-import { createSitemapFetch } from '../fetch/sitemapFetch.js';
+import { CRAWL_DEFAULTS } from '../options/crawlOptions.js';
+import { createRobotsFetch } from '../fetch/http/robotsFetch.js';
+import { createSitemapFetch } from '../fetch/http/sitemapFetch.js';
 import { SitemapReader } from '../frontier/sitemaps.js';
 import type { Pipeline } from './build.js';
 

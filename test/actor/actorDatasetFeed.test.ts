@@ -1,5 +1,5 @@
 /**
- * The feed of a site's items into an actor's default dataset (src/wiring/actorDatasetFeed.ts), on a
+ * The feed of a site's items into an actor's default dataset (src/runtime/actorDatasetFeed.ts), on a
  * real storage dir and an in-memory stand-in for the actor's storages: items pushed in batches as
  * they are stored, how far it got saved after each batch and gone on from, a dataset left by an
  * earlier run never pushed before the crawl has emptied it, and the whole dataset at the finish.
@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { Dataset } from '@crawlee/core';
 import { openStorage } from '../../src/store/datasets.js';
 import { createLogger } from '../../src/monitor/logger.js';
-import { ActorDatasetFeed, type ActorStorages } from '../../src/wiring/actorDatasetFeed.js';
+import { ActorDatasetFeed, type ActorStorages } from '../../src/runtime/actorDatasetFeed.js';
 
 const INTERVAL_SECS = 0.02;
 

@@ -1,5 +1,5 @@
 /**
- * The actor's input (`Actor.getInput()`, src/wiring/actor.ts) as the run's input: parseConfig takes
+ * The actor's input (`Actor.getInput()`, src/runtime/actor.ts) as the run's input: parseConfig takes
  * it from elsewhere than a file, reads it by the options' schemas under flags and variables, in
  * place of the storage dir's INPUT.json, and names it in its messages. The defaults of the
  * generated input schema (.actor/input_schema.json), which the platform and the SDK's local mode
@@ -10,8 +10,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type Config, parseConfig } from '../../src/config.js';
-import { inputFileIn } from '../../src/runInput.js';
+import { type Config, parseConfig } from '../../src/options/config.js';
+import { inputFileIn } from '../../src/options/runInput.js';
 import { ROOT } from '../helpers/cli.js';
 
 const fromActor = (value: unknown) => ({ source: 'Actor.getInput()', value });

@@ -1,5 +1,5 @@
 /**
- * The CLI as an actor (src/wiring/actor.ts), in a child process, with Apify's SDK in its local
+ * The CLI as an actor (src/runtime/actor.ts), in a child process, with Apify's SDK in its local
  * mode (DRAGNET_ACTOR=1): its storages in its local layout under ./storage, which is also dragnet's
  * storage dir, as both are by default; the platform's events from a real WebSocket server on
  * 127.0.0.1 (ACTOR_EVENTS_WEBSOCKET_URL), read by the SDK's platform event manager. The SDK's API
@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it, type TestContext } from 'node:test';
 import { type Shop, type ShopOptions, startShop } from '../../src/demo/shop.js';
-import { inputFileIn } from '../../src/runInput.js';
+import { inputFileIn } from '../../src/options/runInput.js';
 import type { StoredItem } from '../../src/store/records.js';
 import type { RunSummary } from '../../src/vocabulary/report.js';
 import { ROOT, type CliResult, startScript } from '../helpers/cli.js';

@@ -1,11 +1,11 @@
 /**
- * The graceful stop as a runner's event asks for it (src/stopSignal.ts): told to the run once,
+ * The graceful stop as a runner's event asks for it (src/runtime/stopSignal.ts): told to the run once,
  * whichever of the event and a signal comes first, or when the run starts listening if it came
  * before; a signal after the event does not count as the second one that quits at once.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { onStop, requestStop, type StopRequest } from '../../src/stopSignal.js';
+import { onStop, requestStop, type StopRequest } from '../../src/runtime/stopSignal.js';
 
 const ABORTING: StopRequest = { signal: 'SIGTERM', cause: "the actor's aborting event" };
 

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import demoSite from '../../routes/demo-shop.js';
-import { textOf } from '../../src/site.js';
+import { textOf } from '../../src/site/site.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
 import { assertOneLineError, runScript } from '../helpers/cli.js';
 import { storedRows, testDatabase } from '../helpers/pgSchema.js';

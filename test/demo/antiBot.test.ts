@@ -11,8 +11,8 @@ import { load } from 'cheerio';
 import siteDefinition from '../../routes/demo-shop.js';
 import { startShop, type Shop, type ShopOptions } from '../../src/demo/shop.js';
 import type { AntiBotOptions } from '../../src/demo/antiBotOptions.js';
-import { CHROMIUM_ARGS, findChromium } from '../../src/fetch/chromium.js';
-import { checkResponse, detectBlock } from '../../src/fetch/responseCheck.js';
+import { CHROMIUM_ARGS, findChromium } from '../../src/fetch/browser/chromium.js';
+import { checkResponse, detectBlock } from '../../src/fetch/failures/responseCheck.js';
 import { startProxyWorld, type ProxyWorld } from '../helpers/proxyWorld.js';
 import { type Answer, CHROME_HEADERS, direct, viaProxy } from '../helpers/proxyRequest.js';
 

@@ -2,7 +2,7 @@
  * A fetched page's HTML dies with its parse: the HTTP stage does not hold it while the page's raw
  * write and outcome commit are pending. An async function suspended at an `await` keeps its
  * registers, the page's HTML among them, until it resumes; at ~50 pages in flight each such page
- * outlived young collections and was promoted (src/fetch/httpStage.ts, parse/pageHandler.ts).
+ * outlived young collections and was promoted (src/fetch/http/httpStage.ts, parse/pageHandler.ts).
  *
  * One `crawl()` of a loopback page, with the raw store's write held until the heap has been looked
  * at. The HTML is found in a heap snapshot by a comment at its start that no string of this process
@@ -20,7 +20,7 @@ import { getHeapSnapshot, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createLogger } from '../../src/monitor/logger.js';
 import { crawl } from '../../src/run.js';
-import { defineSite } from '../../src/site.js';
+import { defineSite } from '../../src/site/site.js';
 import { type RawPage, RawStore } from '../../src/store/rawStore.js';
 
 setFlagsFromString('--expose-gc');

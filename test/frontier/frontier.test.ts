@@ -10,14 +10,14 @@ import { z } from 'zod';
 
 import { urlKey } from '../../src/frontier/normalize.js';
 import { Frontier, type FrontierOptions } from '../../src/frontier/frontier.js';
-import { createRobotsFetch } from '../../src/fetch/robotsFetch.js';
+import { createRobotsFetch } from '../../src/fetch/http/robotsFetch.js';
 import { RobotsPolicy } from '../../src/frontier/robots.js';
 import { SiteScope } from '../../src/frontier/scope.js';
 import { MemorySeenSet } from '../../src/frontier/seenSet.js';
 import type { FrontierQueue } from '../../src/vocabulary/queue.js';
 import { createLogger } from '../../src/monitor/logger.js';
 import { RunStats } from '../../src/monitor/stats.js';
-import { defineSite } from '../../src/site.js';
+import { defineSite } from '../../src/site/site.js';
 import { openStorage } from '../../src/store/datasets.js';
 
 const ORIGIN = 'http://127.0.0.1:9';

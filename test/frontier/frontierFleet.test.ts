@@ -17,7 +17,7 @@ import { RedisSeenSet } from '../../src/frontier/redisSeenSet.js';
 import type { SeenSet } from '../../src/frontier/seenSet.js';
 import { createLogger } from '../../src/monitor/logger.js';
 import { RunStats } from '../../src/monitor/stats.js';
-import { defineSite } from '../../src/site.js';
+import { defineSite } from '../../src/site/site.js';
 import type { FrontierQueue } from '../../src/vocabulary/queue.js';
 import { REDIS_URL } from '../helpers/fleetWorld.js';
 

@@ -1,5 +1,5 @@
 /**
- * RobotsPolicy over the default robots.txt fetch (src/fetch/robotsFetch.ts), against real HTTP
+ * RobotsPolicy over the default robots.txt fetch (src/fetch/http/robotsFetch.ts), against real HTTP
  * servers on 127.0.0.1: each outcome RFC 9309 names (2xx, 4xx, 5xx, no answer, redirects, a
  * robots.txt too large, one that never ends), the cache, and one fetch shared by concurrent calls.
  */
@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createRobotsFetch } from '../../src/fetch/robotsFetch.js';
+import { createRobotsFetch } from '../../src/fetch/http/robotsFetch.js';
 import { RobotsPolicy, type RobotsPolicyOptions } from '../../src/frontier/robots.js';
 
 const servers: Server[] = [];

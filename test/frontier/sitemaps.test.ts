@@ -1,13 +1,13 @@
 /**
  * The sitemap reader (src/frontier/sitemaps.ts) over an injected fetch: sitemaps written here as
  * strings or generated chunk by chunk, and a sink in place of the frontier that records what it is
- * handed. What the fetch itself refuses and decompresses: test/fetch/sitemapFetch.test.ts.
+ * handed. What the fetch itself refuses and decompresses: test/fetch/http/sitemapFetch.test.ts.
  */
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { setImmediate as tick } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import { FetchFailure } from '../../src/fetch/failures.js';
+import { FetchFailure } from '../../src/fetch/failures/failures.js';
 import { type SitemapFetch, SitemapReader, type SitemapReaderOptions } from '../../src/frontier/sitemaps.js';
 import { createLogger } from '../../src/monitor/logger.js';
 import { RunStats } from '../../src/monitor/stats.js';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { helpText } from '../../src/config.js';
+import { helpText } from '../../src/options/config.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** A hang fails the test instead of blocking the suite. */

@@ -9,7 +9,7 @@ import siteDefinition from '../../routes/demo-shop.js';
 import type { DeadLetterEntry } from '../../src/vocabulary/failure.js';
 import { createLogger } from '../../src/monitor/logger.js';
 import type { RunSummary } from '../../src/vocabulary/report.js';
-import type { CrawlOptions } from '../../src/crawlOptions.js';
+import type { CrawlOptions } from '../../src/options/crawlOptions.js';
 import { crawl } from '../../src/run.js';
 import { storeNames } from '../../src/store/datasets.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startShop, type Shop, type ShopOptions } from '../../src/demo/shop.js';
-import { findChromium } from '../../src/fetch/chromium.js';
+import { findChromium } from '../../src/fetch/browser/chromium.js';
 import type { StoredItem } from '../../src/store/records.js';
 import type { DeadLetterEntry } from '../../src/vocabulary/failure.js';
 import type { RunSummary } from '../../src/vocabulary/report.js';

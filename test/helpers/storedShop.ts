@@ -12,7 +12,7 @@ import { productPage } from '../../src/demo/pages.js';
 import { resolveOptions } from '../../src/demo/shopOptions.js';
 import { parsePage } from '../../src/parse/parsePage.js';
 import { isIncomplete } from '../../src/quality/validate.js';
-import type { Renderer, Site } from '../../src/site.js';
+import type { Renderer, Site } from '../../src/site/site.js';
 import { openStorage, storeNames } from '../../src/store/datasets.js';
 import type { PgDatabase } from '../../src/store/postgres/database.js';
 import { PgRawPages } from '../../src/store/postgres/rawPages.js';

@@ -2,7 +2,7 @@
  * A site like another whose one route extracts differently: a contributor's fix after a redesign
  * (test/integration/drift.test.ts), an extractor slow on purpose (integration/fixtures/busyShop.ts).
  */
-import { defineSite, type Route, type Site } from '../../src/site.js';
+import { defineSite, type Route, type Site } from '../../src/site/site.js';
 
 type Extractor = NonNullable<Route['extract']>;
 

@@ -6,11 +6,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import siteDefinition from '../../routes/demo-shop.js';
-import { findChromium } from '../../src/fetch/chromium.js';
+import { findChromium } from '../../src/fetch/browser/chromium.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
 import type { DeadLetterEntry } from '../../src/vocabulary/failure.js';
 import type { RunSummary } from '../../src/vocabulary/report.js';
-import { textOf } from '../../src/site.js';
+import { textOf } from '../../src/site/site.js';
 import { openStorage, storeNames } from '../../src/store/datasets.js';
 import { reparse } from '../../src/parse/reparse.js';
 import { readDataset } from '../helpers/stores.js';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import siteDefinition from '../../routes/demo-shop.js';
-import { findChromium } from '../../src/fetch/chromium.js';
+import { findChromium } from '../../src/fetch/browser/chromium.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
 import type { DeadLetterEntry } from '../../src/vocabulary/failure.js';
 import type { RunSummary } from '../../src/vocabulary/report.js';
@@ -34,7 +34,7 @@ describe('crawl of the fixture shop (1,000 products)', { skip: chromiumPath ? fa
             { seed: 3, products: 1000, categories: 5, productsPerPage: 20, scriptOnlyRate: 0.1, transientFailureRate: 0.03, notFoundLinks: 5 },
             // Adaptive timeouts off: this test counts fetches and retries exactly, and on a loaded machine a pause (Chromium
             // starting) past 5x a fast shop's p99 timed out pages the shop had answered, retrying them (CI: 37 retries, not 30).
-            // test/fetch/adaptiveTimeout.test.ts covers the adaptive timeout.
+            // test/fetch/pacing/adaptiveTimeout.test.ts covers the adaptive timeout.
             { maxConcurrency: 20, browserConcurrency: 4, retry: { maxAttempts: 4 }, requestTimeoutSecs: 15, adaptiveTimeout: false, chromiumPath },
         );
         ({ shop, summary, exitCode, items, quarantine, deadLetters } = run);

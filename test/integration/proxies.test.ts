@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { AntiBotOptions } from '../../src/demo/shop.js';
 import { Metrics } from '../../src/monitor/metrics.js';
-import { renderReport } from '../../src/monitor/report.js';
+import { renderReport } from '../../src/monitor/report/report.js';
 import { RunStats } from '../../src/monitor/stats.js';
 import { peakInWindow } from '../helpers/arrivals.js';
 import { crawlShop, type ShopCrawl } from '../helpers/crawlShop.js';

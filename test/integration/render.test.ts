@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { findChromium } from '../../src/fetch/chromium.js';
+import { findChromium } from '../../src/fetch/browser/chromium.js';
 import { crawlShop } from '../helpers/crawlShop.js';
 import { readDataset } from '../helpers/stores.js';
 import { startShop } from '../../src/demo/shop.js';

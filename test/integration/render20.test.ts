@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { findChromium } from '../../src/fetch/chromium.js';
+import { findChromium } from '../../src/fetch/browser/chromium.js';
 import type { RunSummary } from '../../src/vocabulary/report.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
 import { crawlShop, type ShopCrawl } from '../helpers/crawlShop.js';

@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
 import { createLogger } from '../../src/monitor/logger.js';
 import { crawl } from '../../src/run.js';
-import { defineSite, textOf } from '../../src/site.js';
+import { defineSite, textOf } from '../../src/site/site.js';
 import type { DeadLetterEntry } from '../../src/vocabulary/failure.js';
 import type { RunSummary } from '../../src/vocabulary/report.js';
 import { readDataset } from '../helpers/stores.js';

@@ -11,7 +11,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { helpText } from '../../src/config.js';
+import { helpText } from '../../src/options/config.js';
 import { startShop, type Shop, type ShopOptions } from '../../src/demo/shop.js';
 import { formatProgress } from '../../src/monitor/progress.js';
 import { ROOT, runCli } from '../helpers/cli.js';

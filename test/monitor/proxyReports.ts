@@ -1,5 +1,5 @@
 /**
- * Proxy reports as fetch/proxyRouting.ts `report()` gives them, for the monitor's tests. The tiered
+ * Proxy reports as fetch/egress/proxyRouting.ts `report()` gives them, for the monitor's tests. The tiered
  * one is made up after the test world of issue 17 (4 datacenter proxies, one of them broken, and 2
  * residential ones; a "hard" section moved to residential): each tier's counters are the sum of its
  * exits', so a table or metric that adds up wrongly shows.

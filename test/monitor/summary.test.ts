@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MemorySeenSet } from '../../src/frontier/seenSet.js';
-import { renderReport } from '../../src/monitor/report.js';
+import { renderReport } from '../../src/monitor/report/report.js';
 import { RunStats } from '../../src/monitor/stats.js';
 import { buildSummary, formatSummary } from '../../src/monitor/summary.js';
 import type { ProxyReport } from '../../src/vocabulary/report.js';

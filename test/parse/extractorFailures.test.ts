@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { createPageParser } from '../../src/parse/pageParser.js';
 import { parsePage, type PageToParse } from '../../src/parse/parsePage.js';
 import { isIncomplete, mayEscalate, type Verdict } from '../../src/quality/validate.js';
-import { defineSite, type Route, type RouteDefinition } from '../../src/site.js';
+import { defineSite, type Route, type RouteDefinition } from '../../src/site/site.js';
 import { quarantineEntries, storedItems } from '../../src/store/records.js';
 
 const PAGE: PageToParse = { html: '<html><body><h1>Blue lamp</h1></body></html>', finalUrl: 'http://127.0.0.1:9/products/1', renderer: 'http', userData: {} };

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 import { createPageParser, type PageParser } from '../../src/parse/pageParser.js';
 import { parsePage, type PageToParse } from '../../src/parse/parsePage.js';
-import { loadSite } from '../../src/sites.js';
+import { loadSite } from '../../src/site/sites.js';
 import { startShop } from '../../src/demo/shop.js';
 
 const page = (html: string, renderer: PageToParse['renderer'] = 'http'): PageToParse => ({

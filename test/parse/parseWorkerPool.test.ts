@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createPageParser, type PageParser } from '../../src/parse/pageParser.js';
 import type { PageToParse, ParsedPage } from '../../src/parse/parsePage.js';
-import { loadSite } from '../../src/sites.js';
+import { loadSite } from '../../src/site/sites.js';
 
 const LIMIT_SECS = 1;
 const site = await loadSite(fileURLToPath(new URL('fixtures/failingSite.ts', import.meta.url)));

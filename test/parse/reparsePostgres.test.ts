@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import demoSite from '../../routes/demo-shop.js';
 import { reparse, reparseSite } from '../../src/parse/reparse.js';
-import { textOf } from '../../src/site.js';
+import { textOf } from '../../src/site/site.js';
 import { openStorage, storeNames } from '../../src/store/datasets.js';
 import type { PgDatabase } from '../../src/store/postgres/database.js';
 import { PgRawPages } from '../../src/store/postgres/rawPages.js';

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { z } from 'zod';
 
 import { describeIncomplete, isIncomplete, validatePage } from '../../src/quality/validate.js';
-import { defineSite, type Route } from '../../src/site.js';
+import { defineSite, type Route } from '../../src/site/site.js';
 
 const productSchema = z.object({
     title: z.string().min(1),

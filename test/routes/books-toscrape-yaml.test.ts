@@ -10,8 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { before, describe, it } from 'node:test';
 import tsSite from '../../routes/books-toscrape.js';
 import { parsePage, type PageToParse } from '../../src/parse/parsePage.js';
-import type { Renderer, Route, Site } from '../../src/site.js';
-import { loadSite } from '../../src/sites.js';
+import type { Renderer, Route, Site } from '../../src/site/site.js';
+import { loadSite } from '../../src/site/sites.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/books.toscrape.com/', import.meta.url));
 const YAML_FILE = fileURLToPath(new URL('../../routes/books-toscrape.yaml', import.meta.url));

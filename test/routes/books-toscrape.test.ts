@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { load, type CheerioAPI } from 'cheerio';
 import site from '../../routes/books-toscrape.js';
-import type { PageContext, Route } from '../../src/site.js';
+import type { PageContext, Route } from '../../src/site/site.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/books.toscrape.com/', import.meta.url));
 const LIVE = 'https://books.toscrape.com';

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { load, type CheerioAPI } from 'cheerio';
 import site from '../../routes/demo-shop.js';
-import type { Route } from '../../src/site.js';
+import type { Route } from '../../src/site/site.js';
 import { startShop, type ProductTruth, type Shop } from '../../src/demo/shop.js';
 
 let shop: Shop;

@@ -16,7 +16,7 @@ import { expectationOf, fixtureDifferences, readFixtures } from '../../src/autho
 import { tryPage } from '../../src/authoring/pageTrial.js';
 import { normalizeUrl } from '../../src/frontier/normalize.js';
 import { SiteScope } from '../../src/frontier/scope.js';
-import { loadSite, siteFilesNamed } from '../../src/sites.js';
+import { loadSite, siteFilesNamed } from '../../src/site/sites.js';
 import { ROOT } from '../helpers/cli.js';
 
 const PROJECT = process.env.DRAGNET_FIXTURES_PROJECT || ROOT;

@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { load, type CheerioAPI } from 'cheerio';
 import { chromium } from 'playwright';
 import site from '../../routes/quotes-toscrape.js';
-import type { PageContext, Renderer, Route } from '../../src/site.js';
-import { CHROMIUM_ARGS, findChromium } from '../../src/fetch/chromium.js';
+import type { PageContext, Renderer, Route } from '../../src/site/site.js';
+import { CHROMIUM_ARGS, findChromium } from '../../src/fetch/browser/chromium.js';
 import { startStaticSite } from '../site/static.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/quotes.toscrape.com/', import.meta.url));

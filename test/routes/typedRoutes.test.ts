@@ -13,8 +13,8 @@ async function errorsWithoutDirectives(): Promise<string[]> {
     const dir = await mkdtemp(join(ROOT, 'test/routes/.typed-'));
     try {
         const source = await readFile(SITE, 'utf8');
-        await writeFile(join(dir, 'site.ts'), source.replace(/\/\/ @ts-expect-error.*$/gm, '//').replaceAll("'../../src/", "'../../../src/"));
-        await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({ extends: '../../../tsconfig.json', include: ['site.ts'] }));
+        await writeFile(join(dir, 'site/site.ts'), source.replace(/\/\/ @ts-expect-error.*$/gm, '//').replaceAll("'../../src/", "'../../../src/"));
+        await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({ extends: '../../../tsconfig.json', include: ['site/site.ts'] }));
         const result = await promisify(execFile)(join(ROOT, 'node_modules/.bin/tsc'), ['--noEmit', '-p', dir], { cwd: ROOT }).then(
             () => '',
             (error: { stdout: string }) => error.stdout,

@@ -4,7 +4,7 @@
  * is an error too), and typedRoutes.test.ts compiles it without the directives to see each error.
  */
 import { z } from 'zod';
-import { defineSite, numberOf, textOf } from '../../src/site.js';
+import { defineSite, numberOf, textOf } from '../../src/site/site.js';
 
 const productSchema = z.object({
     title: z.string().min(1),

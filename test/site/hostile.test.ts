@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createBrotliDecompress, createGunzip } from 'node:zlib';
 import { load } from 'cheerio';
 import iconv from 'iconv-lite';
-import { textOf, numberOf } from '../../src/site.js';
+import { textOf, numberOf } from '../../src/site/site.js';
 import { BOMB_BYTES, CHAIN_HOPS, DEEP_NESTING, HOSTILE_CASES, LONG_LINK_LENGTH, MANY_LINKS, NORMAL_PRODUCTS, startHostileSite, type HostileSite } from './hostile.js';
 import hostileSite from './hostileSite.js';
 

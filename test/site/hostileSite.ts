@@ -5,7 +5,7 @@
  * HANG. The run gives the start URL (`--start-url http://shop.hostile.test:<port>/`).
  */
 import { z } from 'zod';
-import { defineSite, numberOf, textOf } from '../../src/site.js';
+import { defineSite, numberOf, textOf } from '../../src/site/site.js';
 
 export default defineSite({
     name: 'hostile',

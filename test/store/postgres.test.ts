@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it, type TestContext } from 'node:test';
 
-import type { Renderer } from '../../src/site.js';
+import type { Renderer } from '../../src/site/site.js';
 import { isConnectionError, openPostgres, PgDatabase, schemaOf } from '../../src/store/postgres/database.js';
 import { PgRawPages } from '../../src/store/postgres/rawPages.js';
 import { iterateItems } from '../../src/store/postgres/reader.js';

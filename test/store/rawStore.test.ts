@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { constants, gunzipSync, gzipSync } from 'node:zlib';
 
-import type { Renderer } from '../../src/site.js';
+import type { Renderer } from '../../src/site/site.js';
 import { rawPageKey, RawStore, type RawPage, type RawStoreOptions } from '../../src/store/rawStore.js';
 
 /** A fresh storage directory, removed when the test ends. */

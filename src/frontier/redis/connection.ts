@@ -6,7 +6,7 @@
  * where they were once Redis is back; nothing is dropped.
  */
 import { Redis } from 'ioredis';
-import { ConfigError } from '../../configError.js';
+import { ConfigError } from '../../options/configError.js';
 import { redactUrl } from '../../vocabulary/redact.js';
 
 export interface RedisConnectionOptions {

@@ -3,7 +3,7 @@
  * on. Apart from the distributed wiring, so that the commands that read PostgreSQL alone (export,
  * reparse) do not load BullMQ and ioredis with it.
  */
-import { ConfigError } from '../../configError.js';
+import { ConfigError } from '../../options/configError.js';
 import { redactUrl } from '../../vocabulary/redact.js';
 import { isConnectionError, openPostgres, type PgDatabase } from './database.js';
 

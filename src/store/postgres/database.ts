@@ -99,7 +99,7 @@ const MIGRATIONS: ((schema: string) => string)[] = [
         PRIMARY KEY (site, queue, seq)
     );
     `,
-    // The encoding a raw page's body was decoded from (fetch/decodeBody.ts); NULL for a rendered page.
+    // The encoding a raw page's body was decoded from (fetch/http/decodeBody.ts); NULL for a rendered page.
     (s) => `ALTER TABLE ${s}.raw_pages ADD COLUMN charset text;`,
     // A job spilled twice (two workers queuing one URL, a page taken back) is kept once, as BullMQ keeps one job per id.
     (s) => `

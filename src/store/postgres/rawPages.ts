@@ -19,7 +19,7 @@
  */
 import { promisify } from 'node:util';
 import { gunzip as gunzipCallback, gzip as gzipCallback } from 'node:zlib';
-import type { Renderer } from '../../site.js';
+import type { Renderer } from '../../site/site.js';
 import { GroupWriter } from '../groupWriter.js';
 import type { RawPages } from '../rawPages.js';
 import { type RawPage, storedPage } from '../rawStore.js';

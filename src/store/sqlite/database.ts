@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { ConfigError } from '../../configError.js';
+import { ConfigError } from '../../options/configError.js';
 
 export type SqliteDb = Database.Database;
 

@@ -1,0 +1,224 @@
+/**
+ * Sessions, one identity each: an exit (a tier and one of its proxies), a cookie jar, and one
+ * fingerprint (a user agent with the header set a browser sends with it, in that browser's order,
+ * client hints that agree with it). Both stages take their sessions from here, so a browser that
+ * clears a challenge hands its cookies to the HTTP stage on the same exit with the same user
+ * agent. Crawlee's own session pools are off: they are per crawler and know nothing of tiers.
+ *
+ * A session retires on a block, after `maxUses` requests, or when its error score (transient
+ * failures, each success taking half of one back) reaches `maxErrorScore`. An exit the breaker
+ * holds out is skipped; its sessions wait for it.
+ */
+import { randomUUID } from 'node:crypto';
+import { HeaderGenerator } from 'header-generator';
+import type { FailureClass } from '../../vocabulary/failure.js';
+import type { ExitBreaker } from './exitBreaker.js';
+import { exitName, type ProxyTier } from './proxyTiers.js';
+import { sessionCookieJar } from './sessionCookies.js';
+
+export interface IdentitiesOptions {
+    tiers: readonly ProxyTier[];
+    breaker: ExitBreaker;
+    /** Requests of one session before it retires. Default: 100. */
+    maxUses?: number;
+    /** Error score at which a session retires. Default: 3. */
+    maxErrorScore?: number;
+    /** Sessions kept alive per exit. Default: 3. */
+    perExit?: number;
+}
+
+export const SESSION_DEFAULTS = { maxUses: 100, maxErrorScore: 3, perExit: 3 };
+
+/** Why a session retired. */
+export type RetiredFor = 'blocked' | 'max-uses' | 'errors';
+
+/** Where a request leaves from: no proxy, or one proxy of a tier. */
+export interface Exit {
+    tier: number;
+    tierName: string;
+    /** Undefined: direct. */
+    proxyUrl?: string;
+    /** `host:port` of the proxy, or `direct`: safe to show. */
+    name: string;
+}
+
+// Chrome on the desktop, what most traffic is; Node 20's zlib has no zstd, so it is not offered.
+const headerGenerator = new HeaderGenerator({ browsers: ['chrome'], devices: ['desktop'], operatingSystems: ['windows', 'macos', 'linux'], locales: ['en-US', 'en'] });
+const ACCEPT_ENCODING = 'gzip, deflate, br';
+/** What CDP's user agent override takes for the client hints. */
+export interface UserAgentMetadata {
+    brands: { brand: string; version: string }[];
+    fullVersion: string;
+    platform: string;
+    platformVersion: string;
+    architecture: string;
+    model: string;
+    mobile: boolean;
+}
+
+export class Identity {
+    readonly id = randomUUID();
+    readonly cookieJar = sessionCookieJar();
+    /** The HTTP stage's request headers, in the browser's order (lower-case names). */
+    readonly headers: Readonly<Record<string, string>>;
+    readonly userAgent: string;
+    uses = 0;
+    errorScore = 0;
+    retiredFor?: RetiredFor;
+
+    constructor(readonly exit: Exit) {
+        this.headers = browserHeaders();
+        this.userAgent = this.headers['user-agent'] ?? '';
+    }
+
+    /** Playwright context options that give a browser page this fingerprint. */
+    browserContextOptions(): { userAgent: string; extraHTTPHeaders: Record<string, string> } {
+        return { userAgent: this.userAgent, extraHTTPHeaders: { 'accept-language': this.headers['accept-language'] ?? 'en-US,en;q=0.9' } };
+    }
+
+    /**
+     * CDP's `Emulation.setUserAgentOverride` for this fingerprint: Chromium sends client hints of
+     * its own version whatever the user agent says, unless it is told the brands to claim too.
+     */
+    userAgentOverride(): { userAgent: string; acceptLanguage: string; userAgentMetadata: UserAgentMetadata } {
+        const brands = [...(this.headers['sec-ch-ua'] ?? '').matchAll(/"([^"]+)";v="([^"]+)"/g)].map(([, brand, version]) => ({ brand: brand!, version: version! }));
+        const major = /Chrome\/([\d.]+)/.exec(this.userAgent)?.[1] ?? '';
+        return {
+            userAgent: this.userAgent,
+            acceptLanguage: this.headers['accept-language'] ?? 'en-US,en;q=0.9',
+            userAgentMetadata: {
+                brands,
+                fullVersion: major,
+                platform: (this.headers['sec-ch-ua-platform'] ?? '').replace(/"/g, ''),
+                platformVersion: '',
+                architecture: 'x86',
+                model: '',
+                mobile: this.headers['sec-ch-ua-mobile'] === '?1',
+            },
+        };
+    }
+}
+
+/**
+ * A generated header set of Google Chrome whose client hints agree with its user agent. The
+ * generator's network also gives Brave, Chromium, DuckDuckGo and others under `chrome` (~14% of
+ * sets), pairs some Chrome user agents with no `sec-ch-ua` or another version (~5%), and leaves out
+ * `sec-ch-ua-platform` now and then: a bot manager's first checks, so such a set is drawn again.
+ */
+function browserHeaders(): Record<string, string> {
+    for (let draw = 0; draw < 100; draw++) {
+        const headers: Record<string, string> = {};
+        for (const [name, value] of Object.entries(headerGenerator.getHeaders({ httpVersion: '2' }))) headers[name.toLowerCase()] = value;
+        if ('accept-encoding' in headers) headers['accept-encoding'] = ACCEPT_ENCODING;
+        const major = /Chrome\/(\d+)[\d.]* Safari\/[\d.]+$/.exec(headers['user-agent'] ?? '')?.[1];
+        const hintsAgree = new RegExp(`"Google Chrome";v="${major}"`).test(headers['sec-ch-ua'] ?? '');
+        if (major && hintsAgree && headers['sec-ch-ua-platform'] && headers['sec-ch-ua-mobile'] === '?0') return headers;
+    }
+    throw new Error('the header generator gave no Chrome header set with matching client hints in 100 draws');
+}
+
+export class Identities {
+    private readonly tiers: readonly ProxyTier[];
+    private readonly breaker: ExitBreaker;
+    private readonly maxUses: number;
+    private readonly maxErrorScore: number;
+    private readonly perExit: number;
+    /** Per tier, its exits; per exit, its live sessions. */
+    private readonly exits: Exit[][];
+    private readonly sessions = new Map<Exit, Identity[]>();
+    private readonly byId = new Map<string, Identity>();
+    private readonly turns: number[];
+    readonly retired: Record<RetiredFor, number> = { blocked: 0, 'max-uses': 0, errors: 0 };
+    /** Sessions made so far. */
+    created = 0;
+
+    constructor(options: IdentitiesOptions) {
+        this.tiers = options.tiers;
+        this.breaker = options.breaker;
+        this.maxUses = options.maxUses ?? SESSION_DEFAULTS.maxUses;
+        this.maxErrorScore = options.maxErrorScore ?? SESSION_DEFAULTS.maxErrorScore;
+        this.perExit = options.perExit ?? SESSION_DEFAULTS.perExit;
+        this.exits = this.tiers.map((tier, index) =>
+            tier.proxyUrls.length === 0
+                ? [{ tier: index, tierName: tier.name, name: 'direct' }]
+                : tier.proxyUrls.map((proxyUrl, position) => ({ tier: index, tierName: tier.name, proxyUrl, name: uniqueName(tier.proxyUrls, position) })),
+        );
+        this.turns = this.tiers.map(() => 0);
+    }
+
+    /** Every exit, tier by tier. */
+    allExits(): Exit[] {
+        return this.exits.flat();
+    }
+
+    /**
+     * A session on tier `tier`, its exits taken in turn, skipping those the breaker holds out;
+     * undefined when it holds out all of them. On the exit taken, a live session `prefer` accepts
+     * comes first (the browser stage's: one with a page open to render in).
+     */
+    pick(tier: number, prefer?: (identity: Identity) => boolean): Identity | undefined {
+        const exits = this.exits[tier]!;
+        for (let tried = 0; tried < exits.length; tried++) {
+            const exit = exits[this.turns[tier]!++ % exits.length]!;
+            if (this.breaker.allows(exitKey(exit))) return this.sessionOn(exit, prefer);
+        }
+        return undefined;
+    }
+
+    /** The session `id`, while it is live and its exit is let through. */
+    get(id: string | undefined): Identity | undefined {
+        const identity = id === undefined ? undefined : this.byId.get(id);
+        if (!identity || identity.retiredFor || !this.breaker.allows(exitKey(identity.exit))) return undefined;
+        return identity;
+    }
+
+    /** What came of a request the session made: its score, and whether it retires. */
+    used(identity: Identity, outcome: 'ok' | FailureClass): void {
+        if (outcome === 'exit' || identity.retiredFor) return;
+        identity.uses += 1;
+        if (outcome === 'blocked') return this.retire(identity, 'blocked');
+        if (outcome === 'transient') identity.errorScore += 1;
+        else if (outcome === 'ok') identity.errorScore = Math.max(0, identity.errorScore - 0.5);
+        if (identity.errorScore >= this.maxErrorScore) this.retire(identity, 'errors');
+        else if (identity.uses >= this.maxUses) this.retire(identity, 'max-uses');
+    }
+
+    private retire(identity: Identity, reason: RetiredFor): void {
+        identity.retiredFor = reason;
+        this.retired[reason] += 1;
+        this.byId.delete(identity.id);
+        const live = this.sessions.get(identity.exit);
+        if (live) this.sessions.set(identity.exit, live.filter((session) => session !== identity));
+    }
+
+    private sessionOn(exit: Exit, prefer?: (identity: Identity) => boolean): Identity {
+        let live = this.sessions.get(exit);
+        if (!live) this.sessions.set(exit, (live = []));
+        const preferred = prefer && leastUsed(live.filter(prefer));
+        if (preferred) return preferred;
+        if (live.length < this.perExit) {
+            const identity = new Identity(exit);
+            this.created += 1;
+            live.push(identity);
+            this.byId.set(identity.id, identity);
+            return identity;
+        }
+        // The least used of the exit's sessions, so they age together.
+        return leastUsed(live)!;
+    }
+}
+
+function leastUsed(sessions: Identity[]): Identity | undefined {
+    return sessions.reduce<Identity | undefined>((least, session) => (least && least.uses <= session.uses ? least : session), undefined);
+}
+
+/** The breaker's and the stats' key of an exit: its tier and proxy, never its credentials. */
+export function exitKey(exit: Exit): string {
+    return `${exit.tierName}/${exit.name}`;
+}
+
+/** The proxy's `host:port`, with `#n` (its place in the tier, from 1) when another proxy of the tier shares it (providers that pick the IP by username). */
+function uniqueName(proxyUrls: readonly string[], position: number): string {
+    const name = exitName(proxyUrls[position]);
+    return proxyUrls.filter((url) => exitName(url) === name).length > 1 ? `${name}#${position + 1}` : name;
+}
