@@ -4,7 +4,7 @@
  */
 import type { CheerioAPI } from 'cheerio';
 import { z } from 'zod';
-import { defineSite, numberOf, textOf } from '../src/site/site.js';
+import { defineSite, numberOf, textOf } from 'dragnet';
 
 const bookSchema = z.object({
     title: z.string().min(1),

@@ -4,7 +4,7 @@
  * title and price with a script, so their cheap fetch fails the schema and goes to the browser.
  */
 import { z } from 'zod';
-import { defineSite, numberOf, textOf } from '../src/site/site.js';
+import { defineSite, numberOf, textOf } from 'dragnet';
 
 const productSchema = z.object({
     title: z.string().min(1, 'title is empty'),

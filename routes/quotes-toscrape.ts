@@ -4,7 +4,7 @@
  * the page escalates to the browser, where the same extractor reads the rendered DOM.
  */
 import { z } from 'zod';
-import { defineSite, textOf } from '../src/site/site.js';
+import { defineSite, textOf } from 'dragnet';
 
 const quoteSchema = z.object({
     text: z.string().min(2).startsWith('“'),

@@ -10,13 +10,16 @@
  *
  * Its options and result: options/crawlOptions.ts.
  */
-import type { CrawlOptions, CrawlResult } from './options/crawlOptions.js';
+import { findChromium } from './fetch/browser/chromium.js';
+import { createLogger } from './monitor/logger.js';
+import { CRAWL_DEFAULTS, type CrawlOptions, type CrawlResult, type RunOptions } from './options/crawlOptions.js';
 import { buildPipeline, type Pipeline } from './wiring/build.js';
 import { closeRun, finishRun } from './wiring/finish.js';
 import { logOpened, openRunStores } from './wiring/open.js';
 import { type Ran, runRounds } from './wiring/rounds.js';
 
-export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
+export async function crawl(given: CrawlOptions): Promise<CrawlResult> {
+    const options = settled(given);
     const stores = await openRunStores(options);
     let pipeline: Pipeline | undefined;
     let ran: Ran;
@@ -29,4 +32,16 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     }
     const { summary, exitCode } = await finishRun(pipeline, ran);
     return { summary, exitCode, concurrencyDecisions: pipeline.concurrency?.decisions() ?? [] };
+}
+
+/** The options with the defaults of what surrounds a run: where it starts, stores, renders and logs. */
+function settled(given: CrawlOptions): RunOptions {
+    return {
+        ...given,
+        startUrls: given.startUrls ?? [],
+        storageDir: given.storageDir ?? CRAWL_DEFAULTS.storageDir,
+        // Left out, a Chromium is looked for; given as undefined, the run has none.
+        chromiumPath: 'chromiumPath' in given ? given.chromiumPath : findChromium(),
+        log: given.log ?? createLogger(),
+    };
 }

@@ -5,7 +5,8 @@
  * vocabulary is a leaf, no module imports itself round a cycle, nothing in src/ reaches into test/
  * or bench/, no file grows past 300 lines and no folder past 15 files. Imports are read from the
  * source text, type-only ones and dynamic `import()` included. And what a command loads at its
- * start: the commands that never talk to Redis do not load its client and BullMQ.
+ * start: the commands that never talk to Redis do not load its client and BullMQ, and a route
+ * file's `import ... from 'dragnet'` loads the route API, not the pipeline.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -47,7 +48,7 @@ const FETCH_ROOMS_MAY_IMPORT: Record<string, readonly string[]> = {
     browser: ['failures', 'pacing', 'egress', 'top'],
 };
 /** The top of src/: its entry points, nothing else. */
-const ENTRY_POINTS = ['main.ts', 'run.ts'];
+const ENTRY_POINTS = ['index.ts', 'main.ts', 'run.ts'];
 const MAX_LINES = 300;
 const MAX_FILES_PER_FOLDER = 15;
 
@@ -203,6 +204,27 @@ describe('what a command loads', () => {
             const packages = packagesLoadedBy(command);
             assert.ok(packages.has('pg'), `the walk reaches PostgreSQL's client from ${command}: ${[...packages.keys()].join(', ')}`);
             for (const unneeded of ['bullmq', 'ioredis']) assert.equal(packages.get(unneeded), undefined, `${command} loads ${unneeded}`);
+        }
+    });
+});
+
+describe("the public API ('dragnet', src/index.ts)", () => {
+    it('loads the route API and not the pipeline: a route file is loaded by every parse worker and by export and reparse', () => {
+        const packages = packagesLoadedBy('index.ts');
+        assert.ok(packages.has('domutils'), `the walk reaches the route API's packages: ${[...packages.keys()].join(', ')}`);
+        for (const heavy of ['@crawlee/core', '@crawlee/http', 'playwright', 'bullmq', 'ioredis', 'pg', 'better-sqlite3', 'pino']) {
+            assert.equal(packages.get(heavy), undefined, `'dragnet' loads ${heavy}`);
+        }
+    });
+
+    it('is what package.json exports under the package name, and what the route files import', () => {
+        const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; exports: Record<string, string> };
+        assert.equal(pkg.name, 'dragnet');
+        assert.equal(pkg.exports['.'], './src/index.ts');
+        for (const file of readdirSync(join(ROOT, 'routes')).filter((name) => name.endsWith('.ts'))) {
+            const source = readFileSync(join(ROOT, 'routes', file), 'utf8');
+            assert.match(source, /from 'dragnet'/, `routes/${file} imports the route API as 'dragnet'`);
+            assert.doesNotMatch(source, /from '\.\.\/src\//, `routes/${file} reaches into src/`);
         }
     });
 });

@@ -4,8 +4,8 @@
  * contributor's loop (`npm run try`, fixtures, `npm test`) works from the first minute.
  */
 
-/** The route API as a file in routes/ imports it. */
-const ROUTE_API = '../src/site.js';
+/** The route API as a file in routes/ imports it: the package's own name (package.json `exports`). */
+const ROUTE_API = 'dragnet';
 
 export interface SiteTemplateOptions {
     name: string;

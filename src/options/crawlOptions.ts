@@ -16,6 +16,7 @@ import type { ConcurrencyDecision, RunSummary } from '../vocabulary/report.js';
 
 /** Defaults of the crawl options owned here (the parts' own options have theirs beside them). */
 export const CRAWL_DEFAULTS = {
+    storageDir: './storage',
     maxConcurrency: 20,
     requestTimeoutSecs: 30,
     maxResponseMb: 10,
@@ -72,17 +73,18 @@ export interface DistributedOptions {
 export const DISTRIBUTED_DEFAULTS = { redisPrefix: 'dragnet', jobLockSecs: 30, finishGraceSecs: 5, maxWaitingJobs: 200_000 };
 
 export interface CrawlOptions {
+    /** The site to crawl: `defineSite({...})`, or `loadSite(name or path)`. */
     site: Site;
-    /** Normalized start URLs; the site's own when empty. */
-    startUrls: string[];
+    /** Normalized start URLs. Default: the site's own (also when empty). */
+    startUrls?: string[];
     /** Domains to crawl beside the start URLs' hosts and the site's `allowedDomains`, each with its subdomains. Default: none. */
     allowDomains?: string[];
     /** Also connect to loopback, private, CGNAT and link-local addresses (fetch/egress/egress.ts). Default: false: only the start URLs' hosts may have one. */
     allowPrivateNetwork?: boolean;
     /** Resolves host names for every connection, with `dns.lookup`'s signature. Default: `dns.lookup`; tests give a fake DNS. */
     dnsLookup?: LookupFunction;
-    /** Root of all storage. An unfinished run of the site found there is resumed; else the site's stores are emptied first. */
-    storageDir: string;
+    /** Root of all storage. An unfinished run of the site found there is resumed; else the site's stores are emptied first. Default: `./storage`. */
+    storageDir?: string;
     /** Start over even when an unfinished run of the site is in the storage dir. Default: false. */
     fresh?: boolean;
     /** Take queued requests in random order, so failures spread over the run instead of clustering. Default: false. */
@@ -124,8 +126,11 @@ export interface CrawlOptions {
      * starts the process with half of it as the V8 heap limit). Default: Crawlee's, a quarter of the machine's memory.
      */
     memoryMb?: number;
-    /** The Chromium to render with; undefined when none was found, so escalated pages are dead-lettered. */
-    chromiumPath: string | undefined;
+    /**
+     * The Chromium to render with; `undefined` for none, so pages that need a browser are dead-lettered
+     * as `renderer-unavailable`. Default (the key left out): found as `npm start` finds it (fetch/browser/chromium.ts).
+     */
+    chromiumPath?: string | undefined;
     /** `exact` (default) or `bloom`: a fixed-memory filter sized by `expectedUrls` and `bloomErrorRate`. */
     seenSet?: 'exact' | 'bloom';
     expectedUrls?: number;
@@ -150,8 +155,12 @@ export interface CrawlOptions {
     respectRobotsTxt?: boolean;
     /** Proxy tiers, sessions and politeness. Default: direct, no rate limit, Crawl-delay honoured. */
     proxies?: ProxyOptions;
-    log: Logger;
+    /** Where the run logs. Default: pino at `info`, pretty on a terminal, JSON lines elsewhere, on stderr. */
+    log?: Logger;
 }
+
+/** The crawl options with the run's surroundings settled (run.ts): what the pipeline is built from. */
+export type RunOptions = CrawlOptions & Required<Pick<CrawlOptions, 'startUrls' | 'storageDir' | 'log'>> & { chromiumPath: string | undefined };
 
 export interface CrawlResult {
     summary: RunSummary;

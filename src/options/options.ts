@@ -171,7 +171,7 @@ export const OPTIONS = {
     }),
 
     storageDir: option({
-        flag: 'storage-dir', env: 'DRAGNET_STORAGE_DIR', group: 'output', default: './storage',
+        flag: 'storage-dir', env: 'DRAGNET_STORAGE_DIR', group: 'output', default: CRAWL_DEFAULTS.storageDir,
         doc: 'where queues, datasets, raw pages and run reports are written',
         schema: z.string().min(1, 'must not be empty'),
     }),

@@ -3,7 +3,7 @@
  * built over the stores that step 1 opened, and each observer subscribed to the run's events.
  */
 import type { HttpCrawler, HttpCrawlingContext } from '@crawlee/http';
-import { type CrawlOptions, CRAWL_DEFAULTS } from '../options/crawlOptions.js';
+import { CRAWL_DEFAULTS, type RunOptions } from '../options/crawlOptions.js';
 import { AdaptiveTimeout } from '../fetch/pacing/adaptiveTimeout.js';
 import { browserPages } from '../fetch/browser/browserConcurrency.js';
 import { BrowserStageRunner } from '../fetch/browser/browserStageRunner.js';
@@ -30,7 +30,7 @@ import { buildRouting } from './proxies.js';
 import type { RunStores } from './stores.js';
 
 export interface Pipeline {
-    options: CrawlOptions;
+    options: RunOptions;
     stores: RunStores;
     frontier: Frontier;
     parser: PageParser;
@@ -54,7 +54,7 @@ export interface Pipeline {
     httpStage(): HttpCrawler<HttpCrawlingContext>;
 }
 
-export async function buildPipeline(stores: RunStores, options: CrawlOptions): Promise<Pipeline> {
+export async function buildPipeline(stores: RunStores, options: RunOptions): Promise<Pipeline> {
     const { site, log } = options;
     const {
         maxConcurrency = CRAWL_DEFAULTS.maxConcurrency,

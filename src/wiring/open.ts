@@ -15,7 +15,7 @@ import { BloomSeenSet } from '../frontier/bloomSeenSet.js';
 import { urlKey } from '../frontier/normalize.js';
 import { MemorySeenSet, type SeenSet } from '../frontier/seenSet.js';
 import { RunStats } from '../monitor/stats.js';
-import type { CrawlOptions } from '../options/crawlOptions.js';
+import type { RunOptions } from '../options/crawlOptions.js';
 import { openStorage, type StoreNames, storeNames } from '../store/datasets.js';
 import { RawStore } from '../store/rawStore.js';
 import { RunState } from '../store/runState.js';
@@ -47,7 +47,7 @@ export interface SiteStoresOptions {
  * distributed backend is loaded only for a distributed run: BullMQ, ioredis and pg would take ~40 MB
  * of every embedded run's memory.
  */
-export async function openRunStores(options: CrawlOptions): Promise<SiteStores | DistributedStores> {
+export async function openRunStores(options: RunOptions): Promise<SiteStores | DistributedStores> {
     const site = options.site.name;
     if (!options.distributed) return openSiteStores({ ...options, site });
     const { openDistributedStores } = await import('./openDistributed.js');

@@ -16,7 +16,7 @@ import { MemoryStorage } from '@crawlee/memory-storage';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ConfigError } from '../options/configError.js';
-import { CRAWL_DEFAULTS, type CrawlOptions, DISTRIBUTED_DEFAULTS, type DistributedOptions } from '../options/crawlOptions.js';
+import { CRAWL_DEFAULTS, DISTRIBUTED_DEFAULTS, type DistributedOptions, type RunOptions } from '../options/crawlOptions.js';
 import { browserPages } from '../fetch/browser/browserConcurrency.js';
 import { deadLetterOutcome } from '../frontier/deadLetter.js';
 import { connectRedis, redisSettingProblems } from '../frontier/redis/connection.js';
@@ -38,7 +38,7 @@ import type { Stage } from '../vocabulary/request.js';
 import type { RunStores } from './stores.js';
 
 export type DistributedStoresOptions = DistributedOptions &
-    Pick<CrawlOptions, 'fresh' | 'randomOrder' | 'seenSet' | 'expectedUrls' | 'bloomErrorRate' | 'maxConcurrency' | 'browserConcurrency' | 'memoryMb' | 'log'> & { site: string };
+    Pick<RunOptions, 'fresh' | 'randomOrder' | 'seenSet' | 'expectedUrls' | 'bloomErrorRate' | 'maxConcurrency' | 'browserConcurrency' | 'memoryMb' | 'log'> & { site: string };
 
 export interface DistributedStores extends RunStores {
     backend: 'distributed';

@@ -1,6 +1,6 @@
 /**
- * The contributor's loop, end to end, in a project of its own (a temp dir with this project's src/
- * and node_modules/ linked in): `new-site` writes the route file, the test fills in the selectors of
+ * The contributor's loop, end to end, in a project of its own (a temp dir with this project's src/,
+ * node_modules/ and package.json linked in, so the route file's `'dragnet'` resolves as in this one): `new-site` writes the route file, the test fills in the selectors of
  * the fixture shop's product page, `try --save-fixture` saves a fixture, and the fixture test then
  * runs it (and fails, field by field, when the page stops giving what it saved).
  */
@@ -27,6 +27,7 @@ describe('new-site → try --save-fixture → the fixture test', () => {
         project = await mkdtemp(join(tmpdir(), 'dragnet-new-site-'));
         await symlink(join(ROOT, 'src'), join(project, 'src'));
         await symlink(join(ROOT, 'node_modules'), join(project, 'node_modules'));
+        await symlink(join(ROOT, 'package.json'), join(project, 'package.json'));
         shop = await startShop({ seed: 3, products: 40, scriptOnlyRate: 0 });
         routeFile = join(project, 'routes', 'pinewood.ts');
     });

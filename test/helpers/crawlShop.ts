@@ -31,7 +31,7 @@ export interface ShopCrawl {
 /** Crawls a fixture shop end to end; `crawlOptions` override the defaults of the crawl (logs off). */
 export async function crawlShop(
     shopOptions: ShopOptions,
-    crawlOptions: Partial<CrawlOptions> & Pick<CrawlOptions, 'chromiumPath'>,
+    crawlOptions: Partial<CrawlOptions> & { chromiumPath: string | undefined },
 ): Promise<ShopCrawl> {
     const shop = await startShop(shopOptions);
     const storageDir = await mkdtemp(join(tmpdir(), 'dragnet-shop-crawl-'));
