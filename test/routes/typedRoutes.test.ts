@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ROOT } from '../helpers/cli.js';
+import { ROOT, TSC } from '../helpers/cli.js';
 
 const SITE = join(ROOT, 'test/routes/typedSite.ts');
 
@@ -13,9 +13,9 @@ async function errorsWithoutDirectives(): Promise<string[]> {
     const dir = await mkdtemp(join(ROOT, 'test/routes/.typed-'));
     try {
         const source = await readFile(SITE, 'utf8');
-        await writeFile(join(dir, 'site/site.ts'), source.replace(/\/\/ @ts-expect-error.*$/gm, '//').replaceAll("'../../src/", "'../../../src/"));
-        await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({ extends: '../../../tsconfig.json', include: ['site/site.ts'] }));
-        const result = await promisify(execFile)(join(ROOT, 'node_modules/.bin/tsc'), ['--noEmit', '-p', dir], { cwd: ROOT }).then(
+        await writeFile(join(dir, 'site.ts'), source.replace(/\/\/ @ts-expect-error.*$/gm, '//').replaceAll("'../../src/", "'../../../src/"));
+        await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({ extends: '../../../tsconfig.json', include: ['site.ts'] }));
+        const result = await promisify(execFile)(process.execPath, [TSC, '--noEmit', '-p', dir], { cwd: ROOT }).then(
             () => '',
             (error: { stdout: string }) => error.stdout,
         );
