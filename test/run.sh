@@ -40,7 +40,7 @@ if ! listening 5432; then
 fi
 for _ in $(seq 50); do listening 6379 && listening 5432 && break; sleep 0.2; done
 
-npx tsc --noEmit -p .
+npm run -s typecheck
 run_tests() { node --import tsx --test --test-reporter=spec "$@"; }
 # Test files given as arguments run alone: `npm test -- test/frontier/normalize.test.ts`.
 if [ "$#" -gt 0 ]; then run_tests --test-concurrency=2 "$@"; exit; fi

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { type Shop, startShop } from '../../src/demo/shop.js';
-import { assertOneLineError, ROOT, runScript } from '../helpers/cli.js';
+import { assertOneLineError, ROOT, TSC, runScript } from '../helpers/cli.js';
 
 const NEW_SITE = 'src/commands/newSite.ts';
 const TRY = 'src/commands/try.ts';
@@ -52,7 +52,7 @@ describe('new-site → try --save-fixture → the fixture test', () => {
 
     it('the template type-checks as written, and after the selectors are filled in', async () => {
         await writeFile(join(project, 'tsconfig.json'), JSON.stringify({ extends: join(ROOT, 'tsconfig.json'), include: ['routes'] }));
-        const tsc = () => promisify(execFile)(join(ROOT, 'node_modules/.bin/tsc'), ['--noEmit', '-p', project], { cwd: project });
+        const tsc = () => promisify(execFile)(process.execPath, [TSC, '--noEmit', '-p', project], { cwd: project });
         await tsc();
         // What a contributor fills in for the fixture shop: its categories are listings, its product page's title and price.
         const template = await readFile(routeFile, 'utf8');

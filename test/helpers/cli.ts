@@ -11,6 +11,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { helpText } from '../../src/options/config.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** The type checker `npm run typecheck` runs: TypeScript's native compiler (the package `typescript` is the one TypeDoc needs). */
+export const TSC = join(ROOT, 'node_modules/typescript-native/bin/tsc');
 /** A hang fails the test instead of blocking the suite. */
 const CHILD_TIMEOUT_MS = 120_000;
 
