@@ -10,6 +10,7 @@ import type { CrawlOptions, CrawlResult } from './options/crawlOptions.js';
 export { findChromium } from './fetch/browser/chromium.js';
 export type { CrawlOptions, CrawlResult, DistributedOptions, ProgressView, ProxyOptions } from './options/crawlOptions.js';
 export type {
+    CheckedRoute,
     Draft,
     EnqueueRule,
     Extracted,
@@ -22,10 +23,35 @@ export type {
     Site,
     SiteDefinition,
     UrlMatcher,
+    WithoutStrayKeys,
 } from './site/site.js';
 export { collapsedText, defineSite, elementsOf, firstNumber, numberOf, textOf } from './site/site.js';
 export { loadSite } from './site/sites.js';
-export type { RunSummary } from './vocabulary/report.js';
+export type { RenderLearningOptions } from './fetch/browser/renderLearning.js';
+export type { LookupFunction } from './fetch/egress/egress.js';
+export type { TierControllerOptions, TierCounts, TierTally } from './fetch/egress/tierController.js';
+export type { RetryPolicyOptions } from './fetch/failures/retryPolicy.js';
+export type { AdaptiveTimeoutOptions } from './fetch/pacing/adaptiveTimeout.js';
+export type { ConcurrencyControllerOptions } from './fetch/pacing/concurrencyController.js';
+export type { DriftBreakerOptions } from './quality/driftBreaker.js';
+export type {
+    ConcurrencyDecision,
+    DomainConcurrency,
+    ErrorsByClass,
+    ExitCounters,
+    LinksSkipped,
+    PolitenessReport,
+    ProxyReport,
+    RenderDecision,
+    RenderMode,
+    RouteStats,
+    RunSummary,
+    SeenSetReport,
+    SitemapReport,
+    TierMove,
+    Trip,
+} from './vocabulary/report.js';
+export { FAILURE_CLASSES, type FailureClass } from './vocabulary/failure.js';
 
 /**
  * Crawls `options.site` through the whole pipeline, as `npm start` does: the start URLs through the

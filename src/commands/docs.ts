@@ -1,20 +1,22 @@
 /**
- * `npm run docs`: writes what is generated from the option table (src/options/options.ts): `.env.example`,
- * the README's option table, and the actor definition `.actor/actor.json` and
- * `.actor/input_schema.json`. Run it after changing an option; a test fails until then.
+ * `npm run docs`: writes what is generated (authoring/generatedDocs.ts): the configuration page's
+ * option table, `.env.example` and the actor definition from the option table, and the API
+ * reference (docs/api/) from the TSDoc of what `'dragnet'` exports. Run it after changing an option
+ * or an export's doc; the docs test fails until then.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { actorInputSchema, actorJson } from '../options/actorFiles.js';
+import { API_REFERENCE_DIR, writeApiReference } from '../authoring/apiReference.js';
+import { GENERATED_FILES } from '../authoring/generatedDocs.js';
 import { parseCommandLine } from '../options/config.js';
-import { envExample, withOptionTable } from '../options/optionDocs.js';
 import { runCommand } from './command.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 const HELP = `Usage: npm run docs
-Writes what is generated from the option table (src/options/options.ts): .env.example, the README's option
-table, and the actor definition .actor/actor.json and .actor/input_schema.json. Takes no options.
+Writes what is generated: ${GENERATED_FILES.map((file) => file.path).join(', ')} and ${API_REFERENCE_DIR}/.
+Takes no options.
 `;
 
 runCommand(async () => {
@@ -23,13 +25,14 @@ runCommand(async () => {
         process.stdout.write(HELP);
         return 0;
     }
-    await writeFile(`${ROOT}.env.example`, envExample());
-    const readme = `${ROOT}README.md`;
-    await writeFile(readme, withOptionTable(await readFile(readme, 'utf8')));
-    const { version } = JSON.parse(await readFile(`${ROOT}package.json`, 'utf8')) as { version: string };
-    await mkdir(`${ROOT}.actor`, { recursive: true });
-    await writeFile(`${ROOT}.actor/actor.json`, `${JSON.stringify(actorJson(version), null, 4)}\n`);
-    await writeFile(`${ROOT}.actor/input_schema.json`, `${JSON.stringify(actorInputSchema(), null, 4)}\n`);
-    process.stderr.write('dragnet: wrote .env.example, the README option table and .actor/ from src/options/options.ts\n');
+    for (const file of GENERATED_FILES) {
+        const path = join(ROOT, file.path);
+        const current = await readFile(path, 'utf8').catch(() => '');
+        await mkdir(dirname(path), { recursive: true });
+        await writeFile(path, await file.content(current, ROOT));
+    }
+    await rm(join(ROOT, API_REFERENCE_DIR), { recursive: true, force: true });
+    await writeApiReference(ROOT, join(ROOT, API_REFERENCE_DIR));
+    process.stderr.write(`dragnet: wrote ${GENERATED_FILES.map((file) => file.path).join(', ')} and ${API_REFERENCE_DIR}/\n`);
     return 0;
 });

@@ -198,12 +198,12 @@ export function defineSite<R extends Record<string, RouteDefinition<any>>>(
  * as written first (TypeScript cannot infer a schema per key through a mapped type), so the returned
  * record is no longer a fresh literal and its stray keys would pass: each is typed `never` instead.
  */
-type CheckedRoute<R> = R extends { schema: infer S extends z.ZodType }
+export type CheckedRoute<R> = R extends { schema: infer S extends z.ZodType }
     ? RouteDefinition<S> & (R extends { extract: (...args: any[]) => infer X } ? { extract: ($: CheerioAPI, page: PageContext) => WithoutStrayKeys<X, Draft<z.input<S>>> } : unknown)
     : RouteDefinition;
 
 /** `X` with each key that `D` lacks typed `never` (through lists, and each member of a union). */
-type WithoutStrayKeys<X, D> = X extends readonly (infer E)[] ? WithoutStrayKeys<E, D>[] : X extends object ? X & { [K in Exclude<keyof X, keyof D>]: never } : X;
+export type WithoutStrayKeys<X, D> = X extends readonly (infer E)[] ? WithoutStrayKeys<E, D>[] : X extends object ? X & { [K in Exclude<keyof X, keyof D>]: never } : X;
 
 function matches(matcher: UrlMatcher, url: URL): boolean {
     return matcher instanceof RegExp ? matcher.test(url.href) : matcher(url);

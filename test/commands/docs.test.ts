@@ -1,5 +1,5 @@
 /**
- * `npm run docs` rewrites generated files in the project (optionDocs.test.ts checks they are
+ * `npm run docs` rewrites generated files in the project (test/docs/generated.test.ts checks they are
  * current). Asked for help, or given an argument it does not take, it says so and writes nothing.
  * Child processes, as `npm run docs` runs; only the two runs that never write are made here.
  */
@@ -7,10 +7,11 @@ import assert from 'node:assert/strict';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { GENERATED_FILES } from '../../src/authoring/generatedDocs.js';
 import { assertOneLineError, ROOT, runScript } from '../helpers/cli.js';
 
 const DOCS = 'src/commands/docs.ts';
-const GENERATED = ['.env.example', 'README.md', '.actor/actor.json', '.actor/input_schema.json'];
+const GENERATED = GENERATED_FILES.map((file) => file.path);
 
 const modifiedTimes = () => Promise.all(GENERATED.map(async (file) => (await stat(join(ROOT, file))).mtimeMs));
 

@@ -1,30 +1,18 @@
 /**
- * What is made from the option table (src/options/options.ts) and kept in files or printed: `.env.example`,
- * the README's option table and `--help`. A test fails as soon as one of them no longer says what
- * the table says; `npm run docs` rewrites the two files.
+ * What `--help` makes from the option table (src/options/options.ts), and the table's own rules: a
+ * flag and a variable per option, defaults its schemas accept. (The files made from it are checked
+ * with the other generated files, test/docs/generated.test.ts.)
  */
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import { helpText, parseCommandLine, shownDefault } from '../../src/options/config.js';
 import { ConfigError } from '../../src/options/configError.js';
-import { envExample, withOptionTable } from '../../src/options/optionDocs.js';
 import { ENVIRONMENT_ONLY, OPTIONS } from '../../src/options/options.js';
 import type { OptionSpec } from '../../src/options/optionSpec.js';
-import { ROOT } from '../helpers/cli.js';
 
 const specs: OptionSpec[] = Object.values(OPTIONS);
 
 describe('the option table', () => {
-    it('.env.example is what `npm run docs` writes from it', async () => {
-        assert.equal(await readFile(`${ROOT}.env.example`, 'utf8'), envExample(), '.env.example is stale: run npm run docs');
-    });
-
-    it("the README's option table is what `npm run docs` writes from it", async () => {
-        const readme = await readFile(`${ROOT}README.md`, 'utf8');
-        assert.equal(readme, withOptionTable(readme), "README.md's option table is stale: run npm run docs");
-    });
-
     it('--help lists every option with its doc, default and variable', () => {
         const lines = helpText().split('\n');
         for (const spec of specs) {
