@@ -11,6 +11,9 @@ import { join } from 'node:path';
 import { ConfigError } from './configError.js';
 import { OPTIONS, type OptionName } from './options.js';
 
+/** The variable that holds a run's input as JSON, read after `--input` and before the rest. */
+export const INPUT_VARIABLE = 'DRAGNET_INPUT';
+
 export interface RunInput {
     /** Where it came from, for messages: `--input run.json`, `DRAGNET_INPUT`, `storage/key_value_stores/default/INPUT.json`. */
     source: string;
@@ -36,7 +39,8 @@ export interface GivenInput {
  */
 export function readRunInput(inputFlag: string | undefined, env: NodeJS.ProcessEnv, storageDir: string, given?: GivenInput): RunInput | undefined {
     if (inputFlag) return parseInput(`--input ${inputFlag}`, readText(inputFlag, `--input ${inputFlag}`));
-    if (env.DRAGNET_INPUT) return parseInput('DRAGNET_INPUT', env.DRAGNET_INPUT);
+    const fromVariable = env[INPUT_VARIABLE];
+    if (fromVariable) return parseInput(INPUT_VARIABLE, fromVariable);
     if (given && given.value !== null && given.value !== undefined) return inputOf(given.source, given.value);
     const stored = inputFileIn(storageDir);
     if (!existsSync(stored)) return undefined;
