@@ -16,6 +16,8 @@
  * In the HTTP stage, reading the body, `readBody`: Crawlee reads a response whole into memory,
  * whatever its size or pace; the stage reads it within its limits (responseBody.ts). And sending:
  * Crawlee's own, without its import of got-scraping (see `_requestFunction` below).
+ *
+ * Each Crawlee internal used here is in docs/architecture.md's upgrade checklist, with its guard.
  */
 import { type Request, type RequestProvider, SessionError } from '@crawlee/core';
 import type { IncomingMessage } from 'node:http';
