@@ -87,7 +87,10 @@ export async function readFixtures(dir: string): Promise<Fixture[]> {
 export function expectationOf(trial: PageTrial): FixtureExpectation {
     const links: Record<string, string[]> = {};
     for (const link of trial.links) {
-        if (link.fate === 'follow' && link.url) (links[link.label] ??= []).push(link.url);
+        if (link.fate !== 'follow' || !link.url) continue;
+        const urls = links[link.label] ?? [];
+        urls.push(link.url);
+        links[link.label] = urls;
     }
     return {
         url: trial.url,

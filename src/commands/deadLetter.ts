@@ -79,25 +79,31 @@ async function listJson(store: DeadLetterStore, filter: DeadLetterFilter, limit:
 
 /** Two passes, as CSV export does: the first sizes the columns and counts, the second prints; memory stays flat. */
 async function listTable(store: DeadLetterStore, filter: DeadLetterFilter, limit: number): Promise<number> {
-    const widths = COLUMNS.map(([title]) => title.length);
+    const columns = COLUMNS.map(([title, cell]) => ({ title, cell, width: title.length }));
     const byClass = new Map<string, Map<string, number>>();
     let total = 0;
     for await (const entry of store.entries(filter)) {
-        if (total++ < limit) COLUMNS.forEach(([, cell], i) => (widths[i] = Math.max(widths[i]!, cell(entry).length)));
+        if (total++ < limit) {
+            for (const column of columns) column.width = Math.max(column.width, column.cell(entry).length);
+        }
         let reasons = byClass.get(entry.failureClass);
-        if (!reasons) byClass.set(entry.failureClass, (reasons = new Map()));
+        if (!reasons) {
+            reasons = new Map();
+            byClass.set(entry.failureClass, reasons);
+        }
         reasons.set(entry.reason, (reasons.get(entry.reason) ?? 0) + 1);
     }
     if (total === 0) {
         process.stdout.write(`no dead-letter entries of ${store.site}${filterWords(filter)}\n`);
         return 0;
     }
-    const row = (cells: string[]) => `${cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()}\n`;
-    await write(row(COLUMNS.map(([title]) => title)));
+    const row = (text: (column: (typeof columns)[number]) => string) =>
+        `${columns.map((column) => text(column).padEnd(column.width)).join('  ').trimEnd()}\n`;
+    await write(row((column) => column.title));
     let shown = 0;
     for await (const entry of store.entries(filter)) {
         if (shown++ >= limit) break;
-        await write(row(COLUMNS.map(([, cell]) => cell(entry))));
+        await write(row((column) => column.cell(entry)));
     }
     const counts = [...byClass].map(([failureClass, reasons]) => {
         const sum = [...reasons.values()].reduce((a, b) => a + b, 0);

@@ -182,8 +182,16 @@ export function createAntiBot(options: AntiBotOptions): AntiBot {
             if (status < 200 || status >= 300) return;
             countsFor(counters, address).served++;
             if (!page) return;
-            const byCategory = (counters.servedByCategory[address] ??= {});
-            const served = (byCategory[page.categorySlug] ??= { listings: 0, products: 0 });
+            let byCategory = counters.servedByCategory[address];
+            if (!byCategory) {
+                byCategory = {};
+                counters.servedByCategory[address] = byCategory;
+            }
+            let served = byCategory[page.categorySlug];
+            if (!served) {
+                served = { listings: 0, products: 0 };
+                byCategory[page.categorySlug] = served;
+            }
             if (page.kind === 'listing') served.listings++;
             else served.products++;
         },
@@ -236,14 +244,21 @@ function emptyCounters(): Counters {
 }
 
 function countsFor(counters: Counters, address: string): AddressStats {
-    return (counters.byAddress[address] ??= {
+    const known = counters.byAddress[address];
+    if (known) return known;
+    const counts: AddressStats = {
         requests: 0, served: 0, limited: 0, overBudget: 0, badHeaders: 0, stolenSession: 0, challenged: 0, challengesSolved: 0, hardBlocked: 0,
-    });
+    };
+    counters.byAddress[address] = counts;
+    return counts;
 }
 
 function addTo(sets: Map<string, Set<string>>, key: string, value: string): void {
     let set = sets.get(key);
-    if (!set) sets.set(key, (set = new Set()));
+    if (!set) {
+        set = new Set();
+        sets.set(key, set);
+    }
     set.add(value);
 }
 

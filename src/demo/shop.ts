@@ -166,7 +166,10 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     function record(pathname: string, outcome: string, arrivedAt: number): void {
         count(stats, pathname, outcome);
         let times = arrivals.get(pathname);
-        if (!times) arrivals.set(pathname, (times = []));
+        if (!times) {
+            times = [];
+            arrivals.set(pathname, times);
+        }
         times.push(arrivedAt);
     }
 
@@ -266,7 +269,11 @@ function page(status: number, body: string): Reply {
 
 function count(stats: ShopStats, pathname: string, outcome: string): void {
     stats.total++;
-    const byOutcome = (stats.byPath[pathname] ??= {});
+    let byOutcome = stats.byPath[pathname];
+    if (!byOutcome) {
+        byOutcome = {};
+        stats.byPath[pathname] = byOutcome;
+    }
     byOutcome[outcome] = (byOutcome[outcome] ?? 0) + 1;
 }
 

@@ -202,7 +202,8 @@ class HttpCrawlerReadingBodies extends HttpCrawlerWithHooks {
      * (httpStage.ts); when no source has a cookie the merge gives none, and nothing is left to do.
      */
     override _applyCookies(context: { session?: unknown }, gotOptions: { headers?: Record<string, unknown> }, preHookCookies: string, postHookCookies: string): void {
-        const headers = (gotOptions.headers ??= {});
+        gotOptions.headers ??= {};
+        const { headers } = gotOptions;
         if (context.session || preHookCookies || postHookCookies || headers.cookie || headers.Cookie) super._applyCookies(context, gotOptions, preHookCookies, postHookCookies);
     }
 

@@ -98,7 +98,10 @@ export class RobotsPolicy {
     async isAllowed(url: URL): Promise<boolean> {
         const origin = url.origin;
         let state = this.origins.get(origin);
-        if (!state) this.origins.set(origin, (state = { fetchAt: 0, failures: 0 }));
+        if (!state) {
+            state = { fetchAt: 0, failures: 0 };
+            this.origins.set(origin, state);
+        }
         for (;;) {
             if (Date.now() >= state.fetchAt) state.fetching ??= this.refresh(origin, state).finally(() => (state.fetching = undefined));
             // A refetch is waited for, except while the origin is unreachable: then the last answer stands.

@@ -98,7 +98,10 @@ export class DeadLetterStore {
             for (const entry of entries) {
                 const name = entry.stage === 'browser' ? this.names.browserQueue : this.names.httpQueue;
                 let queue = queues.get(name);
-                if (!queue) queues.set(name, (queue = this.queue(name)));
+                if (!queue) {
+                    queue = this.queue(name);
+                    queues.set(name, queue);
+                }
                 // The frontier queues every request with its URL as the uniqueKey; an entry whose URL
                 // is stored masked (store/records.ts) has the request's id instead.
                 const stored = queue.readRequest(entry.requestId ?? getRequestId(entry.url));

@@ -46,7 +46,8 @@ export class RunEvents {
 
     /** Calls `listener` on every `name` event, for as long as the run lasts. */
     on<K extends RunEventName>(name: K, listener: RunEventListener<K>): void {
-        const listeners: RunEventListener<K>[] = (this.listeners[name] ??= []);
+        this.listeners[name] ??= [];
+        const listeners: RunEventListener<K>[] = this.listeners[name];
         listeners.push(listener);
     }
 

@@ -66,7 +66,9 @@ export function seedSitemaps(pipeline: Pipeline, startUrls: readonly string[]): 
     let reading = true;
     let failure: unknown;
     const ended = readAll()
-        .catch((error: unknown) => void (failure = error))
+        .catch((error: unknown) => {
+            failure = error;
+        })
         .finally(() => {
             reading = false;
             wake();

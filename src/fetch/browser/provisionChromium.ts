@@ -143,7 +143,9 @@ function run([command, ...args]: readonly string[], env: NodeJS.ProcessEnv): Pro
     return new Promise((resolve) => {
         const child = spawn(command!, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
         let output = '';
-        const keep = (chunk: string) => void (output = (output + chunk).slice(-20_000));
+        const keep = (chunk: string) => {
+            output = (output + chunk).slice(-20_000);
+        };
         child.stdout.setEncoding('utf8').on('data', keep);
         child.stderr.setEncoding('utf8').on('data', keep);
         child.on('error', (error) => resolve({ ok: false, why: error.message }));

@@ -84,7 +84,10 @@ export class ExitBreaker {
 
     private state(exit: string): ExitState {
         let state = this.exits.get(exit);
-        if (!state) this.exits.set(exit, (state = { faultsInRow: 0, openings: 0, openUntil: 0, trial: false, trialUntil: 0, faults: 0, opened: 0 }));
+        if (!state) {
+            state = { faultsInRow: 0, openings: 0, openUntil: 0, trial: false, trialUntil: 0, faults: 0, opened: 0 };
+            this.exits.set(exit, state);
+        }
         return state;
     }
 }

@@ -193,7 +193,10 @@ export class Identities {
 
     private sessionOn(exit: Exit, prefer?: (identity: Identity) => boolean): Identity {
         let live = this.sessions.get(exit);
-        if (!live) this.sessions.set(exit, (live = []));
+        if (!live) {
+            live = [];
+            this.sessions.set(exit, live);
+        }
         const preferred = prefer && leastUsed(live.filter(prefer));
         if (preferred) return preferred;
         if (live.length < this.perExit) {

@@ -206,7 +206,10 @@ export class ProxyRouting {
         update(this.byTier[attempt.tier]!);
         const key = exitKey(attempt.exit);
         let counters = this.byExit.get(key);
-        if (!counters) this.byExit.set(key, (counters = emptyCounters()));
+        if (!counters) {
+            counters = emptyCounters();
+            this.byExit.set(key, counters);
+        }
         update(counters);
     }
 }

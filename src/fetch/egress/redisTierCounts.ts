@@ -59,7 +59,10 @@ export class RedisTierCounts implements TierCounts {
         this.view.add(key, tier, outcome, now);
         const field = `${key}|${tier}`;
         let tally = this.pending.get(field);
-        if (!tally) this.pending.set(field, (tally = { ok: 0, blocked: 0 }));
+        if (!tally) {
+            tally = { ok: 0, blocked: 0 };
+            this.pending.set(field, tally);
+        }
         tally[outcome] += 1;
         if (outcome === 'blocked' && !this.blockSync) {
             this.blockSync = setTimeout(() => {

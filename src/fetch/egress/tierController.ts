@@ -166,7 +166,10 @@ export class MemoryTierCounts implements TierCounts {
             const [, field, part] = /^(.*):(ok|blocked|at)$/.exec(table[index]!) ?? [];
             if (!field || !part) continue;
             let tally = counts.tallies.get(field);
-            if (!tally) counts.tallies.set(field, (tally = { ok: 0, blocked: 0, at: 0 }));
+            if (!tally) {
+                tally = { ok: 0, blocked: 0, at: 0 };
+                counts.tallies.set(field, tally);
+            }
             tally[part as 'ok' | 'blocked' | 'at'] = Number(table[index + 1]);
         }
         return counts;
@@ -190,7 +193,10 @@ export class MemoryTierCounts implements TierCounts {
 
     private decayed(field: string, now: number): { ok: number; blocked: number; at: number } {
         let tally = this.tallies.get(field);
-        if (!tally) this.tallies.set(field, (tally = { ok: 0, blocked: 0, at: now }));
+        if (!tally) {
+            tally = { ok: 0, blocked: 0, at: now };
+            this.tallies.set(field, tally);
+        }
         const factor = 0.5 ** ((now - tally.at) / this.halfLifeMillis);
         tally.ok *= factor;
         tally.blocked *= factor;

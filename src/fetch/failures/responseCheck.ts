@@ -176,7 +176,10 @@ export function detectBlock(response: ResponseSnapshot): FetchFailure | undefine
     let pageSignMayShow: boolean | undefined;
     const shows = (sign: BlockSign) => {
         if ('header' in sign) return sign.header[1].test(header(sign.header[0])?.trim() ?? '');
-        if (sign.proof === 'page' && !(pageSignMayShow ??= ANY_PAGE_SIGN.test(body))) return false;
+        if (sign.proof === 'page') {
+            pageSignMayShow ??= ANY_PAGE_SIGN.test(body);
+            if (!pageSignMayShow) return false;
+        }
         return sign.body.test(body);
     };
     const found = BLOCK_SIGNS.find((sign) => counts[sign.proof] && shows(sign));

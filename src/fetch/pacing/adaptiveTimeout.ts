@@ -75,7 +75,10 @@ export class AdaptiveTimeout {
 
     private domain(name: string): DomainTimes {
         let domain = this.domains.get(name);
-        if (!domain) this.domains.set(name, (domain = { times: [], next: 0, timeoutMs: undefined, sinceComputed: 0 }));
+        if (!domain) {
+            domain = { times: [], next: 0, timeoutMs: undefined, sinceComputed: 0 };
+            this.domains.set(name, domain);
+        }
         return domain;
     }
 }

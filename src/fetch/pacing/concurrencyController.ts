@@ -257,7 +257,10 @@ export class ConcurrencyController {
 
     private state(domain: string): DomainState {
         let state = this.domains.get(domain);
-        if (!state) this.domains.set(domain, (state = new DomainState(this.maxConcurrency, this.now())));
+        if (!state) {
+            state = new DomainState(this.maxConcurrency, this.now());
+            this.domains.set(domain, state);
+        }
         return state;
     }
 }

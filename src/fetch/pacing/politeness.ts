@@ -137,7 +137,10 @@ export class SitePoliteness {
         this.counts.acquired += 1;
         if (this.spacingMs(url) === 0) {
             // Nothing to space: the store is asked only now and then whether another worker cooled the site.
-            if (this.shared && Date.now() >= this.nextCoolCheck) await (this.coolCheck ??= this.checkCool());
+            if (this.shared && Date.now() >= this.nextCoolCheck) {
+                this.coolCheck ??= this.checkCool();
+                await this.coolCheck;
+            }
             if (this.closed) throw new PolitenessClosedError('politeness closed');
             if (Date.now() >= this.coolUntil && this.waiters.length === 0) return;
         }

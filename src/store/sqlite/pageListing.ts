@@ -36,6 +36,7 @@ export class PageListing<T> implements Promise<PaginatedList<T>>, AsyncIterable<
 
     private settle(): Promise<PaginatedList<T>> {
         // Read on first use, once; later awaits see the same page.
-        return (this.page ??= new Promise((resolve) => resolve(this.readPage())));
+        this.page ??= new Promise((resolve) => resolve(this.readPage()));
+        return this.page;
     }
 }

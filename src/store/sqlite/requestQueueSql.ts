@@ -80,7 +80,10 @@ function prepare(db: SqliteDb) {
 const prepared = new WeakMap<SqliteDb, ReturnType<typeof prepare>>();
 export function statements(db: SqliteDb) {
     let st = prepared.get(db);
-    if (!st) prepared.set(db, (st = prepare(db)));
+    if (!st) {
+        st = prepare(db);
+        prepared.set(db, st);
+    }
     return st;
 }
 

@@ -137,7 +137,8 @@ export class QueueTable {
     }
 
     seq(): number {
-        return (this.seqCache ??= this.queues.require(this.idOrName).seq);
+        this.seqCache ??= this.queues.require(this.idOrName).seq;
+        return this.seqCache;
     }
 
     queueRow(): QueueRow {

@@ -45,9 +45,15 @@ export class StorageTable<Row extends StorageRow> {
     /** The table of `kind` in `db`, its statements prepared once per database. */
     static of<Row extends StorageRow>(db: SqliteDb, kind: Kind): StorageTable<Row> {
         let tables = cache.get(db);
-        if (!tables) cache.set(db, (tables = new Map()));
+        if (!tables) {
+            tables = new Map();
+            cache.set(db, tables);
+        }
         let table = tables.get(kind);
-        if (!table) tables.set(kind, (table = new StorageTable<StorageRow>(db, kind)));
+        if (!table) {
+            table = new StorageTable<StorageRow>(db, kind);
+            tables.set(kind, table);
+        }
         return table as StorageTable<Row>;
     }
 
