@@ -88,11 +88,12 @@ export function attemptSettler(context: { request: Request }, outcomes: Outcomes
 }
 
 // A mixin's constructor must take any arguments; the crawlers' own signatures are kept by the classes below.
+// biome-ignore lint/suspicious/noExplicitAny: TypeScript takes a class as a mixin's base only if its constructor takes `...args: any[]`
 export type CrawlerClass = new (...args: any[]) => CrawleeInternals;
 
 /** The crawler options the attempt checks go into (both stages' crawlers take these). */
 interface CheckedOptions {
-    preNavigationHooks?: Array<(context: { request: Request }, ...rest: any[]) => unknown>;
+    preNavigationHooks?: Array<(context: { request: Request }, ...rest: unknown[]) => unknown>;
     requestHandler: (context: { request: Request }) => unknown;
 }
 
@@ -105,6 +106,7 @@ export function withHooks<C extends CrawlerClass>(Crawler: C) {
         preFetchCheck: PreFetchCheck = async () => false;
         onFailure: FailureHook = async () => undefined;
 
+        // biome-ignore lint/suspicious/noExplicitAny: a mixin class's constructor must take `...args: any[]` (TS2545)
         constructor(...args: any[]) {
             const [options, ...rest] = args as [CheckedOptions, ...unknown[]];
             const { requestHandler } = options;
@@ -165,7 +167,8 @@ interface RequestFunctionOptions {
     gotOptions: object;
 }
 
-const HttpCrawlerWithHooks = withHooks(HttpCrawler as unknown as new (...args: any[]) => CrawleeInternals & HttpCrawlerInternals);
+// Crawlee's methods the hooks call are protected: the crawler is seen as a class that shows them.
+const HttpCrawlerWithHooks = withHooks(HttpCrawler as unknown as new (...args: unknown[]) => CrawleeInternals & HttpCrawlerInternals);
 
 /**
  * Crawlee's `_parseResponse` reads the body of an HTML type (and of every other type, which the stage

@@ -152,7 +152,7 @@ export const SITE_NAME_RULE = 'must be lower-case letters, digits and dashes, st
  * Defines a site. Each route's extractor is checked at compile time against the route's own schema:
  * a field of the wrong type, or one the schema does not have, is a type error at the extractor.
  */
-export function defineSite<R extends Record<string, RouteDefinition<any>>>(
+export function defineSite<R extends Record<string, RouteDefinition>>(
     definition: Omit<SiteDefinition, 'routes'> & { routes: R & { [L in keyof R]: CheckedRoute<R[L]> } },
 ): Site {
     const { routes: routeDefinitions, ...rest } = definition;
@@ -199,7 +199,7 @@ export function defineSite<R extends Record<string, RouteDefinition<any>>>(
  * record is no longer a fresh literal and its stray keys would pass: each is typed `never` instead.
  */
 type CheckedRoute<R> = R extends { schema: infer S extends z.ZodType }
-    ? RouteDefinition<S> & (R extends { extract: (...args: any[]) => infer X } ? { extract: ($: CheerioAPI, page: PageContext) => WithoutStrayKeys<X, Draft<z.input<S>>> } : unknown)
+    ? RouteDefinition<S> & (R extends { extract: (...args: never[]) => infer X } ? { extract: ($: CheerioAPI, page: PageContext) => WithoutStrayKeys<X, Draft<z.input<S>>> } : unknown)
     : RouteDefinition;
 
 /** `X` with each key that `D` lacks typed `never` (through lists, and each member of a union). */
