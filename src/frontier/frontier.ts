@@ -180,7 +180,9 @@ export class Frontier {
             stats.admitted -= queued.length;
             throw error;
         } finally {
-            keys.forEach((key, candidate) => held[candidate] && this.admitting.delete(key));
+            keys.forEach((key, candidate) => {
+                if (held[candidate]) this.admitting.delete(key);
+            });
             over();
         }
     }

@@ -148,9 +148,9 @@ const UNRESERVED = /[A-Za-z0-9\-._~]/;
  */
 function normalizePercentEncoding(part: string): string {
     if (!part.includes('%')) return part;
-    return part.replace(PERCENT_ESCAPE, (escape) => {
-        const char = String.fromCharCode(parseInt(escape.slice(1), 16));
-        return UNRESERVED.test(char) ? char : escape.toUpperCase();
+    return part.replace(PERCENT_ESCAPE, (sequence) => {
+        const char = String.fromCharCode(parseInt(sequence.slice(1), 16));
+        return UNRESERVED.test(char) ? char : sequence.toUpperCase();
     });
 }
 

@@ -80,7 +80,7 @@ export class PageHandler {
 
     private async settlePage(
         page: Pick<FetchedPage, 'request' | 'route' | 'renderer' | 'settle'> & { rawKey: string; fetchedAt: string },
-        writtenAndParsed: Promise<[void, ParsedPage]>,
+        writtenAndParsed: Promise<[unknown, ParsedPage]>,
     ): Promise<void> {
         const { events, frontier, log } = this.options;
         const { request, route, renderer, settle, rawKey, fetchedAt } = page;

@@ -88,7 +88,10 @@ class BrowserStageCrawler extends HookedPlaywrightCrawler {
             await this.sessionPages.makeRoom(maxOpenPages - this.requestsByPage.size);
             return this.pagesOpening.track(() =>
                 openPage(pageOptions).then(
-                    (page) => (this.launches.opened(), page),
+                    (page) => {
+                        this.launches.opened();
+                        return page;
+                    },
                     (error: unknown) => {
                         if (!(error instanceof BrowserLaunchError)) throw error;
                         this.launches.failed();

@@ -81,7 +81,10 @@ export class SessionPages {
     park(sessionId: string, page: Page): void {
         const uses = (this.uses.get(page) ?? 0) + 1;
         this.uses.set(page, uses);
-        if (uses >= this.maxUsesPerPage || page.isClosed()) return this.close(page);
+        if (uses >= this.maxUsesPerPage || page.isClosed()) {
+            this.close(page);
+            return;
+        }
         const entry: Parked = { sessionId, page, idleTimer: setTimeout(() => this.drop(entry), this.idleMillis).unref() };
         this.parked.push(entry);
         if (uses % this.collectGarbageEvery === 0) void this.collectGarbage(page);

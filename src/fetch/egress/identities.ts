@@ -176,7 +176,10 @@ export class Identities {
     used(identity: Identity, outcome: 'ok' | FailureClass): void {
         if (outcome === 'exit' || identity.retiredFor) return;
         identity.uses += 1;
-        if (outcome === 'blocked') return this.retire(identity, 'blocked');
+        if (outcome === 'blocked') {
+            this.retire(identity, 'blocked');
+            return;
+        }
         if (outcome === 'transient') identity.errorScore += 1;
         else if (outcome === 'ok') identity.errorScore = Math.max(0, identity.errorScore - 0.5);
         if (identity.errorScore >= this.maxErrorScore) this.retire(identity, 'errors');

@@ -148,8 +148,14 @@ export class SitePoliteness {
             const waiter: Waiter = { url, since: Date.now(), resolve, reject };
             const onAbort = () => this.drop(waiter, new PolitenessClosedError('acquire aborted'));
             signal?.addEventListener('abort', onAbort, { once: true });
-            waiter.resolve = () => (signal?.removeEventListener('abort', onAbort), resolve());
-            waiter.reject = (error) => (signal?.removeEventListener('abort', onAbort), reject(error));
+            waiter.resolve = () => {
+                signal?.removeEventListener('abort', onAbort);
+                resolve();
+            };
+            waiter.reject = (error) => {
+                signal?.removeEventListener('abort', onAbort);
+                reject(error);
+            };
             this.waiters.push(waiter);
             void this.pump();
         });

@@ -62,9 +62,8 @@ export class BoundedRequestQueue extends RequestQueue {
         return result;
     }
 
-    static override async open(...args: Parameters<typeof RequestQueue.open>): Promise<BoundedRequestQueue> {
-        return (await super.open(...args)) as BoundedRequestQueue;
-    }
+    /** Crawlee's own `open`, which builds the queue through the class it is called on: typed here only. */
+    declare static open: (...args: Parameters<typeof RequestQueue.open>) => Promise<BoundedRequestQueue>;
 }
 
 // Crawlee's StorageManager picks the storage client's methods by class name ("RequestQueue" →

@@ -15,6 +15,7 @@ export class PageListing<T> implements Promise<PaginatedList<T>>, AsyncIterable<
         private readonly iterate: () => AsyncIterator<T>,
     ) {}
 
+    // biome-ignore lint/suspicious/noThenProperty: Crawlee's listItems() must return a thenable (awaited: one page)
     then<A = PaginatedList<T>, B = never>(
         onfulfilled?: ((value: PaginatedList<T>) => A | PromiseLike<A>) | null,
         onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
