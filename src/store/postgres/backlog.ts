@@ -8,7 +8,7 @@
  * id keeps it once while it is queued). A job pushed twice is kept once (a unique index on its id).
  */
 import type { JobBacklog, SpilledJob } from '../../vocabulary/queue.js';
-import { jsonb, type PgDatabase } from './database.js';
+import { jsonb, onlyRow, type PgDatabase } from './database.js';
 import { retryTransient } from './sink.js';
 
 export class PgBacklog implements JobBacklog {
@@ -56,15 +56,15 @@ export class PgBacklog implements JobBacklog {
     }
 
     async count(): Promise<number> {
-        const { rows } = await retryTransient(() => this.db.query<{ n: string }>(`SELECT count(*) AS n FROM ${this.table} WHERE site = $1 AND queue = $2`, [this.site, this.queue]));
-        return Number(rows[0]!.n);
+        const result = await retryTransient(() => this.db.query<{ n: string }>(`SELECT count(*) AS n FROM ${this.table} WHERE site = $1 AND queue = $2`, [this.site, this.queue]));
+        return Number(onlyRow(result).n);
     }
 
     async isEmpty(): Promise<boolean> {
-        const { rows } = await retryTransient(() =>
+        const result = await retryTransient(() =>
             this.db.query<{ empty: boolean }>(`SELECT NOT EXISTS (SELECT 1 FROM ${this.table} WHERE site = $1 AND queue = $2) AS empty`, [this.site, this.queue]),
         );
-        return rows[0]!.empty;
+        return onlyRow(result).empty;
     }
 
     async clear(): Promise<void> {

@@ -225,6 +225,13 @@ export function jsonb(value: unknown): string {
     return JSON.stringify(value).replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1');
 }
 
+/** The row of a query that always yields exactly one (`SELECT count(*) …`, `SELECT NOT EXISTS …`). */
+export function onlyRow<R>({ rows }: { rows: R[] }): R {
+    const [row] = rows;
+    if (!row) throw new Error('PostgreSQL returned no row for a query that always returns one');
+    return row;
+}
+
 /** SQLSTATE class 08 and the server's own shutdown and start-up refusals. */
 const CONNECTION_STATES = /^(08|57P01|57P02|57P03)/;
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);

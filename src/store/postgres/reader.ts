@@ -43,7 +43,8 @@ export async function* keysetBatches<R>(db: PgDatabase, table: PgTable, columns:
     for (let after = '0'; ; ) {
         const { rows } = await retryTransient(() => db.query<R & { seq: string }>(text, [site, after, batchSize]), options);
         if (rows.length > 0) yield rows;
-        if (rows.length < batchSize) return;
-        after = rows[rows.length - 1]!.seq;
+        const last = rows.at(-1);
+        if (!last || rows.length < batchSize) return;
+        after = last.seq;
     }
 }

@@ -16,7 +16,7 @@ import type { DeadLetterEntry } from '../../vocabulary/failure.js';
 import { BatchWriter } from '../batchWriter.js';
 import type { QuarantineEntry, StoredItem } from '../records.js';
 import { NEXT, PREVIOUS, type SiteResults, type StoreReader, type StoreSink } from '../siteResults.js';
-import { jsonb, type PgDatabase, type PgTable } from './database.js';
+import { jsonb, onlyRow, type PgDatabase, type PgTable } from './database.js';
 import { iterateItems, type PgStore, type ReadOptions } from './reader.js';
 import { deadLetterColumns, insertRecords, retryTransient } from './sink.js';
 
@@ -46,8 +46,8 @@ export async function pgResults(db: PgDatabase, site: string, options: PgResults
         options,
     );
     const count = async (store: PgStore, name: string): Promise<number> => {
-        const { rows } = await retryTransient(() => db.query<{ count: string }>(`SELECT count(*) AS count FROM ${db.table(TABLES[store])} WHERE site = $1`, [name]), options);
-        return Number(rows[0]!.count);
+        const result = await retryTransient(() => db.query<{ count: string }>(`SELECT count(*) AS count FROM ${db.table(TABLES[store])} WHERE site = $1`, [name]), options);
+        return Number(onlyRow(result).count);
     };
     const reader = <T>(store: PgStore): StoreReader<T> => ({
         entries: () => iterateItems(db, site, store, options) as AsyncIterable<T>,

@@ -16,7 +16,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DeadLetterEntry, FailureClass } from '../../vocabulary/failure.js';
 import { type QuarantineEntry, storedDeadLetter, type StoredItem } from '../records.js';
-import { isConnectionError, jsonb, type PgDatabase } from './database.js';
+import { isConnectionError, jsonb, onlyRow, type PgDatabase } from './database.js';
 
 /** What became of one request, by the key its job had. */
 export interface PgOutcome {
@@ -174,12 +174,12 @@ export class PgSink {
     /** Rows of the site in each table (a count scans the site's rows: a status command, not a hot path). */
     async counts(site: string): Promise<SiteCounts> {
         const count = (table: Parameters<PgDatabase['table']>[0]) => `(SELECT count(*) FROM ${this.db.table(table)} WHERE site = $1)::bigint`;
-        const { rows } = await this.db.query<Record<keyof SiteCounts, string>>(
+        const result = await this.db.query<Record<keyof SiteCounts, string>>(
             `SELECT ${count('items')} AS items, ${count('quarantine')} AS quarantine,
                     ${count('dead_letter')} AS "deadLetter", ${count('raw_pages')} AS "rawPages"`,
             [site],
         );
-        const row = rows[0]!;
+        const row = onlyRow(result);
         return { items: Number(row.items), quarantine: Number(row.quarantine), deadLetter: Number(row.deadLetter), rawPages: Number(row.rawPages) };
     }
 

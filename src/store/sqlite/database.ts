@@ -179,7 +179,7 @@ function migrate(db: SqliteDb): void {
     // IMMEDIATE: two processes opening a fresh dir at once must not both run the same step.
     db.transaction(() => {
         const version = db.pragma('user_version', { simple: true }) as number;
-        for (let step = version; step < MIGRATIONS.length; step++) db.exec(MIGRATIONS[step]!);
+        for (const [step, migration] of MIGRATIONS.entries()) if (step >= version) db.exec(migration);
         if (version < MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);
     }).immediate();
 }

@@ -88,7 +88,9 @@ export class SqliteDatasetClient<Data extends Dictionary = Dictionary> implement
     async update(newFields: DatasetClientUpdateOptions = {}): Promise<Partial<DatasetInfo>> {
         const row = this.datasets.require(this.idOrName);
         if (newFields.name) this.datasets.rename(row.seq, newFields.name);
-        return toDatasetInfo(this.datasets.findBySeq(row.seq)!);
+        const renamed = this.datasets.findBySeq(row.seq);
+        if (!renamed) throw new Error(`${this.datasets.label} with id "${this.idOrName}" does not exist.`);
+        return toDatasetInfo(renamed);
     }
 
     async delete(): Promise<void> {
@@ -144,8 +146,9 @@ export class SqliteDatasetClient<Data extends Dictionary = Dictionary> implement
                     }
                 }
                 // Moved items sit below the cursor now, so the next batch starts with unread ones.
-                if (rows.length < batchSize) break;
-                cursor = rows[rows.length - 1]!.idx;
+                const last = rows.at(-1);
+                if (!last || rows.length < batchSize) break;
+                cursor = last.idx;
             }
             if (removed.length > 0) {
                 const now = Date.now();
@@ -225,8 +228,9 @@ function* readRows(
         const want = Math.min(batchSize, remaining);
         const rows = desc ? st.before.all(row.seq, cursor, want) : st.after.all(row.seq, cursor, want);
         for (const { idx, json } of rows) yield [idx, JSON.parse(json) as Dictionary];
-        if (rows.length < want) return;
-        cursor = rows[rows.length - 1]!.idx;
+        const last = rows.at(-1);
+        if (!last || rows.length < want) return;
+        cursor = last.idx;
         remaining -= rows.length;
     }
 }

@@ -125,19 +125,24 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
     async prolongRequestLock(id: string, options: ProlongRequestLockOptions): Promise<ProlongRequestLockResult> {
         const slack = Math.min(1000, options.lockSecs * 100);
         const fresh = (lockedUntil: number, now: number) => !options.forefront && lockedUntil >= now + options.lockSecs * 1000 - slack;
-        const keep = (row: RequestRow | undefined, now: number) =>
-            row?.order_no !== null && row?.locked_by === this.table.clientKey && fresh(row.locked_until!, now);
+        // A lock this client holds and that is fresh enough to keep as it is.
+        const keep = (row: RequestRow | undefined, now: number): row is RequestRow & { locked_until: number } =>
+            row !== undefined &&
+            row.order_no !== null &&
+            row.locked_by === this.table.clientKey &&
+            row.locked_until !== null &&
+            fresh(row.locked_until, now);
         const listedUntil = this.listed.lockedUntil(id) ?? 0;
         if (fresh(listedUntil, Date.now())) return { lockExpiresAt: new Date(listedUntil) };
         // Read first, outside a write transaction: only this client can change a lock it holds.
         const current = this.st.state.get(this.table.seq(), id);
-        if (keep(current, Date.now())) return { lockExpiresAt: new Date(current!.locked_until!) };
+        if (keep(current, Date.now())) return { lockExpiresAt: new Date(current.locked_until) };
         this.listed.forget(id);
         return this.table.mutate((m) => {
             const row = this.table.lockable(m, id);
-            if (keep(row, m.now)) return { lockExpiresAt: new Date(row.locked_until!) };
+            if (keep(row, m.now)) return { lockExpiresAt: new Date(row.locked_until) };
             const lockedUntil = Math.max(row.locked_until ?? 0, m.now + options.lockSecs * 1000);
-            const orderNo = options.forefront ? this.table.position(m, true) : row.order_no!;
+            const orderNo = options.forefront ? this.table.position(m, true) : row.order_no;
             this.st.setLock.run(orderNo, lockedUntil, this.table.clientKey, row.rowid);
             return { lockExpiresAt: new Date(lockedUntil) };
         });
@@ -157,7 +162,8 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
 
     async addRequest(request: RequestSchema, options: RequestOptions = {}): Promise<QueueOperationInfo> {
         const [result] = (await this.batchAddRequests([request], options)).processedRequests;
-        const { requestId, wasAlreadyPresent, wasAlreadyHandled } = result!;
+        if (!result) throw new Error('batchAddRequests gave no result for the one request it was given');
+        const { requestId, wasAlreadyPresent, wasAlreadyHandled } = result;
         return { requestId, wasAlreadyPresent, wasAlreadyHandled };
     }
 

@@ -20,6 +20,13 @@ export interface RequestRow {
     locked_by: string | null;
 }
 
+/** A request still to be handled: it has a position in the queue. */
+export type PendingRow = RequestRow & { order_no: number };
+
+export function isPending(row: RequestRow): row is PendingRow {
+    return row.order_no !== null;
+}
+
 export interface HeadRow {
     rowid: number;
     order_no: number;

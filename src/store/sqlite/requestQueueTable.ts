@@ -9,7 +9,7 @@ import { getRequestId } from '@crawlee/core';
 import type { ProcessedRequest, RequestOptions, RequestQueueInfo, RequestSchema } from '@crawlee/types';
 import { scrubText } from '../../vocabulary/redact.js';
 import type { SqliteDb } from './database.js';
-import { type HeadRow, type QueueRow, type RequestRow, statements } from './requestQueueSql.js';
+import { type HeadRow, isPending, type PendingRow, type QueueRow, statements } from './requestQueueSql.js';
 import { StorageTable, storageInfo } from './storageTable.js';
 import { attempt, type Committed, TurnGroup } from './turnGroup.js';
 
@@ -66,7 +66,8 @@ export class QueueTable {
         const orderNo = handled ? null : this.position(m, forefront);
         const { uniqueKey } = request;
         if (this.st.insert.run(m.queue.seq, id, orderNo, json).changes === 0) {
-            const existing = this.st.state.get(m.queue.seq, id)!;
+            const existing = this.st.state.get(m.queue.seq, id);
+            if (!existing) throw new Error(`Request with ID ${id} was neither inserted nor found in queue ${this.idOrName}`);
             return { requestId: id, uniqueKey, wasAlreadyPresent: true, wasAlreadyHandled: existing.order_no === null };
         }
         m.addedCount += 1;
@@ -88,11 +89,11 @@ export class QueueTable {
     }
 
     /** The request, if this client may lock, prolong or unlock it. */
-    lockable(m: Mutation, id: string): RequestRow {
+    lockable(m: Mutation, id: string): PendingRow {
         const row = this.st.state.get(m.queue.seq, id);
         if (!row) throw new Error(`Request with ID ${id} not found in queue ${this.idOrName}`);
-        if (row.order_no === null) throw new Error(`Request with ID ${id} has already been handled in queue ${this.idOrName}`);
-        if (row.locked_by !== null && row.locked_by !== this.clientKey && row.locked_until! > m.now) {
+        if (!isPending(row)) throw new Error(`Request with ID ${id} has already been handled in queue ${this.idOrName}`);
+        if (row.locked_by !== null && row.locked_by !== this.clientKey && row.locked_until !== null && row.locked_until > m.now) {
             throw new Error(`Request with ID ${id} is locked by another client in queue ${this.idOrName}`);
         }
         return row;

@@ -111,10 +111,10 @@ export class SqliteStorageClient implements StorageClient {
     async purge(): Promise<void> {
         await this.keyValueStorage.purge();
         for (const { name } of (await this.requestQueues().list()).items) {
-            if (isPurgedOnStart(name)) await this.requestQueue(name!).delete();
+            if (isPurgedOnStart(name)) await this.requestQueue(name).delete();
         }
         for (const { name } of (await this.datasets().list()).items) {
-            if (isPurgedOnStart(name)) await this.dataset(name!).delete();
+            if (isPurgedOnStart(name)) await this.dataset(name).delete();
         }
     }
 
@@ -137,6 +137,6 @@ export class SqliteStorageClient implements StorageClient {
     }
 }
 
-function isPurgedOnStart(name: string | undefined): boolean {
+function isPurgedOnStart(name: string | undefined): name is string {
     return name === 'default' || (name?.startsWith('__CRAWLEE_TEMPORARY') ?? false);
 }

@@ -85,7 +85,7 @@ export class StorageTable<Row extends StorageRow> {
         const id = randomUUID();
         // ON CONFLICT DO NOTHING + re-read: another process may create the same name at the same moment.
         this.insert.run({ id, name: name ?? null, now: Date.now() });
-        return (name ? this.find(name) : this.find(id))!;
+        return this.require(name ? name : id);
     }
 
     list(): Row[] {
