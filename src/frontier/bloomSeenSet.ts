@@ -108,7 +108,8 @@ export class BloomSeenSet implements SeenSet {
         this.expectedSkipped += p / (1 - p);
         for (const bit of positions) {
             if (!this.isSet(bit)) {
-                this.bits[Math.floor(bit / 8)]! |= 1 << bit % 8;
+                const byte = Math.floor(bit / 8);
+                this.bits[byte] = (this.bits[byte] ?? 0) | (1 << bit % 8);
                 this.bitsSet += 1;
             }
         }
@@ -122,6 +123,6 @@ export class BloomSeenSet implements SeenSet {
     }
 
     private isSet(bit: number): boolean {
-        return (this.bits[Math.floor(bit / 8)]! & (1 << bit % 8)) !== 0;
+        return ((this.bits[Math.floor(bit / 8)] ?? 0) & (1 << bit % 8)) !== 0;
     }
 }

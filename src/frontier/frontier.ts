@@ -157,7 +157,7 @@ export class Frontier {
                 } else {
                     admissions[index] = 'queued';
                     stats.admitted += 1;
-                    queued.push({ index, key: keys[candidate]! });
+                    queued.push({ index, key: keys[candidate] ?? urlKey(url) });
                     const request = { url, uniqueKey: url, label: route.label, userData: { ...userData } };
                     (route.render === 'always' ? toBrowser : isNavigation(route) ? toHttpFront : toHttp).push(request);
                 }

@@ -232,7 +232,12 @@ export class RedisBloomSeenSet implements SeenSet {
     private async run(mode: 'add' | 'has', keys: readonly string[]): Promise<boolean[]> {
         const args = [String(this.bitsPerKey), mode, ...keys.map((key) => bloomPositions(key, this.hashCount, this.bitCount).join(' '))];
         const answers = (await this.script(this.keys, args)) as number[];
-        if (mode === 'add') this.count = answers.pop()!;
+        if (mode === 'add') {
+            // The script's last answer is the set's count after the adds.
+            const count = answers.pop();
+            if (count === undefined) throw new Error('the seen-set script gave no answers');
+            this.count = count;
+        }
         return answers.map((answer) => answer === 1);
     }
 }

@@ -162,7 +162,12 @@ export class RedisSeenSet implements SeenSet {
             fields.push(field);
         }
         const answers = (await this.script([countKey(this.key), ...buckets], [mode, ...fields])) as number[];
-        if (mode === 'add') this.count = answers.pop()!;
+        if (mode === 'add') {
+            // The script's last answer is the set's count after the adds.
+            const count = answers.pop();
+            if (count === undefined) throw new Error('the seen-set script gave no answers');
+            this.count = count;
+        }
         return answers.map((answer) => answer === 1);
     }
 
@@ -180,7 +185,9 @@ export type LuaScript = (keys: readonly string[], args: readonly (string | Buffe
 
 export function luaScript(redis: Redis, name: string, lua: string): LuaScript {
     if (!(name in redis)) redis.defineCommand(name, { lua });
-    const command = (redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[name]!;
+    // defineCommand adds the command as a method of the connection, which Redis's type cannot know of.
+    const command = (redis as unknown as Record<string, ((...args: unknown[]) => Promise<unknown>) | undefined>)[name];
+    if (!command) throw new Error(`ioredis did not define the command ${name}`);
     return (keys, args) => command.call(redis, keys.length, ...keys, ...args);
 }
 

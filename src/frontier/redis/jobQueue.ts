@@ -164,7 +164,8 @@ export class JobQueue implements FrontierQueue {
         const taken = this.ready.shift();
         if (!taken) return null;
         const request = toRequest(taken.job) as Request<T>;
-        this.inWork.set(request.id!, taken);
+        if (request.id === undefined) throw new Error(`the job of ${request.url} has no id`);
+        this.inWork.set(request.id, taken);
         return request;
     }
 
@@ -261,8 +262,9 @@ export class JobQueue implements FrontierQueue {
     /** Tops Redis up from the backlog once it has drained below half of `maxWaiting`. */
     private async feedBacklog(): Promise<void> {
         const { waiting, spilled } = await this.look();
-        if (!spilled || waiting >= this.maxWaiting / 2) return;
-        await this.backlog!.feed(Math.min(FEED_WINDOW, this.maxWaiting - waiting), async (jobs: SpilledJob[]) => {
+        const { backlog } = this;
+        if (!backlog || !spilled || waiting >= this.maxWaiting / 2) return;
+        await backlog.feed(Math.min(FEED_WINDOW, this.maxWaiting - waiting), async (jobs: SpilledJob[]) => {
             await this.queue.addBulk(jobs.map(({ jobId, priority, data }) => ({ name: 'page', data: data as unknown as JobData, opts: { jobId, priority } })));
         });
     }
@@ -289,8 +291,9 @@ export class JobQueue implements FrontierQueue {
     }
 
     private release(request: Request): Taken['settle'] | undefined {
-        const taken = this.inWork.get(request.id!);
-        this.inWork.delete(request.id!);
+        if (request.id === undefined) return undefined;
+        const taken = this.inWork.get(request.id);
+        this.inWork.delete(request.id);
         return taken?.settle;
     }
 }
