@@ -82,7 +82,12 @@ class BrowserStageCrawler extends HookedPlaywrightCrawler {
         pool.newPage = (async (pageOptions) => {
             const request = pageOptions?.id === undefined ? undefined : this.requestsByPage.get(pageOptions.id);
             const identity = request && this.sessionOf(request);
-            const parked = identity && this.sessionPages.take(identity.id, (page) => pool.activeBrowserControllers.has(pool.getBrowserControllerByPage(page)!));
+            const parked =
+                identity &&
+                this.sessionPages.take(identity.id, (page) => {
+                    const controller = pool.getBrowserControllerByPage(page);
+                    return controller !== undefined && pool.activeBrowserControllers.has(controller);
+                });
             if (parked) return parked;
             // Parked pages count as open: the pages rendering now, this one among them, keep their room in one browser.
             await this.sessionPages.makeRoom(maxOpenPages - this.requestsByPage.size);

@@ -83,8 +83,11 @@ export class BrowserStageRunner {
         this.problem ??= browserProblem(this.options.chromiumPath);
         const problem = await this.problem;
         if (problem) return this.deadLetterQueued(problem);
+        const { chromiumPath } = this.options;
+        // browserProblem() names the missing path as the problem, so a path is there by now.
+        if (chromiumPath === undefined) throw new Error('no Chromium path, and no problem found with it');
         this.starting ??= this.options
-            .createStage(this.options.chromiumPath!)
+            .createStage(chromiumPath)
             .then((crawler) => {
                 // Stopped while its code loaded: the stage never runs, so nothing else would end what
                 // it holds (its egress proxy listens, and would keep the process from exiting).

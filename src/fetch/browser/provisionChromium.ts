@@ -12,7 +12,10 @@ import { connect } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { findChromium, INSTALL_HINT, launchFailure } from './chromium.js';
 
-const PLAYWRIGHT_INSTALL = ['npx', 'playwright', 'install', 'chromium'];
+/** A command and its arguments. */
+type Command = readonly [string, ...string[]];
+
+const PLAYWRIGHT_INSTALL: Command = ['npx', 'playwright', 'install', 'chromium'];
 /** The host of Playwright's first download mirror. */
 const PLAYWRIGHT_DOWNLOAD_HOST = 'https://cdn.playwright.dev';
 /**
@@ -22,8 +25,8 @@ const PLAYWRIGHT_DOWNLOAD_HOST = 'https://cdn.playwright.dev';
  */
 const REACH_MILLIS = 3000;
 /** The Dockerfile's packages: the browser and the fonts its pages are drawn with. */
-const APT_INSTALL = ['apt-get', 'install', '-y', '-qq', '--no-install-recommends', 'chromium', 'fonts-liberation'];
-const APT_UPDATE = ['apt-get', 'update', '-qq'];
+const APT_INSTALL: Command = ['apt-get', 'install', '-y', '-qq', '--no-install-recommends', 'chromium', 'fonts-liberation'];
+const APT_UPDATE: Command = ['apt-get', 'update', '-qq'];
 const APT_ENV = { DEBIAN_FRONTEND: 'noninteractive' };
 /** Where Debian's `chromium` package puts the browser. */
 const DEBIAN_CHROMIUM = '/usr/bin/chromium';
@@ -139,9 +142,9 @@ function unreachableDownload(env: NodeJS.ProcessEnv): Promise<string | undefined
 }
 
 /** Runs a command with its output held back; a failure says its exit code and the line that says why. */
-function run([command, ...args]: readonly string[], env: NodeJS.ProcessEnv): Promise<{ ok: boolean; why: string }> {
+function run([command, ...args]: Command, env: NodeJS.ProcessEnv): Promise<{ ok: boolean; why: string }> {
     return new Promise((resolve) => {
-        const child = spawn(command!, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
         let output = '';
         const keep = (chunk: string) => {
             output = (output + chunk).slice(-20_000);

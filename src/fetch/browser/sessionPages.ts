@@ -68,8 +68,8 @@ export class SessionPages {
      */
     take(sessionId: string, usable: (page: Page) => boolean): Page | undefined {
         for (let index = this.parked.length - 1; index >= 0; index--) {
-            const entry = this.parked[index]!;
-            if (entry.sessionId !== sessionId) continue;
+            const entry = this.parked[index];
+            if (entry?.sessionId !== sessionId) continue;
             this.unpark(entry);
             if (!entry.page.isClosed() && usable(entry.page)) return entry.page;
             this.close(entry.page);
@@ -95,7 +95,11 @@ export class SessionPages {
      * being closed is: the browser pool counts a page as open until it has closed.
      */
     async makeRoom(keep: number): Promise<void> {
-        while (this.parked.length > Math.max(0, keep)) this.drop(this.parked[0]!);
+        while (this.parked.length > Math.max(0, keep)) {
+            const oldest = this.parked[0];
+            if (!oldest) break;
+            this.drop(oldest);
+        }
         await Promise.all([...this.closing]);
     }
 

@@ -113,12 +113,13 @@ export class Egress {
             if (error) return callback(error, wantsAll ? [] : '');
             const addresses = found as LookupAddress[];
             const allowed = this.exemptHosts.has(host) ? addresses : addresses.filter(({ address }) => !this.addressRefusal(address));
-            if (allowed.length === 0) {
+            const [first] = allowed;
+            if (!first) {
                 const refused = addresses.map(({ address }) => `${address} (${this.addressRefusal(address)})`).join(', ');
                 return callback(new ForbiddenAddressError(`${host} resolves only to refused addresses: ${refused || 'none'}`), wantsAll ? [] : '');
             }
             if (wantsAll) return callback(null, allowed);
-            callback(null, allowed[0]!.address, allowed[0]!.family);
+            callback(null, first.address, first.family);
         });
     };
 
@@ -143,7 +144,10 @@ function rangeOf(address: string): string {
     const range = parsed.range();
     const ipv4Compatible = range === 'unicast' && parts.slice(0, 6).every((part) => part === 0);
     if (range !== 'rfc6052' && !ipv4Compatible) return range;
-    return ipaddr.fromByteArray([parts[6]! >> 8, parts[6]! & 0xff, parts[7]! >> 8, parts[7]! & 0xff]).range();
+    // An IPv6 address has eight 16-bit parts; the IPv4 address is the last two.
+    const high = parts[6] ?? 0;
+    const low = parts[7] ?? 0;
+    return ipaddr.fromByteArray([high >> 8, high & 0xff, low >> 8, low & 0xff]).range();
 }
 
 /** A host as a lookup or an exemption compares it: no IPv6 brackets, no trailing dot, lower case. */

@@ -81,7 +81,8 @@ export class Identity {
      * its own version whatever the user agent says, unless it is told the brands to claim too.
      */
     userAgentOverride(): { userAgent: string; acceptLanguage: string; userAgentMetadata: UserAgentMetadata } {
-        const brands = [...(this.headers['sec-ch-ua'] ?? '').matchAll(/"([^"]+)";v="([^"]+)"/g)].map(([, brand, version]) => ({ brand: brand!, version: version! }));
+        // Both groups take part in every match, so neither is ever undefined.
+        const brands = [...(this.headers['sec-ch-ua'] ?? '').matchAll(/"([^"]+)";v="([^"]+)"/g)].map(([, brand = '', version = '']) => ({ brand, version }));
         const major = /Chrome\/([\d.]+)/.exec(this.userAgent)?.[1] ?? '';
         return {
             userAgent: this.userAgent,
@@ -157,10 +158,13 @@ export class Identities {
      * comes first (the browser stage's: one with a page open to render in).
      */
     pick(tier: number, prefer?: (identity: Identity) => boolean): Identity | undefined {
-        const exits = this.exits[tier]!;
+        const exits = this.exits[tier];
+        if (!exits) throw new RangeError(`no proxy tier ${tier} of ${this.exits.length}`);
         for (let tried = 0; tried < exits.length; tried++) {
-            const exit = exits[this.turns[tier]!++ % exits.length]!;
-            if (this.breaker.allows(exitKey(exit))) return this.sessionOn(exit, prefer);
+            const turn = this.turns[tier] ?? 0;
+            this.turns[tier] = turn + 1;
+            const exit = exits[turn % exits.length];
+            if (exit && this.breaker.allows(exitKey(exit))) return this.sessionOn(exit, prefer);
         }
         return undefined;
     }
@@ -210,7 +214,9 @@ export class Identities {
             return identity;
         }
         // The least used of the exit's sessions, so they age together.
-        return leastUsed(live)!;
+        const least = leastUsed(live);
+        if (!least) throw new RangeError(`no session on exit ${exitKey(exit)}: perExit is ${this.perExit}, and must be at least 1`);
+        return least;
     }
 }
 

@@ -188,7 +188,7 @@ export class ProxyRouting {
 
     report(): ProxyReport {
         return {
-            tiers: this.tiers.map((tier, index) => ({ name: tier.name, cost: tier.cost, ...this.byTier[index]! })),
+            tiers: this.tiers.map((tier, index) => ({ name: tier.name, cost: tier.cost, ...(this.byTier[index] ?? emptyCounters()) })),
             exits: this.identities.allExits().map((exit) => {
                 const key = exitKey(exit);
                 return { tier: exit.tierName, name: exit.name, breakerOpened: this.breaker.counts(key).opened, ...(this.byExit.get(key) ?? emptyCounters()) };
@@ -203,7 +203,9 @@ export class ProxyRouting {
     }
 
     private count(attempt: Attempt, update: (counters: ExitCounters) => void): void {
-        update(this.byTier[attempt.tier]!);
+        const tierCounters = this.byTier[attempt.tier];
+        if (!tierCounters) throw new RangeError(`no proxy tier ${attempt.tier} of ${this.byTier.length}`);
+        update(tierCounters);
         const key = exitKey(attempt.exit);
         let counters = this.byExit.get(key);
         if (!counters) {

@@ -40,10 +40,10 @@ export function parseTierSpec(spec: string): ProxyTierDefinition {
 
 /** `NAME=COST`, as `--proxy-tier-cost` takes it. */
 export function parseTierCost(spec: string): { name: string; cost: number } {
-    const match = /^([^=]+)=(.+)$/.exec(spec.trim());
-    const cost = Number(match?.[2]);
-    if (!match || !(cost > 0 && Number.isFinite(cost))) throw new Error(`"${spec}" is not NAME=COST with a cost above 0`);
-    return { name: match[1]!, cost };
+    const [, name, given] = /^([^=]+)=(.+)$/.exec(spec.trim()) ?? [];
+    const cost = Number(given);
+    if (name === undefined || !(cost > 0 && Number.isFinite(cost))) throw new Error(`"${spec}" is not NAME=COST with a cost above 0`);
+    return { name, cost };
 }
 
 /**

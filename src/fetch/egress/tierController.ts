@@ -103,7 +103,7 @@ export class TierController {
 
     /** Each known section's tier, by name. */
     sections(): Record<string, string> {
-        return Object.fromEntries([...this.current].map(([section, tier]) => [section, this.tiers[tier]!.name]));
+        return Object.fromEntries([...this.current].map(([section, tier]) => [section, this.tierAt(tier).name]));
     }
 
     private reconsiderWithSite(section: string, now: number): void {
@@ -115,10 +115,12 @@ export class TierController {
     private reconsider(section: string, now: number): void {
         const from = this.current.get(section) ?? (section === SITE ? 0 : (this.current.get(SITE) ?? 0));
         const costs = this.expectedCosts(section, now);
-        const best = costs.indexOf(Math.min(...costs));
-        if (best === from || costs[best]! > costs[from]! * (1 - this.hysteresis)) return;
+        const cheapest = Math.min(...costs);
+        const best = costs.indexOf(cheapest);
+        const fromCost = costs[from];
+        if (best === from || fromCost === undefined || cheapest > fromCost * (1 - this.hysteresis)) return;
         this.current.set(section, best);
-        const move: TierMove = { section: section === SITE ? 'the site' : section, from: this.tiers[from]!.name, to: this.tiers[best]!.name, at: new Date(now).toISOString(), expectedCosts: costs.map(round) };
+        const move: TierMove = { section: section === SITE ? 'the site' : section, from: this.tierAt(from).name, to: this.tierAt(best).name, at: new Date(now).toISOString(), expectedCosts: costs.map(round) };
         this.moves.push(move);
         const rates = this.tiers.map((tier, index) => `${tier.name} ${Math.round(this.blockRate(section, index, now) * 100)}%`).join(', ');
         this.log?.info({ tierMove: move }, `proxy tier of ${move.section}: ${move.from} → ${move.to} (blocked: ${rates}; expected cost per page: ${move.expectedCosts.join(' / ')})`);
@@ -127,13 +129,24 @@ export class TierController {
     /** E(t) for each tier t, cheapest start first. */
     private expectedCosts(section: string, now: number): number[] {
         const costs = new Array<number>(this.tiers.length);
-        const last = this.tiers.length - 1;
-        costs[last] = this.tiers[last]!.cost;
-        for (let tier = last - 1; tier >= 0; tier--) {
-            const penalty = this.blockPenalty * this.tiers[tier + 1]!.cost;
-            costs[tier] = this.tiers[tier]!.cost + this.blockRate(section, tier, now) * (penalty + costs[tier + 1]!);
+        // From the top tier down: E(top) is its cost; below it, a block costs the penalty and a start one tier up.
+        let above: ProxyTier | undefined;
+        let expectedAbove = 0;
+        for (let tier = this.tiers.length - 1; tier >= 0; tier--) {
+            const own = this.tierAt(tier);
+            const penalty = above ? this.blockPenalty * above.cost : 0;
+            const expected = above ? own.cost + this.blockRate(section, tier, now) * (penalty + expectedAbove) : own.cost;
+            costs[tier] = expected;
+            above = own;
+            expectedAbove = expected;
         }
         return costs;
+    }
+
+    private tierAt(index: number): ProxyTier {
+        const tier = this.tiers[index];
+        if (!tier) throw new RangeError(`no proxy tier ${index} of ${this.tiers.length}`);
+        return tier;
     }
 
     /** The section's block rate on a tier, shrunk toward the site's while it has few outcomes there. */
@@ -163,7 +176,7 @@ export class MemoryTierCounts implements TierCounts {
     static fromTable(table: readonly string[], halfLifeMillis: number): MemoryTierCounts {
         const counts = new MemoryTierCounts(halfLifeMillis);
         for (let index = 0; index + 1 < table.length; index += 2) {
-            const [, field, part] = /^(.*):(ok|blocked|at)$/.exec(table[index]!) ?? [];
+            const [, field, part] = /^(.*):(ok|blocked|at)$/.exec(table[index] ?? '') ?? [];
             if (!field || !part) continue;
             let tally = counts.tallies.get(field);
             if (!tally) {

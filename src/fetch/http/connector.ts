@@ -39,15 +39,15 @@ export function connector(options: ConnectorOptions): buildConnector.connector {
         const host = hostname.replace(/^\[(.*)\]$/, '$1');
         const targetPort = Number(port) || (protocol === 'https:' ? 443 : 80);
         let done = false;
-        const finish = (error: Error | null, socket?: net.Socket) => {
+        const finish = (...[error, socket]: [error: Error] | [error: null, socket: net.Socket]) => {
             if (done) return;
             done = true;
             clearTimeout(timer);
-            if (error) {
+            if (error === null) {
+                callback(null, socket);
+            } else {
                 raw.destroy();
                 callback(error, null);
-            } else {
-                callback(null, socket!);
             }
         };
         const raw = proxy ? openToProxy(proxy) : net.connect({ host, port: targetPort, ...(options.lookup ? { lookup: options.lookup } : {}) });

@@ -227,8 +227,15 @@ const MAX_CODINGS = 5;
 function decoded(body: Readable, contentEncoding: string | string[] | undefined): Readable {
     const codings = String(contentEncoding ?? '').toLowerCase().split(',').map((coding) => coding.trim()).filter((coding) => coding && coding !== 'identity');
     if (codings.length === 0 || codings.length > MAX_CODINGS || !codings.every((coding) => coding in DECODERS)) return body;
-    const decoders = codings.reverse().map((coding) => DECODERS[coding]!());
+    const decoders = codings.reverse().map(decoderFor);
     return pipeline([body, ...decoders], () => undefined) as unknown as Readable;
+}
+
+/** A new decoder for a coding that `decoded` has checked is one of DECODERS. */
+function decoderFor(coding: string): Transform {
+    const make = DECODERS[coding];
+    if (!make) throw new Error(`no decoder for the content coding ${coding}`);
+    return make();
 }
 
 /** What Crawlee's response shapes (streamed and whole) share, from a response of ours. Redirects are never followed here. */

@@ -68,7 +68,8 @@ export class AdaptiveTimeout {
         domain.sinceComputed += 1;
         if (domain.times.length >= MIN_SAMPLES && (domain.timeoutMs === undefined || domain.sinceComputed >= RECOMPUTE_EVERY)) {
             const sorted = [...domain.times].sort((a, b) => a - b);
-            domain.timeoutMs = this.factor * sorted[Math.floor(0.99 * (sorted.length - 1))]!;
+            const p99 = sorted[Math.floor(0.99 * (sorted.length - 1))];
+            if (p99 !== undefined) domain.timeoutMs = this.factor * p99;
             domain.sinceComputed = 0;
         }
     }

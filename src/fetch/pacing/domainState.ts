@@ -84,7 +84,7 @@ export class DomainState {
     median(): number | null {
         if (this.latencies.length === 0) return null;
         const sorted = [...this.latencies].sort((a, b) => a - b);
-        return sorted[Math.floor(sorted.length / 2)]!;
+        return sorted[Math.floor(sorted.length / 2)] ?? null;
     }
 
     /** The lowest recent window median (at least LATENCY_FLOOR_MS); undefined before any window had one. */

@@ -206,8 +206,9 @@ export class SitePoliteness {
         if (this.pumping) return;
         this.pumping = true;
         try {
-            while (this.waiters.length > 0 && !this.closed) {
-                const head = this.waiters[0]!;
+            while (!this.closed) {
+                const head = this.waiters[0];
+                if (!head) break;
                 let waitMs: number;
                 try {
                     waitMs = await this.turn(head.url);
