@@ -93,7 +93,7 @@ function readOption(name: OptionName, flags: FlagValues, env: NodeJS.ProcessEnv,
     const parsed = spec.schema.safeParse(given ?? fromInput ?? spec.default);
     if (!parsed.success) {
         const message = parsed.error.issues[0]?.message ?? 'is not valid';
-        if (fromInput !== undefined) throw new ConfigError(`${input!.source}: ${name} ${message}`);
+        if (fromInput !== undefined && input) throw new ConfigError(`${input.source}: ${name} ${message}`);
         throw new ConfigError(flags[spec.flag] === undefined && fromEnv !== undefined ? `${spec.env} (--${spec.flag}) ${message}` : `--${spec.flag} ${message}`);
     }
     return parsed.data;

@@ -15,14 +15,14 @@ export const onOff = () =>
     z
         .custom<boolean | 'on' | 'off'>((value) => typeof value === 'boolean' || value === 'on' || value === 'off', { error: 'must be on or off' })
         .transform((value) => value === true || value === 'on');
-const SWITCH_VALUES: Record<string, boolean> = { '1': true, true: true, '0': false, false: false };
+const SWITCH_VALUES = { '1': true, true: true, '0': false, false: false } as const;
 /** A switch: true from its flag, or its variable's 1, 0, true or false. */
 export const onOrOff = () =>
     z
-        .custom<boolean | string>((value) => typeof value === 'boolean' || (typeof value === 'string' && value in SWITCH_VALUES), {
+        .custom<boolean | keyof typeof SWITCH_VALUES>((value) => typeof value === 'boolean' || (typeof value === 'string' && value in SWITCH_VALUES), {
             error: 'must be 1, 0, true or false',
         })
-        .transform((value) => (typeof value === 'boolean' ? value : SWITCH_VALUES[value]!));
+        .transform((value) => (typeof value === 'boolean' ? value : SWITCH_VALUES[value]));
 export const share = (includingOne: boolean) => {
     const message = 'must be between 0 and 1';
     return includingOne ? number().gt(0, message).max(1, message) : number().gt(0, message).lt(1, message);

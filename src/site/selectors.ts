@@ -60,28 +60,31 @@ export function selectUnder(query: CompiledSelector, roots: readonly AnyNode[], 
     const found: Element[] = [];
     if (limit <= 0) return found;
     const start = roots.flatMap((node) => (hasChildren(node) ? node.children : []));
-    const lists: AnyNode[][] = [roots.length > 1 ? removeSubsets(start) : start];
-    const positions = [0];
-    while (lists.length > 0) {
-        const depth = lists.length - 1;
-        const list = lists[depth]!;
-        const position = positions[depth]!;
-        if (position === list.length) {
-            lists.pop();
-            positions.pop();
+    // The list being walked and the next position in it; the stacks hold those of its ancestors.
+    let list: readonly AnyNode[] = roots.length > 1 ? removeSubsets(start) : start;
+    let position = 0;
+    const lists: (readonly AnyNode[])[] = [];
+    const positions: number[] = [];
+    for (;;) {
+        const node = list[position];
+        if (node === undefined) {
+            const parent = lists.pop();
+            if (parent === undefined) return found;
+            list = parent;
+            position = positions.pop() ?? 0;
             continue;
         }
-        positions[depth] = position + 1;
-        const node = list[position]!;
+        position += 1;
         if (!isTag(node)) continue;
         if (query(node)) {
             found.push(node);
             if (found.length === limit) return found;
         }
         if (node.children.length > 0) {
-            lists.push(node.children);
-            positions.push(0);
+            lists.push(list);
+            positions.push(position);
+            list = node.children;
+            position = 0;
         }
     }
-    return found;
 }

@@ -50,7 +50,9 @@ export function parseSiteFile(file: string, text: string): ParsedSiteFile {
 export function siteFileError(parsed: ParsedSiteFile, issues: readonly z.core.$ZodIssue[]): ConfigError {
     const located = problemsIn(issues, [], parsed.data).map((problem) => ({ problem, offset: offsetOf(parsed.document, problem) }));
     located.sort((a, b) => Number(b.problem.unknownKey !== undefined) - Number(a.problem.unknownKey !== undefined) || a.offset - b.offset);
-    const { problem, offset } = located[0]!;
+    const first = located[0];
+    if (!first) throw new Error(`${parsed.file}: the site schema refused the file without saying why`);
+    const { problem, offset } = first;
     const path = problem.path.length > 0 ? `${formatPath(problem.path)}: ` : '';
     return new ConfigError(`${location(parsed.file, parsed.lineCounter, offset)}: ${path}${problem.message}`);
 }
@@ -66,7 +68,8 @@ function problemsIn(issues: readonly z.core.$ZodIssue[], base: Path, data: unkno
         const path = [...base, ...issue.path];
         if (issue.code === 'invalid_union') {
             const meant = issue.errors.filter((branch) => !branch.some((inner) => inner.code === 'invalid_type' && inner.path.length === 0));
-            return meant.length === 1 ? problemsIn(meant[0]!, path, data) : [{ path, message: issue.message }];
+            const [only] = meant;
+            return meant.length === 1 && only ? problemsIn(only, path, data) : [{ path, message: issue.message }];
         }
         if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path, unknownKey: key, message: `unknown key "${key}"` }));
         if (issue.code === 'invalid_type' && isMissing(data, path)) return [{ path: path.slice(0, -1), missing: true, message: `missing key "${String(path.at(-1))}"` }];
@@ -76,10 +79,11 @@ function problemsIn(issues: readonly z.core.$ZodIssue[], base: Path, data: unkno
 
 /** Whether the object at all but the last key of `path` lacks that last key. */
 function isMissing(data: unknown, path: Path): boolean {
-    if (path.length === 0) return false;
+    const last = path.at(-1);
+    if (last === undefined) return false;
     let value = data;
     for (const key of path.slice(0, -1)) value = (value as Record<PropertyKey, unknown> | undefined)?.[key];
-    return typeof value === 'object' && value !== null && !Array.isArray(value) && !Object.hasOwn(value, path.at(-1)!);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) && !Object.hasOwn(value, last);
 }
 
 /**

@@ -74,7 +74,8 @@ const keyedTransform = z
     })
     .superRefine((spec, ctx) => {
         const keys = KEYED_TRANSFORMS.filter((key) => spec[key] !== undefined);
-        if (keys.length !== 1) {
+        const [key] = keys;
+        if (key === undefined || keys.length !== 1) {
             const message = keys.length === 0 ? `a transform object has one of the keys ${KEYED_TRANSFORMS.join(', ')}` : `one transform per list item: ${keys.join(' and ')} are two`;
             ctx.addIssue({ code: 'custom', message });
             return;
@@ -85,7 +86,7 @@ const keyedTransform = z
             return;
         }
         const problem = regexProblem(pattern, spec.flags);
-        if (problem) ctx.addIssue({ code: 'custom', path: [keys[0]!], message: problem });
+        if (problem) ctx.addIssue({ code: 'custom', path: [key], message: problem });
     });
 
 const transform = z.union(

@@ -34,8 +34,9 @@ export interface TransformPage {
 /** One step: the value after it, undefined when that is missing, or a list (split). */
 export type Step = (value: unknown, page: TransformPage) => unknown;
 
-function transformName(spec: TransformSpec): TransformName {
-    return typeof spec === 'string' ? spec : KEYED_TRANSFORMS.find((key) => spec[key] !== undefined)!;
+/** The transform's name; a checked transform object has exactly one of the keyed names. */
+function transformName(spec: TransformSpec): TransformName | undefined {
+    return typeof spec === 'string' ? spec : KEYED_TRANSFORMS.find((key) => spec[key] !== undefined);
 }
 
 /** The kind of value `transforms` leave, starting from text; or the first step that does not fit what it is given. */
@@ -87,7 +88,8 @@ export function compileTransform(spec: TransformSpec): Step {
         const entries = spec.map;
         return (value) => (Object.hasOwn(entries, String(value)) ? entries[String(value)] : undefined);
     }
-    const separator = spec.split!;
+    const separator = spec.split;
+    if (separator === undefined) throw new Error(`not a checked transform: ${JSON.stringify(spec)}`);
     return (value) => String(value).split(separator).map(collapsedText).filter((part) => part !== '');
 }
 
