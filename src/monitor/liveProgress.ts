@@ -110,6 +110,7 @@ function fit(fields: Field[], width: number, color: boolean): string {
         kept.push(field);
         used += needs;
     }
-    if (kept.length === 0) return `${fields[0]!.text.slice(0, width - 1)}…`;
+    const [first] = fields;
+    if (kept.length === 0 && first) return `${first.text.slice(0, width - 1)}…`;
     return kept.map((field) => (color ? (field.painted ?? field.text) : field.text)).join(SEPARATOR);
 }

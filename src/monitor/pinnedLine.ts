@@ -69,7 +69,9 @@ export class PinnedLine {
 
     private draw(): void {
         // The last column is left free: a character there puts some terminals into their next row at once.
-        this.text = this.content!(Math.max(1, this.terminal.columns - 1));
+        const { content } = this;
+        if (!content) return;
+        this.text = content(Math.max(1, this.terminal.columns - 1));
         this.update(this.text);
     }
 }

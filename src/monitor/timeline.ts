@@ -114,7 +114,8 @@ export class Timeline {
     private halve(): void {
         const merged: TimelinePoint[] = [];
         for (let index = 0; index < this.held.length; index += 2) {
-            const first = this.held[index]!;
+            const first = this.held[index];
+            if (!first) break;
             const second = this.held[index + 1];
             merged.push(second ? mergePoints(first, 1, second, 1) : first);
         }
@@ -157,8 +158,9 @@ function mergePoints(earlier: TimelinePoint, earlierWeight: number, later: Timel
     for (const name of new Set([...Object.keys(earlier.gauges), ...Object.keys(later.gauges)])) {
         const a = earlier.gauges[name];
         const b = later.gauges[name];
-        gauges[name] =
-            a === undefined ? b! : b === undefined ? a : (a * earlierWeight + b * laterWeight) / (earlierWeight + laterWeight);
+        // The name is a gauge of one point or of both.
+        const merged = a === undefined || b === undefined ? (a ?? b) : (a * earlierWeight + b * laterWeight) / (earlierWeight + laterWeight);
+        if (merged !== undefined) gauges[name] = merged;
     }
     return { ...later, gauges };
 }

@@ -8,13 +8,18 @@
 
 /** Escapes text for HTML element content and quoted attribute values. */
 export function escapeHtml(value: unknown): string {
-    return String(value).replace(/[&<>"']/g, (char) => HTML_ESCAPES[char]!);
+    return String(value).replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] ?? char);
 }
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** Colours for series without their own, distinguishable and readable on white. */
-export const PALETTE = ['#4269d0', '#efb118', '#ff725c', '#6cc5b0', '#3ca951', '#ff8ab7', '#a463f2', '#97bbf5', '#9c6b4e', '#9498a0'];
+export const PALETTE = ['#4269d0', '#efb118', '#ff725c', '#6cc5b0', '#3ca951', '#ff8ab7', '#a463f2', '#97bbf5', '#9c6b4e', '#9498a0'] as const;
+
+/** The colour of the `index`-th series without one of its own: PALETTE's colours in turn. */
+export function paletteColor(index: number): string {
+    return PALETTE[index % PALETTE.length] ?? PALETTE[0];
+}
 
 export interface Series {
     name: string;
@@ -64,7 +69,7 @@ export function lineChart(series: Series[], options: LineChartOptions): string {
     if (drawn.length === 0) return panel(options.title, options.caption, emptyState(options.emptyText ?? 'no data for this chart'));
 
     // Colours go into attributes: escaped like any other string.
-    const colored = drawn.map((one, index) => ({ ...one, color: escapeHtml(one.color ?? PALETTE[index % PALETTE.length]!) }));
+    const colored = drawn.map((one, index) => ({ ...one, color: escapeHtml(one.color ?? paletteColor(index)) }));
     const xs = colored.flatMap((one) => one.points.map(([x]) => x));
     const ys = colored.flatMap((one) => one.points.map(([, y]) => y));
     for (const reference of options.references ?? []) ys.push(reference.value);
@@ -73,8 +78,9 @@ export function lineChart(series: Series[], options: LineChartOptions): string {
     const xMax = Math.max(xMin + 1, ...xs);
     // The y axis always includes zero, so lines of different charts read alike.
     const yTicks = niceTicks(Math.min(0, ...ys), Math.max(...ys, options.integer ? 1 : 0.001), 5, options.integer);
-    const yMin = yTicks[0]!;
-    const yMax = yTicks[yTicks.length - 1]!;
+    // The ticks run from at or below zero to above it: there are always two or more.
+    const [yMin = 0] = yTicks;
+    const yMax = yTicks.at(-1) ?? yMin;
     const plot = { left: MARGIN.left, top: MARGIN.top, right: width - MARGIN.right, bottom: height - MARGIN.bottom };
     const sx = (x: number) => plot.left + ((x - xMin) / (xMax - xMin)) * (plot.right - plot.left);
     const sy = (y: number) => plot.bottom - ((y - yMin) / (yMax - yMin)) * (plot.bottom - plot.top);
@@ -96,9 +102,10 @@ export function lineChart(series: Series[], options: LineChartOptions): string {
 
     for (const one of colored) {
         const line = one.points.map(([x, y], index) => `${index === 0 ? 'M' : 'L'}${px(sx(x))},${px(sy(y))}`).join('');
-        if (options.area) {
-            const first = one.points[0]!;
-            const last = one.points[one.points.length - 1]!;
+        // Each series drawn has two points or more.
+        const first = one.points[0];
+        const last = one.points.at(-1);
+        if (options.area && first && last) {
             const zero = px(sy(0));
             const area = `${line}L${px(sx(last[0]))},${zero}L${px(sx(first[0]))},${zero}Z`;
             parts.push(`<path class="area" d="${area}" fill="${one.color}"/>`);
@@ -160,7 +167,7 @@ const GROUP_ROW = 24;
 
 export function barChart(bars: Bar[], options: BarChartOptions): string {
     if (bars.length === 0) return panel(options.title, options.caption, emptyState(options.emptyText ?? 'no data for this chart'));
-    const { width = 640, format = formatNumber, color = PALETTE[0]! } = options;
+    const { width = 640, format = formatNumber, color = PALETTE[0] } = options;
     const max = options.max ?? Math.max(...bars.map((bar) => bar.value), 1e-9);
     // Room for the longest label (about 6.5 units a character at 11px), within limits.
     const labelWidth = Math.min(200, Math.max(60, ...bars.map((bar) => Math.min(bar.label.length, 28) * 6.5)));
@@ -283,8 +290,12 @@ function nearest(points: Array<[number, number]>, x: number): [number, number] {
     let high = points.length - 1;
     while (high - low > 1) {
         const middle = (low + high) >> 1;
-        if (points[middle]![0] <= x) low = middle;
+        const point = points[middle];
+        if (point !== undefined && point[0] <= x) low = middle;
         else high = middle;
     }
-    return Math.abs(points[low]![0] - x) <= Math.abs(points[high]![0] - x) ? points[low]! : points[high]!;
+    const below = points[low];
+    const above = points[high];
+    if (!below || !above) throw new RangeError('nearest: a series without points');
+    return Math.abs(below[0] - x) <= Math.abs(above[0] - x) ? below : above;
 }

@@ -5,7 +5,7 @@
  */
 import type { FailureClass } from '../../vocabulary/failure.js';
 import type { ReportSummary } from '../../vocabulary/report.js';
-import { type Bar, barChart, escapeHtml, formatDuration, formatNumber, lineChart, type Marker, PALETTE, type Series } from './charts.js';
+import { type Bar, barChart, escapeHtml, formatDuration, formatNumber, lineChart, type Marker, PALETTE, paletteColor, type Series } from './charts.js';
 import { proxySection, proxyTierChart, sessionTables } from './proxyTables.js';
 import { REPORT_CSS } from './reportStyle.js';
 import { percent, summaryTables } from './reportTables.js';
@@ -191,7 +191,7 @@ function timeCharts(summary: ReportSummary, points: TimelinePoint[]): string[] {
     );
     const items = lineChart(
         routes.flatMap((route, index) => {
-            const color = PALETTE[index % PALETTE.length]!;
+            const color = paletteColor(index);
             const lines = [series(`${route} stored`, (point) => point.routes[route]?.valid ?? 0, { color })];
             if ((last?.routes[route]?.invalid ?? 0) > 0) {
                 lines.push(series(`${route} quarantined`, (point) => point.routes[route]?.invalid ?? 0, { color, dashed: true }));
@@ -214,8 +214,9 @@ function timeCharts(summary: ReportSummary, points: TimelinePoint[]): string[] {
 function rate(points: TimelinePoint[], value: (point: TimelinePoint) => number): Array<[number, number]> {
     const rates: Array<[number, number]> = [];
     for (let index = 1; index < points.length; index += 1) {
-        const previous = points[index - 1]!;
-        const point = points[index]!;
+        const previous = points[index - 1];
+        const point = points[index];
+        if (!previous || !point) continue;
         const seconds = point.t - previous.t;
         if (seconds > 0) rates.push([point.t, Math.max(0, value(point) - value(previous)) / seconds]);
     }
