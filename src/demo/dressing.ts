@@ -12,7 +12,7 @@
  */
 import type { Catalog, Category, ProductTruth } from './catalog.js';
 import { escapeHtml, formatPrice, slugify } from './html.js';
-import { pick, substream, type Random } from './random.js';
+import { inTurn, pick, substream, type Random } from './random.js';
 
 /** The parts a template adds around its own content; all empty in the light shop. */
 export interface Dressing {
@@ -110,7 +110,7 @@ function siteLink(count: { value: number }, cls: string, path: string, text: str
 function megaMenu(count: { value: number }): string {
     const departments = DEPARTMENTS.map((department, i) => {
         const slug = slugify(department);
-        const subs = Array.from({ length: SUBS_PER_DEPARTMENT }, (_, j) => SUBS[(i + j) % SUBS.length]!)
+        const subs = Array.from({ length: SUBS_PER_DEPARTMENT }, (_, j) => inTurn(SUBS, i + j))
             .map((sub) => siteLink(count, '', `/d/${slug}/${slugify(sub)}`, sub))
             .join('');
         return `<li>${siteLink(count, 'menu-link', `/d/${slug}`, department)}<div class="subs">${subs}</div></li>`;

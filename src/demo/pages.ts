@@ -72,7 +72,8 @@ ${pagination(category, page)}`);
 
 export function productPage(catalog: DressedCatalog, product: ProductTruth, origin: string, { redesigned = false } = {}): string {
     const titleClass = redesigned ? 'product-name' : 'product-title';
-    const category = catalog.categories.find((c) => c.name === product.category)!;
+    const category = catalog.categories.find((c) => c.name === product.category);
+    if (!category) throw new Error(`product ${product.id} is in no category of the shop (${product.category})`);
     // Script-only pages ship an empty shell; the script below fills it in, as client-rendered shops do.
     const shown = product.scriptOnly ? { title: '', price: '' } : { title: escapeHtml(product.title), price: formatPrice(product.price) };
     const related = (catalog.related.get(product.id) ?? [])

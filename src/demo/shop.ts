@@ -159,7 +159,10 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         const category = categoriesByPath.get(pathname);
         if (category) return { kind: 'listing', categorySlug: category.slug };
         const product = productsByPath.get(pathname);
-        return product && { kind: 'product', categorySlug: categorySlugs.get(product.category)! };
+        if (!product) return undefined;
+        const categorySlug = categorySlugs.get(product.category);
+        if (categorySlug === undefined) throw new Error(`product ${product.id} is in no category of the shop (${product.category})`);
+        return { kind: 'product', categorySlug };
     }
 
     /** Counts one request under `outcome` and remembers when it arrived. */
