@@ -61,8 +61,8 @@ function parseExpectation(file: string, text: string): FixtureExpectation {
     }
     const parsed = EXPECTATION_FILE.safeParse(json);
     if (parsed.success) return parsed.data;
-    const issue = parsed.error.issues[0]!;
-    throw new Error(`${file}: ${issue.path.join('.') || 'the file'}: ${issue.message}`);
+    const [issue] = parsed.error.issues;
+    throw new Error(`${file}: ${issue?.path.join('.') || 'the file'}: ${issue?.message ?? parsed.error.message}`);
 }
 
 /** The fixtures in `dir` (none when it does not exist), by file name. */

@@ -62,7 +62,8 @@ export async function fetchOnePage(options: OnePageRunOptions): Promise<OnePageR
  */
 function onePageSite(site: Site, route: Route, render: OnePageRunOptions['render']): Site {
     const routes = new Map([...site.routes].map(([label, each]) => [label, { ...each, enqueue: [], render: each === route ? render : each.render }]));
-    const only = routes.get(route.label)!;
+    const only = routes.get(route.label);
+    if (!only) throw new Error(`route ${route.label} is not a route of site ${site.name}`);
     return { ...site, routes, routeFor: (label) => (label ? routes.get(label) : only) };
 }
 

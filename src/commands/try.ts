@@ -98,7 +98,8 @@ runCommand(async () => {
         process.stdout.write(`${JSON.stringify({ site: site.name, trials: trials.map(({ trial, fetched }) => ({ ...trial, fetched })), failures }, null, 2)}\n`);
     } else {
         const sections = [...trials.map(({ trial, fetched }) => formatTrial(trial, fetched)), ...failures];
-        if (trials.length === 2) sections.push(formatSideBySide(trials[0]!.trial, trials[1]!.trial));
+        const [first, second] = trials;
+        if (trials.length === 2 && first && second) sections.push(formatSideBySide(first.trial, second.trial));
         process.stdout.write(`${sections.join('\n\n')}\n`);
     }
     if (flags['save-fixture']) {

@@ -40,13 +40,14 @@ const TOTALS = ['admitted', 'succeeded', 'deadLettered', 'retries', 'httpFetched
 export async function readFleetStatus(redis: Redis, db: PgDatabase, { prefix, site }: { prefix: string; site: string }): Promise<FleetStatus> {
     const keys = fleetKeys(prefix, site);
     const fleet = new Fleet({ redis, key: keys.site });
-    const [http, browser] = [keys.httpQueue, keys.browserQueue].map((name) => new Queue(name, { connection: redis, prefix }));
+    const http = new Queue(keys.httpQueue, { connection: redis, prefix });
+    const browser = new Queue(keys.browserQueue, { connection: redis, prefix });
     try {
         const sink = new PgSink(db);
         const [httpState, browserState, fleetConcurrency, workers, stats, tripped, stored, deadLetter] = await Promise.all([
-            queueState(http!, new PgBacklog(db, site, keys.httpQueue)),
-            queueState(browser!, new PgBacklog(db, site, keys.browserQueue)),
-            http!.getGlobalConcurrency(),
+            queueState(http, new PgBacklog(db, site, keys.httpQueue)),
+            queueState(browser, new PgBacklog(db, site, keys.browserQueue)),
+            http.getGlobalConcurrency(),
             fleet.workers(),
             fleet.stats(),
             fleet.trips(),
@@ -57,7 +58,7 @@ export async function readFleetStatus(redis: Redis, db: PgDatabase, { prefix, si
         const pagesPerSec = Math.round(workers.reduce((sum, worker) => sum + worker.pagesPerSec, 0) * 10) / 10;
         return { site, queues: { http: httpState, browser: browserState }, fleetConcurrency, workers, pagesPerSec, totals, tripped, stored, deadLetter };
     } finally {
-        await Promise.all([http!.close(), browser!.close()]);
+        await Promise.all([http.close(), browser.close()]);
     }
 }
 

@@ -89,7 +89,7 @@ async function openLocked(
     const { site, storageDir } = options;
     const runState = new RunState(storage.db, site);
     const queues = (await storage.requestQueues().list()).items.filter((queue) => queue.name === names.httpQueue || queue.name === names.browserQueue);
-    const pending = queues.reduce((sum, queue) => sum + queue.pendingRequestCount!, 0);
+    const pending = queues.reduce((sum, queue) => sum + queue.pendingRequestCount, 0);
     const resuming = pending > 0 && !options.fresh;
     if (!resuming) await purge(site, storageDir, { config, storage }, runState);
 
