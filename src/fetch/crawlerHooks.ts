@@ -30,6 +30,7 @@ import type { FrontierQueue } from '../vocabulary/queue.js';
  * as the request manager (BasicCrawler.initializeRequestManager), so any FrontierQueue goes there.
  */
 export function queueOption(queue: FrontierQueue): { requestQueue: RequestProvider } {
+    // Crawlee checks the option by shape (above); a FrontierQueue is not a RequestProvider's type.
     return { requestQueue: queue as unknown as RequestProvider };
 }
 
@@ -224,9 +225,9 @@ class HttpCrawlerReadingBodies extends HttpCrawlerWithHooks {
     }
 }
 
-// Crawlee's methods used above are protected, so the mixin is typed loosely inside and precisely outside.
 // The browser stage's PlaywrightCrawler gets its hooks in browserStage.ts, so that Playwright is
 // loaded only by a run that renders a page (see browserStageRunner.ts).
+// Crawlee's methods used above are protected, so the mixin is typed loosely inside and precisely outside.
 export const HookedHttpCrawler = HttpCrawlerReadingBodies as unknown as new (
     ...args: ConstructorParameters<typeof HttpCrawler<HttpCrawlingContext>>
 ) => HttpCrawler<HttpCrawlingContext> & CrawlerHooks & { readBody: BodyReader };

@@ -51,6 +51,8 @@ export interface BrowserStageOptions extends Omit<StageOptions, 'maxConcurrency'
     waitForTimeoutMillis: number;
 }
 
+// Crawlee's methods the hooks use are protected: the mixin sees a class that shows them, and the
+// class it makes is given PlaywrightCrawler's own constructor and the hooks (as in crawlerHooks.ts).
 const HookedPlaywrightCrawler = withHooks(PlaywrightCrawler as unknown as CrawlerClass) as unknown as new (
     ...args: ConstructorParameters<typeof PlaywrightCrawler>
 ) => PlaywrightCrawler & CrawlerHooks;

@@ -228,6 +228,7 @@ function decoded(body: Readable, contentEncoding: string | string[] | undefined)
     const codings = String(contentEncoding ?? '').toLowerCase().split(',').map((coding) => coding.trim()).filter((coding) => coding && coding !== 'identity');
     if (codings.length === 0 || codings.length > MAX_CODINGS || !codings.every((coding) => coding in DECODERS)) return body;
     const decoders = codings.reverse().map(decoderFor);
+    // pipeline() returns its last stream, a decoder, which @types/node types as a bare writable stream.
     return pipeline([body, ...decoders], () => undefined) as unknown as Readable;
 }
 

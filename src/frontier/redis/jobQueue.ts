@@ -265,6 +265,7 @@ export class JobQueue implements FrontierQueue {
         const { backlog } = this;
         if (!backlog || !spilled || waiting >= this.maxWaiting / 2) return;
         await backlog.feed(Math.min(FEED_WINDOW, this.maxWaiting - waiting), async (jobs: SpilledJob[]) => {
+            // The backlog gives back, as a plain record, the JobData that addRequests spilled to it.
             await this.queue.addBulk(jobs.map(({ jobId, priority, data }) => ({ name: 'page', data: data as unknown as JobData, opts: { jobId, priority } })));
         });
     }
