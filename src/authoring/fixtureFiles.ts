@@ -78,7 +78,11 @@ export async function readFixtures(dir: string): Promise<Fixture[]> {
             .map(async (name) => {
                 const file = join(dir, name);
                 const expected = parseExpectation(file, await readFile(file, 'utf8'));
-                return { file, pageFile: resolve(dir, expected.page ?? `${name.slice(0, -EXPECTED.length)}.html`), expected };
+                return {
+                    file,
+                    pageFile: resolve(dir, expected.page ?? `${name.slice(0, -EXPECTED.length)}.html`),
+                    expected,
+                };
             }),
     );
 }
@@ -117,7 +121,8 @@ export function fixtureDifferences(expected: FixtureExpectation, actual: Fixture
             differ(`records[${index}]`, want, got);
             continue;
         }
-        for (const field of new Set([...Object.keys(want), ...Object.keys(got)])) differ(`records[${index}].${field}`, want[field], got[field]);
+        for (const field of new Set([...Object.keys(want), ...Object.keys(got)]))
+            differ(`records[${index}].${field}`, want[field], got[field]);
     }
     differ('invalid', expected.invalid ?? [], actual.invalid ?? []);
     if (expected.links) {
@@ -133,7 +138,12 @@ export function fixtureDifferences(expected: FixtureExpectation, actual: Fixture
  * and `replaced` when a fixture of that name was there (the command says so: its expected file may
  * have been edited by hand).
  */
-export async function saveFixture(dir: string, name: string, html: string, expected: FixtureExpectation): Promise<{ pageFile: string; file: string; replaced: boolean }> {
+export async function saveFixture(
+    dir: string,
+    name: string,
+    html: string,
+    expected: FixtureExpectation,
+): Promise<{ pageFile: string; file: string; replaced: boolean }> {
     const pageFile = join(dir, `${name}.html`);
     const file = join(dir, `${name}${EXPECTED}`);
     await mkdir(dirname(file), { recursive: true });

@@ -45,21 +45,35 @@ runCommand(async () => {
         process.stdout.write(HELP);
         return 0;
     }
-    const { options: { storageDir }, flags } = commandLine;
+    const {
+        options: { storageDir },
+        flags,
+    } = commandLine;
     const site = await siteNameOf(commandLine.options.site);
     if (action !== 'list' && action !== 'requeue') {
-        throw new ConfigError(`${action ? `unknown action "${action}"` : 'no action'}: say list or requeue (see --help)`);
+        throw new ConfigError(
+            `${action ? `unknown action "${action}"` : 'no action'}: say list or requeue (see --help)`,
+        );
     }
     if (flags.class !== undefined && !FAILURE_CLASSES.includes(flags.class as FailureClass)) {
         throw new ConfigError(`--class must be one of ${FAILURE_CLASSES.join(', ')}, not "${flags.class}"`);
     }
-    if (action === 'requeue' && (flags.json || flags.limit !== undefined)) throw new ConfigError('--json and --limit are for list (see --help)');
+    if (action === 'requeue' && (flags.json || flags.limit !== undefined))
+        throw new ConfigError('--json and --limit are for list (see --help)');
     const limit = flags.limit === undefined ? Infinity : Number(flags.limit);
-    if (!(Number.isInteger(limit) && limit >= 1) && limit !== Infinity) throw new ConfigError('--limit must be a whole number >= 1');
-    const filter: DeadLetterFilter = { failureClass: flags.class as FailureClass | undefined, label: flags.label, reason: flags.reason };
+    if (!(Number.isInteger(limit) && limit >= 1) && limit !== Infinity)
+        throw new ConfigError('--limit must be a whole number >= 1');
+    const filter: DeadLetterFilter = {
+        failureClass: flags.class as FailureClass | undefined,
+        label: flags.label,
+        reason: flags.reason,
+    };
 
     const store = DeadLetterStore.open(storageDir, site);
-    if (!store) throw new ConfigError(`no dead-letter of ${site} in ${storageDir}: no run of the site stored anything there (see --site, --storage-dir)`);
+    if (!store)
+        throw new ConfigError(
+            `no dead-letter of ${site} in ${storageDir}: no run of the site stored anything there (see --site, --storage-dir)`,
+        );
     try {
         if (action === 'requeue') return requeue(store, filter, storageDir);
         return flags.json ? await listJson(store, filter, limit) : await listTable(store, filter, limit);
@@ -98,7 +112,10 @@ async function listTable(store: DeadLetterStore, filter: DeadLetterFilter, limit
         return 0;
     }
     const row = (text: (column: (typeof columns)[number]) => string) =>
-        `${columns.map((column) => text(column).padEnd(column.width)).join('  ').trimEnd()}\n`;
+        `${columns
+            .map((column) => text(column).padEnd(column.width))
+            .join('  ')
+            .trimEnd()}\n`;
     await write(row((column) => column.title));
     let shown = 0;
     for await (const entry of store.entries(filter)) {
@@ -118,7 +135,9 @@ function requeue(store: DeadLetterStore, filter: DeadLetterFilter, storageDir: s
     const result = store.requeue(filter);
     const { site } = store;
     if (result.entries.length === 0) {
-        process.stdout.write(`nothing matched: no dead-letter entries of ${site}${filterWords(filter)}, nothing re-queued\n`);
+        process.stdout.write(
+            `nothing matched: no dead-letter entries of ${site}${filterWords(filter)}, nothing re-queued\n`,
+        );
         return 0;
     }
     const queues = Object.entries(result.byQueue).map(([queue, n]) => `${n} to ${queue}`);

@@ -30,6 +30,8 @@ runCommand(async () => {
     await mkdir(`${ROOT}.actor`, { recursive: true });
     await writeFile(`${ROOT}.actor/actor.json`, `${JSON.stringify(actorJson(version), null, 4)}\n`);
     await writeFile(`${ROOT}.actor/input_schema.json`, `${JSON.stringify(actorInputSchema(), null, 4)}\n`);
-    process.stderr.write('dragnet: wrote .env.example, the README option table and .actor/ from src/options/options.ts\n');
+    process.stderr.write(
+        'dragnet: wrote .env.example, the README option table and .actor/ from src/options/options.ts\n',
+    );
     return 0;
 });

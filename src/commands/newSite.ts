@@ -34,7 +34,7 @@ runCommand(async () => {
         throw new ConfigError('give one site name: npm run new-site -- NAME --start-url URL');
     }
     if (!SITE_NAME.test(name)) throw new ConfigError(`site name "${name}" ${SITE_NAME_RULE}`);
-    if (!values['start-url']) throw new ConfigError('give the site\'s start URL: --start-url URL');
+    if (!values['start-url']) throw new ConfigError("give the site's start URL: --start-url URL");
     const startUrl = startUrlOf(values['start-url']);
 
     const root = resolve(values.root ?? PROJECT);

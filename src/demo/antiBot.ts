@@ -86,7 +86,14 @@ export interface AntiBot {
 
 /** What `stats()` gives before any request, and what a shop without the anti-bot mode reports. */
 export function emptyAntiBotStats(): AntiBotStats {
-    return { byAddress: {}, servedByCategory: {}, userAgentsBySession: {}, challengeSolvers: {}, blockedAddresses: [], arrivals: [] };
+    return {
+        byAddress: {},
+        servedByCategory: {},
+        userAgentsBySession: {},
+        challengeSolvers: {},
+        blockedAddresses: [],
+        arrivals: [],
+    };
 }
 
 /** The client's address, `::ffff:127.0.0.2` written as `127.0.0.2`. */
@@ -202,8 +209,12 @@ export function createAntiBot(options: AntiBotOptions): AntiBot {
         stats: () => ({
             byAddress: structuredClone(counters.byAddress),
             servedByCategory: structuredClone(counters.servedByCategory),
-            userAgentsBySession: Object.fromEntries([...counters.userAgentsBySession].map(([sid, agents]) => [sid, [...agents]])),
-            challengeSolvers: Object.fromEntries([...counters.challengeSolvers].map(([address, agents]) => [address, [...agents]])),
+            userAgentsBySession: Object.fromEntries(
+                [...counters.userAgentsBySession].map(([sid, agents]) => [sid, [...agents]]),
+            ),
+            challengeSolvers: Object.fromEntries(
+                [...counters.challengeSolvers].map(([address, agents]) => [address, [...agents]]),
+            ),
             blockedAddresses: [...blocked],
             arrivals: [...counters.arrivals],
         }),
@@ -240,14 +251,28 @@ interface Counters {
 }
 
 function emptyCounters(): Counters {
-    return { byAddress: {}, servedByCategory: {}, userAgentsBySession: new Map(), challengeSolvers: new Map(), arrivals: [] };
+    return {
+        byAddress: {},
+        servedByCategory: {},
+        userAgentsBySession: new Map(),
+        challengeSolvers: new Map(),
+        arrivals: [],
+    };
 }
 
 function countsFor(counters: Counters, address: string): AddressStats {
     const known = counters.byAddress[address];
     if (known) return known;
     const counts: AddressStats = {
-        requests: 0, served: 0, limited: 0, overBudget: 0, badHeaders: 0, stolenSession: 0, challenged: 0, challengesSolved: 0, hardBlocked: 0,
+        requests: 0,
+        served: 0,
+        limited: 0,
+        overBudget: 0,
+        badHeaders: 0,
+        stolenSession: 0,
+        challenged: 0,
+        challengesSolved: 0,
+        hardBlocked: 0,
     };
     counters.byAddress[address] = counts;
     return counts;

@@ -70,12 +70,15 @@ export function resolveAntiBotOptions(options: AntiBotOptions): ResolvedAntiBotO
         throw new RangeError('shop option antiBot.retryAfterSecs must be a whole number >= 0');
     }
     for (const name of ['burst', 'budget'] as const) {
-        if (!Number.isInteger(resolved[name]) || resolved[name] < 1) throw new RangeError(`shop option antiBot.${name} must be a whole number >= 1`);
+        if (!Number.isInteger(resolved[name]) || resolved[name] < 1)
+            throw new RangeError(`shop option antiBot.${name} must be a whole number >= 1`);
     }
     const delay = resolved.crawlDelaySecs;
-    if (delay !== undefined && !(Number.isFinite(delay) && delay >= 0)) throw new RangeError('shop option antiBot.crawlDelaySecs must be >= 0');
+    if (delay !== undefined && !(Number.isFinite(delay) && delay >= 0))
+        throw new RangeError('shop option antiBot.crawlDelaySecs must be >= 0');
     const residential = new Set(resolved.residentialAddresses);
     const both = resolved.datacenterAddresses.filter((address) => residential.has(address));
-    if (both.length > 0) throw new RangeError(`shop option antiBot: ${both.join(', ')} both datacenter and residential`);
+    if (both.length > 0)
+        throw new RangeError(`shop option antiBot: ${both.join(', ')} both datacenter and residential`);
     return resolved;
 }

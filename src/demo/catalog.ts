@@ -108,20 +108,74 @@ const PERSISTENT_FAILURE_STREAM = 1;
 const RETRY_AFTER_STREAM = 2;
 
 const CATEGORY_NAMES = [
-    'Kitchen', 'Garden', 'Lighting', 'Office', 'Outdoor', 'Bath',
-    'Bedroom', 'Tools', 'Travel', 'Pets', 'Kids', 'Storage',
+    'Kitchen',
+    'Garden',
+    'Lighting',
+    'Office',
+    'Outdoor',
+    'Bath',
+    'Bedroom',
+    'Tools',
+    'Travel',
+    'Pets',
+    'Kids',
+    'Storage',
 ];
 const ADJECTIVES = [
-    'Rustic', 'Modern', 'Classic', 'Compact', 'Sleek', 'Vintage', 'Sturdy', 'Elegant',
-    'Handmade', 'Minimal', 'Deluxe', 'Everyday', 'Foldable', 'Portable', 'Heavy-Duty', 'Cozy',
+    'Rustic',
+    'Modern',
+    'Classic',
+    'Compact',
+    'Sleek',
+    'Vintage',
+    'Sturdy',
+    'Elegant',
+    'Handmade',
+    'Minimal',
+    'Deluxe',
+    'Everyday',
+    'Foldable',
+    'Portable',
+    'Heavy-Duty',
+    'Cozy',
 ];
 const MATERIALS = [
-    'Steel', 'Oak', 'Bamboo', 'Ceramic', 'Linen', 'Copper', 'Walnut', 'Glass',
-    'Leather', 'Wool', 'Marble', 'Cotton', 'Brass', 'Concrete', 'Cork', 'Aluminum',
+    'Steel',
+    'Oak',
+    'Bamboo',
+    'Ceramic',
+    'Linen',
+    'Copper',
+    'Walnut',
+    'Glass',
+    'Leather',
+    'Wool',
+    'Marble',
+    'Cotton',
+    'Brass',
+    'Concrete',
+    'Cork',
+    'Aluminum',
 ];
 const NOUNS = [
-    'Lamp', 'Chair', 'Mug', 'Shelf', 'Basket', 'Clock', 'Vase', 'Bowl', 'Tray', 'Stool',
-    'Planter', 'Blanket', 'Kettle', 'Organizer', 'Mirror', 'Bench', 'Lantern', 'Jar',
+    'Lamp',
+    'Chair',
+    'Mug',
+    'Shelf',
+    'Basket',
+    'Clock',
+    'Vase',
+    'Bowl',
+    'Tray',
+    'Stool',
+    'Planter',
+    'Blanket',
+    'Kettle',
+    'Organizer',
+    'Mirror',
+    'Bench',
+    'Lantern',
+    'Jar',
 ];
 const QUALITIES = ['durable', 'easy to clean', 'lightweight', 'built to last', 'made to order', 'gift-ready'];
 const PLACES = ['the kitchen', 'a small apartment', 'the patio', 'a home office', 'the guest room', 'a cabin'];
@@ -164,8 +218,17 @@ export function buildCatalog(options: CatalogOptions): Catalog {
         // Cycle through the kinds in pick order, so ['503', 'reset'] splits the failures half and half.
         transientFailures: new Map(failing.map((id, i) => [productWith(id).path, inTurn(kinds, i)])),
         deadLinks: placeDeadLinks(random, categories, options),
-        persistentFailures: placePersistentFailures(substream(options.seed, PERSISTENT_FAILURE_STREAM), categories, options),
-        retryAfterPaths: pickRetryAfter(substream(options.seed, RETRY_AFTER_STREAM), products, failingIds, options.retryAfterRate),
+        persistentFailures: placePersistentFailures(
+            substream(options.seed, PERSISTENT_FAILURE_STREAM),
+            categories,
+            options,
+        ),
+        retryAfterPaths: pickRetryAfter(
+            substream(options.seed, RETRY_AFTER_STREAM),
+            products,
+            failingIds,
+            options.retryAfterRate,
+        ),
     };
 }
 
@@ -186,7 +249,13 @@ function makeHard(category: Category): void {
     for (const product of category.products) product.path = `/premium/items/${product.slug}-${product.id}`;
 }
 
-function buildProduct(random: Random, id: number, category: string, scriptOnly: boolean, transientFailure: boolean): ProductTruth {
+function buildProduct(
+    random: Random,
+    id: number,
+    category: string,
+    scriptOnly: boolean,
+    transientFailure: boolean,
+): ProductTruth {
     const adjective = pick(random, ADJECTIVES);
     const material = pick(random, MATERIALS);
     const noun = pick(random, NOUNS);
@@ -280,7 +349,10 @@ function placeListingLinks(
         const listing = pages[Math.floor((i * pages.length) / count)];
         if (!listing) throw new RangeError('listing links need a listing page to go on');
         const { category, page } = listing;
-        const cardsOnPage = category.products.slice((page - 1) * options.productsPerPage, page * options.productsPerPage).length;
+        const cardsOnPage = category.products.slice(
+            (page - 1) * options.productsPerPage,
+            page * options.productsPerPage,
+        ).length;
         return {
             ...target(i),
             title: `${pick(random, ADJECTIVES)} ${pick(random, MATERIALS)} ${pick(random, NOUNS)}`,
@@ -296,8 +368,15 @@ function placeListingLinks(
  * `Math.round(rate * products.length)` product paths (at most as many as there are products
  * without a transient failure), none of them failing transiently, in random order.
  */
-function pickRetryAfter(random: Random, products: ProductTruth[], failingIds: ReadonlySet<number>, rate: number): string[] {
+function pickRetryAfter(
+    random: Random,
+    products: ProductTruth[],
+    failingIds: ReadonlySet<number>,
+    rate: number,
+): string[] {
     if (rate === 0) return [];
     const candidates = products.filter((p) => !failingIds.has(p.id));
-    return shuffled(random, candidates).slice(0, Math.round(rate * products.length)).map((p) => p.path);
+    return shuffled(random, candidates)
+        .slice(0, Math.round(rate * products.length))
+        .map((p) => p.path);
 }

@@ -26,7 +26,12 @@ export function pickShare(random: Random, count: number, rate: number): number[]
 }
 
 /** Up to `count` distinct items of `pool` (which holds `except`) other than `except`. */
-export function sampleOthers<T extends NonNullable<unknown>>(random: Random, pool: readonly T[], count: number, except: T): T[] {
+export function sampleOthers<T extends NonNullable<unknown>>(
+    random: Random,
+    pool: readonly T[],
+    count: number,
+    except: T,
+): T[] {
     const chosen = new Set<T>();
     const wanted = Math.min(count, pool.length - 1);
     // Rejection sampling: cheap because `count` is tiny next to the pool.

@@ -19,7 +19,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type AntiBotStats, createAntiBot, emptyAntiBotStats, type ServedPage, sourceAddress } from './antiBot.js';
 import { buildCatalog, type Catalog, type ProductTruth } from './catalog.js';
 import {
-    adminPage, gonePage, homePage, listingPage, notFoundPage, productPage, robotsTxt, tooManyRequestsPage, unavailablePage,
+    adminPage,
+    gonePage,
+    homePage,
+    listingPage,
+    notFoundPage,
+    productPage,
+    robotsTxt,
+    tooManyRequestsPage,
+    unavailablePage,
 } from './pages.js';
 import { dressingFor } from './dressing.js';
 import { resolveOptions, type ShopOptions } from './shopOptions.js';
@@ -71,7 +79,14 @@ export interface Shop {
 
 /** A response: a status and a body, a dropped connection, or no answer at all. */
 type Reply =
-    | { status: number; body: string | Buffer; contentType?: string; location?: string; retryAfter?: number; headers?: Record<string, string> }
+    | {
+          status: number;
+          body: string | Buffer;
+          contentType?: string;
+          location?: string;
+          retryAfter?: number;
+          headers?: Record<string, string>;
+      }
     | { reset: true }
     | { hang: true };
 
@@ -80,7 +95,11 @@ const HTML = 'text/html; charset=utf-8';
 export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     const resolved = resolveOptions(options);
     const antiBot = options.antiBot && createAntiBot(options.antiBot);
-    const built = buildCatalog({ ...resolved, retryAfterRate: options.retryAfter?.rate ?? 0, hardCategory: options.antiBot?.hardCategory });
+    const built = buildCatalog({
+        ...resolved,
+        retryAfterRate: options.retryAfter?.rate ?? 0,
+        hardCategory: options.antiBot?.hardCategory,
+    });
     const catalog = { ...built, dressing: dressingFor(resolved.pageWeight, built, resolved.seed) };
     const productsByPath = new Map(catalog.products.map((p) => [p.path, p]));
     const categoriesByPath = new Map(catalog.categories.map((c) => [c.path, c]));
@@ -108,7 +127,11 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         if (pathname === '/') return page(200, homePage(catalog));
         if (pathname === '/robots.txt') {
             const plain = sitemaps ? robotsTxt + sitemapRobotsLine(origin) : robotsTxt;
-            return { status: 200, body: antiBot ? antiBot.robotsTxt(plain) : plain, contentType: 'text/plain; charset=utf-8' };
+            return {
+                status: 200,
+                body: antiBot ? antiBot.robotsTxt(plain) : plain,
+                contentType: 'text/plain; charset=utf-8',
+            };
         }
         const sitemap = sitemaps?.(pathname, acceptsGzip);
         if (sitemap) return { status: 200, ...sitemap };
@@ -147,7 +170,10 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
             return { ...page(status, body), retryAfter: options.retryAfter.seconds };
         }
         productPagesServed += 1;
-        return page(200, productPage(catalog, product, origin, { redesigned: productPagesServed > resolved.redesignAfter }));
+        return page(
+            200,
+            productPage(catalog, product, origin, { redesigned: productPagesServed > resolved.redesignAfter }),
+        );
     }
 
     function notFound(): Reply {
@@ -161,7 +187,8 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         const product = productsByPath.get(pathname);
         if (!product) return undefined;
         const categorySlug = categorySlugs.get(product.category);
-        if (categorySlug === undefined) throw new Error(`product ${product.id} is in no category of the shop (${product.category})`);
+        if (categorySlug === undefined)
+            throw new Error(`product ${product.id} is in no category of the shop (${product.category})`);
         return { kind: 'product', categorySlug };
     }
 
@@ -195,7 +222,11 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         const cookie = verdict?.setCookie ? { 'Set-Cookie': verdict.setCookie } : undefined;
         if (verdict?.reply) {
             record(url.pathname, String(verdict.reply.status), arrivedAt);
-            send(res, { status: verdict.reply.status, body: verdict.reply.body, headers: { ...verdict.reply.headers, ...cookie } });
+            send(res, {
+                status: verdict.reply.status,
+                body: verdict.reply.body,
+                headers: { ...verdict.reply.headers, ...cookie },
+            });
             return;
         }
         if (options.rateLimit) {
@@ -262,7 +293,9 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 
 function listingPaths(catalog: Catalog): string[] {
     return catalog.categories.flatMap((category) =>
-        Array.from({ length: category.pageCount }, (_, i) => (i === 0 ? category.path : `${category.path}?page=${i + 1}`)),
+        Array.from({ length: category.pageCount }, (_, i) =>
+            i === 0 ? category.path : `${category.path}?page=${i + 1}`,
+        ),
     );
 }
 

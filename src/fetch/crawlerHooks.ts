@@ -81,7 +81,11 @@ function checkAttempt(context: { request: { url: string } }): void {
  * How an attempt settles its request's outcome: refused (AttemptEnded, nothing stored) once Crawlee
  * has given up on the attempt, whose request is then the retry's or the dead-letter's.
  */
-export function attemptSettler(context: { request: Request }, outcomes: Outcomes, queue: FrontierQueue): (outcome: Outcome) => Promise<void> {
+export function attemptSettler(
+    context: { request: Request },
+    outcomes: Outcomes,
+    queue: FrontierQueue,
+): (outcome: Outcome) => Promise<void> {
     return async (outcome) => {
         checkAttempt(context);
         return outcomes.settle(queue, context.request, outcome);
@@ -136,7 +140,11 @@ export function withHooks<C extends CrawlerClass>(Crawler: C) {
             }
         }
 
-        override async _requestFunctionErrorHandler(error: Error, context: FailedContext, source: unknown): Promise<void> {
+        override async _requestFunctionErrorHandler(
+            error: Error,
+            context: FailedContext,
+            source: unknown,
+        ): Promise<void> {
             endedAttempts.add(context);
             await this.onFailure(context, error, this._canRequestBeRetried(context.request, error));
             await super._requestFunctionErrorHandler(error, context, source);
@@ -158,7 +166,12 @@ interface HttpCrawlerInternals {
     _requestAsBrowser(options: object, session: unknown): Promise<IncomingMessage>;
     isProxyError(error: Error): boolean;
     _getMessageFromError(error: Error): string;
-    _applyCookies(context: { session?: unknown }, gotOptions: { headers?: Record<string, unknown> }, preHookCookies: string, postHookCookies: string): void;
+    _applyCookies(
+        context: { session?: unknown },
+        gotOptions: { headers?: Record<string, unknown> },
+        preHookCookies: string,
+        postHookCookies: string,
+    ): void;
 }
 
 interface RequestFunctionOptions {
@@ -169,7 +182,11 @@ interface RequestFunctionOptions {
 }
 
 // Crawlee's methods the hooks call are protected: the crawler is seen as a class that shows them.
-const HttpCrawlerWithHooks = withHooks(HttpCrawler as unknown as new (...args: unknown[]) => CrawleeInternals & HttpCrawlerInternals);
+const HttpCrawlerWithHooks = withHooks(
+    HttpCrawler as unknown as new (
+        ...args: unknown[]
+    ) => CrawleeInternals & HttpCrawlerInternals,
+);
 
 /**
  * Crawlee's `_parseResponse` reads the body of an HTML type (and of every other type, which the stage
@@ -188,13 +205,19 @@ class HttpCrawlerReadingBodies extends HttpCrawlerWithHooks {
      * where its Crawl-delay allowed 20. test/fetch/crawlerHooks.test.ts fails if an upgrade changes
      * what this copies.
      */
-    async _requestFunction({ request, session, proxyUrl, gotOptions }: RequestFunctionOptions): Promise<IncomingMessage> {
+    async _requestFunction({
+        request,
+        session,
+        proxyUrl,
+        gotOptions,
+    }: RequestFunctionOptions): Promise<IncomingMessage> {
         const options = this._getRequestOptions(request, session, proxyUrl, gotOptions);
         try {
             return await this._requestAsBrowser(options, session);
         } catch (error) {
             // Crawlee throws a bare SessionError here; its cause keeps the code (ECONNREFUSED, …) that tells a proxy's own fault (failures.ts).
-            if (this.isProxyError(error as Error)) throw Object.assign(new SessionError(this._getMessageFromError(error as Error)), { cause: error });
+            if (this.isProxyError(error as Error))
+                throw Object.assign(new SessionError(this._getMessageFromError(error as Error)), { cause: error });
             throw error;
         }
     }
@@ -205,10 +228,16 @@ class HttpCrawlerReadingBodies extends HttpCrawlerWithHooks {
      * no Crawlee sessions, and its hook sets the one Cookie header from the session's own jar
      * (httpStage.ts); when no source has a cookie the merge gives none, and nothing is left to do.
      */
-    override _applyCookies(context: { session?: unknown }, gotOptions: { headers?: Record<string, unknown> }, preHookCookies: string, postHookCookies: string): void {
+    override _applyCookies(
+        context: { session?: unknown },
+        gotOptions: { headers?: Record<string, unknown> },
+        preHookCookies: string,
+        postHookCookies: string,
+    ): void {
         gotOptions.headers ??= {};
         const { headers } = gotOptions;
-        if (context.session || preHookCookies || postHookCookies || headers.cookie || headers.Cookie) super._applyCookies(context, gotOptions, preHookCookies, postHookCookies);
+        if (context.session || preHookCookies || postHookCookies || headers.cookie || headers.Cookie)
+            super._applyCookies(context, gotOptions, preHookCookies, postHookCookies);
     }
 
     /**

@@ -53,7 +53,15 @@ type Admission = 'queued' | 'seen' | 'offsite' | 'invalid' | 'unrouted' | 'disal
  * Location is not a crawlable URL; `loop`: it leads back to where it came from or too many hops
  * deep; `offsite`: it leads out of the site's scope.
  */
-export type RedirectOutcome = 'queued' | 'duplicate' | 'invalid' | 'loop' | 'offsite' | 'unrouted' | 'disallowed' | 'overBudget';
+export type RedirectOutcome =
+    | 'queued'
+    | 'duplicate'
+    | 'invalid'
+    | 'loop'
+    | 'offsite'
+    | 'unrouted'
+    | 'disallowed'
+    | 'overBudget';
 
 export class Frontier {
     private readonly site: Site;
@@ -224,7 +232,12 @@ export class Frontier {
             this.options.stats.linksSkipped.overBudget += 1;
             return 'overBudget';
         }
-        const { wasAlreadyPresent } = await this.options.httpQueue.addRequest({ url: target, uniqueKey: target, label: request.label, userData });
+        const { wasAlreadyPresent } = await this.options.httpQueue.addRequest({
+            url: target,
+            uniqueKey: target,
+            label: request.label,
+            userData,
+        });
         if (wasAlreadyPresent) return 'loop'; // `/x` → `/x/` → `/x`
         this.options.stats.admitted += 1;
         return 'queued';
@@ -280,7 +293,11 @@ export class Frontier {
         return true;
     }
 
-    private async addTo(queue: FrontierQueue, requests: RequestOptions[], options?: { forefront: boolean }): Promise<void> {
+    private async addTo(
+        queue: FrontierQueue,
+        requests: RequestOptions[],
+        options?: { forefront: boolean },
+    ): Promise<void> {
         if (requests.length > 0) await queue.addRequests(requests, options);
     }
 }

@@ -149,7 +149,8 @@ export class RedisSeenSet implements SeenSet {
         await deleteKeysUnder(this.redis, this.key);
         this.count = 0;
         const layout = await openLayout<ExactLayout>(this.redis, this.key, { kind: 'exact', buckets: this.buckets });
-        if (layout.buckets !== this.buckets) throw new Error(`${this.key} was reopened with another layout while it was cleared`);
+        if (layout.buckets !== this.buckets)
+            throw new Error(`${this.key} was reopened with another layout while it was cleared`);
     }
 
     /** The script over one chunk: for each key, whether it was new (add) or is held (has). */
@@ -201,7 +202,8 @@ export async function openLayout<T extends { kind: string }>(redis: Redis, key: 
     const stored = await redis.get(metaKey);
     if (stored === null) throw new Error(`${metaKey} was deleted while the seen-set was opened`);
     const layout = JSON.parse(stored) as T;
-    if (layout.kind !== proposed.kind) throw new Error(`${key} holds ${article(layout.kind)} seen-set, not ${article(proposed.kind)} one`);
+    if (layout.kind !== proposed.kind)
+        throw new Error(`${key} holds ${article(layout.kind)} seen-set, not ${article(proposed.kind)} one`);
     return layout;
 }
 
@@ -239,7 +241,10 @@ export async function deleteKeysUnder(redis: Redis, key: string): Promise<void> 
 }
 
 /** A script call over chunks of SCRIPT_CHUNK keys, sent together: one connection pipelines them and Redis runs them in order. */
-export async function inChunks(keys: readonly string[], runChunk: (chunk: string[]) => Promise<boolean[]>): Promise<boolean[]> {
+export async function inChunks(
+    keys: readonly string[],
+    runChunk: (chunk: string[]) => Promise<boolean[]>,
+): Promise<boolean[]> {
     const chunks: string[][] = [];
     for (let from = 0; from < keys.length; from += SCRIPT_CHUNK) chunks.push(keys.slice(from, from + SCRIPT_CHUNK));
     return (await Promise.all(chunks.map(runChunk))).flat();

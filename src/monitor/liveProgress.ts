@@ -32,7 +32,14 @@ export interface LiveProgressOptions {
 }
 
 /** Pins the live line; returns the function that takes it away. */
-export function startLiveProgress({ stats, line, refreshMs = 1000, rateWindowMs = 5000, load, maxRequests }: LiveProgressOptions): () => void {
+export function startLiveProgress({
+    stats,
+    line,
+    refreshMs = 1000,
+    rateWindowMs = 5000,
+    load,
+    maxRequests,
+}: LiveProgressOptions): () => void {
     const live = new LiveStatus({ stats, load, rateWindowMs });
     const content = (width: number) =>
         formatLiveLine(live.snapshot(), {

@@ -78,4 +78,6 @@ export class PinnedLine {
 
 /** The pinned line of stderr when stderr is a terminal that tells its size; undefined elsewhere (pipes, files, CI logs). */
 export const stderrLine: PinnedLine | undefined =
-    process.stderr.isTTY && process.stderr.columns > 0 && process.stderr.rows > 0 ? new PinnedLine(process.stderr) : undefined;
+    process.stderr.isTTY && process.stderr.columns > 0 && process.stderr.rows > 0
+        ? new PinnedLine(process.stderr)
+        : undefined;

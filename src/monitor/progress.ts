@@ -30,7 +30,18 @@ export function startProgress({ stats, log, intervalMs = 5000, load }: ProgressO
 /** `pages 120 · 24.1/s · queue 80 · in flight 12 · retries 3 · errors 5 · dead 1 · escalations 4 · items 110 (+2 invalid, 1.8%) · ETA 4s` */
 export function formatProgress(progress: LiveSnapshot): string {
     const parts = progressParts(progress);
-    return [parts.pages, parts.rate, parts.queue, parts.inFlight, parts.retries, parts.errors, parts.dead, parts.escalations, parts.items, parts.eta]
+    return [
+        parts.pages,
+        parts.rate,
+        parts.queue,
+        parts.inFlight,
+        parts.retries,
+        parts.errors,
+        parts.dead,
+        parts.escalations,
+        parts.items,
+        parts.eta,
+    ]
         .filter((part) => part !== undefined)
         .join(' · ');
 }

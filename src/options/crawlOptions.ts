@@ -70,7 +70,12 @@ export interface DistributedOptions {
     maxWaitingJobs?: number;
 }
 
-export const DISTRIBUTED_DEFAULTS = { redisPrefix: 'dragnet', jobLockSecs: 30, finishGraceSecs: 5, maxWaitingJobs: 200_000 };
+export const DISTRIBUTED_DEFAULTS = {
+    redisPrefix: 'dragnet',
+    jobLockSecs: 30,
+    finishGraceSecs: 5,
+    maxWaitingJobs: 200_000,
+};
 
 export interface CrawlOptions {
     /** The site to crawl: `defineSite({...})`, or `loadSite(name or path)`. */
@@ -160,7 +165,8 @@ export interface CrawlOptions {
 }
 
 /** The crawl options with the run's surroundings settled (run.ts): what the pipeline is built from. */
-export type RunOptions = CrawlOptions & Required<Pick<CrawlOptions, 'startUrls' | 'storageDir' | 'log'>> & { chromiumPath: string | undefined };
+export type RunOptions = CrawlOptions &
+    Required<Pick<CrawlOptions, 'startUrls' | 'storageDir' | 'log'>> & { chromiumPath: string | undefined };
 
 export interface CrawlResult {
     summary: RunSummary;

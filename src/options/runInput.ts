@@ -34,7 +34,12 @@ export interface GivenInput {
  * The run's input, or undefined when none is given or found: `given` takes the place of the storage
  * dir's INPUT.json, unless it has no value. Throws ConfigError for one that is not a JSON object of options.
  */
-export function readRunInput(inputFlag: string | undefined, env: NodeJS.ProcessEnv, storageDir: string, given?: GivenInput): RunInput | undefined {
+export function readRunInput(
+    inputFlag: string | undefined,
+    env: NodeJS.ProcessEnv,
+    storageDir: string,
+    given?: GivenInput,
+): RunInput | undefined {
     if (inputFlag) return parseInput(`--input ${inputFlag}`, readText(inputFlag, `--input ${inputFlag}`));
     if (env.DRAGNET_INPUT) return parseInput('DRAGNET_INPUT', env.DRAGNET_INPUT);
     if (given && given.value !== null && given.value !== undefined) return inputOf(given.source, given.value);
@@ -42,7 +47,8 @@ export function readRunInput(inputFlag: string | undefined, env: NodeJS.ProcessE
     if (!existsSync(stored)) return undefined;
     const input = parseInput(stored, readText(stored, stored));
     // The file is found through the storage dir: it cannot then move it.
-    if (input.values.storageDir !== undefined) throw new ConfigError(`${stored}: storageDir cannot be set by the input inside the storage dir`);
+    if (input.values.storageDir !== undefined)
+        throw new ConfigError(`${stored}: storageDir cannot be set by the input inside the storage dir`);
     return input;
 }
 
@@ -50,7 +56,9 @@ function readText(file: string, source: string): string {
     try {
         return readFileSync(file, 'utf8');
     } catch (error) {
-        throw new ConfigError(`${source}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+        throw new ConfigError(
+            `${source}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+        );
     }
 }
 
@@ -65,7 +73,8 @@ function parseInput(source: string, text: string): RunInput {
 }
 
 function inputOf(source: string, parsed: unknown): RunInput {
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`${source}: must be a JSON object of options`);
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+        throw new ConfigError(`${source}: must be a JSON object of options`);
     const values: RunInput['values'] = {};
     for (const [key, value] of Object.entries(parsed)) {
         if (!Object.hasOwn(OPTIONS, key)) throw new ConfigError(`${source}: unknown key "${key}"${suggestion(key)}`);
@@ -97,6 +106,8 @@ function asOptionValue(name: OptionName, value: unknown): unknown {
 /** ` (did you mean "maxConcurrency"?)` for a key written as the flag (`max-concurrency`), the variable, or in another case. */
 function suggestion(key: string): string {
     const plain = (text: string) => text.toLowerCase().replace(/[-_]/g, '');
-    const near = (Object.keys(OPTIONS) as OptionName[]).find((name) => plain(name) === plain(key) || OPTIONS[name].flag === key || OPTIONS[name].env === key);
+    const near = (Object.keys(OPTIONS) as OptionName[]).find(
+        (name) => plain(name) === plain(key) || OPTIONS[name].flag === key || OPTIONS[name].env === key,
+    );
     return near ? ` (did you mean "${near}"?)` : '';
 }

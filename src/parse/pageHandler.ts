@@ -75,7 +75,10 @@ export class PageHandler {
             userData: request.userData,
             trackingParams: this.options.frontier.trackingParams,
         });
-        return this.settlePage({ request, route, renderer, settle: page.settle, rawKey, fetchedAt }, Promise.all([written, parsing]));
+        return this.settlePage(
+            { request, route, renderer, settle: page.settle, rawKey, fetchedAt },
+            Promise.all([written, parsing]),
+        );
     }
 
     private async settlePage(
@@ -88,7 +91,10 @@ export class PageHandler {
         const [, parsed] = await writtenAndParsed;
         events.emit('pageFetched', { renderer, route: route.label, url: request.url });
         const { canonical, verdict } = parsed;
-        const claim = canonical && !request.userData.canonicalChecked ? await frontier.claimCanonical(canonical, request.url) : undefined;
+        const claim =
+            canonical && !request.userData.canonicalChecked
+                ? await frontier.claimCanonical(canonical, request.url)
+                : undefined;
         if (claim === 'taken') {
             log.debug({ url: request.url, canonical }, 'duplicate of a page already seen');
             await settle({
@@ -106,12 +112,16 @@ export class PageHandler {
         if (renderer === 'http' && route.render === 'auto' && route.extract) {
             // A page whose route code failed (threw, returned what is not data, ran too long) says
             // nothing about the route's need of the browser, and is not escalated (see mayEscalate).
-            if (verdict.extractorFailed === undefined) events.emit('cheapFetchJudged', { route: route.label, neededBrowser: isIncomplete(verdict) });
+            if (verdict.extractorFailed === undefined)
+                events.emit('cheapFetchJudged', { route: route.label, neededBrowser: isIncomplete(verdict) });
             if (mayEscalate(verdict)) {
                 const reason = describeIncomplete(verdict);
                 events.emit('escalated', { route: route.label, url: request.url, reason, failingFields: fields });
                 log.debug({ url: request.url, route: route.label, reason }, 'escalating to the browser');
-                await frontier.escalate({ ...request, userData: { ...request.userData, canonicalChecked: true } }, reason);
+                await frontier.escalate(
+                    { ...request, userData: { ...request.userData, canonicalChecked: true } },
+                    reason,
+                );
                 await settle({ claim: claimKey(claim) });
                 return;
             }

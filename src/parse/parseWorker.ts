@@ -38,7 +38,10 @@ port.on('message', ({ id, label, page }: ParseRequest) => {
     } catch (error) {
         // Records are plain data by now (quality/extractorOutput.ts), but other route code may still
         // leave what cannot be cloned (a link rule that yields objects).
-        port.postMessage({ id, error: `the page's records cannot leave the parse worker: ${(error as Error).message}` });
+        port.postMessage({
+            id,
+            error: `the page's records cannot leave the parse worker: ${(error as Error).message}`,
+        });
     }
 });
 port.postMessage({ ready: true } satisfies WorkerReady);

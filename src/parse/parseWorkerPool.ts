@@ -51,7 +51,9 @@ export class ParseWorkerPool {
 
     parse(route: Route, page: PageToParse): Promise<ParsedPage> {
         if (this.closed) return Promise.reject(new Error('the parse workers are closed'));
-        return new Promise((resolve, reject) => this.send({ id: this.nextId++, label: route.label, page, resolve, reject }));
+        return new Promise((resolve, reject) =>
+            this.send({ id: this.nextId++, label: route.label, page, resolve, reject }),
+        );
     }
 
     async close(): Promise<void> {
@@ -62,7 +64,9 @@ export class ParseWorkerPool {
 
     /** To the least busy worker: pages differ in size, so taking turns would queue behind a big one. */
     private send(task: Task): void {
-        const worker = this.workers.reduce((least, candidate) => (candidate.pending.size < least.pending.size ? candidate : least));
+        const worker = this.workers.reduce((least, candidate) =>
+            candidate.pending.size < least.pending.size ? candidate : least,
+        );
         worker.pending.set(task.id, task);
         if (worker.pending.size === 1) {
             worker.thread.ref();

@@ -92,7 +92,8 @@ export async function startActorRun(argv: string[], env: NodeJS.ProcessEnv): Pro
     const run = new RunningActor(Actor);
     try {
         await Actor.init({ gracefulShutdown: false });
-        for (const event of STOP_EVENTS) Actor.on(event, () => requestStop({ signal: 'SIGTERM', cause: `the actor's ${event} event` }));
+        for (const event of STOP_EVENTS)
+            Actor.on(event, () => requestStop({ signal: 'SIGTERM', cause: `the actor's ${event} event` }));
         const input: unknown = await Actor.getInput();
         // The SDK gives a record that is not JSON as its bytes: read as text, it is refused as not an object.
         const value = Buffer.isBuffer(input) ? input.toString('utf8') : input;
@@ -103,7 +104,9 @@ export async function startActorRun(argv: string[], env: NodeJS.ProcessEnv): Pro
             config,
             feedItems: async (site, log) => {
                 if (config.redisUrl || config.databaseUrl) {
-                    log.warn("the actor's dataset is not fed in the distributed mode: the items are in PostgreSQL (npm run export)");
+                    log.warn(
+                        "the actor's dataset is not fed in the distributed mode: the items are in PostgreSQL (npm run export)",
+                    );
                     return;
                 }
                 const storages = {
@@ -111,7 +114,12 @@ export async function startActorRun(argv: string[], env: NodeJS.ProcessEnv): Pro
                     getValue: <T>(key: string) => Actor.getValue<T>(key),
                     setValue: (key: string, value: unknown) => Actor.setValue(key, value),
                 };
-                run.feed = await ActorDatasetFeed.start({ storageDir: config.storageDir, dataset: storeNames(site).items, actor: storages, log });
+                run.feed = await ActorDatasetFeed.start({
+                    storageDir: config.storageDir,
+                    dataset: storeNames(site).items,
+                    actor: storages,
+                    log,
+                });
             },
         };
     } catch (error) {

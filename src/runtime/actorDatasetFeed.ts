@@ -97,7 +97,10 @@ export class ActorDatasetFeed {
         try {
             await this.pushNew(false);
         } catch (error) {
-            this.options.log.error({ err: error }, `the actor's dataset: the last push failed (${(error as Error).message}); ${this.pushed} items were pushed`);
+            this.options.log.error(
+                { err: error },
+                `the actor's dataset: the last push failed (${(error as Error).message}); ${this.pushed} items were pushed`,
+            );
         } finally {
             await this.storage.close();
         }
@@ -114,7 +117,10 @@ export class ActorDatasetFeed {
             try {
                 await this.pushNew(false);
             } catch (error) {
-                this.options.log.warn({ err: error }, `the actor's dataset: a push failed (${(error as Error).message}); trying again in ${this.intervalMs / 1000} s`);
+                this.options.log.warn(
+                    { err: error },
+                    `the actor's dataset: a push failed (${(error as Error).message}); trying again in ${this.intervalMs / 1000} s`,
+                );
             }
             await new Promise<void>((resolve) => {
                 const timer = setTimeout(resolve, this.intervalMs);
@@ -132,14 +138,18 @@ export class ActorDatasetFeed {
         if (!info) return;
         if (this.progress?.dataset !== info.id) {
             if (!crawled && info.modifiedAt.getTime() < this.startedAt) return;
-            if (this.progress) this.options.log.info(`the actor's dataset: the site's dataset was started over; pushing it from its first item`);
+            if (this.progress)
+                this.options.log.info(
+                    `the actor's dataset: the site's dataset was started over; pushing it from its first item`,
+                );
             this.progress = { dataset: info.id, pushed: 0 };
         }
         const { actor } = this.options;
         while (this.progress.pushed < info.itemCount) {
             const limit = Math.min(this.batchSize, info.itemCount - this.progress.pushed);
             const items: Dictionary[] = [];
-            for await (const item of this.storage.iterateItems(info.id, { offset: this.progress.pushed, limit })) items.push(item);
+            for await (const item of this.storage.iterateItems(info.id, { offset: this.progress.pushed, limit }))
+                items.push(item);
             await actor.pushData(items);
             this.progress = { dataset: info.id, pushed: this.progress.pushed + items.length };
             await actor.setValue(this.progressKey, this.progress);

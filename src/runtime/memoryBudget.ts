@@ -41,14 +41,21 @@ export function currentHeapLimitMb(): number {
  * exit code; resolves undefined in the process that already has it (or with no budget), which then
  * does the work. SIGINT and SIGTERM are passed on, so the graceful stop is the child's.
  */
-export async function runWithHeapLimit(budgetMb: number | undefined, env: NodeJS.ProcessEnv = process.env): Promise<number | undefined> {
+export async function runWithHeapLimit(
+    budgetMb: number | undefined,
+    env: NodeJS.ProcessEnv = process.env,
+): Promise<number | undefined> {
     if (budgetMb === undefined) return undefined;
     const heapMb = heapLimitMbFor(budgetMb);
     if (env[STARTED_WITH_LIMIT] === String(heapMb)) return undefined;
-    const child = spawn(process.execPath, [...process.execArgv, `--max-old-space-size=${heapMb}`, ...process.argv.slice(1)], {
-        stdio: 'inherit',
-        env: { ...env, [STARTED_WITH_LIMIT]: String(heapMb) },
-    });
+    const child = spawn(
+        process.execPath,
+        [...process.execArgv, `--max-old-space-size=${heapMb}`, ...process.argv.slice(1)],
+        {
+            stdio: 'inherit',
+            env: { ...env, [STARTED_WITH_LIMIT]: String(heapMb) },
+        },
+    );
     const forward = (signal: NodeJS.Signals) => child.kill(signal);
     process.on('SIGINT', forward);
     process.on('SIGTERM', forward);

@@ -169,14 +169,20 @@ export function defineSite<R extends Record<string, RouteDefinition>>(
         });
     }
     for (const url of rest.startUrls) {
-        if (!/^https?:$/.test(URL.parse(url)?.protocol ?? '')) throw new Error(`site ${rest.name}: start URL "${url}" is not an http:// or https:// URL`);
+        if (!/^https?:$/.test(URL.parse(url)?.protocol ?? ''))
+            throw new Error(`site ${rest.name}: start URL "${url}" is not an http:// or https:// URL`);
     }
     for (const route of routes.values()) {
         const notMediaType = route.contentTypes?.find((type) => !/^[^/\s]+\/[^/\s]+$/.test(type));
-        if (notMediaType !== undefined) throw new Error(`site ${rest.name}: route "${route.label}" takes content type "${notMediaType}", which is not a media type (type/subtype)`);
+        if (notMediaType !== undefined)
+            throw new Error(
+                `site ${rest.name}: route "${route.label}" takes content type "${notMediaType}", which is not a media type (type/subtype)`,
+            );
         for (const rule of route.enqueue ?? []) {
             if (!routes.has(rule.label)) {
-                throw new Error(`site ${rest.name}: route "${route.label}" enqueues links to unknown route "${rule.label}"`);
+                throw new Error(
+                    `site ${rest.name}: route "${route.label}" enqueues links to unknown route "${rule.label}"`,
+                );
             }
         }
     }
@@ -199,11 +205,18 @@ export function defineSite<R extends Record<string, RouteDefinition>>(
  * record is no longer a fresh literal and its stray keys would pass: each is typed `never` instead.
  */
 type CheckedRoute<R> = R extends { schema: infer S extends z.ZodType }
-    ? RouteDefinition<S> & (R extends { extract: (...args: never[]) => infer X } ? { extract: ($: CheerioAPI, page: PageContext) => WithoutStrayKeys<X, Draft<z.input<S>>> } : unknown)
+    ? RouteDefinition<S> &
+          (R extends { extract: (...args: never[]) => infer X }
+              ? { extract: ($: CheerioAPI, page: PageContext) => WithoutStrayKeys<X, Draft<z.input<S>>> }
+              : unknown)
     : RouteDefinition;
 
 /** `X` with each key that `D` lacks typed `never` (through lists, and each member of a union). */
-type WithoutStrayKeys<X, D> = X extends readonly (infer E)[] ? WithoutStrayKeys<E, D>[] : X extends object ? X & { [K in Exclude<keyof X, keyof D>]: never } : X;
+type WithoutStrayKeys<X, D> = X extends readonly (infer E)[]
+    ? WithoutStrayKeys<E, D>[]
+    : X extends object
+      ? X & { [K in Exclude<keyof X, keyof D>]: never }
+      : X;
 
 function matches(matcher: UrlMatcher, url: URL): boolean {
     return matcher instanceof RegExp ? matcher.test(url.href) : matcher(url);
@@ -253,10 +266,13 @@ function firstMatchText($: CheerioAPI, selector: string, root?: Parameters<Cheer
 /** The nodes `$(selector, root)` searches under: the document, or the given nodes; undefined for a root given as a selector. */
 function scopeOf($: CheerioAPI, root: Parameters<CheerioAPI>[1]): AnyNode[] | undefined {
     if (typeof root === 'string') return undefined;
-    return root === undefined || root === null ? [documentOf($)]
-        : Array.isArray(root) ? root
-        : 'toArray' in root && typeof root.toArray === 'function' ? root.toArray()
-        : [root as AnyNode];
+    return root === undefined || root === null
+        ? [documentOf($)]
+        : Array.isArray(root)
+          ? root
+          : 'toArray' in root && typeof root.toArray === 'function'
+            ? root.toArray()
+            : [root as AnyNode];
 }
 
 /** The first number in the matched text (`£1,234.50` → 1234.5; a dot is the decimal point), or undefined. */

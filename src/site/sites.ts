@@ -54,7 +54,9 @@ export async function loadSite(nameOrPath: string, routesDir = ROUTES_DIR): Prom
     const extension = extname(file);
     const fileName = basename(file, extension);
     if (resolve(dirname(file)) === resolve(routesDir) && fileName !== site.name) {
-        throw new ConfigError(`${file} defines site "${site.name}": a file in routes/ must be named after its site (rename it to ${site.name}${extension}, or the site to "${fileName}")`);
+        throw new ConfigError(
+            `${file} defines site "${site.name}": a file in routes/ must be named after its site (rename it to ${site.name}${extension}, or the site to "${fileName}")`,
+        );
     }
     return site;
 }
@@ -62,7 +64,10 @@ export async function loadSite(nameOrPath: string, routesDir = ROUTES_DIR): Prom
 /** The site's route called `label`, as a flag (`flag`, e.g. `--route`) names it; a label that is no route is a ConfigError listing them. */
 export function namedRoute(site: Site, label: string, flag: string): Route {
     const route = site.routes.get(label);
-    if (!route) throw new ConfigError(`${flag} ${label}: site ${site.name} has no such route (routes: ${[...site.routes.keys()].join(', ')})`);
+    if (!route)
+        throw new ConfigError(
+            `${flag} ${label}: site ${site.name} has no such route (routes: ${[...site.routes.keys()].join(', ')})`,
+        );
     return route;
 }
 
@@ -74,7 +79,9 @@ export function siteSourceFile(site: Site): string | undefined {
 
 /** The files in `routesDir` that define a site called `name`, in the order a name finds them: `<name>.ts`, `.yaml`, `.yml`, `.json`. */
 export function siteFilesNamed(name: string, routesDir = ROUTES_DIR): string[] {
-    return ['.ts', ...DECLARATIVE_EXTENSIONS].map((extension) => join(routesDir, `${name}${extension}`)).filter((file) => existsSync(file));
+    return ['.ts', ...DECLARATIVE_EXTENSIONS]
+        .map((extension) => join(routesDir, `${name}${extension}`))
+        .filter((file) => existsSync(file));
 }
 
 /** A declarative site; its reader (and the YAML parser) loaded only for one. */

@@ -55,7 +55,11 @@ export function lockSite(db: SqliteDb, site: string, purpose: LockPurpose): Site
     return {
         takenOverFrom,
         release: () => {
-            db.prepare<[string, number, string]>('DELETE FROM site_locks WHERE site = ? AND pid = ? AND host = ?').run(site, process.pid, host);
+            db.prepare<[string, number, string]>('DELETE FROM site_locks WHERE site = ? AND pid = ? AND host = ?').run(
+                site,
+                process.pid,
+                host,
+            );
         },
     };
 }

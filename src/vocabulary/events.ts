@@ -34,7 +34,15 @@ export interface RunEventMap {
     /** A page goes to the browser without a cheap fetch: its route learned that it needs one. */
     sentToBrowser: { route: string; url: string };
     /** A page's records were judged for the last time and stored: valid ones in the dataset, the rest quarantined. */
-    recordsStored: { route: string; url: string; rawKey: string; stored: number; quarantined: number; failingFields: string[]; issues: string[] };
+    recordsStored: {
+        route: string;
+        url: string;
+        rawKey: string;
+        stored: number;
+        quarantined: number;
+        failingFields: string[];
+        issues: string[];
+    };
 }
 
 export type RunEventName = keyof RunEventMap;

@@ -88,7 +88,9 @@ async function openLocked(
 ): Promise<SiteStores> {
     const { site, storageDir } = options;
     const runState = new RunState(storage.db, site);
-    const queues = (await storage.requestQueues().list()).items.filter((queue) => queue.name === names.httpQueue || queue.name === names.browserQueue);
+    const queues = (await storage.requestQueues().list()).items.filter(
+        (queue) => queue.name === names.httpQueue || queue.name === names.browserQueue,
+    );
     const pending = queues.reduce((sum, queue) => sum + queue.pendingRequestCount, 0);
     const resuming = pending > 0 && !options.fresh;
     if (!resuming) await purge(site, storageDir, { config, storage }, runState);
@@ -128,7 +130,13 @@ function embeddedStores(
         backend: 'embedded',
         stats,
         outcomes: new SqliteOutcomes({ storage, names, stats, runState }),
-        location: { dir: storageDir, dataset: names.items, quarantine: names.quarantine, deadLetter: names.deadLetter, rawPages: raw.dir },
+        location: {
+            dir: storageDir,
+            dataset: names.items,
+            quarantine: names.quarantine,
+            deadLetter: names.deadLetter,
+            rawPages: raw.dir,
+        },
         close: async () => {
             await raw.flush();
             lock.release();
@@ -142,7 +150,12 @@ function embeddedStores(
  * storage client, not opened to be dropped: a Crawlee RequestQueue allocates a 16 MB dedup table as
  * it is made (see BoundedRequestQueue), which would be garbage at once.
  */
-async function purge(site: string, storageDir: string, { config, storage }: Pick<SiteStores, 'config' | 'storage'>, runState: RunState): Promise<void> {
+async function purge(
+    site: string,
+    storageDir: string,
+    { config, storage }: Pick<SiteStores, 'config' | 'storage'>,
+    runState: RunState,
+): Promise<void> {
     const names = storeNames(site);
     for (const name of [names.httpQueue, names.browserQueue]) await storage.requestQueue(name).delete();
     for (const name of [names.items, names.quarantine, names.deadLetter]) {

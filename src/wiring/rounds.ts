@@ -54,7 +54,9 @@ async function rounds(
     let stopped: NodeJS.Signals | undefined;
     const removeStopHandler = onStop(({ signal, cause }) => {
         stopped = signal;
-        log.warn(`${cause}: stopping; pages in flight finish, the rest stays queued for the next run (a second signal quits at once)`);
+        log.warn(
+            `${cause}: stopping; pages in flight finish, the rest stays queued for the next run (a second signal quits at once)`,
+        );
         httpStage?.stop(`${cause}: no new requests`);
         browserStage.stop();
         sitemaps?.stop();

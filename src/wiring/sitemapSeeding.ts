@@ -59,7 +59,12 @@ export function seedSitemaps(pipeline: Pipeline, startUrls: readonly string[]): 
     });
     const readAll = async () => {
         const sitemaps =
-            named === true ? await reader.listedInRobotsTxt(startUrls.map((url) => new URL(url).origin), createRobotsFetch({ egress, client: httpClient, proxyUrl })) : named;
+            named === true
+                ? await reader.listedInRobotsTxt(
+                      startUrls.map((url) => new URL(url).origin),
+                      createRobotsFetch({ egress, client: httpClient, proxyUrl }),
+                  )
+                : named;
         log.info({ sitemaps }, `reading ${sitemaps.length} sitemaps`);
         await reader.read(sitemaps);
     };

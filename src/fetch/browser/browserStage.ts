@@ -73,7 +73,10 @@ class BrowserStageCrawler extends HookedPlaywrightCrawler {
     readonly launches = new LaunchBreaker();
     private readonly pagesOpening = new PagesOpening();
 
-    constructor(options: ConstructorParameters<typeof PlaywrightCrawler>[0] & { sessionPages?: SessionPagesOptions }, config?: ConstructorParameters<typeof PlaywrightCrawler>[1]) {
+    constructor(
+        options: ConstructorParameters<typeof PlaywrightCrawler>[0] & { sessionPages?: SessionPagesOptions },
+        config?: ConstructorParameters<typeof PlaywrightCrawler>[1],
+    ) {
         const { sessionPages, ...crawlerOptions } = options;
         super(crawlerOptions, config);
         this.sessionPages = new SessionPages(sessionPages);
@@ -122,7 +125,8 @@ class BrowserStageCrawler extends HookedPlaywrightCrawler {
     protected override async _cleanupContext(context: PlaywrightCrawlingContext): Promise<void> {
         const identity = context.page && this.renderedFor.get(context.page);
         if (context.page) this.renderedFor.delete(context.page);
-        if (identity && !identity.retiredFor && !context.page.isClosed()) return this.sessionPages.park(identity.id, context.page);
+        if (identity && !identity.retiredFor && !context.page.isClosed())
+            return this.sessionPages.park(identity.id, context.page);
         await super._cleanupContext(context);
     }
 
@@ -213,7 +217,8 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
                     }
                     // A route that says what shows its data is read once that holds, not at the load event.
                     const route = site.routeFor(request.label, url);
-                    if (gotoOptions && (route?.waitUntil === 'fields' || route?.waitFor)) gotoOptions.waitUntil = 'domcontentloaded';
+                    if (gotoOptions && (route?.waitUntil === 'fields' || route?.waitFor))
+                        gotoOptions.waitUntil = 'domcontentloaded';
                     events.emit('attemptStarted', { stage: 'browser', request, url: request.url });
                 },
             ],
@@ -228,7 +233,11 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
                 const headers = (await response?.allHeaders()) ?? {};
                 // The rendered document, read once here, is what the block check and the fields wait look at first.
                 let html = await renderedHtml(page, response);
-                let failure = checkResponse(status, headers['content-type'] ?? 'text/html', { headers, body: html, url: page.url() });
+                let failure = checkResponse(status, headers['content-type'] ?? 'text/html', {
+                    headers,
+                    body: html,
+                    url: page.url(),
+                });
                 if (failure?.reason === 'challenge') {
                     const passed = await passChallenge(page, waitForTimeoutMillis);
                     if (passed !== undefined) {
@@ -244,12 +253,22 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
 
                 // Chromium follows redirects itself: each hop's address went through the egress proxy, its scope is checked here.
                 if (!frontier.inScope(new URL(page.url()))) {
-                    throw new FetchFailure('permanent', `offsite-redirect: ${request.url} → ${page.url()}`, status, 'offsite-redirect');
+                    throw new FetchFailure(
+                        'permanent',
+                        `offsite-redirect: ${request.url} → ${page.url()}`,
+                        status,
+                        'offsite-redirect',
+                    );
                 }
                 const route = site.routeFor(request.label, new URL(request.url));
                 if (!route) throw new Error(`no route "${request.label}" in site ${site.name}`);
                 const userData = request.userData as RequestData;
-                const pageContext = { url: new URL(page.url()), label: route.label, renderer: 'browser' as const, userData };
+                const pageContext = {
+                    url: new URL(page.url()),
+                    label: route.label,
+                    renderer: 'browser' as const,
+                    userData,
+                };
                 html = await waitForContent(page, html, route, pageContext, waitForTimeoutMillis);
                 if (attempt) await keepBrowserCookies(attempt.identity.cookieJar, await page.context().cookies());
                 routing.end(request, { ok: true, bytes: html.length });
@@ -272,9 +291,14 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
     crawler.sessionOf = (request) => routing.attemptOf(request)?.identity;
     crawler.closeEgress = async () => {
         const started = await Promise.allSettled([...exitProxies.values()]);
-        await Promise.all([proxy, ...started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))].map((each) => each.close()));
+        await Promise.all(
+            [proxy, ...started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))].map((each) =>
+                each.close(),
+            ),
+        );
     };
-    crawler.launches.onOpen = (reason) => options.log.error(`${reason}: the pages that need it go to dead-letter as browser-launch-failed`);
+    crawler.launches.onOpen = (reason) =>
+        options.log.error(`${reason}: the pages that need it go to dead-letter as browser-launch-failed`);
     crawler.onFailure = failureHook({ ...options, stage: 'browser' });
     crawler.preFetchCheck = async (request) => {
         // A page escalated before its route was stopped is not rendered any more.
@@ -283,7 +307,13 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
             return true;
         }
         if (crawler.launches.open) {
-            await giveUp(queue, outcomes, request, { failureClass: 'transient', reason: 'browser-launch-failed', error: crawler.launches.reason, attempts: request.retryCount, stage: 'browser' });
+            await giveUp(queue, outcomes, request, {
+                failureClass: 'transient',
+                reason: 'browser-launch-failed',
+                error: crawler.launches.reason,
+                attempts: request.retryCount,
+                stage: 'browser',
+            });
             return true;
         }
         // The session, and the site's turn, before a page opens: the page's context is the session's.

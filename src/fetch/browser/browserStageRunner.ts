@@ -118,7 +118,13 @@ export class BrowserStageRunner {
  */
 async function deadLetterUnrendered(queue: FrontierQueue, outcomes: Outcomes, problem: string): Promise<void> {
     for (let request = await queue.fetchNextRequest(); request; request = await queue.fetchNextRequest()) {
-        await giveUp(queue, outcomes, request, { failureClass: 'permanent', reason: 'renderer-unavailable', error: problem, attempts: 0, stage: 'browser' });
+        await giveUp(queue, outcomes, request, {
+            failureClass: 'permanent',
+            reason: 'renderer-unavailable',
+            error: problem,
+            attempts: 0,
+            stage: 'browser',
+        });
         await queue.markRequestHandled(request);
     }
 }

@@ -85,7 +85,11 @@ export class SessionPages {
             this.close(page);
             return;
         }
-        const entry: Parked = { sessionId, page, idleTimer: setTimeout(() => this.drop(entry), this.idleMillis).unref() };
+        const entry: Parked = {
+            sessionId,
+            page,
+            idleTimer: setTimeout(() => this.drop(entry), this.idleMillis).unref(),
+        };
         this.parked.push(entry);
         if (uses % this.collectGarbageEvery === 0) void this.collectGarbage(page);
     }

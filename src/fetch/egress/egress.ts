@@ -87,7 +87,9 @@ export class Egress {
         this.assertAllowed(url);
         if (ipaddr.isValid(bareHost(url.hostname))) return;
         await new Promise<void>((resolve, reject) =>
-            this.lookup(url.hostname, { all: true }, (error) => (error instanceof ForbiddenAddressError ? reject(error) : resolve())),
+            this.lookup(url.hostname, { all: true }, (error) =>
+                error instanceof ForbiddenAddressError ? reject(error) : resolve(),
+            ),
         );
     }
 
@@ -109,25 +111,38 @@ export class Egress {
         const host = bareHost(hostname);
         const wantsAll = typeof options === 'object' && options.all === true;
         const family = typeof options === 'number' ? options : options.family;
-        this.resolve(host, { all: true, family, hints: typeof options === 'object' ? options.hints : undefined }, (error, found) => {
-            if (error) return callback(error, wantsAll ? [] : '');
-            const addresses = found as LookupAddress[];
-            const allowed = this.exemptHosts.has(host) ? addresses : addresses.filter(({ address }) => !this.addressRefusal(address));
-            const [first] = allowed;
-            if (!first) {
-                const refused = addresses.map(({ address }) => `${address} (${this.addressRefusal(address)})`).join(', ');
-                return callback(new ForbiddenAddressError(`${host} resolves only to refused addresses: ${refused || 'none'}`), wantsAll ? [] : '');
-            }
-            if (wantsAll) return callback(null, allowed);
-            callback(null, first.address, first.family);
-        });
+        this.resolve(
+            host,
+            { all: true, family, hints: typeof options === 'object' ? options.hints : undefined },
+            (error, found) => {
+                if (error) return callback(error, wantsAll ? [] : '');
+                const addresses = found as LookupAddress[];
+                const allowed = this.exemptHosts.has(host)
+                    ? addresses
+                    : addresses.filter(({ address }) => !this.addressRefusal(address));
+                const [first] = allowed;
+                if (!first) {
+                    const refused = addresses
+                        .map(({ address }) => `${address} (${this.addressRefusal(address)})`)
+                        .join(', ');
+                    return callback(
+                        new ForbiddenAddressError(`${host} resolves only to refused addresses: ${refused || 'none'}`),
+                        wantsAll ? [] : '',
+                    );
+                }
+                if (wantsAll) return callback(null, allowed);
+                callback(null, first.address, first.family);
+            },
+        );
     };
 
     /** Why an address may not be connected to (its range, in words), or undefined for a public one. */
     private addressRefusal(address: string): string | undefined {
         const range = rangeOf(address);
         if (range === 'unicast' || (this.allowPrivateNetwork && PRIVATE_RANGES.has(range))) return undefined;
-        return PRIVATE_RANGES.has(range) ? `a ${range} address (--allow-private-network opens it)` : `a ${range} address`;
+        return PRIVATE_RANGES.has(range)
+            ? `a ${range} address (--allow-private-network opens it)`
+            : `a ${range} address`;
     }
 }
 
@@ -152,5 +167,8 @@ function rangeOf(address: string): string {
 
 /** A host as a lookup or an exemption compares it: no IPv6 brackets, no trailing dot, lower case. */
 function bareHost(hostname: string): string {
-    return hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+    return hostname
+        .replace(/^\[(.*)\]$/, '$1')
+        .replace(/\.$/, '')
+        .toLowerCase();
 }

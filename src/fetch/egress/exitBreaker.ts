@@ -79,7 +79,11 @@ export class ExitBreaker {
     /** Exit faults and openings of `exit`, for the stats. */
     counts(exit: string): { faults: number; opened: number; open: boolean } {
         const state = this.exits.get(exit);
-        return { faults: state?.faults ?? 0, opened: state?.opened ?? 0, open: state !== undefined && this.now() < state.openUntil };
+        return {
+            faults: state?.faults ?? 0,
+            opened: state?.opened ?? 0,
+            open: state !== undefined && this.now() < state.openUntil,
+        };
     }
 
     private state(exit: string): ExitState {

@@ -43,7 +43,12 @@ export interface Exit {
 }
 
 // Chrome on the desktop, what most traffic is; Node 20's zlib has no zstd, so it is not offered.
-const headerGenerator = new HeaderGenerator({ browsers: ['chrome'], devices: ['desktop'], operatingSystems: ['windows', 'macos', 'linux'], locales: ['en-US', 'en'] });
+const headerGenerator = new HeaderGenerator({
+    browsers: ['chrome'],
+    devices: ['desktop'],
+    operatingSystems: ['windows', 'macos', 'linux'],
+    locales: ['en-US', 'en'],
+});
 const ACCEPT_ENCODING = 'gzip, deflate, br';
 /** What CDP's user agent override takes for the client hints. */
 export interface UserAgentMetadata {
@@ -73,7 +78,10 @@ export class Identity {
 
     /** Playwright context options that give a browser page this fingerprint. */
     browserContextOptions(): { userAgent: string; extraHTTPHeaders: Record<string, string> } {
-        return { userAgent: this.userAgent, extraHTTPHeaders: { 'accept-language': this.headers['accept-language'] ?? 'en-US,en;q=0.9' } };
+        return {
+            userAgent: this.userAgent,
+            extraHTTPHeaders: { 'accept-language': this.headers['accept-language'] ?? 'en-US,en;q=0.9' },
+        };
     }
 
     /**
@@ -82,7 +90,9 @@ export class Identity {
      */
     userAgentOverride(): { userAgent: string; acceptLanguage: string; userAgentMetadata: UserAgentMetadata } {
         // Both groups take part in every match, so neither is ever undefined.
-        const brands = [...(this.headers['sec-ch-ua'] ?? '').matchAll(/"([^"]+)";v="([^"]+)"/g)].map(([, brand = '', version = '']) => ({ brand, version }));
+        const brands = [...(this.headers['sec-ch-ua'] ?? '').matchAll(/"([^"]+)";v="([^"]+)"/g)].map(
+            ([, brand = '', version = '']) => ({ brand, version }),
+        );
         const major = /Chrome\/([\d.]+)/.exec(this.userAgent)?.[1] ?? '';
         return {
             userAgent: this.userAgent,
@@ -109,11 +119,13 @@ export class Identity {
 function browserHeaders(): Record<string, string> {
     for (let draw = 0; draw < 100; draw++) {
         const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(headerGenerator.getHeaders({ httpVersion: '2' }))) headers[name.toLowerCase()] = value;
+        for (const [name, value] of Object.entries(headerGenerator.getHeaders({ httpVersion: '2' })))
+            headers[name.toLowerCase()] = value;
         if ('accept-encoding' in headers) headers['accept-encoding'] = ACCEPT_ENCODING;
         const major = /Chrome\/(\d+)[\d.]* Safari\/[\d.]+$/.exec(headers['user-agent'] ?? '')?.[1];
         const hintsAgree = new RegExp(`"Google Chrome";v="${major}"`).test(headers['sec-ch-ua'] ?? '');
-        if (major && hintsAgree && headers['sec-ch-ua-platform'] && headers['sec-ch-ua-mobile'] === '?0') return headers;
+        if (major && hintsAgree && headers['sec-ch-ua-platform'] && headers['sec-ch-ua-mobile'] === '?0')
+            return headers;
     }
     throw new Error('the header generator gave no Chrome header set with matching client hints in 100 draws');
 }
@@ -142,7 +154,12 @@ export class Identities {
         this.exits = this.tiers.map((tier, index) =>
             tier.proxyUrls.length === 0
                 ? [{ tier: index, tierName: tier.name, name: 'direct' }]
-                : tier.proxyUrls.map((proxyUrl, position) => ({ tier: index, tierName: tier.name, proxyUrl, name: uniqueName(tier.proxyUrls, position) })),
+                : tier.proxyUrls.map((proxyUrl, position) => ({
+                      tier: index,
+                      tierName: tier.name,
+                      proxyUrl,
+                      name: uniqueName(tier.proxyUrls, position),
+                  })),
         );
         this.turns = this.tiers.map(() => 0);
     }
@@ -195,7 +212,11 @@ export class Identities {
         this.retired[reason] += 1;
         this.byId.delete(identity.id);
         const live = this.sessions.get(identity.exit);
-        if (live) this.sessions.set(identity.exit, live.filter((session) => session !== identity));
+        if (live)
+            this.sessions.set(
+                identity.exit,
+                live.filter((session) => session !== identity),
+            );
     }
 
     private sessionOn(exit: Exit, prefer?: (identity: Identity) => boolean): Identity {
@@ -215,13 +236,19 @@ export class Identities {
         }
         // The least used of the exit's sessions, so they age together.
         const least = leastUsed(live);
-        if (!least) throw new RangeError(`no session on exit ${exitKey(exit)}: perExit is ${this.perExit}, and must be at least 1`);
+        if (!least)
+            throw new RangeError(
+                `no session on exit ${exitKey(exit)}: perExit is ${this.perExit}, and must be at least 1`,
+            );
         return least;
     }
 }
 
 function leastUsed(sessions: Identity[]): Identity | undefined {
-    return sessions.reduce<Identity | undefined>((least, session) => (least && least.uses <= session.uses ? least : session), undefined);
+    return sessions.reduce<Identity | undefined>(
+        (least, session) => (least && least.uses <= session.uses ? least : session),
+        undefined,
+    );
 }
 
 /** The breaker's and the stats' key of an exit: its tier and proxy, never its credentials. */

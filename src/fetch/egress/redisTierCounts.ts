@@ -49,7 +49,8 @@ export class RedisTierCounts implements TierCounts {
         this.key = options.key;
         this.halfLifeMillis = options.halfLifeMillis;
         this.view = new MemoryTierCounts(this.halfLifeMillis);
-        if (!('dragnetTierSync' in this.redis)) this.redis.defineCommand('dragnetTierSync', { numberOfKeys: 1, lua: SYNC_SCRIPT });
+        if (!('dragnetTierSync' in this.redis))
+            this.redis.defineCommand('dragnetTierSync', { numberOfKeys: 1, lua: SYNC_SCRIPT });
         this.timer = setInterval(() => void this.sync().catch(() => undefined), options.syncMillis ?? 1000);
         this.timer.unref();
         this.blockSyncMillis = options.blockSyncMillis ?? 100;
@@ -83,7 +84,9 @@ export class RedisTierCounts implements TierCounts {
         this.pending = new Map();
         const args = [...sent].flatMap(([field, { ok, blocked }]) => [field, ok, blocked]);
         // defineCommand added the script as a method of the connection, which Redis's type cannot know of.
-        const sync = (this.redis as unknown as { dragnetTierSync(key: string, ...args: (string | number)[]): Promise<string[]> }).dragnetTierSync;
+        const sync = (
+            this.redis as unknown as { dragnetTierSync(key: string, ...args: (string | number)[]): Promise<string[]> }
+        ).dragnetTierSync;
         const table = await sync.call(this.redis, this.key, now, this.halfLifeMillis, ...args);
         this.view = MemoryTierCounts.fromTable(table, this.halfLifeMillis);
         // Outcomes added while the call was out are in `pending` for the next sync; the view gets them now.

@@ -34,7 +34,13 @@ export interface TierControllerOptions {
     random?: () => number;
 }
 
-export const TIER_DEFAULTS = { probeShare: 0.05, halfLifeSecs: 120, sectionWeight: 10, blockPenalty: 1, hysteresis: 0.05 };
+export const TIER_DEFAULTS = {
+    probeShare: 0.05,
+    halfLifeSecs: 120,
+    sectionWeight: 10,
+    blockPenalty: 1,
+    hysteresis: 0.05,
+};
 
 /** Outcomes on a tier, decayed to now. */
 export interface TierTally {
@@ -47,7 +53,6 @@ export interface TierCounts {
     add(key: string, tier: number, outcome: keyof TierTally, now: number): void;
     get(key: string, tier: number, now: number): TierTally;
 }
-
 
 /** The key the whole site's outcomes are kept under. */
 const SITE = '*';
@@ -75,7 +80,8 @@ export class TierController {
         this.sectionWeight = options.sectionWeight ?? TIER_DEFAULTS.sectionWeight;
         this.hysteresis = options.hysteresis ?? TIER_DEFAULTS.hysteresis;
         this.blockPenalty = options.blockPenalty ?? TIER_DEFAULTS.blockPenalty;
-        this.counts = options.counts ?? new MemoryTierCounts((options.halfLifeSecs ?? TIER_DEFAULTS.halfLifeSecs) * 1000);
+        this.counts =
+            options.counts ?? new MemoryTierCounts((options.halfLifeSecs ?? TIER_DEFAULTS.halfLifeSecs) * 1000);
         this.log = options.log;
         this.now = options.now ?? Date.now;
         this.random = options.random ?? Math.random;
@@ -120,10 +126,21 @@ export class TierController {
         const fromCost = costs[from];
         if (best === from || fromCost === undefined || cheapest > fromCost * (1 - this.hysteresis)) return;
         this.current.set(section, best);
-        const move: TierMove = { section: section === SITE ? 'the site' : section, from: this.tierAt(from).name, to: this.tierAt(best).name, at: new Date(now).toISOString(), expectedCosts: costs.map(round) };
+        const move: TierMove = {
+            section: section === SITE ? 'the site' : section,
+            from: this.tierAt(from).name,
+            to: this.tierAt(best).name,
+            at: new Date(now).toISOString(),
+            expectedCosts: costs.map(round),
+        };
         this.moves.push(move);
-        const rates = this.tiers.map((tier, index) => `${tier.name} ${Math.round(this.blockRate(section, index, now) * 100)}%`).join(', ');
-        this.log?.info({ tierMove: move }, `proxy tier of ${move.section}: ${move.from} → ${move.to} (blocked: ${rates}; expected cost per page: ${move.expectedCosts.join(' / ')})`);
+        const rates = this.tiers
+            .map((tier, index) => `${tier.name} ${Math.round(this.blockRate(section, index, now) * 100)}%`)
+            .join(', ');
+        this.log?.info(
+            { tierMove: move },
+            `proxy tier of ${move.section}: ${move.from} → ${move.to} (blocked: ${rates}; expected cost per page: ${move.expectedCosts.join(' / ')})`,
+        );
     }
 
     /** E(t) for each tier t, cheapest start first. */
@@ -135,7 +152,9 @@ export class TierController {
         for (let tier = this.tiers.length - 1; tier >= 0; tier--) {
             const own = this.tierAt(tier);
             const penalty = above ? this.blockPenalty * above.cost : 0;
-            const expected = above ? own.cost + this.blockRate(section, tier, now) * (penalty + expectedAbove) : own.cost;
+            const expected = above
+                ? own.cost + this.blockRate(section, tier, now) * (penalty + expectedAbove)
+                : own.cost;
             costs[tier] = expected;
             above = own;
             expectedAbove = expected;
@@ -153,7 +172,8 @@ export class TierController {
     private blockRate(section: string, tier: number, now: number): number {
         // The site's figures start from a prior worth a section's weight, so one early block does not move the site.
         const site = this.counts.get(SITE, tier, now);
-        const siteRate = (site.blocked + PRIOR_BLOCK_RATE * this.sectionWeight) / (site.ok + site.blocked + this.sectionWeight);
+        const siteRate =
+            (site.blocked + PRIOR_BLOCK_RATE * this.sectionWeight) / (site.ok + site.blocked + this.sectionWeight);
         if (section === SITE) return siteRate;
         const own = this.counts.get(section, tier, now);
         return (own.blocked + siteRate * this.sectionWeight) / (own.ok + own.blocked + this.sectionWeight);

@@ -42,7 +42,9 @@ function isForbidden(error: unknown): boolean {
 
 export const ROBOTS_FETCH_DEFAULTS = { maxRedirects: 5, maxBytes: 500 * 1024, timeoutSecs: 10 };
 
-export function createRobotsFetch(options: RobotsFetchOptions = {}): (url: string) => Promise<{ status: number; body: string }> {
+export function createRobotsFetch(
+    options: RobotsFetchOptions = {},
+): (url: string) => Promise<{ status: number; body: string }> {
     const maxRedirects = options.maxRedirects ?? ROBOTS_FETCH_DEFAULTS.maxRedirects;
     const maxBytes = options.maxBytes ?? ROBOTS_FETCH_DEFAULTS.maxBytes;
     const timeoutMs = (options.timeoutSecs ?? ROBOTS_FETCH_DEFAULTS.timeoutSecs) * 1000;

@@ -55,7 +55,13 @@ export function createSitemapFetch(options: SitemapFetchOptions = {}): SitemapFe
     const { egress } = options;
     const client = options.client ?? new HttpClient({ lookup: egress?.lookup });
     const assertInScope = (url: URL, reason: 'offsite' | 'offsite-redirect') => {
-        if (options.inScope && !options.inScope(url)) throw new FetchFailure('permanent', `${reason}: ${url.host} is not one of the site's hosts`, undefined, reason);
+        if (options.inScope && !options.inScope(url))
+            throw new FetchFailure(
+                'permanent',
+                `${reason}: ${url.host} is not one of the site's hosts`,
+                undefined,
+                reason,
+            );
     };
     return async (url, signal) => {
         const target = new URL(url);
@@ -81,10 +87,23 @@ export function createSitemapFetch(options: SitemapFetchOptions = {}): SitemapFe
         }
         const status = response.statusCode ?? 0;
         const refusal =
-            status >= 300 && status < 400 ? new FetchFailure('permanent', `redirect-loop: more than ${maxRedirects} redirects from ${url}`, status, 'redirect-loop')
-            : status < 200 || status >= 300 ? new FetchFailure(classifyStatus(status, { viaProxy }) ?? 'permanent', `the sitemap answered ${status}`, status, `http-${status}`)
-            : Number(response.headers['content-length']) > maxBytes ? tooLarge(`Content-Length ${response.headers['content-length']}`, maxBytes, status)
-            : undefined;
+            status >= 300 && status < 400
+                ? new FetchFailure(
+                      'permanent',
+                      `redirect-loop: more than ${maxRedirects} redirects from ${url}`,
+                      status,
+                      'redirect-loop',
+                  )
+                : status < 200 || status >= 300
+                  ? new FetchFailure(
+                        classifyStatus(status, { viaProxy }) ?? 'permanent',
+                        `the sitemap answered ${status}`,
+                        status,
+                        `http-${status}`,
+                    )
+                  : Number(response.headers['content-length']) > maxBytes
+                    ? tooLarge(`Content-Length ${response.headers['content-length']}`, maxBytes, status)
+                    : undefined;
         if (refusal) {
             response.destroy();
             throw refusal;
@@ -94,7 +113,12 @@ export function createSitemapFetch(options: SitemapFetchOptions = {}): SitemapFe
 }
 
 /** The body's bytes, gunzipped when they are gzip, at most `maxBytes` of them; the stream is destroyed when the reader stops. */
-async function* cappedBody(stream: ResponseStream, maxBytes: number, status: number, viaProxy: boolean): AsyncGenerator<Buffer> {
+async function* cappedBody(
+    stream: ResponseStream,
+    maxBytes: number,
+    status: number,
+    viaProxy: boolean,
+): AsyncGenerator<Buffer> {
     let size = 0;
     try {
         for await (const chunk of gunzipped(stream)) {
@@ -134,12 +158,18 @@ function classified(error: unknown, viaProxy: boolean): FetchFailure {
     if (error instanceof FetchFailure) return error;
     const code = (error as { code?: unknown }).code;
     const message = error instanceof Error ? error.message : String(error);
-    if (typeof code === 'string' && code.startsWith('Z_')) return new FetchFailure('permanent', `malformed: not valid gzip (${message})`, undefined, 'malformed');
+    if (typeof code === 'string' && code.startsWith('Z_'))
+        return new FetchFailure('permanent', `malformed: not valid gzip (${message})`, undefined, 'malformed');
     const { failureClass, reason, status } = classifyError(error, { viaProxy });
     return new FetchFailure(failureClass, message, status, reason);
 }
 
 function tooLarge(what: string, maxBytes: number, status: number): FetchFailure {
     const cap = `${(maxBytes / 1024 / 1024).toFixed(1).replace(/\.0$/, '')} MiB`;
-    return new FetchFailure('permanent', `too-large: ${what}, past the ${cap} cap (--max-response-mb)`, status, 'too-large');
+    return new FetchFailure(
+        'permanent',
+        `too-large: ${what}, past the ${cap} cap (--max-response-mb)`,
+        status,
+        'too-large',
+    );
 }

@@ -66,7 +66,10 @@ export class AdaptiveTimeout {
         domain.times[domain.next] = responseMs;
         domain.next = (domain.next + 1) % this.samples;
         domain.sinceComputed += 1;
-        if (domain.times.length >= MIN_SAMPLES && (domain.timeoutMs === undefined || domain.sinceComputed >= RECOMPUTE_EVERY)) {
+        if (
+            domain.times.length >= MIN_SAMPLES &&
+            (domain.timeoutMs === undefined || domain.sinceComputed >= RECOMPUTE_EVERY)
+        ) {
             const sorted = [...domain.times].sort((a, b) => a - b);
             const p99 = sorted[Math.floor(0.99 * (sorted.length - 1))];
             if (p99 !== undefined) domain.timeoutMs = this.factor * p99;

@@ -79,7 +79,13 @@ function openStore(store: SitePolitenessOptions['store']): Store {
     // client would redefine it (EX over our milliseconds: waits 1000x too long). Ours gets its own.
     const client = store.redis.duplicate();
     client.on('error', () => {}); // a lost connection is retried by ioredis; commands wait meanwhile
-    const limiter = new RateLimiterRedis({ storeClient: client, keyPrefix: store.keyPrefix, points: 1, duration: 1, customIncrTtlLuaScript: PX_SCRIPT });
+    const limiter = new RateLimiterRedis({
+        storeClient: client,
+        keyPrefix: store.keyPrefix,
+        points: 1,
+        duration: 1,
+        customIncrTtlLuaScript: PX_SCRIPT,
+    });
     return { limiter, duration: (ms) => ms, blockSecs: (ms) => Math.ceil(ms / 1000), close: () => client.disconnect() };
 }
 
@@ -264,7 +270,8 @@ export class SitePoliteness {
     private async checkCool(): Promise<void> {
         try {
             const current = await this.store.limiter.get(KEY);
-            if (current && current.msBeforeNext > 0) this.coolUntil = Math.max(this.coolUntil, Date.now() + current.msBeforeNext);
+            if (current && current.msBeforeNext > 0)
+                this.coolUntil = Math.max(this.coolUntil, Date.now() + current.msBeforeNext);
         } catch {
             // Unread, the store is no reason to fail a request; the next check asks again.
         } finally {

@@ -38,7 +38,9 @@ export async function connectRedis(url: string, options: RedisConnectionOptions 
         ]);
     } catch (error) {
         redis.disconnect();
-        throw new ConfigError(`Redis at ${redactUrl(url)} is unreachable (${error instanceof Error ? error.message : String(error)}); check --redis-url / REDIS_URL`);
+        throw new ConfigError(
+            `Redis at ${redactUrl(url)} is unreachable (${error instanceof Error ? error.message : String(error)}); check --redis-url / REDIS_URL`,
+        );
     } finally {
         clearTimeout(timer);
     }
@@ -63,8 +65,13 @@ export async function redisSettingProblems(redis: Redis): Promise<string[]> {
     }
     const problems: string[] = [];
     if (policy !== 'noeviction') {
-        problems.push(`maxmemory-policy is ${policy}: Redis may evict queued requests and seen-set entries; set it to noeviction`);
+        problems.push(
+            `maxmemory-policy is ${policy}: Redis may evict queued requests and seen-set entries; set it to noeviction`,
+        );
     }
-    if (appendonly !== 'yes') problems.push('appendonly is off: a Redis restart loses the shared frontier; set appendonly yes (appendfsync everysec)');
+    if (appendonly !== 'yes')
+        problems.push(
+            'appendonly is off: a Redis restart loses the shared frontier; set appendonly yes (appendfsync everysec)',
+        );
     return problems;
 }

@@ -64,7 +64,10 @@ const FEED_MILLIS = 1_000;
 const MAX_STALLED = 5;
 
 /** The crawler's answer for one job: done, or back into the queue at `until` (ms since the epoch). */
-type Settlement = { done: true } | { done: false; data: JobData; retry: false } | { done: false; data: JobData; retry: true; until: number };
+type Settlement =
+    | { done: true }
+    | { done: false; data: JobData; retry: false }
+    | { done: false; data: JobData; retry: true; until: number };
 
 /** A job given back untouched: to the front of its place in the queue, for the next worker. */
 const givenBack = (job: Job<JobData>): Settlement => ({ done: false, data: job.data, retry: false });
@@ -102,7 +105,12 @@ export class JobQueue implements FrontierQueue {
         this.queue = new Queue<JobData>(name, {
             connection: redis,
             prefix,
-            defaultJobOptions: { removeOnComplete: true, removeOnFail: { count: 10_000 }, attempts: 5, backoff: { type: 'exponential', delay: 1_000 } },
+            defaultJobOptions: {
+                removeOnComplete: true,
+                removeOnFail: { count: 10_000 },
+                attempts: 5,
+                backoff: { type: 'exponential', delay: 1_000 },
+            },
             streams: { events: { maxLen: 1_000 } },
         });
         this.worker = new Worker<JobData>(name, (job, token) => this.process(job, token), {
@@ -121,7 +129,11 @@ export class JobQueue implements FrontierQueue {
         this.worker.on('stalled', (jobId) => options.onTakenBack?.(jobId));
         this.worker.on('failed', (job, error) => {
             // Every failed attempt is reported; only a job BullMQ moved to `failed` is lost.
-            if (job) void job.isFailed().then((failed) => failed && options.onLost?.(toRequest(job), error.message), () => {});
+            if (job)
+                void job.isFailed().then(
+                    (failed) => failed && options.onLost?.(toRequest(job), error.message),
+                    () => {},
+                );
         });
     }
 
@@ -134,9 +146,13 @@ export class JobQueue implements FrontierQueue {
     async addRequests(requests: RequestOptions[], options: { forefront?: boolean } = {}): Promise<void> {
         if (requests.length === 0) return;
         const forefront = options.forefront ?? false;
-        const jobs = requests.map((request) => jobOf(new Request(request), { forefront, randomOrder: this.randomOrder }));
+        const jobs = requests.map((request) =>
+            jobOf(new Request(request), { forefront, randomOrder: this.randomOrder }),
+        );
         if (this.backlog && !forefront && (await this.spilling())) {
-            await this.backlog.push(jobs.map(({ data, opts }) => ({ jobId: opts.jobId, priority: opts.priority, data: { ...data } })));
+            await this.backlog.push(
+                jobs.map(({ data, opts }) => ({ jobId: opts.jobId, priority: opts.priority, data: { ...data } })),
+            );
             this.fill.spilled = true;
             return;
         }
@@ -144,19 +160,34 @@ export class JobQueue implements FrontierQueue {
         this.fill.waiting += jobs.length;
     }
 
-    async addRequest(request: RequestOptions, options: { forefront?: boolean } = {}): Promise<RequestQueueOperationInfo> {
+    async addRequest(
+        request: RequestOptions,
+        options: { forefront?: boolean } = {},
+    ): Promise<RequestQueueOperationInfo> {
         const forefront = options.forefront ?? false;
         const job = jobOf(new Request(request), { forefront, randomOrder: this.randomOrder });
         const wasAlreadyPresent = (await this.queue.getJobState(job.opts.jobId)) !== 'unknown';
         if (!wasAlreadyPresent) await this.queue.add(job.name, job.data, job.opts);
-        return { requestId: job.opts.jobId, uniqueKey: job.data.uniqueKey, wasAlreadyPresent, wasAlreadyHandled: false, forefront };
+        return {
+            requestId: job.opts.jobId,
+            uniqueKey: job.data.uniqueKey,
+            wasAlreadyPresent,
+            wasAlreadyHandled: false,
+            forefront,
+        };
     }
 
     async addRequestsBatched(requests: Parameters<FrontierQueue['addRequestsBatched']>[0]) {
         const added: RequestOptions[] = [];
-        for await (const request of requests as AsyncIterable<RequestOptions | string>) added.push(typeof request === 'string' ? { url: request } : request);
+        for await (const request of requests as AsyncIterable<RequestOptions | string>)
+            added.push(typeof request === 'string' ? { url: request } : request);
         await this.addRequests(added);
-        const addedRequests = added.map((request) => ({ requestId: getRequestId(request.uniqueKey ?? request.url), uniqueKey: request.uniqueKey ?? request.url, wasAlreadyPresent: false, wasAlreadyHandled: false }));
+        const addedRequests = added.map((request) => ({
+            requestId: getRequestId(request.uniqueKey ?? request.url),
+            uniqueKey: request.uniqueKey ?? request.url,
+            wasAlreadyPresent: false,
+            wasAlreadyHandled: false,
+        }));
         return { addedRequests, waitForAllRequestsToBeAdded: Promise.resolve([]) };
     }
 
@@ -179,7 +210,11 @@ export class JobQueue implements FrontierQueue {
     async reclaimRequest(request: Request): Promise<null> {
         const retryAt = (request.userData as { retryAt?: number }).retryAt;
         const data = dataOf(request);
-        this.release(request)?.(retryAt === undefined ? { done: false, data, retry: false } : { done: false, data, retry: true, until: retryAt });
+        this.release(request)?.(
+            retryAt === undefined
+                ? { done: false, data, retry: false }
+                : { done: false, data, retry: true, until: retryAt },
+        );
         return null;
     }
 
@@ -228,7 +263,8 @@ export class JobQueue implements FrontierQueue {
     }
 
     async *[Symbol.asyncIterator](): AsyncGenerator<Request> {
-        for (let request = await this.fetchNextRequest(); request; request = await this.fetchNextRequest()) yield request;
+        for (let request = await this.fetchNextRequest(); request; request = await this.fetchNextRequest())
+            yield request;
     }
 
     /**
@@ -266,7 +302,13 @@ export class JobQueue implements FrontierQueue {
         if (!backlog || !spilled || waiting >= this.maxWaiting / 2) return;
         await backlog.feed(Math.min(FEED_WINDOW, this.maxWaiting - waiting), async (jobs: SpilledJob[]) => {
             // The backlog gives back, as a plain record, the JobData that addRequests spilled to it.
-            await this.queue.addBulk(jobs.map(({ jobId, priority, data }) => ({ name: 'page', data: data as unknown as JobData, opts: { jobId, priority } })));
+            await this.queue.addBulk(
+                jobs.map(({ jobId, priority, data }) => ({
+                    name: 'page',
+                    data: data as unknown as JobData,
+                    opts: { jobId, priority },
+                })),
+            );
         });
     }
 

@@ -11,5 +11,9 @@ export interface QueueCounts {
 /** A queue's jobs across the fleet, as BullMQ counts them in Redis. */
 export async function queueCounts(queue: Queue): Promise<QueueCounts> {
     const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
-    return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), delayed: counts.delayed ?? 0, active: counts.active ?? 0 };
+    return {
+        waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
+        delayed: counts.delayed ?? 0,
+        active: counts.active ?? 0,
+    };
 }

@@ -14,7 +14,18 @@ export function escapeHtml(value: unknown): string {
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** Colours for series without their own, distinguishable and readable on white. */
-export const PALETTE = ['#4269d0', '#efb118', '#ff725c', '#6cc5b0', '#3ca951', '#ff8ab7', '#a463f2', '#97bbf5', '#9c6b4e', '#9498a0'] as const;
+export const PALETTE = [
+    '#4269d0',
+    '#efb118',
+    '#ff725c',
+    '#6cc5b0',
+    '#3ca951',
+    '#ff8ab7',
+    '#a463f2',
+    '#97bbf5',
+    '#9c6b4e',
+    '#9498a0',
+] as const;
 
 /** The colour of the `index`-th series without one of its own: PALETTE's colours in turn. */
 export function paletteColor(index: number): string {
@@ -66,7 +77,8 @@ const HOVER_BANDS = 120;
 export function lineChart(series: Series[], options: LineChartOptions): string {
     const { width = 640, height = 220 } = options;
     const drawn = series.filter((one) => one.points.length >= 2);
-    if (drawn.length === 0) return panel(options.title, options.caption, emptyState(options.emptyText ?? 'no data for this chart'));
+    if (drawn.length === 0)
+        return panel(options.title, options.caption, emptyState(options.emptyText ?? 'no data for this chart'));
 
     // Colours go into attributes: escaped like any other string.
     const colored = drawn.map((one, index) => ({ ...one, color: escapeHtml(one.color ?? paletteColor(index)) }));
@@ -89,12 +101,16 @@ export function lineChart(series: Series[], options: LineChartOptions): string {
     for (const tick of yTicks) {
         const y = px(sy(tick));
         parts.push(`<line class="grid" x1="${plot.left}" x2="${plot.right}" y1="${y}" y2="${y}"/>`);
-        parts.push(`<text class="tick" x="${plot.left - 6}" y="${y}" text-anchor="end" dominant-baseline="middle">${formatNumber(tick)}</text>`);
+        parts.push(
+            `<text class="tick" x="${plot.left - 6}" y="${y}" text-anchor="end" dominant-baseline="middle">${formatNumber(tick)}</text>`,
+        );
     }
     for (const tick of timeTicks(xMin, xMax, 6)) {
         const x = px(sx(tick));
         parts.push(`<line class="axis" x1="${x}" x2="${x}" y1="${plot.bottom}" y2="${plot.bottom + 4}"/>`);
-        parts.push(`<text class="tick" x="${x}" y="${plot.bottom + 16}" text-anchor="middle">${formatDuration(tick)}</text>`);
+        parts.push(
+            `<text class="tick" x="${x}" y="${plot.bottom + 16}" text-anchor="middle">${formatDuration(tick)}</text>`,
+        );
     }
     parts.push(`<line class="axis" x1="${plot.left}" x2="${plot.right}" y1="${px(sy(0))}" y2="${px(sy(0))}"/>`);
     parts.push(`<text class="unit" x="4" y="${MARGIN.top - 14}">${escapeHtml(options.unit)}</text>`);
@@ -111,12 +127,16 @@ export function lineChart(series: Series[], options: LineChartOptions): string {
             parts.push(`<path class="area" d="${area}" fill="${one.color}"/>`);
         }
         const dash = one.dashed ? ' stroke-dasharray="5 4"' : '';
-        parts.push(`<path class="line" d="${line}" stroke="${one.color}"${dash}><title>${escapeHtml(one.name)}</title></path>`);
+        parts.push(
+            `<path class="line" d="${line}" stroke="${one.color}"${dash}><title>${escapeHtml(one.name)}</title></path>`,
+        );
     }
     for (const reference of options.references ?? []) {
         const y = sy(reference.value);
         parts.push(`<line class="reference" x1="${plot.left}" x2="${plot.right}" y1="${px(y)}" y2="${px(y)}"/>`);
-        parts.push(`<text class="reference-label" x="${plot.right - 4}" y="${px(y - 4)}" text-anchor="end">${escapeHtml(reference.label)}</text>`);
+        parts.push(
+            `<text class="reference-label" x="${plot.right - 4}" y="${px(y - 4)}" text-anchor="end">${escapeHtml(reference.label)}</text>`,
+        );
     }
     for (const marker of options.markers ?? []) {
         if (marker.x < xMin || marker.x > xMax) continue;
@@ -133,7 +153,10 @@ export function lineChart(series: Series[], options: LineChartOptions): string {
         `<svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeHtml(options.title)}">` +
         `${parts.join('')}</svg>`;
     const legend = colored
-        .map((one) => `<li><span class="swatch${one.dashed ? ' dashed' : ''}" style="--c:${one.color}"></span>${escapeHtml(one.name)}</li>`)
+        .map(
+            (one) =>
+                `<li><span class="swatch${one.dashed ? ' dashed' : ''}" style="--c:${one.color}"></span>${escapeHtml(one.name)}</li>`,
+        )
         .join('');
     return panel(options.title, options.caption, `${svg}<ul class="legend">${legend}</ul>`);
 }
@@ -166,7 +189,8 @@ const BAR_ROW = 22;
 const GROUP_ROW = 24;
 
 export function barChart(bars: Bar[], options: BarChartOptions): string {
-    if (bars.length === 0) return panel(options.title, options.caption, emptyState(options.emptyText ?? 'no data for this chart'));
+    if (bars.length === 0)
+        return panel(options.title, options.caption, emptyState(options.emptyText ?? 'no data for this chart'));
     const { width = 640, format = formatNumber, color = PALETTE[0] } = options;
     const max = options.max ?? Math.max(...bars.map((bar) => bar.value), 1e-9);
     // Room for the longest label (about 6.5 units a character at 11px), within limits.
@@ -221,7 +245,10 @@ export function formatNumber(value: number): string {
 export function formatDuration(seconds: number): string {
     const total = Math.round(seconds);
     if (total < 60) return `${total}s`;
-    if (total < 3600) return total % 60 === 0 ? `${total / 60}m` : `${Math.floor(total / 60)}m${String(total % 60).padStart(2, '0')}s`;
+    if (total < 3600)
+        return total % 60 === 0
+            ? `${total / 60}m`
+            : `${Math.floor(total / 60)}m${String(total % 60).padStart(2, '0')}s`;
     const minutes = Math.floor((total % 3600) / 60);
     return `${Math.floor(total / 3600)}h${String(minutes).padStart(2, '0')}m`;
 }
@@ -246,14 +273,16 @@ function niceTicks(min: number, max: number, target: number, integer = false): n
     if (integer) step = Math.max(1, Math.round(step));
     const ticks: number[] = [];
     const last = Math.ceil(max / step - 1e-9);
-    for (let index = Math.floor(min / step + 1e-9); index <= last; index += 1) ticks.push(Number((index * step).toPrecision(12)));
+    for (let index = Math.floor(min / step + 1e-9); index <= last; index += 1)
+        ticks.push(Number((index * step).toPrecision(12)));
     return ticks;
 }
 
 /** Time ticks at round durations (5s, 30s, 5m, …), about `target` of them. */
 function timeTicks(min: number, max: number, target: number): number[] {
     const steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
-    const step = steps.find((candidate) => (max - min) / candidate <= target) ?? Math.ceil((max - min) / target / 86400) * 86400;
+    const step =
+        steps.find((candidate) => (max - min) / candidate <= target) ?? Math.ceil((max - min) / target / 86400) * 86400;
     const ticks: number[] = [];
     for (let tick = Math.ceil(min / step) * step; tick <= max; tick += step) ticks.push(tick);
     return ticks;
@@ -263,7 +292,12 @@ function timeTicks(min: number, max: number, target: number): number[] {
 function hoverBands(
     series: Array<Series & { color: string }>,
     unit: string,
-    geometry: { xMin: number; xMax: number; plot: { left: number; top: number; right: number; bottom: number }; sx: (x: number) => number },
+    geometry: {
+        xMin: number;
+        xMax: number;
+        plot: { left: number; top: number; right: number; bottom: number };
+        sx: (x: number) => number;
+    },
 ): string {
     const { xMin, xMax, plot, sx } = geometry;
     const longest = Math.max(...series.map((one) => one.points.length));

@@ -101,7 +101,15 @@ function sections(proxies: ProxyReport): string {
 
 function counters(counts: ExitCounters): Array<string | number> {
     const answered = counts.requests - counts.exitFaults;
-    return [counts.requests, counts.ok, counts.blocked, counts.limited, counts.exitFaults, formatBytes(counts.bytes), percent(counts.blocked, answered)];
+    return [
+        counts.requests,
+        counts.ok,
+        counts.blocked,
+        counts.limited,
+        counts.exitFaults,
+        formatBytes(counts.bytes),
+        percent(counts.blocked, answered),
+    ];
 }
 
 /** 1536 → `1.5 KiB`. */

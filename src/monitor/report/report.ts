@@ -5,7 +5,18 @@
  */
 import type { FailureClass } from '../../vocabulary/failure.js';
 import type { ReportSummary } from '../../vocabulary/report.js';
-import { type Bar, barChart, escapeHtml, formatDuration, formatNumber, lineChart, type Marker, PALETTE, paletteColor, type Series } from './charts.js';
+import {
+    type Bar,
+    barChart,
+    escapeHtml,
+    formatDuration,
+    formatNumber,
+    lineChart,
+    type Marker,
+    PALETTE,
+    paletteColor,
+    type Series,
+} from './charts.js';
 import { proxySection, proxyTierChart, sessionTables } from './proxyTables.js';
 import { REPORT_CSS } from './reportStyle.js';
 import { percent, summaryTables } from './reportTables.js';
@@ -27,7 +38,13 @@ const GAUGE_STYLES: Record<string, Partial<Series> & { name: string }> = {
     concurrency: { name: 'concurrency limit', color: PALETTE[1], dashed: true },
 };
 
-const CLASS_COLORS: Record<FailureClass, string> = { transient: '#efb118', blocked: '#a463f2', permanent: '#e03c31', invalid: '#6b7280', exit: '#0ea5e9' };
+const CLASS_COLORS: Record<FailureClass, string> = {
+    transient: '#efb118',
+    blocked: '#a463f2',
+    permanent: '#e03c31',
+    invalid: '#6b7280',
+    exit: '#0ea5e9',
+};
 
 /**
  * stopped: a signal stopped it before it was done (the next run resumes); failed: a non-zero exit
@@ -71,7 +88,10 @@ function header(summary: ReportSummary, status: RunStatus): string {
         `<b>${escapeHtml(formatDuration(summary.durationSec))}</b> (${escapeHtml(summary.durationSec)} s)`,
         `<b>${escapeHtml(summary.pagesPerSec)}</b> pages/s`,
     ];
-    if (summary.resumed) facts.push(`session ${summary.resumed.sessions + 1} of a run begun ${escapeHtml(formatTime(summary.resumed.firstStartedAt))}`);
+    if (summary.resumed)
+        facts.push(
+            `session ${summary.resumed.sessions + 1} of a run begun ${escapeHtml(formatTime(summary.resumed.firstStartedAt))}`,
+        );
     if (summary.exitCode !== undefined) facts.push(`exit code ${escapeHtml(summary.exitCode)}`);
     return `<header><p class="eyebrow">dragnet run report</p>
 <h1>${escapeHtml(summary.site)} <span class="badge ${badge}">${escapeHtml(status)}</span></h1>
@@ -99,14 +119,20 @@ function drift(summary: ReportSummary): string {
     if (trips.length === 0) return '';
     const started = Date.parse(summary.startedAt);
     const body = trips.map((trip) => {
-        const fields = Object.entries(trip.failingFields).map(([field, count]) => `${escapeHtml(field)} (${formatNumber(count)})`);
-        const samples = trip.samples.map(
-            (sample) => `<li><code>${escapeHtml(sample.url)}</code> <span class="issues">${escapeHtml(sample.issues.join('; '))}</span></li>`,
+        const fields = Object.entries(trip.failingFields).map(
+            ([field, count]) => `${escapeHtml(field)} (${formatNumber(count)})`,
         );
-        return `<div class="trip"><p><b>route “${escapeHtml(trip.route)}”</b> stopped after ${formatNumber(trip.pagesJudged)} pages, ` +
+        const samples = trip.samples.map(
+            (sample) =>
+                `<li><code>${escapeHtml(sample.url)}</code> <span class="issues">${escapeHtml(sample.issues.join('; '))}</span></li>`,
+        );
+        return (
+            `<div class="trip"><p><b>route “${escapeHtml(trip.route)}”</b> stopped after ${formatNumber(trip.pagesJudged)} pages, ` +
             `at ${escapeHtml(formatDuration((Date.parse(trip.at) - started) / 1000))}: ${Math.round(trip.invalidShare * 100)}% of the window invalid.</p>` +
             `<p>failing fields: ${fields.join(', ') || 'none recorded'}</p>` +
-            (samples.length > 0 ? `<ul>${samples.join('')}</ul>` : '') + '</div>';
+            (samples.length > 0 ? `<ul>${samples.join('')}</ul>` : '') +
+            '</div>'
+        );
     });
     const count = trips.length === 1 ? 'a route' : `${trips.length} routes`;
     return `<section class="alert"><h2>The drift breaker stopped ${count}</h2>${body.join('')}</section>`;
@@ -120,7 +146,10 @@ function timeCharts(summary: ReportSummary, points: TimelinePoint[]): string[] {
     });
     const tooFew = 'fewer than two samples: the run was shorter than the sampling interval';
     const started = Date.parse(summary.startedAt);
-    const markers: Marker[] = (summary.drift ?? []).map((trip) => ({ x: (Date.parse(trip.at) - started) / 1000, label: `${trip.route} stopped` }));
+    const markers: Marker[] = (summary.drift ?? []).map((trip) => ({
+        x: (Date.parse(trip.at) - started) / 1000,
+        label: `${trip.route} stopped`,
+    }));
     // Blocks are why a section moves tier and throughput shows what the move did, so those two charts mark the moves.
     const moves: Marker[] = summary.proxies.tierMoves.map((move) => ({
         x: (Date.parse(move.at) - started) / 1000,
@@ -128,20 +157,27 @@ function timeCharts(summary: ReportSummary, points: TimelinePoint[]): string[] {
         kind: 'move',
     }));
 
-    const throughput = lineChart([{ name: 'pages finished', points: rate(points, (point) => point.pages), color: PALETTE[0] }], {
-        title: 'Throughput',
-        unit: 'pages/s',
-        caption: 'Pages finished per second between samples; the dashed line is the run average.',
-        references: [{ value: summary.pagesPerSec, label: `average ${summary.pagesPerSec} pages/s` }],
-        area: true,
-        markers: [...markers, ...moves],
-        emptyText: tooFew,
-    });
+    const throughput = lineChart(
+        [{ name: 'pages finished', points: rate(points, (point) => point.pages), color: PALETTE[0] }],
+        {
+            title: 'Throughput',
+            unit: 'pages/s',
+            caption: 'Pages finished per second between samples; the dashed line is the run average.',
+            references: [{ value: summary.pagesPerSec, label: `average ${summary.pagesPerSec} pages/s` }],
+            area: true,
+            markers: [...markers, ...moves],
+            emptyText: tooFew,
+        },
+    );
 
     const last = points[points.length - 1];
-    const classes = (Object.keys(CLASS_COLORS) as FailureClass[]).filter((failureClass) => (last?.errors[failureClass] ?? 0) > 0);
+    const classes = (Object.keys(CLASS_COLORS) as FailureClass[]).filter(
+        (failureClass) => (last?.errors[failureClass] ?? 0) > 0,
+    );
     const errors = lineChart(
-        classes.map((failureClass) => series(failureClass, (point) => point.errors[failureClass], { color: CLASS_COLORS[failureClass] })),
+        classes.map((failureClass) =>
+            series(failureClass, (point) => point.errors[failureClass], { color: CLASS_COLORS[failureClass] }),
+        ),
         {
             title: 'Errors by class',
             unit: 'errors',
@@ -183,7 +219,14 @@ function timeCharts(summary: ReportSummary, points: TimelinePoint[]): string[] {
             series('rendered in the browser', (point) => point.browserRendered, { color: PALETTE[0], dashed: true }),
             series('dead-lettered', (point) => point.deadLettered, { color: CLASS_COLORS.permanent }),
         ],
-        { title: 'Escalations and dead-letters', unit: 'pages', caption: 'Cumulative.', integer: true, markers, emptyText: tooFew },
+        {
+            title: 'Escalations and dead-letters',
+            unit: 'pages',
+            caption: 'Cumulative.',
+            integer: true,
+            markers,
+            emptyText: tooFew,
+        },
     );
 
     const routes = [...new Set(points.flatMap((point) => Object.keys(point.routes)))].filter(
@@ -194,7 +237,12 @@ function timeCharts(summary: ReportSummary, points: TimelinePoint[]): string[] {
             const color = paletteColor(index);
             const lines = [series(`${route} stored`, (point) => point.routes[route]?.valid ?? 0, { color })];
             if ((last?.routes[route]?.invalid ?? 0) > 0) {
-                lines.push(series(`${route} quarantined`, (point) => point.routes[route]?.invalid ?? 0, { color, dashed: true }));
+                lines.push(
+                    series(`${route} quarantined`, (point) => point.routes[route]?.invalid ?? 0, {
+                        color,
+                        dashed: true,
+                    }),
+                );
             }
             return lines;
         }),

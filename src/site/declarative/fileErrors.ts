@@ -48,8 +48,15 @@ export function parseSiteFile(file: string, text: string): ParsedSiteFile {
 
 /** The first of the schema's issues with the file, as a one-line ConfigError at its line and column. */
 export function siteFileError(parsed: ParsedSiteFile, issues: readonly z.core.$ZodIssue[]): ConfigError {
-    const located = problemsIn(issues, [], parsed.data).map((problem) => ({ problem, offset: offsetOf(parsed.document, problem) }));
-    located.sort((a, b) => Number(b.problem.unknownKey !== undefined) - Number(a.problem.unknownKey !== undefined) || a.offset - b.offset);
+    const located = problemsIn(issues, [], parsed.data).map((problem) => ({
+        problem,
+        offset: offsetOf(parsed.document, problem),
+    }));
+    located.sort(
+        (a, b) =>
+            Number(b.problem.unknownKey !== undefined) - Number(a.problem.unknownKey !== undefined) ||
+            a.offset - b.offset,
+    );
     const first = located[0];
     if (!first) throw new Error(`${parsed.file}: the site schema refused the file without saying why`);
     const { problem, offset } = first;
@@ -67,12 +74,16 @@ function problemsIn(issues: readonly z.core.$ZodIssue[], base: Path, data: unkno
     return issues.flatMap((issue): Problem[] => {
         const path = [...base, ...issue.path];
         if (issue.code === 'invalid_union') {
-            const meant = issue.errors.filter((branch) => !branch.some((inner) => inner.code === 'invalid_type' && inner.path.length === 0));
+            const meant = issue.errors.filter(
+                (branch) => !branch.some((inner) => inner.code === 'invalid_type' && inner.path.length === 0),
+            );
             const [only] = meant;
             return meant.length === 1 && only ? problemsIn(only, path, data) : [{ path, message: issue.message }];
         }
-        if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path, unknownKey: key, message: `unknown key "${key}"` }));
-        if (issue.code === 'invalid_type' && isMissing(data, path)) return [{ path: path.slice(0, -1), missing: true, message: `missing key "${String(path.at(-1))}"` }];
+        if (issue.code === 'unrecognized_keys')
+            return issue.keys.map((key) => ({ path, unknownKey: key, message: `unknown key "${key}"` }));
+        if (issue.code === 'invalid_type' && isMissing(data, path))
+            return [{ path: path.slice(0, -1), missing: true, message: `missing key "${String(path.at(-1))}"` }];
         return [{ path, message: issue.message }];
     });
 }
@@ -124,7 +135,9 @@ function rangeStart(node: unknown): number | undefined {
 
 /** `routes.book.enqueue[1].label` */
 function formatPath(path: Path): string {
-    return path.map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? String(key) : `.${String(key)}`)).join('');
+    return path
+        .map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? String(key) : `.${String(key)}`))
+        .join('');
 }
 
 /** `routes/shop.yaml:12:7` (line and column from 1). */

@@ -41,7 +41,9 @@ export class BoundedRequestQueue extends RequestQueue {
             // The flag is private in Crawlee's types.
             typeof (this as unknown as ForefrontFlag).shouldCheckForForefrontRequests !== 'boolean'
         ) {
-            throw new Error('BoundedRequestQueue: Crawlee RequestQueue internals changed (requestCache, requestSeenCache, shouldCheckForForefrontRequests)');
+            throw new Error(
+                'BoundedRequestQueue: Crawlee RequestQueue internals changed (requestCache, requestSeenCache, shouldCheckForForefrontRequests)',
+            );
         }
         this.requestCache.maxLength = requestCacheSize;
         // The dedup table's size is fixed at construction; its class is not exported, so take it from the instance.
@@ -57,7 +59,9 @@ export class BoundedRequestQueue extends RequestQueue {
      * handed out a second time while that attempt runs (seen: one URL dead-lettered twice). Here
      * the reclaim is the store alone.
      */
-    override async reclaimRequest(...[request, options]: Parameters<RequestQueue['reclaimRequest']>): ReturnType<RequestQueue['reclaimRequest']> {
+    override async reclaimRequest(
+        ...[request, options]: Parameters<RequestQueue['reclaimRequest']>
+    ): ReturnType<RequestQueue['reclaimRequest']> {
         const result = await RequestProvider.prototype.reclaimRequest.call(this, request, options);
         // The flag is private in Crawlee's types.
         if (result && options?.forefront) (this as unknown as ForefrontFlag).shouldCheckForForefrontRequests = true;

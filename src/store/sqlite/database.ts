@@ -158,7 +158,9 @@ function createDatabase(storageDir: string, file: string): SqliteDb {
         return new Database(file);
     } catch (error) {
         const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-        throw new ConfigError(`the storage dir ${storageDir} cannot hold the run's database (${DATABASE_FILE}): ${reason} (see --storage-dir)`);
+        throw new ConfigError(
+            `the storage dir ${storageDir} cannot hold the run's database (${DATABASE_FILE}): ${reason} (see --storage-dir)`,
+        );
     }
 }
 

@@ -40,7 +40,9 @@ export interface IterateItemsOptions {
 
 function prepare(db: SqliteDb) {
     return {
-        insert: db.prepare<[number, number, string]>('INSERT INTO dataset_items (dataset_seq, idx, json) VALUES (?, ?, ?)'),
+        insert: db.prepare<[number, number, string]>(
+            'INSERT INTO dataset_items (dataset_seq, idx, json) VALUES (?, ?, ?)',
+        ),
         setCount: db.prepare<[number, number, number, number]>(
             'UPDATE datasets SET item_count = ?, modified_at = ?, accessed_at = ? WHERE seq = ?',
         ),
@@ -52,7 +54,9 @@ function prepare(db: SqliteDb) {
         ),
         deleteItems: db.prepare<[number]>('DELETE FROM dataset_items WHERE dataset_seq = ?'),
         deleteItem: db.prepare<[number, number]>('DELETE FROM dataset_items WHERE dataset_seq = ? AND idx = ?'),
-        moveItem: db.prepare<[number, number, number]>('UPDATE dataset_items SET idx = ? WHERE dataset_seq = ? AND idx = ?'),
+        moveItem: db.prepare<[number, number, number]>(
+            'UPDATE dataset_items SET idx = ? WHERE dataset_seq = ? AND idx = ?',
+        ),
         deleteDataset: db.prepare<[number]>('DELETE FROM datasets WHERE seq = ?'),
         transaction: db.transaction((work: () => unknown) => work()),
     };
@@ -163,7 +167,9 @@ export class SqliteDatasetClient<Data extends Dictionary = Dictionary> implement
     }
 
     /** Entries are `[index, item]`, the index 0-based from the start of the dataset. */
-    listEntries(options: DatasetClientListOptions = {}): AsyncIterable<[number, Data]> & Promise<PaginatedList<[number, Data]>> {
+    listEntries(
+        options: DatasetClientListOptions = {},
+    ): AsyncIterable<[number, Data]> & Promise<PaginatedList<[number, Data]>> {
         return this.listing(options, (idx, item): [number, Data] => [idx - 1, item]);
     }
 
@@ -172,7 +178,12 @@ export class SqliteDatasetClient<Data extends Dictionary = Dictionary> implement
         const readPage = (): PaginatedList<T> => {
             const row = this.datasets.require(this.idOrName);
             const items: T[] = [];
-            for (const [idx, item] of readRows(this.st, row, { offset, limit: limit ?? NO_LIMIT, desc, batchSize: NO_LIMIT })) {
+            for (const [idx, item] of readRows(this.st, row, {
+                offset,
+                limit: limit ?? NO_LIMIT,
+                desc,
+                batchSize: NO_LIMIT,
+            })) {
                 items.push(shape(idx, item as Data));
             }
             return { total: row.item_count, count: items.length, offset, limit: limit ?? NO_LIMIT, desc, items };

@@ -57,7 +57,8 @@ export class SqliteOutcomes implements Outcomes {
             this.items.appendItems(outcome.items ?? []);
             this.quarantine.appendItems(outcome.quarantine ?? []);
             // Without secrets; the request's id leads a requeue back to it should the URL be masked.
-            if (outcome.deadLetter) this.deadLetter.appendItems([storedDeadLetter(outcome.deadLetter, requestIdOf(request))]);
+            if (outcome.deadLetter)
+                this.deadLetter.appendItems([storedDeadLetter(outcome.deadLetter, requestIdOf(request))]);
             if (outcome.claim) runState.addClaim(outcome.claim);
             outcome.count?.(stats);
         });

@@ -47,7 +47,15 @@ import type {
 import type { SqliteDb } from './database.js';
 import { type ListedRequest, ListedRequests } from './listedRequests.js';
 import { type QueueRow, RETRY_WAIT, type RequestRow, statements } from './requestQueueSql.js';
-import { isHandled, parseRequest, QueueTable, requestIdOf, serialize, toQueueInfo, waitingUntil } from './requestQueueTable.js';
+import {
+    isHandled,
+    parseRequest,
+    QueueTable,
+    requestIdOf,
+    serialize,
+    toQueueInfo,
+    waitingUntil,
+} from './requestQueueTable.js';
 import { StorageTable } from './storageTable.js';
 
 export interface SqliteRequestQueueOptions {
@@ -63,7 +71,12 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
     private readonly table: QueueTable;
     private readonly listed = new ListedRequests();
 
-    constructor(db: SqliteDb, idOrName: string, options: RequestQueueOptions = {}, { randomOrder = false }: SqliteRequestQueueOptions = {}) {
+    constructor(
+        db: SqliteDb,
+        idOrName: string,
+        options: RequestQueueOptions = {},
+        { randomOrder = false }: SqliteRequestQueueOptions = {},
+    ) {
         this.st = statements(db);
         // Locks belong to a client key: Crawlee's `RequestQueue` passes its own.
         this.table = new QueueTable(db, idOrName, options.clientKey ?? randomUUID(), randomOrder);
@@ -92,7 +105,9 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
             limit,
             queueModifiedAt: new Date(queue.modified_at),
             hadMultipleClients: queue.had_multiple_clients === 1,
-            items: this.table.head(queue.seq, Date.now(), limit).map((row) => parseRequest<RequestQueueHeadItem>(row.json)),
+            items: this.table
+                .head(queue.seq, Date.now(), limit)
+                .map((row) => parseRequest<RequestQueueHeadItem>(row.json)),
         };
     }
 
@@ -124,7 +139,8 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
      */
     async prolongRequestLock(id: string, options: ProlongRequestLockOptions): Promise<ProlongRequestLockResult> {
         const slack = Math.min(1000, options.lockSecs * 100);
-        const fresh = (lockedUntil: number, now: number) => !options.forefront && lockedUntil >= now + options.lockSecs * 1000 - slack;
+        const fresh = (lockedUntil: number, now: number) =>
+            !options.forefront && lockedUntil >= now + options.lockSecs * 1000 - slack;
         // A lock this client holds and that is fresh enough to keep as it is.
         const keep = (row: RequestRow | undefined, now: number): row is RequestRow & { locked_until: number } =>
             row !== undefined &&
@@ -170,7 +186,9 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
     /** Adds the whole batch: all of it is stored, or (on a crash) none of it. Committed at the end of the turn. */
     async batchAddRequests(requests: RequestSchema[], options: RequestOptions = {}): Promise<BatchAddRequestsResult> {
         const forefront = options.forefront === true;
-        const processedRequests = await this.table.mutateInTurn((m) => requests.map((request) => this.table.insert(m, request, forefront)));
+        const processedRequests = await this.table.mutateInTurn((m) =>
+            requests.map((request) => this.table.insert(m, request, forefront)),
+        );
         return { processedRequests, unprocessedRequests: [] };
     }
 
@@ -191,20 +209,27 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
         // Crawlee's `markRequestHandled` follows every outcome commit (outcomes.ts), which has marked the request handled
         // already: answered from one read, with no write transaction (a handled request stays as it was stored when handled).
         const handledId = isHandled(request) ? requestIdOf(request) : undefined;
-        if (handledId && this.st.state.get(this.table.seq(), handledId)?.order_no === null) return { requestId: handledId, wasAlreadyPresent: true, wasAlreadyHandled: true };
+        if (handledId && this.st.state.get(this.table.seq(), handledId)?.order_no === null)
+            return { requestId: handledId, wasAlreadyPresent: true, wasAlreadyHandled: true };
         return this.table.mutate((m) => {
             const { id, json } = serialize(request);
             this.listed.forget(id);
             const existing = this.st.state.get(m.queue.seq, id);
             if (!existing) {
-                const { requestId, wasAlreadyPresent, wasAlreadyHandled } = this.table.insert(m, request, options.forefront === true);
+                const { requestId, wasAlreadyPresent, wasAlreadyHandled } = this.table.insert(
+                    m,
+                    request,
+                    options.forefront === true,
+                );
                 return { requestId, wasAlreadyPresent, wasAlreadyHandled };
             }
             const handled = isHandled(request);
             const wasHandled = existing.order_no === null;
             if (handled && wasHandled) return { requestId: id, wasAlreadyPresent: true, wasAlreadyHandled: true };
             const retryAt = handled ? undefined : waitingUntil(request, m.now);
-            const orderNo = handled ? null : this.table.position(m, options.forefront === true || retryAt !== undefined);
+            const orderNo = handled
+                ? null
+                : this.table.position(m, options.forefront === true || retryAt !== undefined);
             this.st.rewrite.run(orderNo, retryAt ?? null, retryAt ? RETRY_WAIT : null, json, existing.rowid);
             m.handledCount += Number(handled) - Number(wasHandled);
             m.modified = true;
@@ -218,7 +243,10 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
      */
     markHandled(request: RequestSchema): 'marked' | 'handled-already' | 'not-here' {
         return this.table.mutate((m) => {
-            const { id, json } = serialize({ ...request, handledAt: request.handledAt ?? new Date(m.now).toISOString() });
+            const { id, json } = serialize({
+                ...request,
+                handledAt: request.handledAt ?? new Date(m.now).toISOString(),
+            });
             this.listed.forget(id);
             const existing = this.st.state.get(m.queue.seq, id);
             if (!existing || existing.order_no === null) return existing ? 'handled-already' : 'not-here';
@@ -253,7 +281,13 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
             }
             if (existing.order_no !== null) return 'pending';
             const retryAt = waitingUntil(request, m.now);
-            this.st.rewrite.run(this.table.position(m, false), retryAt ?? null, retryAt ? RETRY_WAIT : null, json, existing.rowid);
+            this.st.rewrite.run(
+                this.table.position(m, false),
+                retryAt ?? null,
+                retryAt ? RETRY_WAIT : null,
+                json,
+                existing.rowid,
+            );
             m.handledCount -= 1;
             m.modified = true;
             return 'requeued';
@@ -289,7 +323,8 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
 
 /** The SQLite client behind a Crawlee RequestQueue; throws when the queue is on another storage. */
 export function sqliteClientOf(queue: { client: unknown; name?: string; id: string }): SqliteRequestQueueClient {
-    if (!(queue.client instanceof SqliteRequestQueueClient)) throw new Error(`queue ${queue.name ?? queue.id} is not on the SQLite storage`);
+    if (!(queue.client instanceof SqliteRequestQueueClient))
+        throw new Error(`queue ${queue.name ?? queue.id} is not on the SQLite storage`);
     return queue.client;
 }
 export class SqliteRequestQueueCollectionClient implements RequestQueueCollectionClient {

@@ -42,7 +42,9 @@ function prepare(db: SqliteDb) {
         state: db.prepare<[number, string], RequestRow>(
             'SELECT rowid, order_no, locked_until, locked_by FROM requests WHERE queue_seq = ? AND id = ?',
         ),
-        json: db.prepare<[number, string], { json: string }>('SELECT json FROM requests WHERE queue_seq = ? AND id = ?'),
+        json: db.prepare<[number, string], { json: string }>(
+            'SELECT json FROM requests WHERE queue_seq = ? AND id = ?',
+        ),
         rewrite: db.prepare<[number | null, number | null, string | null, string, number]>(
             'UPDATE requests SET order_no = ?, locked_until = ?, locked_by = ?, json = ? WHERE rowid = ?',
         ),
@@ -62,7 +64,14 @@ function prepare(db: SqliteDb) {
         anyLocked: db.prepare<[number, number], 1>(
             'SELECT 1 FROM requests WHERE queue_seq = ? AND locked_until IS NOT NULL AND locked_until > ? LIMIT 1',
         ),
-        touch: db.prepare<{ seq: number; added: number; handled: number; nextOrder: number; now: number; clientKey: string }>(
+        touch: db.prepare<{
+            seq: number;
+            added: number;
+            handled: number;
+            nextOrder: number;
+            now: number;
+            clientKey: string;
+        }>(
             `UPDATE request_queues SET total_count = total_count + @added, handled_count = handled_count + @handled,
                 next_order = @nextOrder, modified_at = @now, accessed_at = @now,
                 had_multiple_clients = had_multiple_clients OR coalesce(last_client_key <> @clientKey, 0),
@@ -72,7 +81,9 @@ function prepare(db: SqliteDb) {
         releaseQueueLocks: db.prepare<[number, string]>(
             'UPDATE requests SET locked_until = NULL, locked_by = NULL WHERE queue_seq = ? AND locked_until IS NOT NULL AND locked_by IS NOT ?',
         ),
-        urls: db.prepare<[number], string>("SELECT json_extract(json, '$.url') FROM requests WHERE queue_seq = ?").pluck(),
+        urls: db
+            .prepare<[number], string>("SELECT json_extract(json, '$.url') FROM requests WHERE queue_seq = ?")
+            .pluck(),
         deleteRequests: db.prepare<[number]>('DELETE FROM requests WHERE queue_seq = ?'),
         deleteQueue: db.prepare<[number]>('DELETE FROM request_queues WHERE seq = ?'),
         releaseLocks: db.prepare<[string]>(

@@ -27,7 +27,9 @@ export class QueueTable {
     private readonly st;
     private readonly queues: StorageTable<QueueRow>;
     private seqCache: number | undefined;
-    private readonly turnWrites = new TurnGroup<() => unknown, unknown>((writes) => this.st.transaction.immediate(() => writes.map(attempt)) as Committed<unknown>[]);
+    private readonly turnWrites = new TurnGroup<() => unknown, unknown>(
+        (writes) => this.st.transaction.immediate(() => writes.map(attempt)) as Committed<unknown>[],
+    );
 
     constructor(
         db: SqliteDb,
@@ -67,7 +69,8 @@ export class QueueTable {
         const { uniqueKey } = request;
         if (this.st.insert.run(m.queue.seq, id, orderNo, json).changes === 0) {
             const existing = this.st.state.get(m.queue.seq, id);
-            if (!existing) throw new Error(`Request with ID ${id} was neither inserted nor found in queue ${this.idOrName}`);
+            if (!existing)
+                throw new Error(`Request with ID ${id} was neither inserted nor found in queue ${this.idOrName}`);
             return { requestId: id, uniqueKey, wasAlreadyPresent: true, wasAlreadyHandled: existing.order_no === null };
         }
         m.addedCount += 1;
@@ -92,8 +95,14 @@ export class QueueTable {
     lockable(m: Mutation, id: string): PendingRow {
         const row = this.st.state.get(m.queue.seq, id);
         if (!row) throw new Error(`Request with ID ${id} not found in queue ${this.idOrName}`);
-        if (!isPending(row)) throw new Error(`Request with ID ${id} has already been handled in queue ${this.idOrName}`);
-        if (row.locked_by !== null && row.locked_by !== this.clientKey && row.locked_until !== null && row.locked_until > m.now) {
+        if (!isPending(row))
+            throw new Error(`Request with ID ${id} has already been handled in queue ${this.idOrName}`);
+        if (
+            row.locked_by !== null &&
+            row.locked_by !== this.clientKey &&
+            row.locked_until !== null &&
+            row.locked_until > m.now
+        ) {
             throw new Error(`Request with ID ${id} is locked by another client in queue ${this.idOrName}`);
         }
         return row;
@@ -111,7 +120,14 @@ export class QueueTable {
     mutate<T>(change: (m: Mutation) => T): T {
         return this.st.transaction.immediate(() => {
             const queue = this.queueRow();
-            const m: Mutation = { queue, now: Date.now(), nextOrder: queue.next_order, addedCount: 0, handledCount: 0, modified: false };
+            const m: Mutation = {
+                queue,
+                now: Date.now(),
+                nextOrder: queue.next_order,
+                addedCount: 0,
+                handledCount: 0,
+                modified: false,
+            };
             const result = change(m);
             if (m.modified) {
                 this.st.touch.run({
@@ -200,4 +216,3 @@ export function parseRequest<T = RequestOptions>(json: string): T {
     for (const key of Object.keys(request)) if (request[key] === null) delete request[key];
     return request as T;
 }
-

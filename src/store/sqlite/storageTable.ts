@@ -39,7 +39,9 @@ export class StorageTable<Row extends StorageRow> {
              ON CONFLICT DO NOTHING`,
         );
         this.listAll = db.prepare<[], Row>(`SELECT * FROM ${kind} ORDER BY created_at, seq`);
-        this.setName = db.prepare<[string, number, number]>(`UPDATE ${kind} SET name = ?, modified_at = ? WHERE seq = ?`);
+        this.setName = db.prepare<[string, number, number]>(
+            `UPDATE ${kind} SET name = ?, modified_at = ? WHERE seq = ?`,
+        );
     }
 
     /** The table of `kind` in `db`, its statements prepared once per database. */
@@ -102,7 +104,13 @@ export class StorageTable<Row extends StorageRow> {
 const cache = new WeakMap<SqliteDb, Map<Kind, StorageTable<StorageRow>>>();
 
 /** What Crawlee's storage info says of any storage: its id, name and times. */
-export function storageInfo(row: StorageRow): { id: string; name?: string; createdAt: Date; modifiedAt: Date; accessedAt: Date } {
+export function storageInfo(row: StorageRow): {
+    id: string;
+    name?: string;
+    createdAt: Date;
+    modifiedAt: Date;
+    accessedAt: Date;
+} {
     return {
         id: row.id,
         name: row.name ?? undefined,

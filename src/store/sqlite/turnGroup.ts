@@ -43,7 +43,8 @@ export class TurnGroup<Entry, T> {
         }
         group.forEach(({ stored, failed }, index) => {
             const result = results[index];
-            if (!result) throw new Error(`TurnGroup: the commit gave ${results.length} results for ${group.length} entries`);
+            if (!result)
+                throw new Error(`TurnGroup: the commit gave ${results.length} results for ${group.length} entries`);
             if (result.ok) stored(result.value);
             else failed(result.error);
         });
