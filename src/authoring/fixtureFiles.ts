@@ -107,7 +107,10 @@ export function expectationOf(trial: PageTrial): FixtureExpectation {
     };
 }
 
-/** Where `actual` differs from `expected`, one line each (`records[0].price: expected 51.77, got 5177`); empty when they agree. */
+/**
+ * Where `actual` differs from `expected`, one line each
+ * (`records[0].price: expected 51.77, got 5177`); empty when they agree.
+ */
 export function fixtureDifferences(expected: FixtureExpectation, actual: FixtureExpectation): string[] {
     const differences: string[] = [];
     const differ = (path: string, want: unknown, got: unknown) => {

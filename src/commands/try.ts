@@ -23,7 +23,10 @@ import { type PageTrial, tryPage } from '../authoring/pageTrial.js';
 import { formatSideBySide, formatTrial } from '../authoring/trialReport.js';
 import { runCommand } from './command.js';
 
-/** Every option of a run (the page goes out as a run's would: headers, proxy tiers, limits) but the log level, which is try's own. */
+/**
+ * Every option of a run (the page goes out as a run's would: headers,
+ * proxy tiers, limits) but the log level, which is try's own.
+ */
 const SHARED = (Object.keys(OPTIONS) as OptionName[]).filter(
     (name): name is Exclude<OptionName, 'logLevel'> => name !== 'logLevel',
 );

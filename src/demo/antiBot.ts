@@ -67,7 +67,10 @@ export interface ServedPage {
     categorySlug: string;
 }
 
-/** The anti-bot layer's answer: a reply instead of the shop's (none: the shop answers), and a cookie to set on whichever goes out. */
+/**
+ * The anti-bot layer's answer: a reply instead of the shop's (none:
+ * the shop answers), and a cookie to set on whichever goes out.
+ */
 export interface Verdict {
     reply?: BlockReply;
     setCookie?: string;

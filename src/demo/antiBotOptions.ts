@@ -11,7 +11,9 @@ export interface AntiBotOptions {
      * `residentialAddresses` counts as datacenter (the machine's own 127.0.0.1 too). Default: [].
      */
     datacenterAddresses?: string[];
-    /** Source addresses the shop treats as residential: the only ones `/premium/` serves (`hardCategory`). Default: []. */
+    /**
+     * Source addresses the shop treats as residential: the only ones `/premium/` serves (`hardCategory`). Default: [].
+     */
     residentialAddresses?: string[];
     /** Token bucket per source address: tokens refilled per second. Default: 10. */
     ratePerSec?: number;

@@ -28,7 +28,9 @@ export interface ProductTruth {
     category: string;
     /** Title and price are filled in only by an inline script. */
     scriptOnly: boolean;
-    /** The first request to `path` fails (503, connection reset or hang; see `CatalogOptions.transientFailureKinds`). */
+    /**
+     * The first request to `path` fails (503, connection reset or hang; see `CatalogOptions.transientFailureKinds`).
+     */
     transientFailure: boolean;
 }
 

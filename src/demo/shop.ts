@@ -53,18 +53,27 @@ export interface Shop {
     products: ProductTruth[];
     /** Paths of the dead product links on the listing pages. */
     notFoundPaths: string[];
-    /** Paths of the listing-page links that always answer 503, `/products/broken-<n>` (empty unless `persistentFailures`). */
+    /**
+     * Paths of the listing-page links that always answer 503,
+     * `/products/broken-<n>` (empty unless `persistentFailures`).
+     */
     persistentFailurePaths: string[];
     /** Product paths whose first request gets a Retry-After answer, in pick order (empty unless `retryAfter`). */
     retryAfterPaths: string[];
-    /** Every listing page: `/category/<slug>` for page 1, `/category/<slug>?page=N` after it (`/premium/<slug>` for the hard category). */
+    /**
+     * Every listing page: `/category/<slug>` for page 1, `/category/<slug>?page=N`
+     * after it (`/premium/<slug>` for the hard category).
+     */
     listingPaths: string[];
     /** The paths of the sitemaps (undefined unless `sitemaps`). */
     sitemapPaths?: ShopSitemapPaths;
     /** Slug of the anti-bot mode's hard category, under `/premium/` (undefined unless `antiBot.hardCategory`). */
     hardCategorySlug?: string;
     stats(): ShopStats;
-    /** The anti-bot layer's counts (empty when `antiBot` is off); `/__stats` serves them under `antiBot`. resetStats zeroes them too. */
+    /**
+     * The anti-bot layer's counts (empty when `antiBot` is off);
+     * `/__stats` serves them under `antiBot`. resetStats zeroes them too.
+     */
     antiBotStats(): AntiBotStats;
     /**
      * `Date.now()` at the arrival of every counted request to `pathname` (no query), in arrival

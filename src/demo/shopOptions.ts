@@ -39,7 +39,10 @@ export interface ShopOptions {
      * kind fails the product's first request only. Default: `['503', 'reset']`.
      */
     transientFailureKinds?: readonly TransientFailure[];
-    /** Listing-page links to products that do not exist: 404, and the last one 410 Gone when there are 2 or more. Default: 5. */
+    /**
+     * Listing-page links to products that do not exist: 404, and
+     * the last one 410 Gone when there are 2 or more. Default: 5.
+     */
     notFoundLinks?: number;
     /**
      * Listing-page links to `/products/broken-<n>` (n = 1, 2, …), product-like pages that answer
@@ -84,7 +87,9 @@ export interface ShopOptions {
     antiBot?: AntiBotOptions;
 }
 
-/** `rateLimit`, `retryAfter`, `antiBot` and `sitemaps` stay optional: absent means none (antiBot.ts resolves its own). */
+/**
+ * `rateLimit`, `retryAfter`, `antiBot` and `sitemaps` stay optional: absent means none (antiBot.ts resolves its own).
+ */
 type ResolvedOptions = Required<Omit<ShopOptions, 'rateLimit' | 'retryAfter' | 'antiBot' | 'sitemaps'>>;
 
 export function resolveOptions(options: ShopOptions): ResolvedOptions {

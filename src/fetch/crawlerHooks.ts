@@ -93,7 +93,7 @@ export function attemptSettler(
 }
 
 // A mixin's constructor must take any arguments; the crawlers' own signatures are kept by the classes below.
-// biome-ignore lint/suspicious/noExplicitAny: TypeScript takes a class as a mixin's base only if its constructor takes `...args: any[]`
+// biome-ignore lint/suspicious/noExplicitAny: a mixin's base must be `new (...args: any[]) => X` (TS2545)
 export type CrawlerClass = new (...args: any[]) => CrawleeInternals;
 
 /** The crawler options the attempt checks go into (both stages' crawlers take these). */
@@ -215,7 +215,8 @@ class HttpCrawlerReadingBodies extends HttpCrawlerWithHooks {
         try {
             return await this._requestAsBrowser(options, session);
         } catch (error) {
-            // Crawlee throws a bare SessionError here; its cause keeps the code (ECONNREFUSED, …) that tells a proxy's own fault (failures.ts).
+            // Crawlee throws a bare SessionError here; its cause keeps the code
+            // (ECONNREFUSED, …) that tells a proxy's own fault (failures.ts).
             if (this.isProxyError(error as Error))
                 throw Object.assign(new SessionError(this._getMessageFromError(error as Error)), { cause: error });
             throw error;

@@ -88,7 +88,10 @@ export class Frontier {
         return admissions.filter((admission) => admission === 'queued').length;
     }
 
-    /** Admits a page's links as `enqueue` does, the first `maxLinksPerPage` of them; the rest are counted as `overLimit`. */
+    /**
+     * Admits a page's links as `enqueue` does, the first
+     * `maxLinksPerPage` of them; the rest are counted as `overLimit`.
+     */
     async enqueueFromPage(links: readonly Link[], base: URL): Promise<number> {
         const taken = links.slice(0, this.maxLinksPerPage);
         const queued = await this.enqueue(taken, base);

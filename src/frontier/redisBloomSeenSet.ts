@@ -32,11 +32,20 @@ import {
 } from './redisSeenSet.js';
 
 export interface RedisBloomSeenSetOptions {
-    /** The Redis key prefix of this site's seen-set, e.g. `dragnet:shop:seen`; every key the set writes starts with `${key}:`. */
+    /**
+     * The Redis key prefix of this site's seen-set, e.g.
+     * `dragnet:shop:seen`; every key the set writes starts with `${key}:`.
+     */
     key: string;
-    /** URLs the run is expected to see; past it, the false-positive rate climbs. Used when the set is first created. Default: BLOOM_DEFAULTS.expectedItems (10 000 000). */
+    /**
+     * URLs the run is expected to see; past it, the false-positive rate climbs. Used
+     * when the set is first created. Default: BLOOM_DEFAULTS.expectedItems (10 000 000).
+     */
     expectedUrls?: number;
-    /** Accepted chance that a new URL is taken for a seen one. Used when the set is first created. Default: BLOOM_DEFAULTS.falsePositiveRate (1e-6). */
+    /**
+     * Accepted chance that a new URL is taken for a seen one. Used when the
+     * set is first created. Default: BLOOM_DEFAULTS.falsePositiveRate (1e-6).
+     */
     falsePositiveRate?: number;
     /** Bits per Redis bitmap. Default: 2^31 (256 MB); smaller only so tests can cut a small filter into several. */
     bitsPerKey?: number;

@@ -28,7 +28,10 @@ import { BLOOM_DEFAULTS } from './bloomSeenSet.js';
 import type { SeenSet } from './seenSet.js';
 
 export interface RedisSeenSetOptions {
-    /** The Redis key prefix of this site's seen-set, e.g. `dragnet:shop:seen`; every key the set writes starts with `${key}:`. */
+    /**
+     * The Redis key prefix of this site's seen-set, e.g.
+     * `dragnet:shop:seen`; every key the set writes starts with `${key}:`.
+     */
     key: string;
     /**
      * URLs the run is expected to see. Sizes the buckets when the set is first created; later
@@ -181,7 +184,9 @@ export class RedisSeenSet implements SeenSet {
 
 // The Redis plumbing both Redis seen-sets share (redisBloomSeenSet.ts imports it).
 
-/** A Lua script called with its keys and arguments; ioredis sends EVALSHA and falls back to EVAL once per connection. */
+/**
+ * A Lua script called with its keys and arguments; ioredis sends EVALSHA and falls back to EVAL once per connection.
+ */
 export type LuaScript = (keys: readonly string[], args: readonly (string | Buffer | number)[]) => Promise<unknown>;
 
 export function luaScript(redis: Redis, name: string, lua: string): LuaScript {
@@ -240,7 +245,10 @@ export async function deleteKeysUnder(redis: Redis, key: string): Promise<void> 
     for await (const keys of scanKeysUnder(redis, key)) await redis.unlink(...keys);
 }
 
-/** A script call over chunks of SCRIPT_CHUNK keys, sent together: one connection pipelines them and Redis runs them in order. */
+/**
+ * A script call over chunks of SCRIPT_CHUNK keys, sent together:
+ * one connection pipelines them and Redis runs them in order.
+ */
 export async function inChunks(
     keys: readonly string[],
     runChunk: (chunk: string[]) => Promise<boolean[]>,

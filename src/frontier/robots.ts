@@ -34,7 +34,9 @@ export interface RobotsPolicyOptions {
     userAgent?: string;
     /** How long an answer is used before robots.txt is fetched again, in seconds. Default: 86 400 (24 h). */
     cacheSecs?: number;
-    /** The wait before the first refetch of an unreachable robots.txt, in seconds; doubled each time after. Default: 2. */
+    /**
+     * The wait before the first refetch of an unreachable robots.txt, in seconds; doubled each time after. Default: 2.
+     */
     retryBaseSecs?: number;
     /** The wait between refetches never grows past this, in seconds. Default: 60. */
     retryMaxSecs?: number;

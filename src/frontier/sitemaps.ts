@@ -40,7 +40,10 @@ export type SitemapFetch = (url: string, signal: AbortSignal) => Promise<AsyncIt
 export interface SitemapReaderOptions {
     /** How a sitemap is fetched. Required. */
     fetch: SitemapFetch;
-    /** Where each batch of URL entries goes (the frontier's `enqueue`, the sitemap's URL as base); reading waits for it. Resolves to how many it queued. Required. */
+    /**
+     * Where each batch of URL entries goes (the frontier's `enqueue`, the sitemap's
+     * URL as base); reading waits for it. Resolves to how many it queued. Required.
+     */
     enqueue: (links: Link[], base: URL) => Promise<number>;
     /** The counters it keeps (the run's `stats.sitemaps`). Required. */
     counters: SitemapReport;
@@ -105,7 +108,10 @@ export class SitemapReader {
         if (!(this.retryBaseMs >= 0)) throw new RangeError('retryBaseSecs must be >= 0');
     }
 
-    /** Reads the sitemaps at `urls` and those they name, handing their URL entries on; never throws for a sitemap's sake. */
+    /**
+     * Reads the sitemaps at `urls` and those they name, handing
+     * their URL entries on; never throws for a sitemap's sake.
+     */
     async read(urls: readonly string[]): Promise<void> {
         for (const url of urls) this.take(url, undefined, 0);
         for (let next = this.pending.shift(); next && !this.stopped(); next = this.pending.shift())
@@ -120,7 +126,8 @@ export class SitemapReader {
             let answer = { status: 0, body: '' };
             const answered = await this.attempt({ robotsTxt: robotsUrl }, async () => {
                 answer = await fetch(robotsUrl);
-                // RFC 9309: a 5xx or 429 robots.txt is unreachable, which is worth asking again; a 4xx says there is none.
+                // RFC 9309: a 5xx or 429 robots.txt is unreachable,
+                // which is worth asking again; a 4xx says there is none.
                 if (answer.status >= 500 || answer.status === 429)
                     throw new SitemapFailure(
                         `http-${answer.status}`,

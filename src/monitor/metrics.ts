@@ -15,7 +15,10 @@ import type { Stage } from '../vocabulary/request.js';
 import { inFlightOf, type Load } from './live.js';
 import type { RunStats } from './stats.js';
 
-/** Upper bounds of the fetch-latency buckets, in seconds: a local fixture answers in ~10 ms, a navigation times out at 60 s. */
+/**
+ * Upper bounds of the fetch-latency buckets, in seconds: a local
+ * fixture answers in ~10 ms, a navigation times out at 60 s.
+ */
 export const LATENCY_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60];
 
 const STAGES: readonly Stage[] = ['http', 'browser'];
@@ -26,7 +29,10 @@ export interface MetricsOptions {
     load?: () => Load;
     /** The adaptive concurrency controller's per-domain limits, read at scrape time. Default: none exported. */
     concurrency?: { byDomain(): Record<string, DomainConcurrency> };
-    /** The proxy routing's report (fetch/egress/proxyRouting.ts `report()`), read at scrape time. Default: no proxy series exported. */
+    /**
+     * The proxy routing's report (fetch/egress/proxyRouting.ts
+     * `report()`), read at scrape time. Default: no proxy series exported.
+     */
     proxies?: () => ProxyReport;
     /** Also export Node's process metrics (CPU, memory, event-loop lag, GC). Default: true. */
     processMetrics?: boolean;
@@ -135,7 +141,8 @@ export class Metrics {
         );
 
         if (concurrency) {
-            // A name of its own: `dragnet_concurrency_limit` is per stage, and one name with two label sets would double-count in sums.
+            // A name of its own: `dragnet_concurrency_limit` is per stage,
+            // and one name with two label sets would double-count in sums.
             gauge(
                 'dragnet_domain_concurrency_limit',
                 'Requests the adaptive concurrency controller allows in flight to each domain just now.',

@@ -48,7 +48,9 @@ export class PinnedLine {
         this.update(this.text);
     }
 
-    /** A stream into `writeAbove`, for a logger's destination: one per logger, so one ending leaves the others writing. */
+    /**
+     * A stream into `writeAbove`, for a logger's destination: one per logger, so one ending leaves the others writing.
+     */
     stream(): Writable {
         return new Writable({
             decodeStrings: false,
@@ -76,7 +78,9 @@ export class PinnedLine {
     }
 }
 
-/** The pinned line of stderr when stderr is a terminal that tells its size; undefined elsewhere (pipes, files, CI logs). */
+/**
+ * The pinned line of stderr when stderr is a terminal that tells its size; undefined elsewhere (pipes, files, CI logs).
+ */
 export const stderrLine: PinnedLine | undefined =
     process.stderr.isTTY && process.stderr.columns > 0 && process.stderr.rows > 0
         ? new PinnedLine(process.stderr)

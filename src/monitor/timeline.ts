@@ -47,7 +47,10 @@ export interface TimelineOptions {
     intervalMs?: number;
     /** Most points held; past it neighbours are merged (see the module comment). Default: 2000. */
     maxPoints?: number;
-    /** Instantaneous values to record with each sample, e.g. `() => ({ inFlight: pool.currentConcurrency })`. Default: none. */
+    /**
+     * Instantaneous values to record with each sample, e.g. `()
+     * => ({ inFlight: pool.currentConcurrency })`. Default: none.
+     */
     gauges?: () => Record<string, number>;
 }
 

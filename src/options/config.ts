@@ -66,7 +66,8 @@ function parseFlags(argv: string[], options: ParseArgsOptions): FlagValues {
     try {
         return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
     } catch (error) {
-        // parseArgs explains itself over lines; the first says what is wrong, and a value starting with a dash needs `--flag=-1`.
+        // parseArgs explains itself over lines; the first says what is
+        // wrong, and a value starting with a dash needs `--flag=-1`.
         const [what, ...more] = (error as Error).message.split('\n');
         const dashHint = more.find((line) => line.startsWith('To specify an option argument starting with a dash'));
         throw new ConfigError(`${what}${dashHint ? ` ${dashHint}` : ''} (see --help)`);

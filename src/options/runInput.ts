@@ -12,7 +12,10 @@ import { ConfigError } from './configError.js';
 import { OPTIONS, type OptionName } from './options.js';
 
 export interface RunInput {
-    /** Where it came from, for messages: `--input run.json`, `DRAGNET_INPUT`, `storage/key_value_stores/default/INPUT.json`. */
+    /**
+     * Where it came from, for messages: `--input run.json`,
+     * `DRAGNET_INPUT`, `storage/key_value_stores/default/INPUT.json`.
+     */
     source: string;
     values: Partial<Record<OptionName, unknown>>;
 }
@@ -103,7 +106,10 @@ function asOptionValue(name: OptionName, value: unknown): unknown {
     });
 }
 
-/** ` (did you mean "maxConcurrency"?)` for a key written as the flag (`max-concurrency`), the variable, or in another case. */
+/**
+ * ` (did you mean "maxConcurrency"?)` for a key written as the
+ * flag (`max-concurrency`), the variable, or in another case.
+ */
 function suggestion(key: string): string {
     const plain = (text: string) => text.toLowerCase().replace(/[-_]/g, '');
     const near = (Object.keys(OPTIONS) as OptionName[]).find(

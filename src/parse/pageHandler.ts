@@ -27,7 +27,9 @@ export interface FetchedPage {
     headers: Record<string, string | string[] | undefined>;
     /** The URL the HTML was read from (normalized). */
     finalUrl: string;
-    /** The encoding the HTTP stage decoded the page's bytes in (fetch/http/decodeBody.ts); a browser decodes for itself. */
+    /**
+     * The encoding the HTTP stage decoded the page's bytes in (fetch/http/decodeBody.ts); a browser decodes for itself.
+     */
     charset?: string;
     renderer: Renderer;
     /** Stores what became of the page and marks its request handled, in one transaction; resolves once committed. */
@@ -39,7 +41,10 @@ export interface PageHandlerOptions {
     /** Parses pages and runs their extractors: in parse workers, or in this thread. */
     parser: PageParser;
     raw: RawPages;
-    /** Told that a page was fetched, escalated, or had its records stored (the render learner and the drift breaker listen). */
+    /**
+     * Told that a page was fetched, escalated, or had its records
+     * stored (the render learner and the drift breaker listen).
+     */
     events: RunEvents;
     log: Logger;
 }

@@ -23,7 +23,10 @@ export interface PageToParse {
 }
 
 export interface ParsedPage {
-    /** The URL relative links resolve against (`<base href>`, else the page's own), as a string: a URL cannot be cloned to another thread. */
+    /**
+     * The URL relative links resolve against (`<base href>`, else the
+     * page's own), as a string: a URL cannot be cloned to another thread.
+     */
     base: string;
     /** The page's canonical URL, when it names one. */
     canonical: string | undefined;

@@ -42,7 +42,10 @@ export interface ReparseResult {
     pages: number;
     /** Cheap fetches of `auto` routes that still miss fields: they need the browser, so they stay where they were. */
     needBrowser: number;
-    /** Pages whose parse throws (a link rule that throws, say): the crawl could not finish them either, so they stay where they were. */
+    /**
+     * Pages whose parse throws (a link rule that throws, say): the
+     * crawl could not finish them either, so they stay where they were.
+     */
     unparsable: number;
     items: { before: number; after: number };
     quarantined: { before: number; after: number };

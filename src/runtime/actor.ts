@@ -36,7 +36,10 @@ const STOP_EVENTS = ['aborting', 'migrating'] as const;
 export interface ActorRun {
     /** The run's configuration, the actor's input read as its input. */
     config: Config;
-    /** Starts feeding the site's items into the actor's default dataset: before the crawl; the run's end pushes the last of them. */
+    /**
+     * Starts feeding the site's items into the actor's default dataset:
+     * before the crawl; the run's end pushes the last of them.
+     */
     feedItems(site: string, log: Logger): Promise<void>;
 }
 
@@ -57,7 +60,10 @@ class RunningActor {
         await this.actor.exit({ exitCode });
     }
 
-    /** After a failure: what is surely this run's pushed, then the SDK let go of without exiting, so the command reports the failure as it always does. */
+    /**
+     * After a failure: what is surely this run's pushed, then the SDK let go of
+     * without exiting, so the command reports the failure as it always does.
+     */
     async endFailed(): Promise<void> {
         await this.feed?.abandon();
         await this.actor.exit({ exit: false });

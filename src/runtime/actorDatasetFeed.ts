@@ -20,7 +20,10 @@ import type { Dictionary } from '@crawlee/types';
 import type { Logger } from 'pino';
 import { SqliteStorageClient } from '../store/sqlite/storageClient.js';
 
-/** Where the items go: the actor's default dataset, and its default key-value store for the feed's progress. Apify's `Actor` has these. */
+/**
+ * Where the items go: the actor's default dataset, and its default
+ * key-value store for the feed's progress. Apify's `Actor` has these.
+ */
 export interface ActorStorages {
     pushData(items: Dictionary[]): Promise<unknown>;
     getValue<T>(key: string): Promise<T | null>;
@@ -80,7 +83,9 @@ export class ActorDatasetFeed {
         return this.progress?.pushed ?? 0;
     }
 
-    /** Stops feeding after a last push of everything: for a crawl that returned, so the site's dataset is this run's. */
+    /**
+     * Stops feeding after a last push of everything: for a crawl that returned, so the site's dataset is this run's.
+     */
     async finish(): Promise<void> {
         await this.stopFollowing();
         try {
@@ -91,7 +96,10 @@ export class ActorDatasetFeed {
         }
     }
 
-    /** Stops feeding after a crawl failed: a last push of a dataset already taken as this run's; a push that fails is logged. */
+    /**
+     * Stops feeding after a crawl failed: a last push of a dataset
+     * already taken as this run's; a push that fails is logged.
+     */
     async abandon(): Promise<void> {
         await this.stopFollowing();
         try {
@@ -132,7 +140,10 @@ export class ActorDatasetFeed {
         }
     }
 
-    /** Pushes the items past those pushed; `crawled`: the crawl has returned, so the site's dataset is this run's whenever it was written. */
+    /**
+     * Pushes the items past those pushed; `crawled`: the crawl has returned,
+     * so the site's dataset is this run's whenever it was written.
+     */
     private async pushNew(crawled: boolean): Promise<void> {
         const info = await this.storage.dataset(this.options.dataset).get();
         if (!info) return;

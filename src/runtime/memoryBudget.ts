@@ -20,7 +20,10 @@ export const MIN_HEAP_MB = 128;
 /** Set in the process started with the budget's heap limit, so that it does not start itself again. */
 const STARTED_WITH_LIMIT = 'DRAGNET_HEAP_LIMIT_MB';
 
-/** The run's budget in MB: `--memory-mb`, else a runner's `ACTOR_MEMORY_MBYTES`, else none (Crawlee's default: a quarter of the machine's memory). */
+/**
+ * The run's budget in MB: `--memory-mb`, else a runner's `ACTOR_MEMORY_MBYTES`,
+ * else none (Crawlee's default: a quarter of the machine's memory).
+ */
 export function memoryBudgetMb(memoryMb: number | undefined, env: NodeJS.ProcessEnv = process.env): number | undefined {
     if (memoryMb !== undefined) return memoryMb;
     const fromRunner = Number(env.ACTOR_MEMORY_MBYTES);

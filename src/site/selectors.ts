@@ -12,7 +12,10 @@ export type CompiledSelector = ReturnType<typeof compile>;
 const compiledSelectors = new Map<string, CompiledSelector | null>();
 /** A site has a few dozen selectors; the cap only bounds a route that builds them from page data. */
 const MAX_COMPILED_SELECTORS = 1_000;
-/** Selectors cheerio matches against the elements searched from, not the document: `> li`, `+ p`, `~ p` (also after a comma), `:scope`. */
+/**
+ * Selectors cheerio matches against the elements searched from, not
+ * the document: `> li`, `+ p`, `~ p` (also after a comma), `:scope`.
+ */
 const RELATIVE_SELECTOR = /(?:^|,)\s*[>+~]|:scope/i;
 
 /**

@@ -103,7 +103,9 @@ export interface SiteDefinition {
     startUrls: string[];
     /** Routes keyed by label. */
     routes: Record<string, RouteDefinition>;
-    /** Query parameters that never change the page, dropped before dedup (added to the built-in `utm_*`, `ref`, ...). */
+    /**
+     * Query parameters that never change the page, dropped before dedup (added to the built-in `utm_*`, `ref`, ...).
+     */
     trackingParams?: string[];
     /** Domains the site may crawl beyond its start URLs' hosts, each with its subdomains (see frontier/scope.ts). */
     allowedDomains?: string[];
@@ -117,9 +119,14 @@ export interface SiteDefinition {
     headers?: Record<string, string>;
     /** Proxy tiers, cheapest first (fetch/egress/proxyTiers.ts); `--proxy-tier` replaces them. Default: direct. */
     proxyTiers?: ProxyTierDefinition[];
-    /** Most requests per second to the site, over every exit and worker; `--max-rate` replaces it. Default: no limit. */
+    /**
+     * Most requests per second to the site, over every exit and worker; `--max-rate` replaces it. Default: no limit.
+     */
     maxRate?: number;
-    /** Most requests in flight to the site in one worker (the HTTP stage's concurrency is the lower of this and `--max-concurrency`). Default: no cap of its own. */
+    /**
+     * Most requests in flight to the site in one worker (the HTTP stage's concurrency
+     * is the lower of this and `--max-concurrency`). Default: no cap of its own.
+     */
     maxConcurrency?: number;
     /**
      * Sitemaps to start from beside the start URLs: `true` for those the `Sitemap:` lines of the start
@@ -138,7 +145,10 @@ export interface Route extends RouteDefinition {
 
 export interface Site extends Omit<SiteDefinition, 'routes'> {
     routes: Map<string, Route>;
-    /** The module the site was loaded from (site/sites.ts), so parse workers can load it too; undefined for a site defined in place. */
+    /**
+     * The module the site was loaded from (site/sites.ts), so parse
+     * workers can load it too; undefined for a site defined in place.
+     */
     moduleUrl?: string;
     /** The route for a label, or for a URL through the routes' `match` patterns. */
     routeFor(label: string | undefined, url: URL): Route | undefined;
@@ -233,7 +243,10 @@ export function collapsedText(text: string): string {
     return text.replace(/\s+/g, ' ').trim();
 }
 
-/** The first number in `text` (`£1,234.50` → 1234.5; commas dropped, a dot is the decimal point), or undefined: how numberOf reads it. */
+/**
+ * The first number in `text` (`£1,234.50` → 1234.5; commas dropped,
+ * a dot is the decimal point), or undefined: how numberOf reads it.
+ */
 export function firstNumber(text: string): number | undefined {
     const match = text.replace(/,/g, '').match(/-?\d+(?:\.\d+)?/);
     return match ? Number(match[0]) : undefined;
@@ -263,7 +276,10 @@ function firstMatchText($: CheerioAPI, selector: string, root?: Parameters<Cheer
     return (selector.includes(',') ? $(selector, root).first() : $(`${selector.trim()}:first`, root)).text();
 }
 
-/** The nodes `$(selector, root)` searches under: the document, or the given nodes; undefined for a root given as a selector. */
+/**
+ * The nodes `$(selector, root)` searches under: the document,
+ * or the given nodes; undefined for a root given as a selector.
+ */
 function scopeOf($: CheerioAPI, root: Parameters<CheerioAPI>[1]): AnyNode[] | undefined {
     if (typeof root === 'string') return undefined;
     return root === undefined || root === null

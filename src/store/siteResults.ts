@@ -32,7 +32,9 @@ export interface SiteResults {
         quarantine: StoreSink<QuarantineEntry>;
         deadLetter: StoreSink<DeadLetterEntry>;
     };
-    /** The next version becomes the current one, and the current one `-previous`; the version before that is dropped. */
+    /**
+     * The next version becomes the current one, and the current one `-previous`; the version before that is dropped.
+     */
     promote(): Promise<void>;
 }
 

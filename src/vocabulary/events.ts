@@ -17,7 +17,9 @@ import type { ClassifiedFailure } from './failure.js';
 import type { Stage } from './request.js';
 
 export interface RunEventMap {
-    /** A fetch attempt is about to be sent: an HTTP request, or a browser navigation. `request` identifies the attempt. */
+    /**
+     * A fetch attempt is about to be sent: an HTTP request, or a browser navigation. `request` identifies the attempt.
+     */
     attemptStarted: { stage: Stage; request: object; url: string };
     /** The attempt got a response (any status); for HTTP, `responseMs` is the site's time to the response headers. */
     responded: { stage: Stage; request: object; url: string; status: number; responseMs?: number };

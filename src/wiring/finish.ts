@@ -12,7 +12,10 @@ import type { Pipeline } from './build.js';
 import type { RunStores } from './stores.js';
 import type { Ran } from './rounds.js';
 
-/** Stops the parse workers, the proxy routing and the HTTP client's connections (when the pipeline got as far as starting them), writes what is buffered and lets go of the stores and the site's lock. */
+/**
+ * Stops the parse workers, the proxy routing and the HTTP client's connections (when the pipeline got
+ * as far as starting them), writes what is buffered and lets go of the stores and the site's lock.
+ */
 export async function closeRun(stores: RunStores, pipeline: Pipeline | undefined): Promise<void> {
     await pipeline?.parser.close();
     await pipeline?.routing.close();

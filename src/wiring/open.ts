@@ -34,7 +34,10 @@ export interface SiteStoresOptions {
     fresh?: boolean;
     /** Hand out queued requests in random order (see SqliteRequestQueueOptions). Default: false. */
     randomOrder?: boolean;
-    /** The autoscaled pools' memory ceiling in MB (see runtime/memoryBudget.ts). Default: Crawlee's, a quarter of the machine's memory. */
+    /**
+     * The autoscaled pools' memory ceiling in MB (see runtime/memoryBudget.ts).
+     * Default: Crawlee's, a quarter of the machine's memory.
+     */
     memoryMb?: number;
     /** `exact` (default) or `bloom`: a fixed-memory filter sized by `expectedUrls` and `bloomErrorRate`. */
     seenSet?: 'exact' | 'bloom';

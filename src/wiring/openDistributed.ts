@@ -65,7 +65,10 @@ export interface DistributedStores extends RunStores {
     joined: { workers: number; queued: number } | undefined;
 }
 
-/** The Redis keys of a site's fleet: its seen-set and fleet state under `<prefix>:<site>`, its queues BullMQ's `<prefix>:<site>-http`, `-browser`. */
+/**
+ * The Redis keys of a site's fleet: its seen-set and fleet state under
+ * `<prefix>:<site>`, its queues BullMQ's `<prefix>:<site>-http`, `-browser`.
+ */
 export function fleetKeys(prefix: string, site: string) {
     const names = storeNames(site);
     return {

@@ -18,7 +18,10 @@ import type { Site } from '../site/site.js';
 import type { RunStores } from './stores.js';
 
 /** `robots`: the run's robots policy, once there is one (it fetches through this routing's cheapest tier). */
-/** `maxRetryAfterSecs`: the retry policy's, the longest a 429's Retry-After cools the site (ProxyRoutingOptions.maxCoolMs). */
+/**
+ * `maxRetryAfterSecs`: the retry policy's, the longest a 429's
+ * Retry-After cools the site (ProxyRoutingOptions.maxCoolMs).
+ */
 export function buildRouting(
     site: Site,
     options: ProxyOptions,

@@ -15,7 +15,10 @@ import { startMonitors } from './monitors.js';
 import { seedSitemaps, type SitemapSeeding } from './sitemapSeeding.js';
 
 export interface Ran {
-    /** The signal that stopped the run before it was done (or that a runner's stop event counts as); undefined when it ran to the end. */
+    /**
+     * The signal that stopped the run before it was done (or that a
+     * runner's stop event counts as); undefined when it ran to the end.
+     */
     stopped?: NodeJS.Signals;
     timeline: TimelinePoint[];
 }
@@ -41,7 +44,9 @@ export async function runRounds(pipeline: Pipeline): Promise<Ran> {
     return { stopped, timeline: monitors.timeline.points };
 }
 
-/** Rounds until both queues are drained and the sitemaps read; returns the signal that stopped them early, if one did. */
+/**
+ * Rounds until both queues are drained and the sitemaps read; returns the signal that stopped them early, if one did.
+ */
 async function rounds(
     { options: { log }, stores, browserStage, concurrency, httpStage: nextHttpStage }: Pipeline,
     sitemaps: SitemapSeeding | undefined,

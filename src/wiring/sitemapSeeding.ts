@@ -24,7 +24,10 @@ export interface SitemapSeeding {
     readonly failure?: unknown;
 }
 
-/** Starts reading the site's sitemaps, when it names any; `startUrls` are the run's (their origins' robots.txt for `sitemaps: true`). */
+/**
+ * Starts reading the site's sitemaps, when it names any; `startUrls`
+ * are the run's (their origins' robots.txt for `sitemaps: true`).
+ */
 export function seedSitemaps(pipeline: Pipeline, startUrls: readonly string[]): SitemapSeeding | undefined {
     const { options, frontier, stores, routing, egress, httpClient } = pipeline;
     const { site, log } = options;

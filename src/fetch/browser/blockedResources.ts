@@ -76,6 +76,7 @@ export function blockedUrlPatterns(siteHosts: readonly string[]): string[] {
     const ownHost = (listed: string) =>
         siteHosts.some((host) => host === listed || host.endsWith(`.${listed}`) || listed.endsWith(`.${host}`));
     const hosts = THIRD_PARTY_HOSTS.filter((listed) => !ownHost(listed));
-    // The scheme's `//` anchors the host: `*//*.hotjar.com/*` and `*//hotjar.com/*`, not `notjar.com`'s pages that mention it.
+    // The scheme's `//` anchors the host: `*//*.hotjar.com/*` and
+    // `*//hotjar.com/*`, not `notjar.com`'s pages that mention it.
     return [...RESOURCE_PATTERNS, ...hosts.flatMap((host) => [`*//${host}/*`, `*//*.${host}/*`])];
 }

@@ -39,7 +39,9 @@ import { SessionPages, type SessionPagesOptions } from './sessionPages.js';
 export interface BrowserStageOptions extends Omit<StageOptions, 'maxConcurrency'> {
     /** The Chromium binary (see `findChromium`). */
     executablePath: string;
-    /** Pages rendering at once: where the pool starts, and the least and most it scales between (browserConcurrency.ts). */
+    /**
+     * Pages rendering at once: where the pool starts, and the least and most it scales between (browserConcurrency.ts).
+     */
     pages: BrowserPages;
     /** A browser is replaced after opening this many pages, so leaks do not pile up. Default: 100. */
     retireBrowserAfterPageCount?: number;
@@ -47,7 +49,10 @@ export interface BrowserStageOptions extends Omit<StageOptions, 'maxConcurrency'
     siteHosts: readonly string[];
     /** How rendered pages are kept for their session's next render. Default: SESSION_PAGES_DEFAULTS. */
     sessionPages?: SessionPagesOptions;
-    /** How long to wait for a route's `waitFor` selector and `waitUntil` condition together (crawl()'s `browserWaitSecs`). */
+    /**
+     * How long to wait for a route's `waitFor` selector and
+     * `waitUntil` condition together (crawl()'s `browserWaitSecs`).
+     */
     waitForTimeoutMillis: number;
 }
 
@@ -131,7 +136,8 @@ class BrowserStageCrawler extends HookedPlaywrightCrawler {
     }
 
     override async teardown(): Promise<void> {
-        // Crawlee's pool closes the browsers it has, not one still launching for an attempt a failed crawl left running.
+        // Crawlee's pool closes the browsers it has, not one still
+        // launching for an attempt a failed crawl left running.
         const lateBrowsersClosed = this.pagesOpening.closeBrowsers();
         await this.sessionPages.closeAll();
         await super.teardown();
@@ -162,7 +168,8 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
             keepAlive: true,
             minConcurrency: options.pages.min,
             maxConcurrency: options.pages.max,
-            // Crawlee's pool starts at one page and adds one every 10 s: a render queue waits minutes for what the machine could do at once.
+            // Crawlee's pool starts at one page and adds one every 10 s: a
+            // render queue waits minutes for what the machine could do at once.
             autoscaledPoolOptions: { desiredConcurrency: options.pages.start },
             maxRequestRetries: options.retryPolicy.maxAttempts - 1,
             navigationTimeoutSecs: options.requestTimeoutSecs,
@@ -173,7 +180,8 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
             launchContext: {
                 launcher: chromium,
                 useIncognitoPages: true,
-                // The process handles SIGINT and SIGTERM itself (pages in flight finish, rounds.ts): Playwright must not close the browser under them.
+                // The process handles SIGINT and SIGTERM itself (pages in flight
+                // finish, rounds.ts): Playwright must not close the browser under them.
                 launchOptions: {
                     executablePath: options.executablePath,
                     args: [...CHROMIUM_ARGS, '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'],
@@ -204,7 +212,8 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
             preNavigationHooks: [
                 async ({ request, page }, gotoOptions) => {
                     const url = new URL(request.url);
-                    // Refused before the page loads (the egress proxy would refuse it too, but Chromium would report only a failed tunnel).
+                    // Refused before the page loads (the egress proxy would refuse
+                    // it too, but Chromium would report only a failed tunnel).
                     await egress.check(url);
                     const attempt = routing.attemptOf(request);
                     if (!setUp.has(page)) {
@@ -251,7 +260,8 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
                     throw failure;
                 }
 
-                // Chromium follows redirects itself: each hop's address went through the egress proxy, its scope is checked here.
+                // Chromium follows redirects itself: each hop's address
+                // went through the egress proxy, its scope is checked here.
                 if (!frontier.inScope(new URL(page.url()))) {
                     throw new FetchFailure(
                         'permanent',

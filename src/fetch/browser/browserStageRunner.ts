@@ -53,7 +53,9 @@ export class BrowserStageRunner {
         this.crawler?.stop('stopping: no new pages');
     }
 
-    /** Waits until the browser queue is drained (by rendering or by dead-lettering), or `stop()`, then stops the stage. */
+    /**
+     * Waits until the browser queue is drained (by rendering or by dead-lettering), or `stop()`, then stops the stage.
+     */
     async finish(): Promise<void> {
         clearInterval(this.watcher);
         if (!this.stopped) await this.startIfNeeded();

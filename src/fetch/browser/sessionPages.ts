@@ -130,7 +130,9 @@ export class SessionPages {
         this.parked = this.parked.filter((other) => other !== entry);
     }
 
-    /** Closing a page closes its context too (Crawlee's incognito pages own theirs); a page already gone is no error. */
+    /**
+     * Closing a page closes its context too (Crawlee's incognito pages own theirs); a page already gone is no error.
+     */
     private close(page: Page): void {
         const closing = page.close().catch(() => undefined);
         this.closing.add(closing);

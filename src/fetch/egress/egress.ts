@@ -61,7 +61,10 @@ export class Egress {
         this.resolve = options.lookup ?? (dnsLookup as LookupFunction);
     }
 
-    /** Why `url` may not be requested at all (its scheme, its port, an address literal as host), in words; undefined when it may. */
+    /**
+     * Why `url` may not be requested at all (its scheme, its port,
+     * an address literal as host), in words; undefined when it may.
+     */
     refusal(url: URL): string | undefined {
         if (url.protocol !== 'http:' && url.protocol !== 'https:') return `scheme ${url.protocol} is not http(s)`;
         const port = url.port || (url.protocol === 'https:' ? '443' : '80');

@@ -23,7 +23,10 @@ interface ExitState {
     /** Times opened since it last worked. */
     openings: number;
     openUntil: number;
-    /** A request is out to try it after an opening (half-open), until then: one that never reports back does not hold the exit out for good. */
+    /**
+     * A request is out to try it after an opening (half-open), until then:
+     * one that never reports back does not hold the exit out for good.
+     */
     trial: boolean;
     trialUntil: number;
     faults: number;
@@ -67,7 +70,8 @@ export class ExitBreaker {
         const state = this.state(exit);
         state.faults += 1;
         state.faultsInRow += 1;
-        // A request that was out when the exit opened says nothing new: only a trial's fault, or the first ones, open it.
+        // A request that was out when the exit opened says nothing
+        // new: only a trial's fault, or the first ones, open it.
         if (!state.trial && this.now() < state.openUntil) return;
         if (state.faultsInRow < this.faultsToOpen && !state.trial) return;
         state.openUntil = this.now() + Math.min(this.maxOpenMillis, this.openMillis * 2 ** state.openings);

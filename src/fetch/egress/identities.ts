@@ -256,7 +256,10 @@ export function exitKey(exit: Exit): string {
     return `${exit.tierName}/${exit.name}`;
 }
 
-/** The proxy's `host:port`, with `#n` (its place in the tier, from 1) when another proxy of the tier shares it (providers that pick the IP by username). */
+/**
+ * The proxy's `host:port`, with `#n` (its place in the tier, from 1) when
+ * another proxy of the tier shares it (providers that pick the IP by username).
+ */
 function uniqueName(proxyUrls: readonly string[], position: number): string {
     const name = exitName(proxyUrls[position]);
     return proxyUrls.filter((url) => exitName(url) === name).length > 1 ? `${name}#${position + 1}` : name;

@@ -15,7 +15,10 @@ export interface RedisTierCountsOptions {
     halfLifeMillis: number;
     /** How often this worker's outcomes are sent and the fleet's read back. Default: 1,000 ms. */
     syncMillis?: number;
-    /** How soon after a block they are, sooner than `syncMillis`: a block is what moves a section, for the fleet. Default: 100 ms. */
+    /**
+     * How soon after a block they are, sooner than `syncMillis`: a
+     * block is what moves a section, for the fleet. Default: 100 ms.
+     */
     blockSyncMillis?: number;
 }
 

@@ -7,10 +7,11 @@
  * one tier up, after the block itself cost something too (time, a retry, the exit's standing with
  * the site: `blockPenalty`, by default the next tier's cost): E(t) = cost(t) + b(t) × (penalty +
  * E(t + 1)), with E(last) = cost(last). The cheapest start wins: with each tier 10x the one before,
- * a section moves up once about half its requests are blocked below, and stays at 20%. Each *section* of a site (a route and the URL's first path segment) learns
- * on its own, falling back on the whole site's figures while it has few of its own, so a section
- * that blocks every datacenter address goes up without dragging the rest of the site along. A
- * small share of requests probes the tier below, so a section comes back down when it can.
+ * a section moves up once about half its requests are blocked below, and stays at 20%. Each
+ * *section* of a site (a route and the URL's first path segment) learns on its own, falling back on
+ * the whole site's figures while it has few of its own, so a section that blocks every datacenter
+ * address goes up without dragging the rest of the site along. A small share of requests probes the
+ * tier below, so a section comes back down when it can.
  */
 import type { Logger } from 'pino';
 import type { TierMove } from '../../vocabulary/report.js';
@@ -25,7 +26,10 @@ export interface TierControllerOptions {
     sectionWeight?: number;
     /** What a block costs beyond its request, as a multiple of the next tier's cost. Default: 1. */
     blockPenalty?: number;
-    /** A section moves only when the new tier is at least this much cheaper (a share of the current cost). Default: 0.05. */
+    /**
+     * A section moves only when the new tier is at least this
+     * much cheaper (a share of the current cost). Default: 0.05.
+     */
     hysteresis?: number;
     /** Where the outcomes are kept: this process, or shared by the fleet (redisTierCounts.ts). Default: in memory. */
     counts?: TierCounts;
@@ -99,7 +103,10 @@ export class TierController {
         return { tier: Math.max(own, floor), probe: false };
     }
 
-    /** A request of `section` on `tier` got a usable page, or was blocked. Exit faults and 429s are not the tier's doing: not recorded. */
+    /**
+     * A request of `section` on `tier` got a usable page, or was blocked.
+     * Exit faults and 429s are not the tier's doing: not recorded.
+     */
     record(section: string, tier: number, outcome: keyof TierTally): void {
         const now = this.now();
         this.counts.add(section, tier, outcome, now);

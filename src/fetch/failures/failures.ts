@@ -47,7 +47,10 @@ export interface AttemptContext {
     viaProxy?: boolean;
 }
 
-/** The statuses a proxy answers with when its own upstream proxy failed (proxy-chain's badGatewayStatusCodes NON_200 and AUTH_FAILED). */
+/**
+ * The statuses a proxy answers with when its own upstream proxy failed
+ * (proxy-chain's badGatewayStatusCodes NON_200 and AUTH_FAILED).
+ */
 const isProxyUpstreamStatus = (status: number) => status === 590 || status === 597;
 
 /** The class of an HTTP status, or undefined when the response can be used (2xx, 3xx). */
@@ -75,7 +78,10 @@ const TRANSIENT_ERROR_CODES = new Set([
     'UND_ERR_SOCKET',
 ]);
 
-/** Errors only a proxy gives: Chromium's proxy and tunnel errors. (The HTTP client's refused CONNECT is read by `tunnelRefusal`.) */
+/**
+ * Errors only a proxy gives: Chromium's proxy and tunnel errors.
+ * (The HTTP client's refused CONNECT is read by `tunnelRefusal`.)
+ */
 const PROXY_ERROR =
     /proxy server rejected|proxy authentication required|ERR_PROXY_|ERR_TUNNEL_CONNECTION_FAILED|ERR_NO_SUPPORTED_PROXIES/i;
 
@@ -102,7 +108,8 @@ export function classifyError(error: unknown, context: AttemptContext = {}): Cla
     // The egress refused the address a host resolved to (egress.ts); the client and Crawlee pass its message on.
     if (/\bforbidden-address:/.test(message))
         return { failureClass: 'permanent', reason: 'forbidden-address', message };
-    // The HTTP client's parser refused the response: it breaks HTTP/1.1's syntax (llhttp's HPE_* codes) or its head is too large.
+    // The HTTP client's parser refused the response: it breaks
+    // HTTP/1.1's syntax (llhttp's HPE_* codes) or its head is too large.
     const parserCode = firstCode(error);
     if (parserCode?.startsWith('HPE_') || parserCode === 'UND_ERR_HEADERS_OVERFLOW')
         return { failureClass: 'permanent', reason: 'malformed-response', message };

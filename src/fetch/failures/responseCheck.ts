@@ -169,9 +169,9 @@ const BLOCK_SIGNS: readonly BlockSign[] = [
         sign: '"Access to this page has been denied"',
         body: /access to this page has been denied/i,
     },
-    // Akamai Bot Manager's behavioural challenge (the `sec-if-cpt-container` interstitial), and the edge's
-    // "Access Denied" page. Its reference link reaches HTTP clients entity-encoded (`errors&#46;edgesuite&#46;net`),
-    // and the edge's other error pages (timeouts, 503 "Zero size object") link the same host, so the title is needed too.
+    // Akamai Bot Manager's behavioural challenge (the `sec-if-cpt-container` interstitial), and the edge's "Access
+    // Denied" page. Its reference link reaches HTTP clients entity-encoded (`errors&#46;edgesuite&#46;net`), and the
+    // edge's other error pages (timeouts, 503 "Zero size object") link the same host, so the title is needed too.
     {
         vendor: 'Akamai',
         kind: 'challenge',
@@ -334,7 +334,10 @@ const CHALLENGE_PATH_PREFIXES = [
     '/.well-known/sgcaptcha/', // SiteGround
 ];
 
-/** A path segment that names a challenge page: the whole segment (`/captcha`, `/challenge.html`), not a slug containing the word. */
+/**
+ * A path segment that names a challenge page: the whole segment
+ * (`/captcha`, `/challenge.html`), not a slug containing the word.
+ */
 const CHALLENGE_SEGMENT = /^(?:captcha|challenge)(?:\.[a-z]+)?$/i;
 
 /**

@@ -22,7 +22,9 @@ import { CHROME_TLS } from './tlsProfile.js';
 export interface ConnectorOptions {
     /** Resolves the site's host for a direct connection. Default: `dns.lookup`. */
     lookup?: LookupFunction;
-    /** Connect through this proxy's CONNECT tunnel (`http://user:password@host:port`, or https://) instead of directly. */
+    /**
+     * Connect through this proxy's CONNECT tunnel (`http://user:password@host:port`, or https://) instead of directly.
+     */
     proxyUrl?: string;
     /** For the connection, the tunnel and the TLS handshake together. */
     timeoutMs: number;

@@ -39,7 +39,10 @@ import type { ResponseStream } from './responseBody.js';
 export interface HttpClientOptions {
     /** Resolves the hosts of direct connections, with `dns.lookup`'s signature. Default: `dns.lookup`. */
     lookup?: LookupFunction;
-    /** Idle connections are closed after this long, unless the server's Keep-Alive asks for less. Default: 4,000 ms (undici's). */
+    /**
+     * Idle connections are closed after this long, unless the server's
+     * Keep-Alive asks for less. Default: 4,000 ms (undici's).
+     */
     keepAliveTimeoutMs?: number;
     /** For a connection, its proxy tunnel and its TLS handshake together. Default: 10,000 ms (undici's). */
     connectTimeoutMs?: number;
@@ -47,7 +50,10 @@ export interface HttpClientOptions {
 
 export const HTTP_CLIENT_DEFAULTS = { keepAliveTimeoutMs: 4_000, connectTimeoutMs: 10_000 };
 
-/** Where requests through one proxy go: https:// targets through its tunnels, http:// ones to it as absolute-form requests. */
+/**
+ * Where requests through one proxy go: https:// targets through
+ * its tunnels, http:// ones to it as absolute-form requests.
+ */
 interface ProxyExit {
     tunnels: Dispatcher;
     forward: Dispatcher;
@@ -265,7 +271,10 @@ function decoderFor(coding: string): Transform {
     return make();
 }
 
-/** What Crawlee's response shapes (streamed and whole) share, from a response of ours. Redirects are never followed here. */
+/**
+ * What Crawlee's response shapes (streamed and whole) share,
+ * from a response of ours. Redirects are never followed here.
+ */
 function crawleeResponse<T extends HttpRequest<keyof ResponseTypes>>(request: T, response: ClientResponse) {
     return {
         request,
@@ -300,7 +309,10 @@ function timedOut(timeoutMs: number): Error {
     });
 }
 
-/** Header names as Chrome writes them on HTTP/1.1: `User-Agent`, `Accept-Language`, but the client hints (`sec-ch-ua…`) lower-case. */
+/**
+ * Header names as Chrome writes them on HTTP/1.1: `User-Agent`,
+ * `Accept-Language`, but the client hints (`sec-ch-ua…`) lower-case.
+ */
 const casedNames = new Map<string, string>();
 
 function chromeCased(headers: ClientRequest['headers']): Record<string, string | string[]> | undefined {
@@ -314,7 +326,8 @@ function chromeCased(headers: ClientRequest['headers']): Record<string, string |
             casedName = lower.startsWith('sec-ch-')
                 ? lower
                 : lower.replace(/(^|-)([a-z])/g, (_, dash: string, letter: string) => dash + letter.toUpperCase());
-            // Header names come from a handful of header sets and the sites' own; the cap only bounds a stream of odd ones.
+            // Header names come from a handful of header sets and the
+            // sites' own; the cap only bounds a stream of odd ones.
             if (casedNames.size < 1_000) casedNames.set(name, casedName);
         }
         cased[casedName] = value;

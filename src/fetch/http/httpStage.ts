@@ -41,9 +41,15 @@ const ALL_5XX = Array.from({ length: 100 }, (_, index) => 500 + index);
 export interface HttpStageOptions extends StageOptions {
     /** Asked before each fetch whether the request's route learned to go to the browser directly. */
     renderLearner: RenderLearner;
-    /** The pool starts at its limit (run it with controlledPool.ts's `runAtControlledConcurrency`). Undefined: fixed at `maxConcurrency`. */
+    /**
+     * The pool starts at its limit (run it with controlledPool.ts's
+     * `runAtControlledConcurrency`). Undefined: fixed at `maxConcurrency`.
+     */
     concurrency?: ConcurrencyController;
-    /** Gives first attempts a timeout learned from the site's response times. Undefined: every attempt gets `requestTimeoutSecs`. */
+    /**
+     * Gives first attempts a timeout learned from the site's response
+     * times. Undefined: every attempt gets `requestTimeoutSecs`.
+     */
     adaptiveTimeout?: AdaptiveTimeout;
 }
 

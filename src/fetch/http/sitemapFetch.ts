@@ -24,7 +24,10 @@ import { HttpClient } from './httpClient.js';
 import type { ResponseStream } from './responseBody.js';
 
 export interface SitemapFetchOptions {
-    /** Bytes of a body read, decompressed; past them the fetch fails as `too-large`. Default: 10 MiB (the run passes `--max-response-mb`). */
+    /**
+     * Bytes of a body read, decompressed; past them the fetch fails as
+     * `too-large`. Default: 10 MiB (the run passes `--max-response-mb`).
+     */
     maxBytes?: number;
     /**
      * The whole fetch, body included, in seconds. The body is read only as fast as the frontier
@@ -34,13 +37,19 @@ export interface SitemapFetchOptions {
     timeoutSecs?: number;
     /** Redirects followed. Default: 5. */
     maxRedirects?: number;
-    /** Where the fetch may connect: each hop's URL is checked, each host resolved by its lookup. Default: anywhere, by the system's DNS. */
+    /**
+     * Where the fetch may connect: each hop's URL is checked, each host
+     * resolved by its lookup. Default: anywhere, by the system's DNS.
+     */
     egress?: Egress;
     /** What it fetches with (the run's). Default: a client of its own, resolving by the egress's lookup. */
     client?: HttpClient;
     /** Whether a URL is on the site's hosts (frontier/scope.ts). Default: every host is. */
     inScope?: (url: URL) => boolean;
-    /** The proxy each fetch goes out by (the site's cheapest tier), or undefined for direct; asked per fetch. Default: direct. */
+    /**
+     * The proxy each fetch goes out by (the site's cheapest tier),
+     * or undefined for direct; asked per fetch. Default: direct.
+     */
     proxyUrl?: () => string | undefined;
 }
 
@@ -112,7 +121,10 @@ export function createSitemapFetch(options: SitemapFetchOptions = {}): SitemapFe
     };
 }
 
-/** The body's bytes, gunzipped when they are gzip, at most `maxBytes` of them; the stream is destroyed when the reader stops. */
+/**
+ * The body's bytes, gunzipped when they are gzip, at most `maxBytes`
+ * of them; the stream is destroyed when the reader stops.
+ */
 async function* cappedBody(
     stream: ResponseStream,
     maxBytes: number,

@@ -15,7 +15,10 @@ export interface AdaptiveTimeoutOptions {
     factor?: number;
     /** The shortest timeout a first attempt gets, in seconds. Default: 0.5. */
     minSecs?: number;
-    /** Response times kept per domain; the first attempts of a domain with fewer than 20 get the full timeout. Default: 200. */
+    /**
+     * Response times kept per domain; the first attempts of a
+     * domain with fewer than 20 get the full timeout. Default: 200.
+     */
     samples?: number;
 }
 

@@ -77,7 +77,10 @@ export class AmbientErrors {
         return errors > (this.rate + threshold) * judged && overChance;
     }
 
-    /** The limit is cut for errors from `from`: a trial starts, unless one is under way (chained cuts are judged together). */
+    /**
+     * The limit is cut for errors from `from`: a trial starts,
+     * unless one is under way (chained cuts are judged together).
+     */
     cut(from: number): void {
         this.trial ??= {
             from,

@@ -36,7 +36,9 @@ export interface ConcurrencyControllerOptions {
     increaseStep?: number;
     /** The limit is multiplied by this when errors climb. Default: 0.75. */
     decreaseFactor?: number;
-    /** A window is clean, and the limit may rise, when both its error and its block rate are under this. Default: 0.02. */
+    /**
+     * A window is clean, and the limit may rise, when both its error and its block rate are under this. Default: 0.02.
+     */
     lowThreshold?: number;
     /**
      * The limit falls as soon as the current window's error or block rate is above this, counting
@@ -230,7 +232,8 @@ export class ConcurrencyController {
             latency !== null && baseline !== undefined && latency > this.options.latencyTolerance * baseline;
         const raised =
             clean && used && !queueing ? Math.min(this.maxConcurrency, state.limit + increaseStep) : state.limit;
-        // Neither clean nor bad enough (or the limit unused, or responses slowing): hold it, and judge it again over a fresh window.
+        // Neither clean nor bad enough (or the limit unused, or responses
+        // slowing): hold it, and judge it again over a fresh window.
         this.change(domain, state, raised, { errorRate, blockRate, now });
     }
 

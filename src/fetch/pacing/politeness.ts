@@ -19,13 +19,21 @@ import type { PolitenessReport } from '../../vocabulary/report.js';
 export interface SitePolitenessOptions {
     /** Most requests per second to the site, over every exit and worker (0.5: one every 2 s). Default: no limit. */
     maxRate?: number;
-    /** Space requests by the robots.txt Crawl-delay (capped at `maxCrawlDelaySecs`); false ignores it. Default: true. */
+    /**
+     * Space requests by the robots.txt Crawl-delay (capped at `maxCrawlDelaySecs`); false ignores it. Default: true.
+     */
     crawlDelay?: boolean;
     /** The longest Crawl-delay honoured, in seconds; a longer one is cut to this. Default: 10. */
     maxCrawlDelaySecs?: number;
-    /** Share of the spacing added at random (0.2: each gap 1 to 1.2 times the spacing), so requests are not periodic. Default: 0.2. */
+    /**
+     * Share of the spacing added at random (0.2: each gap 1 to 1.2
+     * times the spacing), so requests are not periodic. Default: 0.2.
+     */
     jitter?: number;
-    /** The Crawl-delay of a URL's origin in seconds, undefined when none (the robots policy's `crawlDelaySecs`). Default: none. */
+    /**
+     * The Crawl-delay of a URL's origin in seconds, undefined when
+     * none (the robots policy's `crawlDelaySecs`). Default: none.
+     */
     crawlDelaySecs?: (url: URL) => number | undefined;
     /** Where the turns live: this process, or Redis shared by every worker of the site. Default: 'memory'. */
     store?: 'memory' | { redis: Redis; keyPrefix: string };

@@ -89,7 +89,10 @@ export class JobQueue implements FrontierQueue {
     private emptySince: number | undefined;
     private readonly backlog: JobBacklog | undefined;
     private readonly maxWaiting: number;
-    /** The fleet's waiting jobs and whether any are spilled, as last looked at (at most FEED_MILLIS ago), for the spill decision. */
+    /**
+     * The fleet's waiting jobs and whether any are spilled, as last
+     * looked at (at most FEED_MILLIS ago), for the spill decision.
+     */
     private fill = { waiting: 0, spilled: false, at: 0 };
     private feeder: NodeJS.Timeout | undefined;
     private handled = 0;
@@ -237,7 +240,10 @@ export class JobQueue implements FrontierQueue {
         return Date.now() - this.emptySince >= this.finishGraceMillis;
     }
 
-    /** The fleet-wide queue (queueCounts) and the jobs spilled to the backlog; counting those scans the backlog, so this is for a status. */
+    /**
+     * The fleet-wide queue (queueCounts) and the jobs spilled to the
+     * backlog; counting those scans the backlog, so this is for a status.
+     */
     async counts(): Promise<QueueCounts & { spilled: number }> {
         const [counts, spilled] = await Promise.all([queueCounts(this.queue), this.backlog?.count() ?? 0]);
         return { ...counts, spilled };
@@ -289,7 +295,10 @@ export class JobQueue implements FrontierQueue {
         await this.backlog?.clear();
     }
 
-    /** Whether new record pages go to the backlog: Redis holds `maxWaiting` already, or older ones wait there (they go first). */
+    /**
+     * Whether new record pages go to the backlog: Redis holds
+     * `maxWaiting` already, or older ones wait there (they go first).
+     */
     private async spilling(): Promise<boolean> {
         if (Date.now() - this.fill.at > FEED_MILLIS) await this.look();
         return this.fill.spilled || this.fill.waiting >= this.maxWaiting;

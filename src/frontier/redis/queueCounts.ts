@@ -1,7 +1,10 @@
 /** What a BullMQ queue holds across the fleet, as counted in Redis (jobQueue.ts, the fleet status). */
 import type { Queue } from 'bullmq';
 
-/** Jobs waiting (in BullMQ's `wait` list or its prioritized set), delayed (retries waiting for their time) and active (locked to a worker). */
+/**
+ * Jobs waiting (in BullMQ's `wait` list or its prioritized set), delayed
+ * (retries waiting for their time) and active (locked to a worker).
+ */
 export interface QueueCounts {
     waiting: number;
     delayed: number;

@@ -41,7 +41,10 @@ export interface Series {
     dashed?: boolean;
 }
 
-/** A moment of the run on a chart: `stop` (default, red) for what stopped something, `move` (teal) for a change of course. */
+/**
+ * A moment of the run on a chart: `stop` (default, red) for
+ * what stopped something, `move` (teal) for a change of course.
+ */
 export interface Marker {
     /** Seconds since the run started. */
     x: number;

@@ -49,7 +49,9 @@ function routeOf(spec: RouteSpec): RouteDefinition {
     return route;
 }
 
-/** One pattern is a RegExp tested against the whole URL, as a site module writes it; a list, or `{ path }`, a predicate. */
+/**
+ * One pattern is a RegExp tested against the whole URL, as a site module writes it; a list, or `{ path }`, a predicate.
+ */
 function urlMatcher(match: NonNullable<RouteSpec['match']>): UrlMatcher {
     if (typeof match === 'string') return new RegExp(match);
     const ofPath = !Array.isArray(match);
@@ -57,7 +59,9 @@ function urlMatcher(match: NonNullable<RouteSpec['match']>): UrlMatcher {
     return (url) => patterns.some((pattern) => pattern.test(ofPath ? url.pathname : url.href));
 }
 
-/** One record per page, or one per element `records` matches, each field read within it. Missing fields are left out. */
+/**
+ * One record per page, or one per element `records` matches, each field read within it. Missing fields are left out.
+ */
 function extractor(
     fields: Record<string, FieldSpec>,
     records: string | undefined,

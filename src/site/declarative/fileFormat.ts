@@ -58,7 +58,9 @@ function regexProblem(source: string, flags?: string): string | undefined {
     }
 }
 
-/** A JavaScript regular expression's source, without slashes. It is searched for: anchor it with ^ and $ to match whole. */
+/**
+ * A JavaScript regular expression's source, without slashes. It is searched for: anchor it with ^ and $ to match whole.
+ */
 const regexSource = z
     .string()
     .min(1, 'a regular expression cannot be empty')
@@ -143,7 +145,9 @@ const writtenField = z.strictObject({
 
 type WrittenField = z.output<typeof writtenField>;
 
-/** The field with its type filled in, once its transforms fit one another and the type, and each constraint the type. */
+/**
+ * The field with its type filled in, once its transforms fit one another and the type, and each constraint the type.
+ */
 function typedField(field: WrittenField, ctx: z.RefinementCtx): WrittenField & { type: FieldType } {
     const chain = kindAfter(field.transforms ?? []);
     if ('problem' in chain) {

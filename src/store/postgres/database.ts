@@ -101,7 +101,8 @@ const MIGRATIONS: ((schema: string) => string)[] = [
     `,
     // The encoding a raw page's body was decoded from (fetch/http/decodeBody.ts); NULL for a rendered page.
     (s) => `ALTER TABLE ${s}.raw_pages ADD COLUMN charset text;`,
-    // A job spilled twice (two workers queuing one URL, a page taken back) is kept once, as BullMQ keeps one job per id.
+    // A job spilled twice (two workers queuing one URL, a page
+    // taken back) is kept once, as BullMQ keeps one job per id.
     (s) => `
     DELETE FROM ${s}.backlog later USING ${s}.backlog earlier
         WHERE later.site = earlier.site AND later.queue = earlier.queue AND later.job_id = earlier.job_id AND later.seq > earlier.seq;

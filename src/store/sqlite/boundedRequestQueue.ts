@@ -19,7 +19,10 @@ import { type Configuration, RequestProvider, RequestQueue, type RequestProvider
 
 type SeenCache = BoundedRequestQueue['requestSeenCache'];
 
-/** A Crawlee RequestQueue field (3.18) the reclaim below sets as Crawlee's own does: re-list soon, forefront requests are waiting. */
+/**
+ * A Crawlee RequestQueue field (3.18) the reclaim below sets as
+ * Crawlee's own does: re-list soon, forefront requests are waiting.
+ */
 interface ForefrontFlag {
     shouldCheckForForefrontRequests: boolean;
 }

@@ -151,7 +151,10 @@ export function openDatabase(storageDir: string, options: DatabaseOptions = {}):
     return db;
 }
 
-/** The database file, made with its dir when missing; a dir that cannot hold it (a file, no permission) is a ConfigError. */
+/**
+ * The database file, made with its dir when missing; a dir that
+ * cannot hold it (a file, no permission) is a ConfigError.
+ */
 function createDatabase(storageDir: string, file: string): SqliteDb {
     try {
         mkdirSync(resolve(storageDir), { recursive: true });

@@ -110,7 +110,9 @@ export class SqliteDatasetClient<Data extends Dictionary = Dictionary> implement
         throw new Error('downloadItems is not supported by the SQLite storage; use listItems or iterateItems.');
     }
 
-    /** Accepts what Crawlee's `Dataset.pushData` sends: JSON strings of an item or an array of items, or the objects. */
+    /**
+     * Accepts what Crawlee's `Dataset.pushData` sends: JSON strings of an item or an array of items, or the objects.
+     */
     async pushItems(items: Data | Data[] | string | string[]): Promise<void> {
         this.appendItems(normalizeItems(items));
     }

@@ -164,7 +164,10 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
         });
     }
 
-    /** Releases this client's lock and moves the request to the back, or the front with `forefront`; committed with the turn's. */
+    /**
+     * Releases this client's lock and moves the request to the back,
+     * or the front with `forefront`; committed with the turn's.
+     */
     deleteRequestLock(id: string, options: DeleteRequestLockOptions = {}): Promise<void> {
         this.listed.forget(id);
         return this.table.mutateInTurn((m) => {
@@ -206,8 +209,9 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
      * added. A request handled already stays as it was stored when it was handled.
      */
     async updateRequest(request: UpdateRequestSchema, options: RequestOptions = {}): Promise<QueueOperationInfo> {
-        // Crawlee's `markRequestHandled` follows every outcome commit (outcomes.ts), which has marked the request handled
-        // already: answered from one read, with no write transaction (a handled request stays as it was stored when handled).
+        // Crawlee's `markRequestHandled` follows every outcome commit (outcomes.ts),
+        // which has marked the request handled already: answered from one read, with no
+        // write transaction (a handled request stays as it was stored when handled).
         const handledId = isHandled(request) ? requestIdOf(request) : undefined;
         if (handledId && this.st.state.get(this.table.seq(), handledId)?.order_no === null)
             return { requestId: handledId, wasAlreadyPresent: true, wasAlreadyHandled: true };
