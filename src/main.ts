@@ -40,7 +40,8 @@ async function main(): Promise<number> {
     if (memoryMb !== undefined) {
         log.info(
             { memoryMb, heapLimitMb: currentHeapLimitMb() },
-            `memory budget ${memoryMb} MB: V8 heap limit ${currentHeapLimitMb()} MB (old space ${heapLimitMbFor(memoryMb)} MB)`,
+            `memory budget ${memoryMb} MB: V8 heap limit ${currentHeapLimitMb()} MB (old ` +
+                `space ${heapLimitMbFor(memoryMb)} MB)`,
         );
     }
     const site = await loadSite(config.site);
@@ -53,7 +54,8 @@ async function main(): Promise<number> {
     if (site.name === 'demo-shop' && startUrls.length === 0) {
         if (config.redisUrl || config.databaseUrl) {
             throw new ConfigError(
-                'the built-in demo starts a shop of its own in each process, which a fleet cannot share: give the workers --start-url (or another --site)',
+                'the built-in demo starts a shop of its own in each process, which a fleet cannot share: give the ' +
+                    'workers --start-url (or another --site)',
             );
         }
         // The first command of the README: it gets itself a browser, as `npm test` does.
@@ -93,7 +95,8 @@ function chromiumOf(site: Site, log: Logger): string | undefined {
     if (!path && [...site.routes.values()].some((route) => route.render !== 'never')) {
         const where = process.env.CHROMIUM_PATH ? ` at CHROMIUM_PATH (${process.env.CHROMIUM_PATH})` : '';
         log.warn(
-            `no Chromium found${where}: pages that need a browser will go to dead-letter as renderer-unavailable; to render them, ${INSTALL_HINT}`,
+            `no Chromium found${where}: pages that need a browser will go to dead-letter as renderer-unavailable; to ` +
+                `render them, ${INSTALL_HINT}`,
         );
     }
     return path;

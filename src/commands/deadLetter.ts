@@ -72,7 +72,8 @@ runCommand(async () => {
     const store = DeadLetterStore.open(storageDir, site);
     if (!store)
         throw new ConfigError(
-            `no dead-letter of ${site} in ${storageDir}: no run of the site stored anything there (see --site, --storage-dir)`,
+            `no dead-letter of ${site} in ${storageDir}: no run of the site stored anything there (see --site, ` +
+                `--storage-dir)`,
         );
     try {
         if (action === 'requeue') return requeue(store, filter, storageDir);
@@ -146,9 +147,11 @@ function requeue(store: DeadLetterStore, filter: DeadLetterFilter, storageDir: s
         result.alreadyPending > 0 ? `${result.alreadyPending} pending already` : '',
     ].filter(Boolean);
     process.stdout.write(
-        `re-queued ${result.entries.length} dead-letter ${result.entries.length === 1 ? 'entry' : 'entries'} of ${site}${filterWords(filter)}: ` +
+        `re-queued ${result.entries.length} dead-letter ${result.entries.length === 1 ? 'entry' : 'entries'} ` +
+            `of ${site}${filterWords(filter)}: ` +
             `${queues.join(', ') || 'none'}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}\n` +
-            `next: npm start -- --site ${shellWord(site)} --storage-dir ${shellWord(storageDir)}   (resumes the run and fetches them)\n`,
+            `next: npm start -- --site ${shellWord(site)} --storage-dir ${shellWord(storageDir)}   (resumes the run ` +
+            `and fetches them)\n`,
     );
     return 0;
 }

@@ -62,7 +62,8 @@ async function inStorageDir(storageDir: string, site: Site, route: string | unde
     // Opening the stores creates them: a mistyped storage dir would re-parse nothing and say nothing was wrong.
     if (!(await RawStore.hasPages({ storageDir, site: site.name }))) {
         throw new ConfigError(
-            `no raw pages of ${site.name} in ${storageDir}: no run of the site stored any there (see --site, --storage-dir)`,
+            `no raw pages of ${site.name} in ${storageDir}: no run of the site stored any there (see --site, ` +
+                `--storage-dir)`,
         );
     }
     const { config, storage } = openStorage(storageDir);

@@ -19,13 +19,16 @@ export function homePage(catalog: DressedCatalog): string {
     const categories = catalog.categories
         .map(
             (c) =>
-                `<li><a class="category-link" href="${c.path}">${escapeHtml(c.name)}</a> <span class="count">(${c.products.length} products)</span></li>`,
+                `<li><a class="category-link" href="${c.path}">${escapeHtml(c.name)}</a> <span ` +
+                `class="count">(${c.products.length} products)</span></li>`,
         )
         .join('\n');
     const featured = catalog.featured
         .map(
             (p) =>
-                `<li><a class="featured-link" href="${escapeHtml(`/p/${p.id}${FEATURED_TRACKING}`)}">${escapeHtml(p.title)}</a> <span class="price">${formatPrice(p.price)}</span></li>`,
+                `<li><a class="featured-link" ` +
+                `href="${escapeHtml(`/p/${p.id}${FEATURED_TRACKING}`)}">${escapeHtml(p.title)}</a> <span ` +
+                `class="price">${formatPrice(p.price)}</span></li>`,
         )
         .join('\n');
     return layout(
@@ -120,7 +123,8 @@ export function productPage(
     <span class="price" data-currency="${product.currency}">${shown.price}</span>
     <span class="sku">${product.sku}</span>
     ${availability(product)}
-    <button type="button" class="add-to-cart"${product.availability === 'in_stock' ? '' : ' disabled'}>Add to cart</button>
+    <button type="button" class="add-to-cart"${product.availability === 'in_stock' ? '' : ' disabled'}>Add to \
+cart</button>
   </div>
   <div class="description"><p>${escapeHtml(product.description)}</p></div>
   <section id="reviews" class="reviews">
@@ -217,7 +221,8 @@ function layout(catalog: DressedCatalog, title: string, main: string, head = '')
     <nav class="site-nav">
       ${nav}
     </nav>
-    <form class="search" action="/search" method="get"><input name="q" placeholder="Search"><button type="submit">Search</button></form>${catalog.dressing.menu}
+    <form class="search" action="/search" method="get"><input name="q" placeholder="Search"><button \
+type="submit">Search</button></form>${catalog.dressing.menu}
   </header>
   <main>
 ${main}
@@ -236,7 +241,8 @@ function productCard(product: ProductTruth, withReviewsLink: boolean, dressing: 
         ? `\n  <a class="product-link reviews-link" href="${product.path}?ref=category#reviews">Read reviews</a>`
         : '';
     return `<article class="product-card">
-  <a class="product-link" href="${escapeHtml(product.path + LISTING_TRACKING)}"><h2 class="card-title">${escapeHtml(product.title)}</h2></a>
+  <a class="product-link" href="${escapeHtml(product.path + LISTING_TRACKING)}"><h2 \
+class="card-title">${escapeHtml(product.title)}</h2></a>
   <span class="price">${formatPrice(product.price)}</span>${reviews}${dressing}
 </article>`;
 }
@@ -244,7 +250,8 @@ function productCard(product: ProductTruth, withReviewsLink: boolean, dressing: 
 /** A card that looks like any other but points at a product that does not exist (or always fails). */
 function deadCard(deadLink: DeadLink): string {
     return `<article class="product-card">
-  <a class="product-link" href="${escapeHtml(deadLink.path + LISTING_TRACKING)}"><h2 class="card-title">${escapeHtml(deadLink.title)}</h2></a>
+  <a class="product-link" href="${escapeHtml(deadLink.path + LISTING_TRACKING)}"><h2 \
+class="card-title">${escapeHtml(deadLink.title)}</h2></a>
   <span class="price">${formatPrice(deadLink.price)}</span>
 </article>`;
 }

@@ -112,5 +112,8 @@ function document(root: 'urlset' | 'sitemapindex', entries: string[]): string {
 }
 
 function urlEntry(origin: string, product: ProductTruth): string {
-    return `<url><loc>${origin}${product.path}</loc><lastmod>${productLastmod(product)}</lastmod><changefreq>weekly</changefreq></url>`;
+    return (
+        `<url><loc>${origin}${product.path}</loc><lastmod>${productLastmod(product)}</lastmod>` +
+        '<changefreq>weekly</changefreq></url>'
+    );
 }

@@ -52,13 +52,17 @@ export class Metrics {
         const registers = [this.registry];
         this.requests = new Counter({
             name: 'dragnet_requests_total',
-            help: 'Fetch attempts by stage and response status (`none`: the connection failed or timed out before a usable response).',
+            help:
+                'Fetch attempts by stage and response status (`none`: the connection failed or timed out before a ' +
+                'usable response).',
             labelNames: ['stage', 'status'],
             registers,
         });
         this.latency = new Histogram({
             name: 'dragnet_fetch_duration_seconds',
-            help: 'Time from sending a request until its page is in hand (HTTP: body read; browser: navigation done), by stage.',
+            help:
+                'Time from sending a request until its page is in hand (HTTP: body read; browser: navigation ' +
+                'done), by stage.',
             labelNames: ['stage'],
             buckets: LATENCY_BUCKETS,
             registers,
@@ -204,7 +208,8 @@ type Counted = ReturnType<typeof countersFrom>;
 function proxyMetrics(counted: Counted, proxies: () => ProxyReport): void {
     counted(
         'dragnet_proxy_requests_total',
-        'Requests by proxy tier, exit (host:port or direct) and outcome: ok, blocked, limited (429) or exit_fault (the proxy failed, not the site).',
+        'Requests by proxy tier, exit (host:port or direct) and outcome: ok, blocked, limited (429) or exit_fault ' +
+            '(the proxy failed, not the site).',
         ['tier', 'exit', 'outcome'],
         (set) => {
             for (const exit of proxies().exits) {

@@ -82,13 +82,15 @@ export function buildSummary(
 export function formatSummary(summary: RunSummary): string {
     const { requests, items } = summary;
     return [
-        `dragnet: ${summary.site} ${summary.stopped ? `stopped by ${summary.stopped}` : 'finished'} in ${summary.durationSec}s (${summary.pagesPerSec} pages/s)` +
+        `dragnet: ${summary.site} ${summary.stopped ? `stopped by ${summary.stopped}` : 'finished'} ` +
+            `in ${summary.durationSec}s (${summary.pagesPerSec} pages/s)` +
             (summary.resumed
                 ? `, resuming a run begun ${summary.resumed.firstStartedAt} (session ${summary.resumed.sessions + 1})`
                 : ''),
         ...(summary.stopped ? [`  resume     run the same command again: it continues where this one stopped`] : []),
-        `  requests   ${requests.total} total: ${requests.succeeded} succeeded, ${requests.deadLettered} dead-lettered, ` +
-            `${requests.retried} retried (${requests.retries} retries), ${requests.redirects} redirects, ${requests.duplicates} duplicates`,
+        `  requests   ${requests.total} total: ${requests.succeeded} succeeded, ${requests.deadLettered} ` +
+            `dead-lettered, ${requests.retried} retried (${requests.retries} retries), ` +
+            `${requests.redirects} redirects, ${requests.duplicates} duplicates`,
         `  fetched    ${summary.http.fetched} by HTTP, ${summary.browser.rendered} rendered in the browser ` +
             `(${summary.escalations.total} escalated, ${summary.browser.direct} sent directly` +
             `${summary.browser.available ? '' : '; no working browser'})`,
@@ -96,18 +98,21 @@ export function formatSummary(summary: RunSummary): string {
         ...summary.drift.map(
             (trip) =>
                 `  STOPPED    route "${trip.route}" by the drift breaker after ${trip.pagesJudged} pages ` +
-                `(${Math.round(trip.invalidShare * 100)}% invalid; fields: ${Object.keys(trip.failingFields).join(', ')})`,
+                `(${Math.round(trip.invalidShare * 100)}% invalid; ` +
+                `fields: ${Object.keys(trip.failingFields).join(', ')})`,
         ),
         ...Object.entries(summary.concurrency ?? {}).map(
             ([domain, c]) =>
-                `  limit      ${domain}: ${c.limit} requests at once (lowest ${c.lowest}, highest ${c.highest}; lowered ${c.decreases}, raised ${c.increases} times)`,
+                `  limit      ${domain}: ${c.limit} requests at once (lowest ${c.lowest}, highest ${c.highest}; ` +
+                `lowered ${c.decreases}, raised ${c.increases} times)`,
         ),
         ...(usedProxies(summary.proxies) ? [`  proxies    ${proxyLine(summary.proxies)}`] : []),
         ...(sitemapsTried(summary.sitemaps) ? [`  sitemaps   ${sitemapLine(summary.sitemaps)}`] : []),
         `  links      skipped: ${Object.entries(summary.linksSkipped)
             .map(([why, n]) => `${n} ${why}`)
             .join(', ')}`,
-        `  output     ${summary.storage.dir} (dataset ${summary.storage.dataset}, raw pages ${summary.storage.rawPages})`,
+        `  output     ${summary.storage.dir} (dataset ${summary.storage.dataset}, raw ` +
+            `pages ${summary.storage.rawPages})`,
         ...(summary.report ? [`  report     ${summary.report}`] : []),
     ].join('\n');
 }
@@ -122,7 +127,8 @@ function sitemapLine(sitemaps: SitemapReport): string {
         .map(([why, n]) => `${n} ${why}`)
         .join(', ');
     return (
-        `${sitemaps.read} read, ${sitemaps.failed} failed, ${sitemaps.skipped} skipped${reasons ? ` (${reasons})` : ''}; ` +
+        `${sitemaps.read} read, ${sitemaps.failed} failed, ${sitemaps.skipped} ` +
+        `skipped${reasons ? ` (${reasons})` : ''}; ` +
         `${sitemaps.urls} URLs listed, ${sitemaps.queued} queued`
     );
 }
@@ -135,7 +141,8 @@ export function usedProxies(proxies: ProxyReport): boolean {
 function proxyLine(proxies: ProxyReport): string {
     const tiers = proxies.tiers.map(
         (tier) =>
-            `${tier.name} ${tier.requests} requests (${tier.blocked} blocked, ${tier.limited} 429s, ${tier.exitFaults} exit faults)`,
+            `${tier.name} ${tier.requests} requests (${tier.blocked} blocked, ${tier.limited} ` +
+            `429s, ${tier.exitFaults} exit faults)`,
     );
     const moves = proxies.tierMoves.length;
     return `${tiers.join(', ')}; ${moves} tier ${moves === 1 ? 'move' : 'moves'}`;

@@ -138,7 +138,9 @@ export function helpText(): string {
     for (const { title, names } of optionsByGroup()) lines.push('', `${title}:`, optionLines(names));
     lines.push(
         '',
-        `  ${'--input <file>'.padEnd(30)} the run's input: a JSON object of these options by name (maxConcurrency, startUrls, …); flags and variables override it (default: <storage-dir>/key_value_stores/default/INPUT.json; env: DRAGNET_INPUT, the JSON itself)`,
+        `  ${'--input <file>'.padEnd(30)} the run's input: a JSON object of these options by name (maxConcurrency, ` +
+            `startUrls, …); flags and variables override it (default: ` +
+            `<storage-dir>/key_value_stores/default/INPUT.json; env: DRAGNET_INPUT, the JSON itself)`,
         `  ${'--help'.padEnd(30)} show this help`,
         '',
         'Environment only:',
@@ -156,7 +158,10 @@ export function optionLines(names: readonly OptionName[]): string {
             const spec: OptionSpec = OPTIONS[name];
             const flag = `--${spec.flag}${spec.kind === 'switch' ? '' : ' <value>'}`.padEnd(30);
             const byDefault = shownDefault(spec);
-            return `  ${flag} ${spec.doc} (${byDefault === undefined ? '' : `default: ${byDefault}; `}env: ${spec.env})`;
+            return (
+                `  ${flag} ${spec.doc} ` +
+                `(${byDefault === undefined ? '' : `default: ${byDefault}; `}env: ${spec.env})`
+            );
         })
         .join('\n');
 }
@@ -217,7 +222,8 @@ function distributedOptionsOf(config: Config): DistributedOptions | undefined {
     if (!redisUrl && !databaseUrl) return undefined;
     if (!redisUrl || !databaseUrl) {
         throw new ConfigError(
-            `the distributed mode needs both --redis-url (REDIS_URL) and --database-url (DATABASE_URL); only ${redisUrl ? '--redis-url' : '--database-url'} is set`,
+            `the distributed mode needs both --redis-url (REDIS_URL) and --database-url (DATABASE_URL); ` +
+                `only ${redisUrl ? '--redis-url' : '--database-url'} is set`,
         );
     }
     const { redisPrefix, jobLockSecs, finishGraceSecs, fleetConcurrency, maxWaitingJobs } = config;

@@ -39,7 +39,9 @@ export const OPTIONS = {
         kind: 'list',
         default: [],
         defaultText: "the site's startUrls",
-        doc: "where to start instead of the site's start URLs; each must match one of its routes (repeatable; the variable: space-separated)",
+        doc:
+            "where to start instead of the site's start URLs; each must match one of its routes (repeatable; the " +
+            'variable: space-separated)',
         schema: z.array(z.string()),
     }),
     allowDomains: option({
@@ -49,7 +51,9 @@ export const OPTIONS = {
         kind: 'list',
         default: [],
         defaultText: "the start URLs' hosts",
-        doc: "a domain (with its subdomains) to crawl beside the start URLs' hosts and the site's allowedDomains; links elsewhere are skipped (repeatable; the variable: space-separated)",
+        doc:
+            "a domain (with its subdomains) to crawl beside the start URLs' hosts and the site's allowedDomains; " +
+            'links elsewhere are skipped (repeatable; the variable: space-separated)',
         schema: z.array(
             z.string().regex(/^[A-Za-z0-9.-]+$|^\[[0-9A-Fa-f:.]+\]$/, 'must be a host name or an IP address'),
         ),
@@ -61,7 +65,9 @@ export const OPTIONS = {
         kind: 'switch',
         default: false,
         defaultText: 'off',
-        doc: "also connect to loopback, private, CGNAT and link-local addresses (by default only the start URLs' hosts may have one; others are dead-lettered as forbidden-address); the variable: 1 or 0",
+        doc:
+            "also connect to loopback, private, CGNAT and link-local addresses (by default only the start URLs' " +
+            'hosts may have one; others are dead-lettered as forbidden-address); the variable: 1 or 0',
         schema: onOrOff(),
     }),
     maxRequests: option({
@@ -78,8 +84,11 @@ export const OPTIONS = {
         env: 'DRAGNET_MEMORY_MB',
         group: 'fetch',
         defaultText:
-            "a runner's ACTOR_MEMORY_MBYTES, else none: no V8 heap limit is set, and the pools hold to a quarter of the machine's memory",
-        doc: "the run's memory budget in MB, as a container's limit: half of it is the V8 heap limit, and past 90% of it (Chromium included) the pools add no requests",
+            "a runner's ACTOR_MEMORY_MBYTES, else none: no V8 heap limit is set, and the pools hold to a quarter of " +
+            "the machine's memory",
+        doc:
+            "the run's memory budget in MB, as a container's limit: half of it is the V8 heap limit, and past 90% " +
+            'of it (Chromium included) the pools add no requests',
         schema: wholeAtLeast1().min(MIN_HEAP_MB, `must be at least ${MIN_HEAP_MB}`).optional(),
     }),
     maxConcurrency: option({
@@ -87,7 +96,9 @@ export const OPTIONS = {
         env: 'DRAGNET_MAX_CONCURRENCY',
         group: 'fetch',
         default: CRAWL_DEFAULTS.maxConcurrency,
-        doc: 'most HTTP requests in flight; the HTTP stage starts there, and only the concurrency controller or a shortage of memory holds it lower',
+        doc:
+            'most HTTP requests in flight; the HTTP stage starts there, and only the concurrency controller or a ' +
+            'shortage of memory holds it lower',
         schema: wholeAtLeast1(),
     }),
     adaptiveConcurrency: option({
@@ -95,7 +106,9 @@ export const OPTIONS = {
         env: 'DRAGNET_ADAPTIVE_CONCURRENCY',
         group: 'fetch',
         default: onOffDefault(CRAWL_DEFAULTS.adaptiveConcurrency),
-        doc: 'on: lower and raise HTTP concurrency per domain by its error rate, within 1..--max-concurrency; off: stay at the maximum',
+        doc:
+            'on: lower and raise HTTP concurrency per domain by its error rate, within 1..--max-concurrency; off: ' +
+            'stay at the maximum',
         schema: onOff(),
     }),
     parseWorkers: option({
@@ -103,7 +116,9 @@ export const OPTIONS = {
         env: 'DRAGNET_PARSE_WORKERS',
         group: 'fetch',
         default: 'auto',
-        doc: 'worker threads that parse pages and run extractors; auto: one per core beyond two, at most 4 (none on 2 cores); 0: parse in the crawling thread',
+        doc:
+            'worker threads that parse pages and run extractors; auto: one per core beyond two, at most 4 (none on ' +
+            '2 cores); 0: parse in the crawling thread',
         schema: z
             .string()
             .regex(/^(auto|\d+)$/, 'must be auto or a whole number >= 0')
@@ -122,7 +137,9 @@ export const OPTIONS = {
         env: 'DRAGNET_MAX_RESPONSE_MB',
         group: 'fetch',
         default: CRAWL_DEFAULTS.maxResponseMb,
-        doc: 'MiB of a response body read, decompressed; a larger one (by its Content-Length, or as it streams) is dead-lettered as too-large',
+        doc:
+            'MiB of a response body read, decompressed; a larger one (by its Content-Length, or as it streams) is ' +
+            'dead-lettered as too-large',
         schema: number().positive('must be more than 0'),
     }),
     adaptiveTimeout: option({
@@ -131,16 +148,21 @@ export const OPTIONS = {
         group: 'fetch',
         default: onOffDefault(CRAWL_DEFAULTS.adaptiveTimeout),
         doc:
-            `on: an HTTP fetch's first attempt times out at ${ADAPTIVE_TIMEOUT_DEFAULTS.factor}x the site's recent p99 response time ` +
-            `(at least ${ADAPTIVE_TIMEOUT_DEFAULTS.minSecs} s, at most --request-timeout), retries at --request-timeout; off: always --request-timeout`,
+            `on: an HTTP fetch's first attempt times out at ${ADAPTIVE_TIMEOUT_DEFAULTS.factor}x the site's recent ` +
+            `p99 response time (at least ${ADAPTIVE_TIMEOUT_DEFAULTS.minSecs} s, at most --request-timeout), ` +
+            `retries at --request-timeout; off: always --request-timeout`,
         schema: onOff(),
     }),
     browserConcurrency: option({
         flag: 'browser-concurrency',
         env: 'DRAGNET_BROWSER_CONCURRENCY',
         group: 'fetch',
-        defaultText: `${BROWSER_CONCURRENCY_DEFAULTS.pagesPerCore} per core, as many as the memory budget holds at ${BROWSER_CONCURRENCY_DEFAULTS.pageMb} MB a page`,
-        doc: 'most browser pages rendering at once; the stage starts there and scales down under memory pressure (to one per core under CPU pressure)',
+        defaultText:
+            `${BROWSER_CONCURRENCY_DEFAULTS.pagesPerCore} per core, as many as the memory budget holds ` +
+            `at ${BROWSER_CONCURRENCY_DEFAULTS.pageMb} MB a page`,
+        doc:
+            'most browser pages rendering at once; the stage starts there and scales down under memory pressure (to ' +
+            'one per core under CPU pressure)',
         schema: wholeAtLeast1().optional(),
     }),
     browserWaitSecs: option({
@@ -189,7 +211,9 @@ export const OPTIONS = {
         env: 'DRAGNET_MAX_RETRY_AFTER_SECS',
         group: 'retry',
         default: RETRY_DEFAULTS.maxRetryAfterSecs,
-        doc: 'seconds: the longest Retry-After waited for; a longer one dead-letters the request as retry-after-too-long',
+        doc:
+            'seconds: the longest Retry-After waited for; a longer one dead-letters the request as ' +
+            'retry-after-too-long',
         schema: atLeast0(),
     }),
 
@@ -198,7 +222,9 @@ export const OPTIONS = {
         env: 'DRAGNET_REQUEST_ORDER',
         group: 'frontier',
         default: 'fifo',
-        doc: 'fifo, or random: queued requests are taken in shuffled order, so failures of one part of a site spread over the run',
+        doc:
+            'fifo, or random: queued requests are taken in shuffled order, so failures of one part of a site spread ' +
+            'over the run',
         schema: oneOf(['fifo', 'random']),
     }),
     seenSet: option({
@@ -274,7 +300,9 @@ export const OPTIONS = {
         kind: 'switch',
         default: false,
         defaultText: 'off',
-        doc: 'start over even when an unfinished run of the site is in the storage dir (by default it is resumed); the variable: 1 or 0',
+        doc:
+            'start over even when an unfinished run of the site is in the storage dir (by default it is resumed); ' +
+            'the variable: 1 or 0',
         schema: onOrOff(),
     }),
     summaryJson: option({
@@ -291,7 +319,9 @@ export const OPTIONS = {
         env: 'REDIS_URL',
         group: 'distributed',
         defaultText: 'none: the embedded SQLite frontier',
-        doc: 'the Redis that holds the shared frontier (BullMQ queues, seen-set, fleet state); with --database-url, switches to distributed mode',
+        doc:
+            'the Redis that holds the shared frontier (BullMQ queues, seen-set, fleet state); with --database-url, ' +
+            'switches to distributed mode',
         schema: z.string().min(1, 'must not be empty').optional(),
     }),
     databaseUrl: option({
@@ -299,7 +329,9 @@ export const OPTIONS = {
         env: 'DATABASE_URL',
         group: 'distributed',
         defaultText: 'none: the embedded SQLite sink',
-        doc: 'the PostgreSQL that holds items, quarantine, dead-letter and raw pages; a schema: ?options=-c%20search_path%3DNAME',
+        doc:
+            'the PostgreSQL that holds items, quarantine, dead-letter and raw pages; a schema: ' +
+            '?options=-c%20search_path%3DNAME',
         schema: z.string().min(1, 'must not be empty').optional(),
     }),
     redisPrefix: option({
@@ -315,7 +347,9 @@ export const OPTIONS = {
         env: 'DRAGNET_JOB_LOCK_SECS',
         group: 'distributed',
         default: DISTRIBUTED_DEFAULTS.jobLockSecs,
-        doc: "seconds a page's job stays locked to its worker without a renewal: how soon a dead worker's pages go to the others",
+        doc:
+            "seconds a page's job stays locked to its worker without a renewal: how soon a dead worker's pages go " +
+            'to the others',
         schema: wholeAtLeast1(),
     }),
     finishGraceSecs: option({
@@ -331,7 +365,9 @@ export const OPTIONS = {
         env: 'DRAGNET_FLEET_CONCURRENCY',
         group: 'distributed',
         defaultText: 'no fleet-wide limit',
-        doc: "most pages of the site in work at once across all workers (BullMQ's global concurrency), so N workers do not send N times what the site takes",
+        doc:
+            "most pages of the site in work at once across all workers (BullMQ's global concurrency), so N workers " +
+            'do not send N times what the site takes',
         schema: wholeAtLeast1().optional(),
     }),
     maxWaitingJobs: option({
@@ -339,7 +375,9 @@ export const OPTIONS = {
         env: 'DRAGNET_MAX_WAITING_JOBS',
         group: 'distributed',
         default: DISTRIBUTED_DEFAULTS.maxWaitingJobs,
-        doc: 'jobs waiting in Redis per stage past which record pages spill to PostgreSQL and are fed back in windows (a waiting job costs Redis ~0.5 KB)',
+        doc:
+            'jobs waiting in Redis per stage past which record pages spill to PostgreSQL and are fed back in ' +
+            'windows (a waiting job costs Redis ~0.5 KB)',
         schema: wholeAtLeast1(),
     }),
 
@@ -376,7 +414,9 @@ export const OPTIONS = {
         env: 'DRAGNET_PROGRESS',
         group: 'monitor',
         default: CRAWL_DEFAULTS.progress,
-        doc: 'auto: on a terminal, a live line below the log, redrawn every second (with a bar once --max-requests URLs are admitted), elsewhere progress lines; plain: progress lines everywhere; off: neither',
+        doc:
+            'auto: on a terminal, a live line below the log, redrawn every second (with a bar once --max-requests ' +
+            'URLs are admitted), elsewhere progress lines; plain: progress lines everywhere; off: neither',
         schema: oneOf(['auto', 'plain', 'off']),
     }),
     ...PROXY_OPTIONS,
@@ -415,12 +455,17 @@ export const ENVIRONMENT_ONLY = [
     },
     {
         env: 'DRAGNET_ACTOR',
-        doc: "1: run as an actor with Apify's SDK off the platform (its local storage; input from Actor.getInput(), items also in its default dataset, aborting and migrating as a graceful stop), as APIFY_IS_AT_HOME does on it",
+        doc:
+            "1: run as an actor with Apify's SDK off the platform (its local storage; input from Actor.getInput(), " +
+            'items also in its default dataset, aborting and migrating as a graceful stop), as APIFY_IS_AT_HOME does ' +
+            'on it',
         defaultText: 'unset',
     },
     {
         env: 'DRAGNET_SYSTEM_CHROMIUM_PATHS',
-        doc: 'where a system Chromium is looked for after CHROMIUM_PATH, a list like PATH (a test points it at an empty place to play a machine without a browser)',
+        doc:
+            'where a system Chromium is looked for after CHROMIUM_PATH, a list like PATH (a test points it at an ' +
+            'empty place to play a machine without a browser)',
         defaultText: '/usr/bin/chromium, /usr/bin/chromium-browser, Chrome, the snap and macOS locations',
     },
 ] as const;

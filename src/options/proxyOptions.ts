@@ -29,7 +29,9 @@ export const PROXY_OPTIONS = {
         listSeparator: /;/,
         default: [],
         defaultText: "the site's proxyTiers, else direct",
-        doc: 'a tier of proxies, cheapest first: NAME=URL[,URL...] or NAME=direct (repeatable, in order; the variable: name=url,url;name=url)',
+        doc:
+            'a tier of proxies, cheapest first: NAME=URL[,URL...] or NAME=direct (repeatable, in order; the ' +
+            'variable: name=url,url;name=url)',
         schema: parsedList(parseTierSpec),
     }),
     proxyTierCosts: option({
@@ -63,7 +65,9 @@ export const PROXY_OPTIONS = {
         env: 'DRAGNET_CRAWL_DELAY',
         group: 'proxies',
         default: onOffDefault(true),
-        doc: "on: space the site's requests by its robots.txt Crawl-delay, capped at --max-crawl-delay-secs; off: ignore it",
+        doc:
+            "on: space the site's requests by its robots.txt Crawl-delay, capped at --max-crawl-delay-secs; off: " +
+            'ignore it',
         schema: onOff(),
     }),
     maxCrawlDelaySecs: option({

@@ -13,7 +13,9 @@ import type { ParseReply, ParseRequest, WorkerReady } from './parseWorker.js';
 
 const WORKER_ENTRY = new URL('./parseWorker.ts', import.meta.url).href;
 /** Worker threads do not inherit the `--import tsx` hook (Node 20), so each registers it before loading its entry. */
-const BOOT = `import('tsx/esm/api').then(({ register }) => { register(); return import(require('node:worker_threads').workerData.entry); });`;
+const BOOT =
+    `import('tsx/esm/api').then(({ register }) => { register(); return ` +
+    `import(require('node:worker_threads').workerData.entry); });`;
 /** setTimeout's longest delay (a longer one fires at once): a limit past it is no limit. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

@@ -111,7 +111,8 @@ export async function startActorRun(argv: string[], env: NodeJS.ProcessEnv): Pro
             feedItems: async (site, log) => {
                 if (config.redisUrl || config.databaseUrl) {
                     log.warn(
-                        "the actor's dataset is not fed in the distributed mode: the items are in PostgreSQL (npm run export)",
+                        "the actor's dataset is not fed in the distributed mode: the items are in PostgreSQL (npm " +
+                            'run export)',
                     );
                     return;
                 }

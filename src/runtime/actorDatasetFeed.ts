@@ -107,7 +107,8 @@ export class ActorDatasetFeed {
         } catch (error) {
             this.options.log.error(
                 { err: error },
-                `the actor's dataset: the last push failed (${(error as Error).message}); ${this.pushed} items were pushed`,
+                `the actor's dataset: the last push failed (${(error as Error).message}); ${this.pushed} items were ` +
+                    `pushed`,
             );
         } finally {
             await this.storage.close();
@@ -127,7 +128,8 @@ export class ActorDatasetFeed {
             } catch (error) {
                 this.options.log.warn(
                     { err: error },
-                    `the actor's dataset: a push failed (${(error as Error).message}); trying again in ${this.intervalMs / 1000} s`,
+                    `the actor's dataset: a push failed (${(error as Error).message}); trying again ` +
+                        `in ${this.intervalMs / 1000} s`,
                 );
             }
             await new Promise<void>((resolve) => {

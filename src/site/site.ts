@@ -186,7 +186,8 @@ export function defineSite<R extends Record<string, RouteDefinition>>(
         const notMediaType = route.contentTypes?.find((type) => !/^[^/\s]+\/[^/\s]+$/.test(type));
         if (notMediaType !== undefined)
             throw new Error(
-                `site ${rest.name}: route "${route.label}" takes content type "${notMediaType}", which is not a media type (type/subtype)`,
+                `site ${rest.name}: route "${route.label}" takes content type "${notMediaType}", which is not a ` +
+                    `media type (type/subtype)`,
             );
         for (const rule of route.enqueue ?? []) {
             if (!routes.has(rule.label)) {

@@ -59,7 +59,8 @@ export async function loadSite(nameOrPath: string, routesDir = ROUTES_DIR): Prom
     const fileName = basename(file, extension);
     if (resolve(dirname(file)) === resolve(routesDir) && fileName !== site.name) {
         throw new ConfigError(
-            `${file} defines site "${site.name}": a file in routes/ must be named after its site (rename it to ${site.name}${extension}, or the site to "${fileName}")`,
+            `${file} defines site "${site.name}": a file in routes/ must be named after its site (rename it ` +
+                `to ${site.name}${extension}, or the site to "${fileName}")`,
         );
     }
     return site;

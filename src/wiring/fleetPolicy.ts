@@ -25,7 +25,8 @@ export function shareFleetPolicy({ stores: { fleet }, driftBreaker, options: { l
             if (driftBreaker.adopt(trip)) {
                 log.error(
                     { drift: trip },
-                    `route "${trip.route}" was stopped by the drift breaker of another worker; its pages go to dead-letter as route-stopped here too`,
+                    `route "${trip.route}" was stopped by the drift breaker of another worker; its pages go to ` +
+                        `dead-letter as route-stopped here too`,
                 );
             }
         }

@@ -98,8 +98,10 @@ function watchDrift(events: RunEvents, driftBreaker: DriftBreaker, log: Logger):
         log.error(
             { drift: trip },
             `drift breaker tripped on route "${trip.route}" after ${trip.pagesJudged} pages: ` +
-                `${Math.round(trip.invalidShare * 100)}% of recent pages invalid (${fields}); e.g. ${trip.samples[0]?.url}. ` +
-                `Stopping the ${driftBreaker.scope === 'run' ? 'run' : 'route'}; raw pages of the samples are kept for reparse.`,
+                `${Math.round(trip.invalidShare * 100)}% of recent pages invalid (${fields}); ` +
+                `e.g. ${trip.samples[0]?.url}. ` +
+                `Stopping the ${driftBreaker.scope === 'run' ? 'run' : 'route'}; raw pages of the samples are kept ` +
+                `for reparse.`,
         );
     });
 }

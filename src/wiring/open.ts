@@ -187,8 +187,9 @@ export async function logOpened(stores: SiteStores | DistributedStores, site: st
     if (takenOver) {
         log.warn(
             { holder: takenOver },
-            `took over the lock of ${site} from process ${takenOver.pid} on host ${takenOver.host}: it cannot be checked from here ` +
-                'whether that run still goes on; a storage dir is not meant to be shared between machines',
+            `took over the lock of ${site} from process ${takenOver.pid} on host ${takenOver.host}: ` +
+                'it cannot be checked from here whether that run still goes on; a storage dir is not meant to be ' +
+                'shared between machines',
         );
     }
     if (stores.resumed) {
@@ -196,7 +197,8 @@ export async function logOpened(stores: SiteStores | DistributedStores, site: st
         log.info(
             { ...stores.resumed, session: stores.stats.sessions + 1 },
             `resuming the unfinished run of ${site}: ${pending} requests pending, ${handled} done` +
-                `${locksReleased ? `, ${locksReleased} taken back from the stopped process` : ''} (--fresh starts over)`,
+                `${locksReleased ? `, ${locksReleased} taken back from the stopped process` : ''} (--fresh starts ` +
+                `over)`,
         );
     }
 }

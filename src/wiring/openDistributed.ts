@@ -176,7 +176,8 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
         );
         if (options.fresh && workers > 0) {
             throw new ConfigError(
-                `--fresh: ${workers} worker(s) of ${site} are active; stop them first (npm run status -- --site ${site})`,
+                `--fresh: ${workers} worker(s) of ${site} are active; stop them first (npm run status -- ` +
+                    `--site ${site})`,
             );
         }
         const newRun = options.fresh || (workers === 0 && queued === 0);
@@ -260,7 +261,8 @@ export function logJoined(stores: DistributedStores, site: string, log: Logger):
     if (stores.joined) {
         log.info(
             { ...stores.joined, worker: stores.fleet.workerId },
-            `joined the fleet of ${site}: ${stores.joined.workers} other worker(s), ${stores.joined.queued} jobs queued or in work`,
+            `joined the fleet of ${site}: ${stores.joined.workers} other worker(s), ${stores.joined.queued} jobs ` +
+                `queued or in work`,
         );
     } else {
         log.info({ worker: stores.fleet.workerId }, `started a new distributed run of ${site}`);

@@ -60,7 +60,8 @@ async function rounds(
     const removeStopHandler = onStop(({ signal, cause }) => {
         stopped = signal;
         log.warn(
-            `${cause}: stopping; pages in flight finish, the rest stays queued for the next run (a second signal quits at once)`,
+            `${cause}: stopping; pages in flight finish, the rest stays queued for the next run (a second signal ` +
+                `quits at once)`,
         );
         httpStage?.stop(`${cause}: no new requests`);
         browserStage.stop();

@@ -52,7 +52,9 @@ export const CHROMIUM_ARGS = [
     '--no-pings',
     '--disable-domain-reliability',
     '--disable-client-side-phishing-detection',
-    '--disable-features=OptimizationHints,Translate,MediaRouter,AutofillServerCommunication,CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying,SpareRendererForSitePerProcess,WebUIOmniboxPopup,WebUIOmniboxAimPopup',
+    '--disable-features=OptimizationHints,Translate,MediaRouter,AutofillServerCommunication,' +
+        'CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying,SpareRendererForSitePerProcess,' +
+        'WebUIOmniboxPopup,WebUIOmniboxAimPopup',
 ];
 
 /** How to get a browser, for the message shown when none is found. */

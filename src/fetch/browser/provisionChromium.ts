@@ -69,7 +69,9 @@ export async function provisionChromium({ say, env = process.env }: ProvisionOpt
         return {
             path: undefined,
             attempts: [],
-            note: `CHROMIUM_PATH is ${env.CHROMIUM_PATH}, which does not exist; point it at a Chromium or Chrome binary, or unset it`,
+            note:
+                `CHROMIUM_PATH is ${env.CHROMIUM_PATH}, which does not exist; point it at a Chromium or Chrome ` +
+                `binary, or unset it`,
         };
     }
     const attempts: Attempt[] = [];
@@ -127,7 +129,8 @@ async function fromDebian(
     if (!result.ok) {
         attempts.push({ command: install, outcome: `failed (${result.why})` });
         say(
-            `the install failed (${result.why}); refreshing the package lists (\`${APT_UPDATE.join(' ')}\`) and trying again …`,
+            `the install failed (${result.why}); refreshing the package lists (\`${APT_UPDATE.join(' ')}\`) and ` +
+                `trying again …`,
         );
         const update = await run(APT_UPDATE, aptEnv);
         attempts.push({ command: APT_UPDATE.join(' '), outcome: update.ok ? 'succeeded' : `failed (${update.why})` });

@@ -154,7 +154,8 @@ export class ProxyRouting {
         }
         if (!attempt)
             throw new NoExitAvailable(
-                `no exit of tier ${this.tiers[userData.tierFloor ?? 0]?.name} or above is available: every proxy is on its breaker`,
+                `no exit of tier ${this.tiers[userData.tierFloor ?? 0]?.name} or above is available: every proxy is ` +
+                    `on its breaker`,
             );
         this.attempts.set(request, attempt);
         this.count(attempt, (counters) => (counters.requests += 1));

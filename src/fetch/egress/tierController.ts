@@ -146,7 +146,8 @@ export class TierController {
             .join(', ');
         this.log?.info(
             { tierMove: move },
-            `proxy tier of ${move.section}: ${move.from} → ${move.to} (blocked: ${rates}; expected cost per page: ${move.expectedCosts.join(' / ')})`,
+            `proxy tier of ${move.section}: ${move.from} → ${move.to} (blocked: ${rates}; expected cost per ` +
+                `page: ${move.expectedCosts.join(' / ')})`,
         );
     }
 

@@ -99,7 +99,10 @@ function connectRequest(proxy: URL, authority: string): string {
     const authorization = credentials
         ? `Proxy-Authorization: Basic ${Buffer.from(credentials).toString('base64')}\r\n`
         : '';
-    return `CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n${authorization}Proxy-Connection: keep-alive\r\n\r\n`;
+    return (
+        `CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n${authorization}Proxy-Connection: ` +
+        `keep-alive\r\n\r\n`
+    );
 }
 
 /** Reads the proxy's answer to CONNECT up to its blank line; calls back with nothing when it is 200. */

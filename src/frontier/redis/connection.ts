@@ -39,7 +39,8 @@ export async function connectRedis(url: string, options: RedisConnectionOptions 
     } catch (error) {
         redis.disconnect();
         throw new ConfigError(
-            `Redis at ${redactUrl(url)} is unreachable (${error instanceof Error ? error.message : String(error)}); check --redis-url / REDIS_URL`,
+            `Redis at ${redactUrl(url)} is unreachable (${error instanceof Error ? error.message : String(error)}); ` +
+                `check --redis-url / REDIS_URL`,
         );
     } finally {
         clearTimeout(timer);

@@ -123,7 +123,9 @@ const transform = z.union(
         keyedTransform,
     ],
     {
-        error: `a transform is one of ${NAMED_TRANSFORMS.join(', ')}, or an object with one of the keys ${KEYED_TRANSFORMS.join(', ')}`,
+        error:
+            `a transform is one of ${NAMED_TRANSFORMS.join(', ')}, or an object with one of the ` +
+            `keys ${KEYED_TRANSFORMS.join(', ')}`,
     },
 ) satisfies z.ZodType<TransformSpec>;
 
@@ -159,7 +161,9 @@ function typedField(field: WrittenField, ctx: z.RefinementCtx): WrittenField & {
     if (!KINDS_FITTING[type].includes(chain.kind)) {
         problems.push({
             key: 'type',
-            message: `type ${type} does not fit the value, which is ${chain.kind} after ${field.transforms?.length ? 'the transforms' : 'no transform'}`,
+            message:
+                `type ${type} does not fit the value, which is ${chain.kind} ` +
+                `after ${field.transforms?.length ? 'the transforms' : 'no transform'}`,
         });
     }
     const isString = type === 'string' || type === 'url';
@@ -190,7 +194,9 @@ const route = z
         /** Tested against the whole URL, like a RegExp in a TypeScript site; `{ path }` against the URL's path only. */
         match: z
             .union([patterns, z.strictObject({ path: patterns })], {
-                error: 'match is a regular expression (or a list of them) tested against the whole URL, or { path: ... } tested against its path',
+                error:
+                    'match is a regular expression (or a list of them) tested against the whole URL, or { path: ' +
+                    '... } tested against its path',
             })
             .optional(),
         records: selector.optional(),
@@ -223,7 +229,9 @@ const route = z
                 ctx.addIssue({
                     code: 'custom',
                     path,
-                    message: `${source} is tested against the whole URL (https://…), which never starts with /: write match: { path: ${source} }`,
+                    message:
+                        `${source} is tested against the whole URL (https://…), which never starts with /: ` +
+                        `write match: { path: ${source} }`,
                 });
             }
         }

@@ -51,7 +51,8 @@ export class PgBacklog implements JobBacklog {
                     data: Record<string, unknown>;
                 }>(
                     `DELETE FROM ${this.table} WHERE (site, queue, seq) IN (
-                         SELECT site, queue, seq FROM ${this.table} WHERE site = $1 AND queue = $2 ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED
+                         SELECT site, queue, seq FROM ${this.table} WHERE site = $1 AND queue = $2 ORDER BY seq LIMIT \
+$3 FOR UPDATE SKIP LOCKED
                      ) RETURNING seq, job_id, priority, data`,
                     [this.site, this.queue, count],
                 );

@@ -105,7 +105,8 @@ const MIGRATIONS: ((schema: string) => string)[] = [
     // taken back) is kept once, as BullMQ keeps one job per id.
     (s) => `
     DELETE FROM ${s}.backlog later USING ${s}.backlog earlier
-        WHERE later.site = earlier.site AND later.queue = earlier.queue AND later.job_id = earlier.job_id AND later.seq > earlier.seq;
+        WHERE later.site = earlier.site AND later.queue = earlier.queue AND later.job_id = earlier.job_id AND \
+later.seq > earlier.seq;
     CREATE UNIQUE INDEX backlog_job ON ${s}.backlog (site, queue, job_id);
     `,
 ];
@@ -184,7 +185,8 @@ export class PgDatabase {
             if (exists.rowCount === 0) await client.query(`CREATE SCHEMA ${schema}`);
             const migrations = this.table('dragnet_migrations');
             await client.query(
-                `CREATE TABLE IF NOT EXISTS ${migrations} (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+                `CREATE TABLE IF NOT EXISTS ${migrations} (version int PRIMARY KEY, applied_at timestamptz NOT NULL ` +
+                    `DEFAULT now())`,
             );
             const done = await client.query<{ version: number }>(`SELECT version FROM ${migrations}`);
             const applied = new Set(done.rows.map((row) => row.version));

@@ -121,7 +121,8 @@ export class PgRawPages implements RawPages {
         ];
         // seq = DEFAULT: a page fetched again is the newest, as in the file store.
         const text = `INSERT INTO ${this.db.table('raw_pages')} AS stored (site, ${COLUMNS})
-            SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::jsonb[], $7::timestamptz[], $8::text[], $9::text[], $10::bytea[], $11::text[])
+            SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::jsonb[], $7::timestamptz[], \
+$8::text[], $9::text[], $10::bytea[], $11::text[])
             ON CONFLICT (site, key) DO UPDATE SET seq = DEFAULT, url = EXCLUDED.url, final_url = EXCLUDED.final_url,
                 status = EXCLUDED.status, headers = EXCLUDED.headers, fetched_at = EXCLUDED.fetched_at,
                 renderer = EXCLUDED.renderer, label = EXCLUDED.label, body = EXCLUDED.body, charset = EXCLUDED.charset`;

@@ -155,12 +155,16 @@ export class PgSink {
                     if (rows.dead.keys.length > 0) {
                         // Not for a request judged already, in this group or before; the latest entry wins.
                         await client.query(
-                            `INSERT INTO ${deadLetter} AS stored (site, request_key, entry, reason, failure_class, dead_lettered_at)
+                            `INSERT INTO ${deadLetter} AS stored (site, request_key, entry, reason, failure_class, \
+dead_lettered_at)
                              SELECT $1, d.key, d.json, d.reason, d.class, d.at
-                             FROM unnest($2::text[], $3::json[], $4::text[], $5::text[], $6::timestamptz[]) AS d(key, json, reason, class, at)
+                             FROM unnest($2::text[], $3::json[], $4::text[], $5::text[], $6::timestamptz[]) AS d(key, \
+json, reason, class, at)
                              WHERE NOT EXISTS (SELECT 1 FROM ${items} i WHERE i.site = $1 AND i.request_key = d.key)
-                               AND NOT EXISTS (SELECT 1 FROM ${quarantine} q WHERE q.site = $1 AND q.request_key = d.key)
-                             ON CONFLICT (site, request_key) DO UPDATE SET entry = EXCLUDED.entry, reason = EXCLUDED.reason,
+                               AND NOT EXISTS (SELECT 1 FROM ${quarantine} q WHERE q.site = $1 AND q.request_key = \
+d.key)
+                             ON CONFLICT (site, request_key) DO UPDATE SET entry = EXCLUDED.entry, reason = \
+EXCLUDED.reason,
                                  failure_class = EXCLUDED.failure_class, dead_lettered_at = EXCLUDED.dead_lettered_at
                              WHERE stored.dead_lettered_at <= EXCLUDED.dead_lettered_at`,
                             [

@@ -45,7 +45,8 @@ export class BoundedRequestQueue extends RequestQueue {
             typeof (this as unknown as ForefrontFlag).shouldCheckForForefrontRequests !== 'boolean'
         ) {
             throw new Error(
-                'BoundedRequestQueue: Crawlee RequestQueue internals changed (requestCache, requestSeenCache, shouldCheckForForefrontRequests)',
+                'BoundedRequestQueue: Crawlee RequestQueue internals changed (requestCache, requestSeenCache, ' +
+                    'shouldCheckForForefrontRequests)',
             );
         }
         this.requestCache.maxLength = requestCacheSize;

@@ -162,7 +162,8 @@ function createDatabase(storageDir: string, file: string): SqliteDb {
     } catch (error) {
         const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
         throw new ConfigError(
-            `the storage dir ${storageDir} cannot hold the run's database (${DATABASE_FILE}): ${reason} (see --storage-dir)`,
+            `the storage dir ${storageDir} cannot hold the run's database (${DATABASE_FILE}): ${reason} (see ` +
+                `--storage-dir)`,
         );
     }
 }

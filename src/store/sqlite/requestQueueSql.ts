@@ -37,7 +37,8 @@ export interface HeadRow {
 function prepare(db: SqliteDb) {
     return {
         insert: db.prepare<[number, string, number | null, string]>(
-            'INSERT INTO requests (queue_seq, id, order_no, json) VALUES (?, ?, ?, ?) ON CONFLICT (queue_seq, id) DO NOTHING',
+            'INSERT INTO requests (queue_seq, id, order_no, json) VALUES (?, ?, ?, ?) ON CONFLICT (queue_seq, id) DO ' +
+                'NOTHING',
         ),
         state: db.prepare<[number, string], RequestRow>(
             'SELECT rowid, order_no, locked_until, locked_by FROM requests WHERE queue_seq = ? AND id = ?',
@@ -79,7 +80,8 @@ function prepare(db: SqliteDb) {
              WHERE seq = @seq`,
         ),
         releaseQueueLocks: db.prepare<[number, string]>(
-            'UPDATE requests SET locked_until = NULL, locked_by = NULL WHERE queue_seq = ? AND locked_until IS NOT NULL AND locked_by IS NOT ?',
+            'UPDATE requests SET locked_until = NULL, locked_by = NULL WHERE queue_seq = ? AND locked_until IS NOT ' +
+                'NULL AND locked_by IS NOT ?',
         ),
         urls: db
             .prepare<[number], string>("SELECT json_extract(json, '$.url') FROM requests WHERE queue_seq = ?")
@@ -87,7 +89,8 @@ function prepare(db: SqliteDb) {
         deleteRequests: db.prepare<[number]>('DELETE FROM requests WHERE queue_seq = ?'),
         deleteQueue: db.prepare<[number]>('DELETE FROM request_queues WHERE seq = ?'),
         releaseLocks: db.prepare<[string]>(
-            'UPDATE requests SET locked_until = NULL, locked_by = NULL WHERE locked_until IS NOT NULL AND locked_by IS NOT ?',
+            'UPDATE requests SET locked_until = NULL, locked_by = NULL WHERE locked_until IS NOT NULL AND locked_by ' +
+                'IS NOT ?',
         ),
         // One transaction wrapper, given the work as a closure; `.immediate()` takes the write lock
         // up front so two processes never deadlock upgrading a read to a write.
