@@ -11,7 +11,8 @@ const FATES: LinkFate[] = ['follow', 'offsite', 'duplicate', 'invalid'];
 
 export function formatTrial(trial: PageTrial, fetched?: string): string {
     const lines = [
-        `${trial.renderer === 'http' ? 'cheap fetch' : 'browser'}: ${trial.url} → route ${trial.label}${fetched ? ` (${fetched})` : ''}`,
+        `${trial.renderer === 'http' ? 'cheap fetch' : 'browser'}: ${trial.url} → ` +
+            `route ${trial.label}${fetched ? ` (${fetched})` : ''}`,
     ];
     if (trial.canonical && trial.canonical !== trial.url) lines.push(`  canonical    ${trial.canonical}`);
     const passed = trial.records.length;
@@ -64,7 +65,8 @@ export function formatSideBySide(http: PageTrial, browser: PageTrial): string {
 }
 
 function fieldLine({ field, value, ok, issues }: FieldVerdict): string {
-    return `${ok ? '✓' : '✗'} ${field.padEnd(14)} ${shown(value, 60)}${issues.length > 0 ? `   ${issues.join('; ')}` : ''}`;
+    const why = issues.length > 0 ? `   ${issues.join('; ')}` : '';
+    return `${ok ? '✓' : '✗'} ${field.padEnd(14)} ${shown(value, 60)}${why}`;
 }
 
 function verdictLine(trial: PageTrial): string {
@@ -75,7 +77,10 @@ function verdictLine(trial: PageTrial): string {
             ? 'navigation page (no records expected)'
             : 'complete: a run stores the records';
     if (trial.escalates) return `incomplete (${trial.incomplete}): a run sends this page to the browser`;
-    return `incomplete (${trial.incomplete}): a run quarantines ${trial.renderer === 'browser' ? 'the rendered page' : 'it (its route does not render)'}`;
+    return (
+        `incomplete (${trial.incomplete}): a run ` +
+        `quarantines ${trial.renderer === 'browser' ? 'the rendered page' : 'it (its route does not render)'}`
+    );
 }
 
 function shown(value: unknown, max: number): string {

@@ -45,7 +45,11 @@ runCommand(async () => {
 function formatStatus(status: FleetStatus): string {
     const { queues, totals } = status;
     const queue = (name: string, { waiting, delayed, active, spilled }: FleetStatus['queues']['http']) =>
-        `  ${name.padEnd(8)} ${waiting} waiting, ${delayed} delayed (retries), ${active} active, ${spilled} spilled to PostgreSQL`;
+        `  ${name.padEnd(8)} ${waiting} waiting, ${delayed} delayed (retries), ${active} active, ${spilled} spilled ` +
+        `to PostgreSQL`;
+    const trips = status.tripped.map(
+        (trip) => `route "${trip.route}" stopped at ${trip.at} (${Math.round(trip.invalidShare * 100)}% invalid)`,
+    );
     const lines = [
         `dragnet: ${status.site}, distributed`,
         'queues',
@@ -57,14 +61,18 @@ function formatStatus(status: FleetStatus): string {
         `workers  ${status.workers.length} active, ${status.pagesPerSec} pages/s`,
         ...status.workers.map(
             (worker) =>
-                `  ${worker.id.padEnd(36)} since ${worker.startedAt}, ${worker.pagesPerSec.toFixed(1)} pages/s, seen ${worker.seenAt}`,
+                `  ${worker.id.padEnd(36)} since ${worker.startedAt}, ${worker.pagesPerSec.toFixed(1)} pages/s, ` +
+                `seen ${worker.seenAt}`,
         ),
-        `counted  ${totals.succeeded} succeeded, ${totals.deadLettered} dead-lettered, ${totals.retries} retries; ${totals.httpFetched} fetched, ${totals.browserRendered} rendered; ${totals.itemsStored} items, ${totals.itemsInvalid} invalid`,
-        `stored   ${status.stored.items} items, ${status.stored.quarantine} quarantined, ${status.stored.deadLetter} dead-lettered, ${status.stored.rawPages} raw pages`,
+        `counted  ${totals.succeeded} succeeded, ${totals.deadLettered} dead-lettered, ${totals.retries} ` +
+            `retries; ${totals.httpFetched} fetched, ${totals.browserRendered} rendered; ${totals.itemsStored} ` +
+            `items, ${totals.itemsInvalid} invalid`,
+        `stored   ${status.stored.items} items, ${status.stored.quarantine} quarantined, ${status.stored.deadLetter} ` +
+            `dead-lettered, ${status.stored.rawPages} raw pages`,
         ...status.deadLetter.map(
             ({ reason, failureClass, count }) => `  dead-letter ${reason} (${failureClass}): ${count}`,
         ),
-        `breaker  ${status.tripped.length === 0 ? 'no route stopped' : status.tripped.map((trip) => `route "${trip.route}" stopped at ${trip.at} (${Math.round(trip.invalidShare * 100)}% invalid)`).join('; ')}`,
+        `breaker  ${trips.length === 0 ? 'no route stopped' : trips.join('; ')}`,
         '',
     ];
     return lines.join('\n');

@@ -43,7 +43,8 @@ const OWN = {
     'log-level': { type: 'string', default: 'warn' },
 } as const;
 
-const HELP = `Usage: npm run try -- --site NAME|PATH (--url URL | --file PAGE.html) [--label L] [--render] [--json] [--save-fixture]
+const HELP = `Usage: npm run try -- --site NAME|PATH (--url URL | --file PAGE.html) [--label L] [--render] [--json] \
+[--save-fixture]
 Runs one page through its route and shows the records, the schema's verdict per field, the links each
 enqueue rule would follow (or why not) and whether a run would send the page to the browser. Nothing
 is crawled and the site's stores are not touched.
@@ -120,9 +121,8 @@ runCommand(async () => {
     }
 
     if (flags.json) {
-        process.stdout.write(
-            `${JSON.stringify({ site: site.name, trials: trials.map(({ trial, fetched }) => ({ ...trial, fetched })), failures }, null, 2)}\n`,
-        );
+        const json = { site: site.name, trials: trials.map(({ trial, fetched }) => ({ ...trial, fetched })), failures };
+        process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
     } else {
         const sections = [...trials.map(({ trial, fetched }) => formatTrial(trial, fetched)), ...failures];
         const [first, second] = trials;
@@ -136,7 +136,8 @@ runCommand(async () => {
             const saved = await saveFixture(dir, name, html, expectationOf(trial));
             const replaced = saved.replaced ? ', replacing the fixture of that name' : '';
             process.stderr.write(
-                `dragnet: saved fixture ${relative(process.cwd(), saved.file)} (and ${relative(process.cwd(), saved.pageFile)})${replaced}\n`,
+                `dragnet: saved fixture ${relative(process.cwd(), saved.file)} ` +
+                    `(and ${relative(process.cwd(), saved.pageFile)})${replaced}\n`,
             );
         }
     }
@@ -158,7 +159,8 @@ function routeOf(site: Site, label: string | undefined, url: string): Route {
     const route = site.routeFor(undefined, new URL(url));
     if (!route)
         throw new ConfigError(
-            `${url}: no route of site ${site.name} matches it; give --label (routes: ${[...site.routes.keys()].join(', ')})`,
+            `${url}: no route of site ${site.name} matches it; give --label ` +
+                `(routes: ${[...site.routes.keys()].join(', ')})`,
         );
     return route;
 }

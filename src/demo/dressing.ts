@@ -185,17 +185,19 @@ function footerColumns(count: { value: number }, random: Random): string {
     });
     return `
     <div class="footer-columns">${columns.join('')}</div>
-    <form class="newsletter" action="/newsletter" method="post"><label>Get ${5 + Math.floor(random() * 10)}% off your first order
-      <input type="email" name="email" placeholder="you@example.com"></label><button type="submit">Sign up</button></form>`;
+    <form class="newsletter" action="/newsletter" method="post"><label>Get ${5 + Math.floor(random() * 10)}% off your \
+first order
+      <input type="email" name="email" placeholder="you@example.com"></label><button type="submit">Sign \
+up</button></form>`;
 }
 
 function facets(category: Category): string {
     const group = (name: string, values: string[]) =>
         `<fieldset class="facet"><legend>${name}</legend><ul>${values
-            .map(
-                (value) =>
-                    `<li><a class="facet-link" rel="nofollow" href="${category.path}?${name.toLowerCase()}=${encodeURIComponent(value)}">${escapeHtml(value)}</a></li>`,
-            )
+            .map((value) => {
+                const href = `${category.path}?${name.toLowerCase()}=${encodeURIComponent(value)}`;
+                return `<li><a class="facet-link" rel="nofollow" href="${href}">${escapeHtml(value)}</a></li>`;
+            })
             .join('')}</ul></fieldset>`;
     return `
 <aside class="facets" aria-label="Filters">
@@ -210,7 +212,8 @@ function card(product: ProductTruth, random: Random): string {
     const badge = random() < 0.3 ? `<span class="badge">${pick(random, BADGES)}</span>` : '';
     return `
   <img src="/img/${product.slug}-400.jpg" alt="${escapeHtml(product.title)}" width="400" height="400" loading="lazy">
-  ${badge}<s class="was">${formatPrice(was)}</s> <span class="rating" aria-label="${rating} of 5">${stars(rating)}</span> (${Math.floor(random() * 400)})
+  ${badge}<s class="was">${formatPrice(was)}</s> <span class="rating" aria-label="${rating} of \
+5">${stars(rating)}</span> (${Math.floor(random() * 400)})
   <p class="blurb">${escapeHtml(product.description.slice(0, 80))}</p>`;
 }
 
@@ -223,7 +226,8 @@ function productDetails(catalog: Catalog, product: ProductTruth, random: Random)
     const alsoViewed = Array.from({ length: ALSO_VIEWED }, () => pick(random, catalog.products))
         .map(
             (other) =>
-                `<li><a class="also-viewed-link" href="${other.path}?ref=also-viewed">${escapeHtml(other.title)}</a> <span class="price">${formatPrice(other.price)}</span></li>`,
+                `<li><a class="also-viewed-link" href="${other.path}?ref=also-viewed">${escapeHtml(other.title)}</a> ` +
+                `<span class="price">${formatPrice(other.price)}</span></li>`,
         )
         .join('\n    ');
     const jsonLd = JSON.stringify({
@@ -267,7 +271,8 @@ function review(random: Random): string {
     const month = 1 + Math.floor(random() * 12);
     const text = [pick(random, REVIEW_LINES), pick(random, REVIEW_LINES)].join(' ');
     return `<article class="review">
-      <header><span class="review-author">${pick(random, REVIEWERS)}</span> <span class="rating" aria-label="${rating} out of 5 stars">${stars(rating)}</span>
+      <header><span class="review-author">${pick(random, REVIEWERS)}</span> <span class="rating" aria-label="${rating} \
+out of 5 stars">${stars(rating)}</span>
       <time datetime="2025-${pad(month)}-${pad(day)}">2025-${pad(month)}-${pad(day)}</time></header>
       <p class="review-text">${escapeHtml(text)}</p>
       <button type="button" class="helpful">Helpful (${Math.floor(random() * 40)})</button>

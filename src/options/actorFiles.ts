@@ -36,7 +36,8 @@ export function actorJson(version: string): Record<string, unknown> {
         name: 'dragnet',
         title: 'dragnet',
         description:
-            'Large-scale web scraping on Crawlee: a frontier, a cheap HTTP path that escalates to a browser per route, dedup, raw and parsed storage kept apart, schema checks and a dead-letter queue.',
+            'Large-scale web scraping on Crawlee: a frontier, a cheap HTTP path that escalates to a browser per ' +
+            'route, dedup, raw and parsed storage kept apart, schema checks and a dead-letter queue.',
         // The platform takes MAJOR.MINOR.
         version: version.split('.').slice(0, 2).join('.'),
         input: './input_schema.json',
@@ -56,7 +57,9 @@ export function actorInputSchema(): Record<string, unknown> {
     }
     return {
         title: 'dragnet input',
-        description: `The options of \`npm start\` by name; what is left out keeps its default. Groups: ${Object.values(OPTION_GROUPS).join(', ')}.`,
+        description:
+            `The options of \`npm start\` by name; what is left out keeps its default. ` +
+            `Groups: ${Object.values(OPTION_GROUPS).join(', ')}.`,
         type: 'object',
         schemaVersion: 1,
         properties,
@@ -65,7 +68,8 @@ export function actorInputSchema(): Record<string, unknown> {
 }
 
 function inputProperty(name: OptionName, spec: OptionSpec): InputProperty {
-    const description = `${spec.doc.charAt(0).toUpperCase()}${spec.doc.slice(1)}. Flag --${spec.flag}, variable ${spec.env}.`;
+    const sentence = `${spec.doc.charAt(0).toUpperCase()}${spec.doc.slice(1)}`;
+    const description = `${sentence}. Flag --${spec.flag}, variable ${spec.env}.`;
     const base = { title: titleOf(name), description, ...(SECRET_OPTIONS.includes(name) ? { isSecret: true } : {}) };
     const json = z.toJSONSchema(spec.schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
     if (spec.kind === 'switch' || spec.default === 'on' || spec.default === 'off') {

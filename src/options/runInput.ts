@@ -100,7 +100,8 @@ function asOptionValue(name: OptionName, value: unknown): unknown {
         const fields = entry as Record<string, unknown>;
         if (typeof fields.url === 'string') return fields.url;
         if (typeof fields.name === 'string' && fields.proxyUrls !== undefined) {
-            return `${fields.name}=${Array.isArray(fields.proxyUrls) ? fields.proxyUrls.join(',') : String(fields.proxyUrls)}`;
+            const urls = Array.isArray(fields.proxyUrls) ? fields.proxyUrls.join(',') : String(fields.proxyUrls);
+            return `${fields.name}=${urls}`;
         }
         return entry;
     });

@@ -82,8 +82,16 @@ const TRANSIENT_ERROR_CODES = new Set([
  * Errors only a proxy gives: Chromium's proxy and tunnel errors.
  * (The HTTP client's refused CONNECT is read by `tunnelRefusal`.)
  */
-const PROXY_ERROR =
-    /proxy server rejected|proxy authentication required|ERR_PROXY_|ERR_TUNNEL_CONNECTION_FAILED|ERR_NO_SUPPORTED_PROXIES/i;
+const PROXY_ERROR = new RegExp(
+    [
+        'proxy server rejected',
+        'proxy authentication required',
+        'ERR_PROXY_',
+        'ERR_TUNNEL_CONNECTION_FAILED',
+        'ERR_NO_SUPPORTED_PROXIES',
+    ].join('|'),
+    'i',
+);
 
 /** Errors of a connection that never reached its peer: through a proxy, that peer is the proxy. */
 const CONNECT_ERROR_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);

@@ -257,8 +257,21 @@ const PAGE_SIGN_STATUSES = new Set([403, 429, 503]);
 const INTERSTITIAL_MAX_CHARS = 32 * 1024;
 
 /** Titles that name a check, from the vendors' interstitials (Cloudflare, PerimeterX, AWS WAF, Akamai, Imperva). */
-const CHECK_TITLE =
-    /just a moment|attention required|checking your browser|robot or human|are you a (?:robot|human)|human verification|verify(?:ing)? (?:that )?you are (?:a )?human|access denied|access to this page has been denied|pardon our interruption/i;
+const CHECK_TITLE = new RegExp(
+    [
+        'just a moment',
+        'attention required',
+        'checking your browser',
+        'robot or human',
+        'are you a (?:robot|human)',
+        'human verification',
+        'verify(?:ing)? (?:that )?you are (?:a )?human',
+        'access denied',
+        'access to this page has been denied',
+        'pardon our interruption',
+    ].join('|'),
+    'i',
+);
 
 const TITLE = /<title[^>]*>([^<]*)<\/title>/i;
 

@@ -105,7 +105,8 @@ export function lineChart(series: Series[], options: LineChartOptions): string {
         const y = px(sy(tick));
         parts.push(`<line class="grid" x1="${plot.left}" x2="${plot.right}" y1="${y}" y2="${y}"/>`);
         parts.push(
-            `<text class="tick" x="${plot.left - 6}" y="${y}" text-anchor="end" dominant-baseline="middle">${formatNumber(tick)}</text>`,
+            `<text class="tick" x="${plot.left - 6}" y="${y}" text-anchor="end" ` +
+                `dominant-baseline="middle">${formatNumber(tick)}</text>`,
         );
     }
     for (const tick of timeTicks(xMin, xMax, 6)) {
@@ -138,16 +139,19 @@ export function lineChart(series: Series[], options: LineChartOptions): string {
         const y = sy(reference.value);
         parts.push(`<line class="reference" x1="${plot.left}" x2="${plot.right}" y1="${px(y)}" y2="${px(y)}"/>`);
         parts.push(
-            `<text class="reference-label" x="${plot.right - 4}" y="${px(y - 4)}" text-anchor="end">${escapeHtml(reference.label)}</text>`,
+            `<text class="reference-label" x="${plot.right - 4}" y="${px(y - 4)}" ` +
+                `text-anchor="end">${escapeHtml(reference.label)}</text>`,
         );
     }
     for (const marker of options.markers ?? []) {
         if (marker.x < xMin || marker.x > xMax) continue;
         const x = px(sx(marker.x));
+        const title = escapeHtml(`${marker.label} at ${formatDuration(marker.x)}`);
         parts.push(
-            `<g class="marker${marker.kind === 'move' ? ' move' : ''}"><title>${escapeHtml(`${marker.label} at ${formatDuration(marker.x)}`)}</title>` +
+            `<g class="marker${marker.kind === 'move' ? ' move' : ''}"><title>${title}</title>` +
                 `<line x1="${x}" x2="${x}" y1="${plot.top}" y2="${plot.bottom}"/>` +
-                `<text x="${x}" y="${plot.top - 3}" text-anchor="middle">${escapeHtml(truncate(marker.label, 24))}</text></g>`,
+                `<text x="${x}" y="${plot.top - 3}" ` +
+                `text-anchor="middle">${escapeHtml(truncate(marker.label, 24))}</text></g>`,
         );
     }
     parts.push(hoverBands(colored, options.unit, { xMin, xMax, plot, sx }));
@@ -158,7 +162,8 @@ export function lineChart(series: Series[], options: LineChartOptions): string {
     const legend = colored
         .map(
             (one) =>
-                `<li><span class="swatch${one.dashed ? ' dashed' : ''}" style="--c:${one.color}"></span>${escapeHtml(one.name)}</li>`,
+                `<li><span class="swatch${one.dashed ? ' dashed' : ''}" ` +
+                `style="--c:${one.color}"></span>${escapeHtml(one.name)}</li>`,
         )
         .join('');
     return panel(options.title, options.caption, `${svg}<ul class="legend">${legend}</ul>`);
@@ -212,16 +217,22 @@ export function barChart(bars: Bar[], options: BarChartOptions): string {
         }
         const length = Math.max(0, Math.min(1, bar.value / max)) * barSpace;
         const middle = y + BAR_ROW / 2;
+        const name = escapeHtml(bar.group ? `${bar.group} · ${bar.label}` : bar.label);
         parts.push(
-            `<g class="bar"><title>${escapeHtml(bar.group ? `${bar.group} · ${bar.label}` : bar.label)}: ${escapeHtml(format(bar.value))}</title>` +
-                `<text class="tick" x="${px(labelWidth)}" y="${middle}" text-anchor="end" dominant-baseline="middle">${escapeHtml(truncate(bar.label, 28))}</text>` +
+            `<g class="bar"><title>${name}: ${escapeHtml(format(bar.value))}</title>` +
+                `<text class="tick" x="${px(labelWidth)}" y="${middle}" text-anchor="end" ` +
+                `dominant-baseline="middle">${escapeHtml(truncate(bar.label, 28))}</text>` +
                 `<rect class="track" x="${barLeft}" y="${y + 3}" width="${barSpace}" height="${BAR_ROW - 6}" rx="2"/>` +
-                `<rect x="${barLeft}" y="${y + 3}" width="${px(Math.max(length, 1))}" height="${BAR_ROW - 6}" rx="2" fill="${escapeHtml(bar.color ?? color)}"/>` +
-                `<text class="value" x="${px(barLeft + barSpace + 6)}" y="${middle}" dominant-baseline="middle">${escapeHtml(format(bar.value))}</text></g>`,
+                `<rect x="${barLeft}" y="${y + 3}" width="${px(Math.max(length, 1))}" height="${BAR_ROW - 6}" rx="2" ` +
+                `fill="${escapeHtml(bar.color ?? color)}"/>` +
+                `<text class="value" x="${px(barLeft + barSpace + 6)}" y="${middle}" ` +
+                `dominant-baseline="middle">${escapeHtml(format(bar.value))}</text></g>`,
         );
         y += BAR_ROW;
     }
-    const svg = `<svg class="chart" viewBox="0 0 ${width} ${y + 4}" role="img" aria-label="${escapeHtml(options.title)}">${parts.join('')}</svg>`;
+    const svg =
+        `<svg class="chart" viewBox="0 0 ${width} ${y + 4}" role="img" ` +
+        `aria-label="${escapeHtml(options.title)}">${parts.join('')}</svg>`;
     return panel(options.title, options.caption, svg);
 }
 
@@ -315,7 +326,8 @@ function hoverBands(
         });
         const left = sx(xMin + span * band);
         parts.push(
-            `<rect class="hover" x="${px(left)}" y="${plot.top}" width="${px(sx(xMin + span * (band + 1)) - left)}" height="${plot.bottom - plot.top}">` +
+            `<rect class="hover" x="${px(left)}" y="${plot.top}" width="${px(sx(xMin + span * (band + 1)) - left)}" ` +
+                `height="${plot.bottom - plot.top}">` +
                 `<title>${escapeHtml([`at ${formatDuration(x)}`, ...lines].join('\n'))}</title></rect>`,
         );
     }

@@ -40,7 +40,8 @@ export function summaryTables(summary: ReportSummary): string[] {
                   requests.deadLettered === 0
                       ? emptyState('nothing was dead-lettered')
                       : emptyState(
-                            `${requests.deadLettered} entries; reasons are in the dataset ${summary.storage.deadLetter}`,
+                            `${requests.deadLettered} entries; reasons are in the ` +
+                                `dataset ${summary.storage.deadLetter}`,
                         ),
               ),
         grid(
@@ -119,10 +120,10 @@ export function grid(
 ): string {
     if (rows.length === 0) return section(title, emptyState(emptyText), caption);
     const head = `<tr>${headers.map((header) => `<th>${escapeHtml(header)}</th>`).join('')}</tr>`;
-    const body = rows.map(
-        (row) =>
-            `<tr>${row.map((value, index) => (index === 0 ? `<th>${cell(value)}</th>` : `<td>${cell(value)}</td>`)).join('')}</tr>`,
-    );
+    const body = rows.map((row) => {
+        const cells = row.map((value, index) => (index === 0 ? `<th>${cell(value)}</th>` : `<td>${cell(value)}</td>`));
+        return `<tr>${cells.join('')}</tr>`;
+    });
     return section(
         title,
         `<table class="grid-table"><thead>${head}</thead><tbody>${body.join('')}</tbody></table>`,
