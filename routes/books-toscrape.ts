@@ -21,7 +21,11 @@ const bookSchema = z.object({
 });
 
 /** `/`, `/index.html`, `/catalogue/page-N.html`, `/catalogue/category/.../(index|page-N).html`. */
-const LISTING_PATHS = [/^\/(?:index\.html)?$/, /^\/catalogue\/page-\d+\.html$/, /^\/catalogue\/category\/.+\/(?:index|page-\d+)\.html$/];
+const LISTING_PATHS = [
+    /^\/(?:index\.html)?$/,
+    /^\/catalogue\/page-\d+\.html$/,
+    /^\/catalogue\/category\/.+\/(?:index|page-\d+)\.html$/,
+];
 const BOOK_PATH = /^\/catalogue\/[^/]+_\d+\/index\.html$/;
 
 const CURRENCIES: Record<string, string> = { '£': 'GBP', $: 'USD', '€': 'EUR' };
@@ -51,7 +55,10 @@ export default defineSite({
                 const main = $('.product_main');
                 const priceText = textOf($, 'p.price_color', main);
                 const availabilityText = textOf($, 'p.availability', main) ?? '';
-                const ratingWord = $('p.star-rating', main).attr('class')?.split(/\s+/).find((word) => Object.hasOwn(RATINGS, word));
+                const ratingWord = $('p.star-rating', main)
+                    .attr('class')
+                    ?.split(/\s+/)
+                    .find((word) => Object.hasOwn(RATINGS, word));
                 const available = /\((\d+) available\)/.exec(availabilityText)?.[1];
                 const imageSrc = $('#product_gallery img').first().attr('src');
                 return {

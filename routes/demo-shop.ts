@@ -9,7 +9,10 @@ import { defineSite, numberOf, textOf } from 'dragnet';
 const productSchema = z.object({
     title: z.string().min(1, 'title is empty'),
     price: z.number().positive().max(100_000),
-    currency: z.string().regex(/^[A-Z]{3}$/).optional(),
+    currency: z
+        .string()
+        .regex(/^[A-Z]{3}$/)
+        .optional(),
     sku: z.string().regex(/^SKU-\d{6}$/, 'SKU is SKU- and six digits'),
     availability: z.enum(['in_stock', 'out_of_stock']).optional(),
     stock: z.number().int().nonnegative().optional(),
@@ -47,9 +50,13 @@ export default defineSite({
             enqueue: [{ selector: 'a.related-link', label: 'product' }],
             extract: ($) => {
                 const availabilityLine = $('p.availability').first();
-                const availability: z.input<typeof productSchema>['availability'] = availabilityLine.hasClass('in-stock') ? 'in_stock'
-                    : availabilityLine.hasClass('out-of-stock') ? 'out_of_stock'
-                    : undefined;
+                const availability: z.input<typeof productSchema>['availability'] = availabilityLine.hasClass(
+                    'in-stock',
+                )
+                    ? 'in_stock'
+                    : availabilityLine.hasClass('out-of-stock')
+                      ? 'out_of_stock'
+                      : undefined;
                 // "In stock (12 available)"; an out-of-stock product has none left.
                 const available = /\((\d+) available\)/.exec(availabilityLine.text())?.[1];
                 return {
@@ -59,7 +66,8 @@ export default defineSite({
                     currency: $('.buy-box .price').attr('data-currency'),
                     sku: textOf($, '.buy-box .sku'),
                     availability,
-                    stock: available !== undefined ? Number(available) : availability === 'out_of_stock' ? 0 : undefined,
+                    stock:
+                        available !== undefined ? Number(available) : availability === 'out_of_stock' ? 0 : undefined,
                     description: textOf($, '.description'),
                     category: textOf($, 'nav.breadcrumb a.breadcrumb-category'),
                 };

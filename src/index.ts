@@ -8,7 +8,13 @@
 import type { CrawlOptions, CrawlResult } from './options/crawlOptions.js';
 
 export { findChromium } from './fetch/browser/chromium.js';
-export type { CrawlOptions, CrawlResult, DistributedOptions, ProgressView, ProxyOptions } from './options/crawlOptions.js';
+export type {
+    CrawlOptions,
+    CrawlResult,
+    DistributedOptions,
+    ProgressView,
+    ProxyOptions,
+} from './options/crawlOptions.js';
 export type {
     CheckedRoute,
     Draft,

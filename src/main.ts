@@ -38,7 +38,11 @@ async function main(): Promise<number> {
     if (actor) config = actor.config;
     const log = createLogger({ level: config.logLevel });
     if (memoryMb !== undefined) {
-        log.info({ memoryMb, heapLimitMb: currentHeapLimitMb() }, `memory budget ${memoryMb} MB: V8 heap limit ${currentHeapLimitMb()} MB (old space ${heapLimitMbFor(memoryMb)} MB)`);
+        log.info(
+            { memoryMb, heapLimitMb: currentHeapLimitMb() },
+            `memory budget ${memoryMb} MB: V8 heap limit ${currentHeapLimitMb()} MB (old ` +
+                `space ${heapLimitMbFor(memoryMb)} MB)`,
+        );
     }
     const site = await loadSite(config.site);
     if (config.summaryJson) await makeSummaryFolder(config.summaryJson);
@@ -49,7 +53,10 @@ async function main(): Promise<number> {
     let provisioned: Provisioned | undefined;
     if (site.name === 'demo-shop' && startUrls.length === 0) {
         if (config.redisUrl || config.databaseUrl) {
-            throw new ConfigError('the built-in demo starts a shop of its own in each process, which a fleet cannot share: give the workers --start-url (or another --site)');
+            throw new ConfigError(
+                'the built-in demo starts a shop of its own in each process, which a fleet cannot share: give the ' +
+                    'workers --start-url (or another --site)',
+            );
         }
         // The first command of the README: it gets itself a browser, as `npm test` does.
         provisioned = await provisionChromium({ say: (line) => log.warn(line) });
@@ -69,7 +76,8 @@ async function main(): Promise<number> {
             log,
         });
         process.stdout.write(`${formatSummary(summary)}\n`);
-        if (provisioned && (!provisioned.path || provisioned.attempts.length > 0)) process.stdout.write(`  chromium   ${provisioned.note}\n`);
+        if (provisioned && (!provisioned.path || provisioned.attempts.length > 0))
+            process.stdout.write(`  chromium   ${provisioned.note}\n`);
         if (config.summaryJson) await writeFile(config.summaryJson, `${JSON.stringify(summary, null, 2)}\n`);
         return exitCode;
     } finally {
@@ -86,7 +94,10 @@ function chromiumOf(site: Site, log: Logger): string | undefined {
     const path = findChromium();
     if (!path && [...site.routes.values()].some((route) => route.render !== 'never')) {
         const where = process.env.CHROMIUM_PATH ? ` at CHROMIUM_PATH (${process.env.CHROMIUM_PATH})` : '';
-        log.warn(`no Chromium found${where}: pages that need a browser will go to dead-letter as renderer-unavailable; to render them, ${INSTALL_HINT}`);
+        log.warn(
+            `no Chromium found${where}: pages that need a browser will go to dead-letter as renderer-unavailable; to ` +
+                `render them, ${INSTALL_HINT}`,
+        );
     }
     return path;
 }
@@ -94,7 +105,9 @@ function chromiumOf(site: Site, log: Logger): string | undefined {
 /** Made before the crawl: a --summary-json whose folder cannot be made would otherwise fail only at the run's end. */
 async function makeSummaryFolder(summaryJson: string): Promise<void> {
     await mkdir(dirname(summaryJson), { recursive: true }).catch((error: NodeJS.ErrnoException) => {
-        throw new ConfigError(`--summary-json ${summaryJson}: its folder cannot be made: ${error.code ?? error.message}`);
+        throw new ConfigError(
+            `--summary-json ${summaryJson}: its folder cannot be made: ${error.code ?? error.message}`,
+        );
     });
 }
 

@@ -29,7 +29,8 @@ export async function writeApiReference(root: string, out: string): Promise<void
     const app = await Application.bootstrapWithPlugins(options);
     const project = await app.convert();
     if (project) app.validate(project);
-    if (!project || app.logger.hasErrors()) throw new Error('TypeDoc could not read src/index.ts: see the errors above');
+    if (!project || app.logger.hasErrors())
+        throw new Error('TypeDoc could not read src/index.ts: see the errors above');
     await app.generateOutputs(project);
     if (app.logger.hasErrors()) throw new Error('TypeDoc could not write the API reference: see the errors above');
 }

@@ -61,8 +61,8 @@ function parseExpectation(file: string, text: string): FixtureExpectation {
     }
     const parsed = EXPECTATION_FILE.safeParse(json);
     if (parsed.success) return parsed.data;
-    const issue = parsed.error.issues[0]!;
-    throw new Error(`${file}: ${issue.path.join('.') || 'the file'}: ${issue.message}`);
+    const [issue] = parsed.error.issues;
+    throw new Error(`${file}: ${issue?.path.join('.') || 'the file'}: ${issue?.message ?? parsed.error.message}`);
 }
 
 /** The fixtures in `dir` (none when it does not exist), by file name. */
@@ -78,7 +78,11 @@ export async function readFixtures(dir: string): Promise<Fixture[]> {
             .map(async (name) => {
                 const file = join(dir, name);
                 const expected = parseExpectation(file, await readFile(file, 'utf8'));
-                return { file, pageFile: resolve(dir, expected.page ?? `${name.slice(0, -EXPECTED.length)}.html`), expected };
+                return {
+                    file,
+                    pageFile: resolve(dir, expected.page ?? `${name.slice(0, -EXPECTED.length)}.html`),
+                    expected,
+                };
             }),
     );
 }
@@ -87,7 +91,10 @@ export async function readFixtures(dir: string): Promise<Fixture[]> {
 export function expectationOf(trial: PageTrial): FixtureExpectation {
     const links: Record<string, string[]> = {};
     for (const link of trial.links) {
-        if (link.fate === 'follow' && link.url) (links[link.label] ??= []).push(link.url);
+        if (link.fate !== 'follow' || !link.url) continue;
+        const urls = links[link.label] ?? [];
+        urls.push(link.url);
+        links[link.label] = urls;
     }
     return {
         url: trial.url,
@@ -100,7 +107,10 @@ export function expectationOf(trial: PageTrial): FixtureExpectation {
     };
 }
 
-/** Where `actual` differs from `expected`, one line each (`records[0].price: expected 51.77, got 5177`); empty when they agree. */
+/**
+ * Where `actual` differs from `expected`, one line each
+ * (`records[0].price: expected 51.77, got 5177`); empty when they agree.
+ */
 export function fixtureDifferences(expected: FixtureExpectation, actual: FixtureExpectation): string[] {
     const differences: string[] = [];
     const differ = (path: string, want: unknown, got: unknown) => {
@@ -114,7 +124,8 @@ export function fixtureDifferences(expected: FixtureExpectation, actual: Fixture
             differ(`records[${index}]`, want, got);
             continue;
         }
-        for (const field of new Set([...Object.keys(want), ...Object.keys(got)])) differ(`records[${index}].${field}`, want[field], got[field]);
+        for (const field of new Set([...Object.keys(want), ...Object.keys(got)]))
+            differ(`records[${index}].${field}`, want[field], got[field]);
     }
     differ('invalid', expected.invalid ?? [], actual.invalid ?? []);
     if (expected.links) {
@@ -130,7 +141,12 @@ export function fixtureDifferences(expected: FixtureExpectation, actual: Fixture
  * and `replaced` when a fixture of that name was there (the command says so: its expected file may
  * have been edited by hand).
  */
-export async function saveFixture(dir: string, name: string, html: string, expected: FixtureExpectation): Promise<{ pageFile: string; file: string; replaced: boolean }> {
+export async function saveFixture(
+    dir: string,
+    name: string,
+    html: string,
+    expected: FixtureExpectation,
+): Promise<{ pageFile: string; file: string; replaced: boolean }> {
     const pageFile = join(dir, `${name}.html`);
     const file = join(dir, `${name}${EXPECTED}`);
     await mkdir(dirname(file), { recursive: true });

@@ -12,7 +12,10 @@ import { envExample, withOptionTable } from '../options/optionDocs.js';
 export interface GeneratedFile {
     /** Relative to the project root. */
     path: string;
-    /** What the file should hold, given what it holds now: a whole file, or the file with its generated blocks remade. */
+    /**
+     * What the file should hold, given what it holds now: a whole file, or the file with its generated
+     * blocks remade.
+     */
     content(current: string, root: string): Promise<string> | string;
 }
 

@@ -16,7 +16,11 @@ import { type RawPage, RawStore } from '../store/rawStore.js';
 import type { DeadLetterEntry } from '../vocabulary/failure.js';
 import type { LinksSkipped } from '../vocabulary/report.js';
 
-export interface OnePageRunOptions extends Omit<CrawlOptions, 'site' | 'startUrls' | 'storageDir' | 'fresh' | 'distributed' | 'maxRequests' | 'metricsPort'> {
+export interface OnePageRunOptions
+    extends Omit<
+        CrawlOptions,
+        'site' | 'startUrls' | 'storageDir' | 'fresh' | 'distributed' | 'maxRequests' | 'metricsPort'
+    > {
     site: Site;
     /** The page (normalized). */
     url: string;
@@ -50,7 +54,11 @@ export async function fetchOnePage(options: OnePageRunOptions): Promise<OnePageR
             // A parse worker would load the site module whole, enqueue rules and all.
             parseWorkers: 0,
         });
-        return { page: await lastPage(storageDir, site.name), deadLetter: await firstDeadLetter(storageDir, site.name), skipped: summary.linksSkipped };
+        return {
+            page: await lastPage(storageDir, site.name),
+            deadLetter: await firstDeadLetter(storageDir, site.name),
+            skipped: summary.linksSkipped,
+        };
     } finally {
         await rm(storageDir, { recursive: true, force: true });
     }
@@ -61,8 +69,14 @@ export async function fetchOnePage(options: OnePageRunOptions): Promise<OnePageR
  * the render policy asked for, and no route enqueueing anything: only the page is fetched.
  */
 function onePageSite(site: Site, route: Route, render: OnePageRunOptions['render']): Site {
-    const routes = new Map([...site.routes].map(([label, each]) => [label, { ...each, enqueue: [], render: each === route ? render : each.render }]));
-    const only = routes.get(route.label)!;
+    const routes = new Map(
+        [...site.routes].map(([label, each]) => [
+            label,
+            { ...each, enqueue: [], render: each === route ? render : each.render },
+        ]),
+    );
+    const only = routes.get(route.label);
+    if (!only) throw new Error(`route ${route.label} is not a route of site ${site.name}`);
     return { ...site, routes, routeFor: (label) => (label ? routes.get(label) : only) };
 }
 

@@ -83,10 +83,14 @@ export function tryPage(site: Site, route: Route, page: PageToParse, scope: Site
         label: route.label,
         renderer: page.renderer,
         records: verdict.valid,
-        fields: [...verdict.valid.map((record) => fieldVerdicts(route, record, [])), ...verdict.invalid.map(({ record, issues }) => fieldVerdicts(route, record, issues))],
+        fields: [
+            ...verdict.valid.map((record) => fieldVerdicts(route, record, [])),
+            ...verdict.invalid.map(({ record, issues }) => fieldVerdicts(route, record, issues)),
+        ],
         verdict,
         incomplete,
-        escalates: page.renderer === 'http' && route.render === 'auto' && route.extract !== undefined && mayEscalate(verdict),
+        escalates:
+            page.renderer === 'http' && route.render === 'auto' && route.extract !== undefined && mayEscalate(verdict),
         canonical: parsed.canonical,
         links,
     };
@@ -100,7 +104,9 @@ function fieldVerdicts(route: Route, record: unknown, issues: readonly string[])
     const recordIssues = issues.filter((issue) => issue.startsWith('(record)'));
     return [
         ...fields.map((field) => {
-            const own = issues.filter((issue) => issue === field || issue.startsWith(`${field}:`) || issue.startsWith(`${field}.`));
+            const own = issues.filter(
+                (issue) => issue === field || issue.startsWith(`${field}:`) || issue.startsWith(`${field}.`),
+            );
             return { field, value: values[field], ok: own.length === 0, issues: own };
         }),
         ...(recordIssues.length > 0 ? [{ field: '(record)', value: record, ok: false, issues: recordIssues }] : []),

@@ -59,7 +59,8 @@ export default defineSite({
             // 'never' for a static site, 'always' for one that renders everything with scripts.
             render: 'auto',
             extract: ($) => ({
-                // TODO: the selectors of each field (textOf: trimmed text of the first match; numberOf: its first number).
+                // TODO: the selectors of each field (textOf: trimmed text of the first match; numberOf: its first \
+number).
                 title: textOf($, 'h1'),
                 price: numberOf($, '.price'),
             }),

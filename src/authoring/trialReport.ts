@@ -10,24 +10,34 @@ const LINKS_SHOWN = 5;
 const FATES: LinkFate[] = ['follow', 'offsite', 'duplicate', 'invalid'];
 
 export function formatTrial(trial: PageTrial, fetched?: string): string {
-    const lines = [`${trial.renderer === 'http' ? 'cheap fetch' : 'browser'}: ${trial.url} → route ${trial.label}${fetched ? ` (${fetched})` : ''}`];
+    const lines = [
+        `${trial.renderer === 'http' ? 'cheap fetch' : 'browser'}: ${trial.url} → ` +
+            `route ${trial.label}${fetched ? ` (${fetched})` : ''}`,
+    ];
     if (trial.canonical && trial.canonical !== trial.url) lines.push(`  canonical    ${trial.canonical}`);
     const passed = trial.records.length;
-    lines.push(`  records      ${trial.fields.length} extracted, ${passed} ${passed === 1 ? 'passes' : 'pass'} the schema`);
+    lines.push(
+        `  records      ${trial.fields.length} extracted, ${passed} ${passed === 1 ? 'passes' : 'pass'} the schema`,
+    );
     trial.fields.forEach((fields, index) => {
         if (trial.fields.length > 1) lines.push(`  record ${index + 1}`);
         for (const field of fields) lines.push(`    ${fieldLine(field)}`);
     });
     lines.push(`  verdict      ${verdictLine(trial)}`);
     const labels = [...new Set(trial.links.map((link) => link.label))];
-    lines.push(`  links        ${labels.length === 0 ? 'none (no enqueue rule found any)' : `${trial.links.length} found`}`);
+    lines.push(
+        `  links        ${labels.length === 0 ? 'none (no enqueue rule found any)' : `${trial.links.length} found`}`,
+    );
     for (const label of labels) {
         const ofLabel = trial.links.filter((link) => link.label === label);
-        const counts = FATES.map((fate) => [fate, ofLabel.filter((link) => link.fate === fate).length] as const).filter(([, count]) => count > 0);
+        const counts = FATES.map((fate) => [fate, ofLabel.filter((link) => link.fate === fate).length] as const).filter(
+            ([, count]) => count > 0,
+        );
         lines.push(`    → ${label}: ${counts.map(([fate, count]) => `${count} ${fate}`).join(', ')}`);
         for (const fate of FATES) {
             const ofFate = ofLabel.filter((link) => link.fate === fate);
-            for (const link of ofFate.slice(0, LINKS_SHOWN)) lines.push(`      ${fate.padEnd(9)} ${link.url ?? link.href}`);
+            for (const link of ofFate.slice(0, LINKS_SHOWN))
+                lines.push(`      ${fate.padEnd(9)} ${link.url ?? link.href}`);
             if (ofFate.length > LINKS_SHOWN) lines.push(`      ${''.padEnd(9)} … ${ofFate.length - LINKS_SHOWN} more`);
         }
     }
@@ -40,7 +50,8 @@ export function formatSideBySide(http: PageTrial, browser: PageTrial): string {
     const rendered = browser.fields[0] ?? [];
     const fields = [...new Set([...cheap, ...rendered].map((field) => field.field))];
     const width = Math.max(5, ...fields.map((field) => field.length));
-    const cell = (verdict: FieldVerdict | undefined) => (verdict ? `${verdict.ok ? '✓' : '✗'} ${shown(verdict.value, 34)}` : '—').padEnd(38);
+    const cell = (verdict: FieldVerdict | undefined) =>
+        (verdict ? `${verdict.ok ? '✓' : '✗'} ${shown(verdict.value, 34)}` : '—').padEnd(38);
     const lines = [`side by side (first record)`, `  ${'field'.padEnd(width)}  ${'cheap fetch'.padEnd(38)} browser`];
     for (const field of fields) {
         const left = cheap.find((verdict) => verdict.field === field);
@@ -54,14 +65,22 @@ export function formatSideBySide(http: PageTrial, browser: PageTrial): string {
 }
 
 function fieldLine({ field, value, ok, issues }: FieldVerdict): string {
-    return `${ok ? '✓' : '✗'} ${field.padEnd(14)} ${shown(value, 60)}${issues.length > 0 ? `   ${issues.join('; ')}` : ''}`;
+    const why = issues.length > 0 ? `   ${issues.join('; ')}` : '';
+    return `${ok ? '✓' : '✗'} ${field.padEnd(14)} ${shown(value, 60)}${why}`;
 }
 
 function verdictLine(trial: PageTrial): string {
-    if (trial.verdict.extractorFailed) return `route code failed: ${trial.verdict.extractorFailed} (quarantined, not escalated)`;
-    if (!trial.incomplete) return trial.fields.length === 0 ? 'navigation page (no records expected)' : 'complete: a run stores the records';
+    if (trial.verdict.extractorFailed)
+        return `route code failed: ${trial.verdict.extractorFailed} (quarantined, not escalated)`;
+    if (!trial.incomplete)
+        return trial.fields.length === 0
+            ? 'navigation page (no records expected)'
+            : 'complete: a run stores the records';
     if (trial.escalates) return `incomplete (${trial.incomplete}): a run sends this page to the browser`;
-    return `incomplete (${trial.incomplete}): a run quarantines ${trial.renderer === 'browser' ? 'the rendered page' : 'it (its route does not render)'}`;
+    return (
+        `incomplete (${trial.incomplete}): a run ` +
+        `quarantines ${trial.renderer === 'browser' ? 'the rendered page' : 'it (its route does not render)'}`
+    );
 }
 
 function shown(value: unknown, max: number): string {

@@ -24,7 +24,9 @@ export function runCommand(main: () => Promise<number>): void {
                 process.stderr.write(`dragnet: ${scrubText(error.message)}\n`);
                 process.exitCode = 2;
             } else {
-                process.stderr.write(`dragnet: ${scrubText(error instanceof Error ? (error.stack ?? error.message) : String(error))}\n`);
+                process.stderr.write(
+                    `dragnet: ${scrubText(error instanceof Error ? (error.stack ?? error.message) : String(error))}\n`,
+                );
                 process.exitCode = 1;
             }
         },

@@ -45,21 +45,36 @@ runCommand(async () => {
         process.stdout.write(HELP);
         return 0;
     }
-    const { options: { storageDir }, flags } = commandLine;
+    const {
+        options: { storageDir },
+        flags,
+    } = commandLine;
     const site = await siteNameOf(commandLine.options.site);
     if (action !== 'list' && action !== 'requeue') {
-        throw new ConfigError(`${action ? `unknown action "${action}"` : 'no action'}: say list or requeue (see --help)`);
+        throw new ConfigError(
+            `${action ? `unknown action "${action}"` : 'no action'}: say list or requeue (see --help)`,
+        );
     }
     if (flags.class !== undefined && !FAILURE_CLASSES.includes(flags.class as FailureClass)) {
         throw new ConfigError(`--class must be one of ${FAILURE_CLASSES.join(', ')}, not "${flags.class}"`);
     }
-    if (action === 'requeue' && (flags.json || flags.limit !== undefined)) throw new ConfigError('--json and --limit are for list (see --help)');
+    if (action === 'requeue' && (flags.json || flags.limit !== undefined))
+        throw new ConfigError('--json and --limit are for list (see --help)');
     const limit = flags.limit === undefined ? Infinity : Number(flags.limit);
-    if (!(Number.isInteger(limit) && limit >= 1) && limit !== Infinity) throw new ConfigError('--limit must be a whole number >= 1');
-    const filter: DeadLetterFilter = { failureClass: flags.class as FailureClass | undefined, label: flags.label, reason: flags.reason };
+    if (!(Number.isInteger(limit) && limit >= 1) && limit !== Infinity)
+        throw new ConfigError('--limit must be a whole number >= 1');
+    const filter: DeadLetterFilter = {
+        failureClass: flags.class as FailureClass | undefined,
+        label: flags.label,
+        reason: flags.reason,
+    };
 
     const store = DeadLetterStore.open(storageDir, site);
-    if (!store) throw new ConfigError(`no dead-letter of ${site} in ${storageDir}: no run of the site stored anything there (see --site, --storage-dir)`);
+    if (!store)
+        throw new ConfigError(
+            `no dead-letter of ${site} in ${storageDir}: no run of the site stored anything there (see --site, ` +
+                `--storage-dir)`,
+        );
     try {
         if (action === 'requeue') return requeue(store, filter, storageDir);
         return flags.json ? await listJson(store, filter, limit) : await listTable(store, filter, limit);
@@ -79,25 +94,34 @@ async function listJson(store: DeadLetterStore, filter: DeadLetterFilter, limit:
 
 /** Two passes, as CSV export does: the first sizes the columns and counts, the second prints; memory stays flat. */
 async function listTable(store: DeadLetterStore, filter: DeadLetterFilter, limit: number): Promise<number> {
-    const widths = COLUMNS.map(([title]) => title.length);
+    const columns = COLUMNS.map(([title, cell]) => ({ title, cell, width: title.length }));
     const byClass = new Map<string, Map<string, number>>();
     let total = 0;
     for await (const entry of store.entries(filter)) {
-        if (total++ < limit) COLUMNS.forEach(([, cell], i) => (widths[i] = Math.max(widths[i]!, cell(entry).length)));
+        if (total++ < limit) {
+            for (const column of columns) column.width = Math.max(column.width, column.cell(entry).length);
+        }
         let reasons = byClass.get(entry.failureClass);
-        if (!reasons) byClass.set(entry.failureClass, (reasons = new Map()));
+        if (!reasons) {
+            reasons = new Map();
+            byClass.set(entry.failureClass, reasons);
+        }
         reasons.set(entry.reason, (reasons.get(entry.reason) ?? 0) + 1);
     }
     if (total === 0) {
         process.stdout.write(`no dead-letter entries of ${store.site}${filterWords(filter)}\n`);
         return 0;
     }
-    const row = (cells: string[]) => `${cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()}\n`;
-    await write(row(COLUMNS.map(([title]) => title)));
+    const row = (text: (column: (typeof columns)[number]) => string) =>
+        `${columns
+            .map((column) => text(column).padEnd(column.width))
+            .join('  ')
+            .trimEnd()}\n`;
+    await write(row((column) => column.title));
     let shown = 0;
     for await (const entry of store.entries(filter)) {
         if (shown++ >= limit) break;
-        await write(row(COLUMNS.map(([, cell]) => cell(entry))));
+        await write(row((column) => column.cell(entry)));
     }
     const counts = [...byClass].map(([failureClass, reasons]) => {
         const sum = [...reasons.values()].reduce((a, b) => a + b, 0);
@@ -112,7 +136,9 @@ function requeue(store: DeadLetterStore, filter: DeadLetterFilter, storageDir: s
     const result = store.requeue(filter);
     const { site } = store;
     if (result.entries.length === 0) {
-        process.stdout.write(`nothing matched: no dead-letter entries of ${site}${filterWords(filter)}, nothing re-queued\n`);
+        process.stdout.write(
+            `nothing matched: no dead-letter entries of ${site}${filterWords(filter)}, nothing re-queued\n`,
+        );
         return 0;
     }
     const queues = Object.entries(result.byQueue).map(([queue, n]) => `${n} to ${queue}`);
@@ -121,9 +147,11 @@ function requeue(store: DeadLetterStore, filter: DeadLetterFilter, storageDir: s
         result.alreadyPending > 0 ? `${result.alreadyPending} pending already` : '',
     ].filter(Boolean);
     process.stdout.write(
-        `re-queued ${result.entries.length} dead-letter ${result.entries.length === 1 ? 'entry' : 'entries'} of ${site}${filterWords(filter)}: ` +
+        `re-queued ${result.entries.length} dead-letter ${result.entries.length === 1 ? 'entry' : 'entries'} ` +
+            `of ${site}${filterWords(filter)}: ` +
             `${queues.join(', ') || 'none'}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}\n` +
-            `next: npm start -- --site ${shellWord(site)} --storage-dir ${shellWord(storageDir)}   (resumes the run and fetches them)\n`,
+            `next: npm start -- --site ${shellWord(site)} --storage-dir ${shellWord(storageDir)}   (resumes the run ` +
+            `and fetches them)\n`,
     );
     return 0;
 }

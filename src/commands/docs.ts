@@ -33,6 +33,8 @@ runCommand(async () => {
     }
     await rm(join(ROOT, API_REFERENCE_DIR), { recursive: true, force: true });
     await writeApiReference(ROOT, join(ROOT, API_REFERENCE_DIR));
-    process.stderr.write(`dragnet: wrote ${GENERATED_FILES.map((file) => file.path).join(', ')} and ${API_REFERENCE_DIR}/\n`);
+    process.stderr.write(
+        `dragnet: wrote ${GENERATED_FILES.map((file) => file.path).join(', ')} and ${API_REFERENCE_DIR}/\n`,
+    );
     return 0;
 });

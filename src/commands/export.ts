@@ -22,7 +22,10 @@ With --database-url, reads them from that PostgreSQL (a distributed crawl's resu
 ${optionLines(SHARED)}
 `;
 
-const STORES = { items: 'items', quarantine: 'quarantine', 'dead-letter': 'deadLetter' } as const satisfies Record<string, PgStore>;
+const STORES = { items: 'items', quarantine: 'quarantine', 'dead-letter': 'deadLetter' } as const satisfies Record<
+    string,
+    PgStore
+>;
 
 runCommand(async () => {
     const commandLine = parseCommandLine(process.argv.slice(2), process.env, SHARED, {
@@ -34,7 +37,10 @@ runCommand(async () => {
         process.stdout.write(HELP);
         return 0;
     }
-    const { options: { storageDir, databaseUrl }, flags } = commandLine;
+    const {
+        options: { storageDir, databaseUrl },
+        flags,
+    } = commandLine;
     const site = await siteNameOf(commandLine.options.site);
     const { format } = flags;
     if (format === undefined) throw new ConfigError('--format is required (see --help)');
@@ -42,21 +48,33 @@ runCommand(async () => {
     const store = STORES[flags.store as keyof typeof STORES];
     if (!store) throw new ConfigError(`--store must be one of ${Object.keys(STORES).join(', ')}`);
 
-    const count = await (databaseUrl ? fromPostgres(databaseUrl, site, store, format, flags.out) : fromDatasets(storageDir, site, store, format, flags.out)).catch(
-        (error: NodeJS.ErrnoException) => {
-            if (flags.out !== undefined && error.path === flags.out) throw new ConfigError(`cannot write --out ${flags.out}: ${error.code ?? error.message}`);
-            throw error;
-        },
+    const count = await (databaseUrl
+        ? fromPostgres(databaseUrl, site, store, format, flags.out)
+        : fromDatasets(storageDir, site, store, format, flags.out)
+    ).catch((error: NodeJS.ErrnoException) => {
+        if (flags.out !== undefined && error.path === flags.out)
+            throw new ConfigError(`cannot write --out ${flags.out}: ${error.code ?? error.message}`);
+        throw error;
+    });
+    process.stderr.write(
+        `dragnet: exported ${count} ${flags.store} of ${site}${flags.out ? ` to ${flags.out}` : ''}\n`,
     );
-    process.stderr.write(`dragnet: exported ${count} ${flags.store} of ${site}${flags.out ? ` to ${flags.out}` : ''}\n`);
     return 0;
 });
 
-async function fromDatasets(storageDir: string, site: string, store: PgStore, format: ExportFormat, out: string | undefined): Promise<number> {
+async function fromDatasets(
+    storageDir: string,
+    site: string,
+    store: PgStore,
+    format: ExportFormat,
+    out: string | undefined,
+): Promise<number> {
     const name = storeNames(site)[store];
     // Opening a dataset creates it: a mistyped site or storage dir would export nothing and say nothing was wrong.
     if (!hasStoredDataset(storageDir, name)) {
-        throw new ConfigError(`nothing of ${site} in ${storageDir}: no run of the site stored anything there (see --site, --storage-dir)`);
+        throw new ConfigError(
+            `nothing of ${site} in ${storageDir}: no run of the site stored anything there (see --site, --storage-dir)`,
+        );
     }
     const { config, storage } = openStorage(storageDir);
     try {
@@ -67,7 +85,13 @@ async function fromDatasets(storageDir: string, site: string, store: PgStore, fo
     }
 }
 
-async function fromPostgres(databaseUrl: string, site: string, store: PgStore, format: ExportFormat, out: string | undefined): Promise<number> {
+async function fromPostgres(
+    databaseUrl: string,
+    site: string,
+    store: PgStore,
+    format: ExportFormat,
+    out: string | undefined,
+): Promise<number> {
     const db = await connectPostgres(databaseUrl);
     try {
         return await exportRecords({ records: () => iterateItems(db, site, store), format, out });

@@ -24,25 +24,17 @@ Then: npm run try -- --site NAME --url URL, and --save-fixture to keep a page as
 `;
 
 runCommand(async () => {
-    let parsed;
-    try {
-        parsed = parseArgs({
-            args: process.argv.slice(2),
-            options: { 'start-url': { type: 'string' }, root: { type: 'string' }, help: { type: 'boolean' } },
-            allowPositionals: true,
-        });
-    } catch (error) {
-        throw new ConfigError(`${(error as Error).message.split('\n')[0]} (see --help)`);
-    }
-    const { values, positionals } = parsed;
+    const { values, positionals } = readArgs(process.argv.slice(2));
     if (values.help) {
         process.stdout.write(HELP);
         return 0;
     }
-    if (positionals.length !== 1) throw new ConfigError('give one site name: npm run new-site -- NAME --start-url URL');
-    const name = positionals[0]!;
+    const [name] = positionals;
+    if (name === undefined || positionals.length !== 1) {
+        throw new ConfigError('give one site name: npm run new-site -- NAME --start-url URL');
+    }
     if (!SITE_NAME.test(name)) throw new ConfigError(`site name "${name}" ${SITE_NAME_RULE}`);
-    if (!values['start-url']) throw new ConfigError('give the site\'s start URL: --start-url URL');
+    if (!values['start-url']) throw new ConfigError("give the site's start URL: --start-url URL");
     const startUrl = startUrlOf(values['start-url']);
 
     const root = resolve(values.root ?? PROJECT);
@@ -68,6 +60,18 @@ runCommand(async () => {
     );
     return 0;
 });
+
+function readArgs(args: string[]) {
+    try {
+        return parseArgs({
+            args,
+            options: { 'start-url': { type: 'string' }, root: { type: 'string' }, help: { type: 'boolean' } },
+            allowPositionals: true,
+        });
+    } catch (error) {
+        throw new ConfigError(`${(error as Error).message.split('\n')[0]} (see --help)`);
+    }
+}
 
 function startUrlOf(raw: string): string {
     try {

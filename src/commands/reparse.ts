@@ -34,7 +34,9 @@ runCommand(async () => {
     const { options, flags } = commandLine;
     const site = await loadSite(options.site);
     if (flags.route !== undefined) namedRoute(site, flags.route, '--route');
-    const result = options.databaseUrl ? await inPostgres(options.databaseUrl, site, flags.route) : await inStorageDir(options.storageDir, site, flags.route);
+    const result = options.databaseUrl
+        ? await inPostgres(options.databaseUrl, site, flags.route)
+        : await inStorageDir(options.storageDir, site, flags.route);
     const changes = Object.entries(result.changedByField)
         .sort(([, a], [, b]) => b - a)
         .map(([field, count]) => `${field} ${count}`);
@@ -43,8 +45,12 @@ runCommand(async () => {
             `dragnet: re-parsed ${result.pages} pages of ${site.name}${flags.route ? ` (route ${flags.route})` : ''}`,
             `  items        ${result.items.before} → ${result.items.after}`,
             `  quarantined  ${result.quarantined.before} → ${result.quarantined.after}`,
-            ...(result.needBrowser > 0 ? [`  unchanged    ${result.needBrowser} cheap fetches still need the browser`] : []),
-            ...(result.unparsable > 0 ? [`  unchanged    ${result.unparsable} pages whose parse throws (a link rule, say)`] : []),
+            ...(result.needBrowser > 0
+                ? [`  unchanged    ${result.needBrowser} cheap fetches still need the browser`]
+                : []),
+            ...(result.unparsable > 0
+                ? [`  unchanged    ${result.unparsable} pages whose parse throws (a link rule, say)`]
+                : []),
             `  changed      ${changes.length > 0 ? changes.join(', ') : 'nothing'}`,
             '',
         ].join('\n'),
@@ -55,7 +61,10 @@ runCommand(async () => {
 async function inStorageDir(storageDir: string, site: Site, route: string | undefined): Promise<ReparseResult> {
     // Opening the stores creates them: a mistyped storage dir would re-parse nothing and say nothing was wrong.
     if (!(await RawStore.hasPages({ storageDir, site: site.name }))) {
-        throw new ConfigError(`no raw pages of ${site.name} in ${storageDir}: no run of the site stored any there (see --site, --storage-dir)`);
+        throw new ConfigError(
+            `no raw pages of ${site.name} in ${storageDir}: no run of the site stored any there (see --site, ` +
+                `--storage-dir)`,
+        );
     }
     const { config, storage } = openStorage(storageDir);
     try {
@@ -68,7 +77,12 @@ async function inStorageDir(storageDir: string, site: Site, route: string | unde
 async function inPostgres(databaseUrl: string, site: Site, route: string | undefined): Promise<ReparseResult> {
     const db = await connectPostgres(databaseUrl);
     try {
-        return await reparseSite({ site, raw: new PgRawPages(db, site.name), results: await pgResults(db, site.name), route });
+        return await reparseSite({
+            site,
+            raw: new PgRawPages(db, site.name),
+            results: await pgResults(db, site.name),
+            route,
+        });
     } finally {
         await db.close();
     }

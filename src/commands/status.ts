@@ -26,7 +26,10 @@ runCommand(async () => {
         return 0;
     }
     const { options, flags } = commandLine;
-    if (!options.redisUrl || !options.databaseUrl) throw new ConfigError('status reads a distributed run: set --redis-url (REDIS_URL) and --database-url (DATABASE_URL)');
+    if (!options.redisUrl || !options.databaseUrl)
+        throw new ConfigError(
+            'status reads a distributed run: set --redis-url (REDIS_URL) and --database-url (DATABASE_URL)',
+        );
     const prefix = options.redisPrefix ?? DISTRIBUTED_DEFAULTS.redisPrefix;
     const { redis, db } = await connectParts(options.redisUrl, options.databaseUrl, `${prefix}:status`);
     try {
@@ -42,19 +45,34 @@ runCommand(async () => {
 function formatStatus(status: FleetStatus): string {
     const { queues, totals } = status;
     const queue = (name: string, { waiting, delayed, active, spilled }: FleetStatus['queues']['http']) =>
-        `  ${name.padEnd(8)} ${waiting} waiting, ${delayed} delayed (retries), ${active} active, ${spilled} spilled to PostgreSQL`;
+        `  ${name.padEnd(8)} ${waiting} waiting, ${delayed} delayed (retries), ${active} active, ${spilled} spilled ` +
+        `to PostgreSQL`;
+    const trips = status.tripped.map(
+        (trip) => `route "${trip.route}" stopped at ${trip.at} (${Math.round(trip.invalidShare * 100)}% invalid)`,
+    );
     const lines = [
         `dragnet: ${status.site}, distributed`,
         'queues',
         queue('http', queues.http),
         queue('browser', queues.browser),
-        ...(status.fleetConcurrency === null ? [] : [`  limit    ${status.fleetConcurrency} pages in work at once, fleet-wide`]),
+        ...(status.fleetConcurrency === null
+            ? []
+            : [`  limit    ${status.fleetConcurrency} pages in work at once, fleet-wide`]),
         `workers  ${status.workers.length} active, ${status.pagesPerSec} pages/s`,
-        ...status.workers.map((worker) => `  ${worker.id.padEnd(36)} since ${worker.startedAt}, ${worker.pagesPerSec.toFixed(1)} pages/s, seen ${worker.seenAt}`),
-        `counted  ${totals.succeeded} succeeded, ${totals.deadLettered} dead-lettered, ${totals.retries} retries; ${totals.httpFetched} fetched, ${totals.browserRendered} rendered; ${totals.itemsStored} items, ${totals.itemsInvalid} invalid`,
-        `stored   ${status.stored.items} items, ${status.stored.quarantine} quarantined, ${status.stored.deadLetter} dead-lettered, ${status.stored.rawPages} raw pages`,
-        ...status.deadLetter.map(({ reason, failureClass, count }) => `  dead-letter ${reason} (${failureClass}): ${count}`),
-        `breaker  ${status.tripped.length === 0 ? 'no route stopped' : status.tripped.map((trip) => `route "${trip.route}" stopped at ${trip.at} (${Math.round(trip.invalidShare * 100)}% invalid)`).join('; ')}`,
+        ...status.workers.map(
+            (worker) =>
+                `  ${worker.id.padEnd(36)} since ${worker.startedAt}, ${worker.pagesPerSec.toFixed(1)} pages/s, ` +
+                `seen ${worker.seenAt}`,
+        ),
+        `counted  ${totals.succeeded} succeeded, ${totals.deadLettered} dead-lettered, ${totals.retries} ` +
+            `retries; ${totals.httpFetched} fetched, ${totals.browserRendered} rendered; ${totals.itemsStored} ` +
+            `items, ${totals.itemsInvalid} invalid`,
+        `stored   ${status.stored.items} items, ${status.stored.quarantine} quarantined, ${status.stored.deadLetter} ` +
+            `dead-lettered, ${status.stored.rawPages} raw pages`,
+        ...status.deadLetter.map(
+            ({ reason, failureClass, count }) => `  dead-letter ${reason} (${failureClass}): ${count}`,
+        ),
+        `breaker  ${trips.length === 0 ? 'no route stopped' : trips.join('; ')}`,
         '',
     ];
     return lines.join('\n');

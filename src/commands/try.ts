@@ -23,8 +23,13 @@ import { type PageTrial, tryPage } from '../authoring/pageTrial.js';
 import { formatSideBySide, formatTrial } from '../authoring/trialReport.js';
 import { runCommand } from './command.js';
 
-/** Every option of a run (the page goes out as a run's would: headers, proxy tiers, limits) but the log level, which is try's own. */
-const SHARED = (Object.keys(OPTIONS) as OptionName[]).filter((name): name is Exclude<OptionName, 'logLevel'> => name !== 'logLevel');
+/**
+ * Every option of a run (the page goes out as a run's would: headers,
+ * proxy tiers, limits) but the log level, which is try's own.
+ */
+const SHARED = (Object.keys(OPTIONS) as OptionName[]).filter(
+    (name): name is Exclude<OptionName, 'logLevel'> => name !== 'logLevel',
+);
 
 const OWN = {
     url: { type: 'string' },
@@ -38,7 +43,8 @@ const OWN = {
     'log-level': { type: 'string', default: 'warn' },
 } as const;
 
-const HELP = `Usage: npm run try -- --site NAME|PATH (--url URL | --file PAGE.html) [--label L] [--render] [--json] [--save-fixture]
+const HELP = `Usage: npm run try -- --site NAME|PATH (--url URL | --file PAGE.html) [--label L] [--render] [--json] \
+[--save-fixture]
 Runs one page through its route and shows the records, the schema's verdict per field, the links each
 enqueue rule would follow (or why not) and whether a run would send the page to the browser. Nothing
 is crawled and the site's stores are not touched.
@@ -66,11 +72,15 @@ runCommand(async () => {
     if (flags.file && flags.render) throw new ConfigError('--render fetches the page: give --url, not --file');
     const url = pageUrl(site, flags.url ?? site.startUrls[0]);
     const route = routeOf(site, flags.label, url);
-    const scope = new SiteScope({ startUrls: [url, ...site.startUrls], allowedDomains: [...(site.allowedDomains ?? []), ...options.allowDomains] });
+    const scope = new SiteScope({
+        startUrls: [url, ...site.startUrls],
+        allowedDomains: [...(site.allowedDomains ?? []), ...options.allowDomains],
+    });
 
     const trials: { trial: PageTrial; html: string; fetched?: string }[] = [];
     const failures: string[] = [];
-    const trialOf = (html: string, finalUrl: string, renderer: Renderer) => tryPage(site, route, { html, finalUrl, renderer, userData: {} }, scope);
+    const trialOf = (html: string, finalUrl: string, renderer: Renderer) =>
+        tryPage(site, route, { html, finalUrl, renderer, userData: {} }, scope);
     if (flags.file) {
         const html = await readFile(flags.file, 'utf8').catch((error: NodeJS.ErrnoException) => {
             throw new ConfigError(`cannot read --file ${flags.file}: ${error.code ?? error.message}`);
@@ -81,13 +91,29 @@ runCommand(async () => {
         if (!level.success) throw new ConfigError(`--log-level ${level.error.issues[0]?.message ?? 'is not valid'}`);
         const logLevel = level.data;
         const log = createLogger({ level: logLevel });
-        const run = { ...crawlOptionsOf({ ...options, logLevel }), site, url, route, chromiumPath: findChromium(), log };
+        const run = {
+            ...crawlOptionsOf({ ...options, logLevel }),
+            site,
+            url,
+            route,
+            chromiumPath: findChromium(),
+            log,
+        };
         for (const render of flags.render ? (['never', 'always'] as const) : (['never'] as const)) {
             const result = await fetchOnePage({ ...run, render });
             if (result.page) {
                 const { page } = result;
-                const fetched = [`status ${page.status}`, `${(Buffer.byteLength(page.body) / 1024).toFixed(1)} KB`, page.charset, page.finalUrl !== url ? `from ${url}` : undefined];
-                trials.push({ trial: trialOf(page.body, page.finalUrl, page.renderer), html: page.body, fetched: fetched.filter(Boolean).join(', ') });
+                const fetched = [
+                    `status ${page.status}`,
+                    `${(Buffer.byteLength(page.body) / 1024).toFixed(1)} KB`,
+                    page.charset,
+                    page.finalUrl !== url ? `from ${url}` : undefined,
+                ];
+                trials.push({
+                    trial: trialOf(page.body, page.finalUrl, page.renderer),
+                    html: page.body,
+                    fetched: fetched.filter(Boolean).join(', '),
+                });
             } else {
                 failures.push(`${render === 'never' ? 'cheap fetch' : 'browser'}: ${notFetched(result)}`);
             }
@@ -95,10 +121,12 @@ runCommand(async () => {
     }
 
     if (flags.json) {
-        process.stdout.write(`${JSON.stringify({ site: site.name, trials: trials.map(({ trial, fetched }) => ({ ...trial, fetched })), failures }, null, 2)}\n`);
+        const json = { site: site.name, trials: trials.map(({ trial, fetched }) => ({ ...trial, fetched })), failures };
+        process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
     } else {
         const sections = [...trials.map(({ trial, fetched }) => formatTrial(trial, fetched)), ...failures];
-        if (trials.length === 2) sections.push(formatSideBySide(trials[0]!.trial, trials[1]!.trial));
+        const [first, second] = trials;
+        if (trials.length === 2 && first && second) sections.push(formatSideBySide(first.trial, second.trial));
         process.stdout.write(`${sections.join('\n\n')}\n`);
     }
     if (flags['save-fixture']) {
@@ -107,7 +135,10 @@ runCommand(async () => {
             const name = `${fixtureName(trial.url)}${trial.renderer === 'browser' ? '-rendered' : ''}`;
             const saved = await saveFixture(dir, name, html, expectationOf(trial));
             const replaced = saved.replaced ? ', replacing the fixture of that name' : '';
-            process.stderr.write(`dragnet: saved fixture ${relative(process.cwd(), saved.file)} (and ${relative(process.cwd(), saved.pageFile)})${replaced}\n`);
+            process.stderr.write(
+                `dragnet: saved fixture ${relative(process.cwd(), saved.file)} ` +
+                    `(and ${relative(process.cwd(), saved.pageFile)})${replaced}\n`,
+            );
         }
     }
     return failures.length > 0 ? 1 : 0;
@@ -126,13 +157,18 @@ function pageUrl(site: Site, raw: string | undefined): string {
 function routeOf(site: Site, label: string | undefined, url: string): Route {
     if (label) return namedRoute(site, label, '--label');
     const route = site.routeFor(undefined, new URL(url));
-    if (!route) throw new ConfigError(`${url}: no route of site ${site.name} matches it; give --label (routes: ${[...site.routes.keys()].join(', ')})`);
+    if (!route)
+        throw new ConfigError(
+            `${url}: no route of site ${site.name} matches it; give --label ` +
+                `(routes: ${[...site.routes.keys()].join(', ')})`,
+        );
     return route;
 }
 
 /** Why a one-page run stored no page. */
 function notFetched({ deadLetter, skipped }: OnePageResult): string {
-    if (deadLetter) return `dead-lettered as ${deadLetter.reason} after ${deadLetter.attempts} attempt(s): ${deadLetter.error}`;
+    if (deadLetter)
+        return `dead-lettered as ${deadLetter.reason} after ${deadLetter.attempts} attempt(s): ${deadLetter.error}`;
     if (skipped.disallowed > 0) return 'not fetched: robots.txt disallows it';
     if (skipped.offsite > 0) return 'not fetched: it redirects off the site';
     return 'not fetched (see the log)';

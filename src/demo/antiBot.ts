@@ -67,7 +67,10 @@ export interface ServedPage {
     categorySlug: string;
 }
 
-/** The anti-bot layer's answer: a reply instead of the shop's (none: the shop answers), and a cookie to set on whichever goes out. */
+/**
+ * The anti-bot layer's answer: a reply instead of the shop's (none:
+ * the shop answers), and a cookie to set on whichever goes out.
+ */
 export interface Verdict {
     reply?: BlockReply;
     setCookie?: string;
@@ -86,7 +89,14 @@ export interface AntiBot {
 
 /** What `stats()` gives before any request, and what a shop without the anti-bot mode reports. */
 export function emptyAntiBotStats(): AntiBotStats {
-    return { byAddress: {}, servedByCategory: {}, userAgentsBySession: {}, challengeSolvers: {}, blockedAddresses: [], arrivals: [] };
+    return {
+        byAddress: {},
+        servedByCategory: {},
+        userAgentsBySession: {},
+        challengeSolvers: {},
+        blockedAddresses: [],
+        arrivals: [],
+    };
 }
 
 /** The client's address, `::ffff:127.0.0.2` written as `127.0.0.2`. */
@@ -182,8 +192,16 @@ export function createAntiBot(options: AntiBotOptions): AntiBot {
             if (status < 200 || status >= 300) return;
             countsFor(counters, address).served++;
             if (!page) return;
-            const byCategory = (counters.servedByCategory[address] ??= {});
-            const served = (byCategory[page.categorySlug] ??= { listings: 0, products: 0 });
+            let byCategory = counters.servedByCategory[address];
+            if (!byCategory) {
+                byCategory = {};
+                counters.servedByCategory[address] = byCategory;
+            }
+            let served = byCategory[page.categorySlug];
+            if (!served) {
+                served = { listings: 0, products: 0 };
+                byCategory[page.categorySlug] = served;
+            }
             if (page.kind === 'listing') served.listings++;
             else served.products++;
         },
@@ -194,8 +212,12 @@ export function createAntiBot(options: AntiBotOptions): AntiBot {
         stats: () => ({
             byAddress: structuredClone(counters.byAddress),
             servedByCategory: structuredClone(counters.servedByCategory),
-            userAgentsBySession: Object.fromEntries([...counters.userAgentsBySession].map(([sid, agents]) => [sid, [...agents]])),
-            challengeSolvers: Object.fromEntries([...counters.challengeSolvers].map(([address, agents]) => [address, [...agents]])),
+            userAgentsBySession: Object.fromEntries(
+                [...counters.userAgentsBySession].map(([sid, agents]) => [sid, [...agents]]),
+            ),
+            challengeSolvers: Object.fromEntries(
+                [...counters.challengeSolvers].map(([address, agents]) => [address, [...agents]]),
+            ),
             blockedAddresses: [...blocked],
             arrivals: [...counters.arrivals],
         }),
@@ -232,18 +254,39 @@ interface Counters {
 }
 
 function emptyCounters(): Counters {
-    return { byAddress: {}, servedByCategory: {}, userAgentsBySession: new Map(), challengeSolvers: new Map(), arrivals: [] };
+    return {
+        byAddress: {},
+        servedByCategory: {},
+        userAgentsBySession: new Map(),
+        challengeSolvers: new Map(),
+        arrivals: [],
+    };
 }
 
 function countsFor(counters: Counters, address: string): AddressStats {
-    return (counters.byAddress[address] ??= {
-        requests: 0, served: 0, limited: 0, overBudget: 0, badHeaders: 0, stolenSession: 0, challenged: 0, challengesSolved: 0, hardBlocked: 0,
-    });
+    const known = counters.byAddress[address];
+    if (known) return known;
+    const counts: AddressStats = {
+        requests: 0,
+        served: 0,
+        limited: 0,
+        overBudget: 0,
+        badHeaders: 0,
+        stolenSession: 0,
+        challenged: 0,
+        challengesSolved: 0,
+        hardBlocked: 0,
+    };
+    counters.byAddress[address] = counts;
+    return counts;
 }
 
 function addTo(sets: Map<string, Set<string>>, key: string, value: string): void {
     let set = sets.get(key);
-    if (!set) sets.set(key, (set = new Set()));
+    if (!set) {
+        set = new Set();
+        sets.set(key, set);
+    }
     set.add(value);
 }
 

@@ -11,7 +11,9 @@ export interface AntiBotOptions {
      * `residentialAddresses` counts as datacenter (the machine's own 127.0.0.1 too). Default: [].
      */
     datacenterAddresses?: string[];
-    /** Source addresses the shop treats as residential: the only ones `/premium/` serves (`hardCategory`). Default: []. */
+    /**
+     * Source addresses the shop treats as residential: the only ones `/premium/` serves (`hardCategory`). Default: [].
+     */
     residentialAddresses?: string[];
     /** Token bucket per source address: tokens refilled per second. Default: 10. */
     ratePerSec?: number;
@@ -70,12 +72,15 @@ export function resolveAntiBotOptions(options: AntiBotOptions): ResolvedAntiBotO
         throw new RangeError('shop option antiBot.retryAfterSecs must be a whole number >= 0');
     }
     for (const name of ['burst', 'budget'] as const) {
-        if (!Number.isInteger(resolved[name]) || resolved[name] < 1) throw new RangeError(`shop option antiBot.${name} must be a whole number >= 1`);
+        if (!Number.isInteger(resolved[name]) || resolved[name] < 1)
+            throw new RangeError(`shop option antiBot.${name} must be a whole number >= 1`);
     }
     const delay = resolved.crawlDelaySecs;
-    if (delay !== undefined && !(Number.isFinite(delay) && delay >= 0)) throw new RangeError('shop option antiBot.crawlDelaySecs must be >= 0');
+    if (delay !== undefined && !(Number.isFinite(delay) && delay >= 0))
+        throw new RangeError('shop option antiBot.crawlDelaySecs must be >= 0');
     const residential = new Set(resolved.residentialAddresses);
     const both = resolved.datacenterAddresses.filter((address) => residential.has(address));
-    if (both.length > 0) throw new RangeError(`shop option antiBot: ${both.join(', ')} both datacenter and residential`);
+    if (both.length > 0)
+        throw new RangeError(`shop option antiBot: ${both.join(', ')} both datacenter and residential`);
     return resolved;
 }

@@ -19,8 +19,9 @@ const EDGE = 'LHR';
 
 /** A plain 429 with `Retry-After`: no bot manager's sign, so a client takes it as transient and waits. */
 export function tooManyRequests(retryAfterSecs: number): BlockReply {
-    const body = '<!DOCTYPE html><html><head><title>Too Many Requests</title></head>'
-        + '<body><h1>Too Many Requests</h1><p>Please slow down and try again later.</p></body></html>';
+    const body =
+        '<!DOCTYPE html><html><head><title>Too Many Requests</title></head>' +
+        '<body><h1>Too Many Requests</h1><p>Please slow down and try again later.</p></body></html>';
     return { status: 429, body, headers: { 'Content-Type': HTML, 'Retry-After': String(retryAfterSecs) } };
 }
 
@@ -51,7 +52,13 @@ export function jsChallenge(token: string): BlockReply {
     return {
         status: 403,
         body,
-        headers: { 'Content-Type': HTML, Server: 'cloudflare', 'CF-RAY': `${ray}-${EDGE}`, 'cf-mitigated': 'challenge', 'Cache-Control': 'no-store' },
+        headers: {
+            'Content-Type': HTML,
+            Server: 'cloudflare',
+            'CF-RAY': `${ray}-${EDGE}`,
+            'cf-mitigated': 'challenge',
+            'Cache-Control': 'no-store',
+        },
     };
 }
 

@@ -8,7 +8,7 @@
  * from the same seed, so turning them on never shifts the main stream's draws (random.ts).
  */
 import { slugify } from './html.js';
-import { mulberry32, pick, pickShare, type Random, sampleOthers, shuffled, substream } from './random.js';
+import { inTurn, mulberry32, pick, pickShare, type Random, sampleOthers, shuffled, substream } from './random.js';
 
 export interface ProductTruth {
     id: number;
@@ -28,7 +28,9 @@ export interface ProductTruth {
     category: string;
     /** Title and price are filled in only by an inline script. */
     scriptOnly: boolean;
-    /** The first request to `path` fails (503, connection reset or hang; see `CatalogOptions.transientFailureKinds`). */
+    /**
+     * The first request to `path` fails (503, connection reset or hang; see `CatalogOptions.transientFailureKinds`).
+     */
     transientFailure: boolean;
 }
 
@@ -108,20 +110,74 @@ const PERSISTENT_FAILURE_STREAM = 1;
 const RETRY_AFTER_STREAM = 2;
 
 const CATEGORY_NAMES = [
-    'Kitchen', 'Garden', 'Lighting', 'Office', 'Outdoor', 'Bath',
-    'Bedroom', 'Tools', 'Travel', 'Pets', 'Kids', 'Storage',
+    'Kitchen',
+    'Garden',
+    'Lighting',
+    'Office',
+    'Outdoor',
+    'Bath',
+    'Bedroom',
+    'Tools',
+    'Travel',
+    'Pets',
+    'Kids',
+    'Storage',
 ];
 const ADJECTIVES = [
-    'Rustic', 'Modern', 'Classic', 'Compact', 'Sleek', 'Vintage', 'Sturdy', 'Elegant',
-    'Handmade', 'Minimal', 'Deluxe', 'Everyday', 'Foldable', 'Portable', 'Heavy-Duty', 'Cozy',
+    'Rustic',
+    'Modern',
+    'Classic',
+    'Compact',
+    'Sleek',
+    'Vintage',
+    'Sturdy',
+    'Elegant',
+    'Handmade',
+    'Minimal',
+    'Deluxe',
+    'Everyday',
+    'Foldable',
+    'Portable',
+    'Heavy-Duty',
+    'Cozy',
 ];
 const MATERIALS = [
-    'Steel', 'Oak', 'Bamboo', 'Ceramic', 'Linen', 'Copper', 'Walnut', 'Glass',
-    'Leather', 'Wool', 'Marble', 'Cotton', 'Brass', 'Concrete', 'Cork', 'Aluminum',
+    'Steel',
+    'Oak',
+    'Bamboo',
+    'Ceramic',
+    'Linen',
+    'Copper',
+    'Walnut',
+    'Glass',
+    'Leather',
+    'Wool',
+    'Marble',
+    'Cotton',
+    'Brass',
+    'Concrete',
+    'Cork',
+    'Aluminum',
 ];
 const NOUNS = [
-    'Lamp', 'Chair', 'Mug', 'Shelf', 'Basket', 'Clock', 'Vase', 'Bowl', 'Tray', 'Stool',
-    'Planter', 'Blanket', 'Kettle', 'Organizer', 'Mirror', 'Bench', 'Lantern', 'Jar',
+    'Lamp',
+    'Chair',
+    'Mug',
+    'Shelf',
+    'Basket',
+    'Clock',
+    'Vase',
+    'Bowl',
+    'Tray',
+    'Stool',
+    'Planter',
+    'Blanket',
+    'Kettle',
+    'Organizer',
+    'Mirror',
+    'Bench',
+    'Lantern',
+    'Jar',
 ];
 const QUALITIES = ['durable', 'easy to clean', 'lightweight', 'built to last', 'made to order', 'gift-ready'];
 const PLACES = ['the kitchen', 'a small apartment', 'the patio', 'a home office', 'the guest room', 'a cabin'];
@@ -136,7 +192,7 @@ export function buildCatalog(options: CatalogOptions): Catalog {
     const products: ProductTruth[] = [];
     for (let id = 1; id <= options.products; id++) {
         // Round-robin keeps the categories within one product of each other in size.
-        const category = categories[(id - 1) % categories.length]!;
+        const category = inTurn(categories, id - 1);
         const product = buildProduct(random, id, category.name, scriptOnly.has(id), failingIds.has(id));
         products.push(product);
         category.products.push(product);
@@ -144,26 +200,44 @@ export function buildCatalog(options: CatalogOptions): Catalog {
     for (const category of categories) {
         category.pageCount = Math.max(1, Math.ceil(category.products.length / options.productsPerPage));
     }
-    if (options.hardCategory) makeHard(categories[categories.length - 1]!);
+    if (options.hardCategory) {
+        const last = categories.at(-1);
+        if (!last) throw new RangeError('a hard category needs a category to make hard');
+        makeHard(last);
+    }
 
     const kinds = options.transientFailureKinds;
+    const productWith = (id: number) => {
+        const product = products[id - 1];
+        if (!product) throw new RangeError(`no product ${id} of ${products.length}`);
+        return product;
+    };
     return {
         categories,
         products,
         featured: shuffled(random, products).slice(0, FEATURED_COUNT),
         related: pickRelated(random, categories, products),
         // Cycle through the kinds in pick order, so ['503', 'reset'] splits the failures half and half.
-        transientFailures: new Map(failing.map((id, i) => [products[id - 1]!.path, kinds[i % kinds.length]!])),
+        transientFailures: new Map(failing.map((id, i) => [productWith(id).path, inTurn(kinds, i)])),
         deadLinks: placeDeadLinks(random, categories, options),
-        persistentFailures: placePersistentFailures(substream(options.seed, PERSISTENT_FAILURE_STREAM), categories, options),
-        retryAfterPaths: pickRetryAfter(substream(options.seed, RETRY_AFTER_STREAM), products, failingIds, options.retryAfterRate),
+        persistentFailures: placePersistentFailures(
+            substream(options.seed, PERSISTENT_FAILURE_STREAM),
+            categories,
+            options,
+        ),
+        retryAfterPaths: pickRetryAfter(
+            substream(options.seed, RETRY_AFTER_STREAM),
+            products,
+            failingIds,
+            options.retryAfterRate,
+        ),
     };
 }
 
 function buildCategories(count: number): Category[] {
     return Array.from({ length: count }, (_, i) => {
         const round = Math.floor(i / CATEGORY_NAMES.length);
-        const base = CATEGORY_NAMES[i % CATEGORY_NAMES.length]!;
+        const base = inTurn(CATEGORY_NAMES, i);
         const name = round === 0 ? base : `${base} ${round + 1}`;
         const slug = slugify(name);
         return { name, slug, path: `/category/${slug}`, hard: false, products: [], pageCount: 1 };
@@ -177,7 +251,13 @@ function makeHard(category: Category): void {
     for (const product of category.products) product.path = `/premium/items/${product.slug}-${product.id}`;
 }
 
-function buildProduct(random: Random, id: number, category: string, scriptOnly: boolean, transientFailure: boolean): ProductTruth {
+function buildProduct(
+    random: Random,
+    id: number,
+    category: string,
+    scriptOnly: boolean,
+    transientFailure: boolean,
+): ProductTruth {
     const adjective = pick(random, ADJECTIVES);
     const material = pick(random, MATERIALS);
     const noun = pick(random, NOUNS);
@@ -208,14 +288,14 @@ function randomPrice(random: Random): number {
 
 /** One to three sentences. */
 function describe(random: Random, material: string, noun: string): string {
-    const sentences = [
+    const [first, ...others] = [
         `This ${noun.toLowerCase()} is made of ${material.toLowerCase()} and is ${pick(random, QUALITIES)}.`,
         `It fits right in ${pick(random, PLACES)}.`,
         `Each piece is inspected by hand before it ships.`,
         `Pairs well with anything else in ${material.toLowerCase()}.`,
-    ];
+    ] as const;
     const count = 1 + Math.floor(random() * 3);
-    return [sentences[0]!, ...shuffled(random, sentences.slice(1)).slice(0, count - 1)].join(' ');
+    return [first, ...shuffled(random, others).slice(0, count - 1)].join(' ');
 }
 
 /** For each product, three others from its own category (from the whole shop when the category is too small). */
@@ -223,7 +303,9 @@ function pickRelated(random: Random, categories: Category[], products: ProductTr
     const categoryOf = new Map(categories.map((category) => [category.name, category]));
     const related = new Map<number, ProductTruth[]>();
     for (const product of products) {
-        const sameCategory = categoryOf.get(product.category)!.products;
+        const category = categoryOf.get(product.category);
+        if (!category) throw new Error(`product ${product.id} is in no category of the shop (${product.category})`);
+        const sameCategory = category.products;
         const pool = sameCategory.length > RELATED_COUNT ? sameCategory : products;
         related.set(product.id, sampleOthers(random, pool, RELATED_COUNT, product));
     }
@@ -266,8 +348,13 @@ function placeListingLinks(
         Array.from({ length: category.pageCount }, (_, i) => ({ category, page: i + 1 })),
     );
     return Array.from({ length: count }, (_, i) => {
-        const { category, page } = pages[Math.floor((i * pages.length) / count)]!;
-        const cardsOnPage = category.products.slice((page - 1) * options.productsPerPage, page * options.productsPerPage).length;
+        const listing = pages[Math.floor((i * pages.length) / count)];
+        if (!listing) throw new RangeError('listing links need a listing page to go on');
+        const { category, page } = listing;
+        const cardsOnPage = category.products.slice(
+            (page - 1) * options.productsPerPage,
+            page * options.productsPerPage,
+        ).length;
         return {
             ...target(i),
             title: `${pick(random, ADJECTIVES)} ${pick(random, MATERIALS)} ${pick(random, NOUNS)}`,
@@ -283,8 +370,15 @@ function placeListingLinks(
  * `Math.round(rate * products.length)` product paths (at most as many as there are products
  * without a transient failure), none of them failing transiently, in random order.
  */
-function pickRetryAfter(random: Random, products: ProductTruth[], failingIds: ReadonlySet<number>, rate: number): string[] {
+function pickRetryAfter(
+    random: Random,
+    products: ProductTruth[],
+    failingIds: ReadonlySet<number>,
+    rate: number,
+): string[] {
     if (rate === 0) return [];
     const candidates = products.filter((p) => !failingIds.has(p.id));
-    return shuffled(random, candidates).slice(0, Math.round(rate * products.length)).map((p) => p.path);
+    return shuffled(random, candidates)
+        .slice(0, Math.round(rate * products.length))
+        .map((p) => p.path);
 }

@@ -12,7 +12,7 @@
  */
 import type { Catalog, Category, ProductTruth } from './catalog.js';
 import { escapeHtml, formatPrice, slugify } from './html.js';
-import { pick, substream, type Random } from './random.js';
+import { inTurn, pick, substream, type Random } from './random.js';
 
 /** The parts a template adds around its own content; all empty in the light shop. */
 export interface Dressing {
@@ -35,14 +35,47 @@ export type PageWeight = 'light' | 'real';
 /** The catalog as the templates see it: its data and what its pages wear. */
 export type DressedCatalog = Catalog & { dressing: Dressing };
 
-export const LIGHT_DRESSING: Dressing = { head: '', menu: '', footer: '', facets: () => '', card: () => '', product: () => '' };
+export const LIGHT_DRESSING: Dressing = {
+    head: '',
+    menu: '',
+    footer: '',
+    facets: () => '',
+    card: () => '',
+    product: () => '',
+};
 
 /** The departments of the mega-menu, each with `SUBS_PER_DEPARTMENT` sub-links. */
 const DEPARTMENTS = [
-    'Furniture', 'Kitchen & Dining', 'Bedding', 'Bath', 'Lighting', 'Rugs', 'Decor', 'Storage',
-    'Outdoor', 'Garden', 'Tools', 'Hardware', 'Office', 'Kids', 'Baby', 'Pets', 'Travel', 'Sports',
-    'Fitness', 'Crafts', 'Books', 'Stationery', 'Gifts', 'Holiday', 'Cleaning', 'Laundry', 'Appliances',
-    'Electronics', 'Smart Home', 'Sale',
+    'Furniture',
+    'Kitchen & Dining',
+    'Bedding',
+    'Bath',
+    'Lighting',
+    'Rugs',
+    'Decor',
+    'Storage',
+    'Outdoor',
+    'Garden',
+    'Tools',
+    'Hardware',
+    'Office',
+    'Kids',
+    'Baby',
+    'Pets',
+    'Travel',
+    'Sports',
+    'Fitness',
+    'Crafts',
+    'Books',
+    'Stationery',
+    'Gifts',
+    'Holiday',
+    'Cleaning',
+    'Laundry',
+    'Appliances',
+    'Electronics',
+    'Smart Home',
+    'Sale',
 ];
 const SUBS = ['New', 'Best Sellers', 'Essentials', 'Premium', 'Under $50', 'Sets', 'Clearance', 'Gifts'];
 const SUBS_PER_DEPARTMENT = 4;
@@ -50,10 +83,32 @@ const FOOTER_COLUMNS: Record<string, string[]> = {
     Help: ['Contact us', 'Shipping', 'Returns', 'Order status', 'Size guides', 'FAQ'],
     Company: ['About us', 'Careers', 'Press', 'Sustainability', 'Affiliates', 'Stores'],
 };
-const BRANDS = ['Alder & Co', 'Brightwell', 'Cedarline', 'Driftwood', 'Elmstead', 'Fernhill', 'Greystone', 'Hollowoak', 'Ironbark', 'Juniper'];
+const BRANDS = [
+    'Alder & Co',
+    'Brightwell',
+    'Cedarline',
+    'Driftwood',
+    'Elmstead',
+    'Fernhill',
+    'Greystone',
+    'Hollowoak',
+    'Ironbark',
+    'Juniper',
+];
 const COLORS = ['Black', 'White', 'Natural', 'Grey', 'Blue', 'Green', 'Red', 'Brass'];
 const BADGES = ['New', 'Best seller', 'Limited', 'Eco', 'Online only'];
-const REVIEWERS = ['Ana P.', 'Ben K.', 'Chloe R.', 'Dev S.', 'Emma L.', 'Farid N.', 'Grace T.', 'Hugo M.', 'Ines W.', 'Jon B.'];
+const REVIEWERS = [
+    'Ana P.',
+    'Ben K.',
+    'Chloe R.',
+    'Dev S.',
+    'Emma L.',
+    'Farid N.',
+    'Grace T.',
+    'Hugo M.',
+    'Ines W.',
+    'Jon B.',
+];
 const REVIEW_LINES = [
     'Arrived quickly and was packed with care; not a scratch on it.',
     'Looks even better in person than in the photos, and the finish is lovely.',
@@ -110,7 +165,7 @@ function siteLink(count: { value: number }, cls: string, path: string, text: str
 function megaMenu(count: { value: number }): string {
     const departments = DEPARTMENTS.map((department, i) => {
         const slug = slugify(department);
-        const subs = Array.from({ length: SUBS_PER_DEPARTMENT }, (_, j) => SUBS[(i + j) % SUBS.length]!)
+        const subs = Array.from({ length: SUBS_PER_DEPARTMENT }, (_, j) => inTurn(SUBS, i + j))
             .map((sub) => siteLink(count, '', `/d/${slug}/${slugify(sub)}`, sub))
             .join('');
         return `<li>${siteLink(count, 'menu-link', `/d/${slug}`, department)}<div class="subs">${subs}</div></li>`;
@@ -130,14 +185,19 @@ function footerColumns(count: { value: number }, random: Random): string {
     });
     return `
     <div class="footer-columns">${columns.join('')}</div>
-    <form class="newsletter" action="/newsletter" method="post"><label>Get ${5 + Math.floor(random() * 10)}% off your first order
-      <input type="email" name="email" placeholder="you@example.com"></label><button type="submit">Sign up</button></form>`;
+    <form class="newsletter" action="/newsletter" method="post"><label>Get ${5 + Math.floor(random() * 10)}% off your \
+first order
+      <input type="email" name="email" placeholder="you@example.com"></label><button type="submit">Sign \
+up</button></form>`;
 }
 
 function facets(category: Category): string {
     const group = (name: string, values: string[]) =>
         `<fieldset class="facet"><legend>${name}</legend><ul>${values
-            .map((value) => `<li><a class="facet-link" rel="nofollow" href="${category.path}?${name.toLowerCase()}=${encodeURIComponent(value)}">${escapeHtml(value)}</a></li>`)
+            .map((value) => {
+                const href = `${category.path}?${name.toLowerCase()}=${encodeURIComponent(value)}`;
+                return `<li><a class="facet-link" rel="nofollow" href="${href}">${escapeHtml(value)}</a></li>`;
+            })
             .join('')}</ul></fieldset>`;
     return `
 <aside class="facets" aria-label="Filters">
@@ -152,16 +212,23 @@ function card(product: ProductTruth, random: Random): string {
     const badge = random() < 0.3 ? `<span class="badge">${pick(random, BADGES)}</span>` : '';
     return `
   <img src="/img/${product.slug}-400.jpg" alt="${escapeHtml(product.title)}" width="400" height="400" loading="lazy">
-  ${badge}<s class="was">${formatPrice(was)}</s> <span class="rating" aria-label="${rating} of 5">${stars(rating)}</span> (${Math.floor(random() * 400)})
+  ${badge}<s class="was">${formatPrice(was)}</s> <span class="rating" aria-label="${rating} of \
+5">${stars(rating)}</span> (${Math.floor(random() * 400)})
   <p class="blurb">${escapeHtml(product.description.slice(0, 80))}</p>`;
 }
 
 function productDetails(catalog: Catalog, product: ProductTruth, random: Random): string {
     const brand = pick(random, BRANDS);
-    const specs = SPEC_NAMES.map((name) => `<tr><th scope="row">${name}</th><td>${specValue(name, brand, random)}</td></tr>`).join('\n      ');
+    const specs = SPEC_NAMES.map(
+        (name) => `<tr><th scope="row">${name}</th><td>${specValue(name, brand, random)}</td></tr>`,
+    ).join('\n      ');
     const reviews = Array.from({ length: 2 + Math.floor(random() * 2) }, () => review(random)).join('\n    ');
     const alsoViewed = Array.from({ length: ALSO_VIEWED }, () => pick(random, catalog.products))
-        .map((other) => `<li><a class="also-viewed-link" href="${other.path}?ref=also-viewed">${escapeHtml(other.title)}</a> <span class="price">${formatPrice(other.price)}</span></li>`)
+        .map(
+            (other) =>
+                `<li><a class="also-viewed-link" href="${other.path}?ref=also-viewed">${escapeHtml(other.title)}</a> ` +
+                `<span class="price">${formatPrice(other.price)}</span></li>`,
+        )
         .join('\n    ');
     const jsonLd = JSON.stringify({
         '@context': 'https://schema.org',
@@ -169,7 +236,12 @@ function productDetails(catalog: Catalog, product: ProductTruth, random: Random)
         name: product.title,
         sku: product.sku,
         brand: { '@type': 'Brand', name: brand },
-        offers: { '@type': 'Offer', priceCurrency: product.currency, price: product.price.toFixed(2), availability: `https://schema.org/${product.availability === 'in_stock' ? 'InStock' : 'OutOfStock'}` },
+        offers: {
+            '@type': 'Offer',
+            priceCurrency: product.currency,
+            price: product.price.toFixed(2),
+            availability: `https://schema.org/${product.availability === 'in_stock' ? 'InStock' : 'OutOfStock'}`,
+        },
     }).replace(/</g, '\\u003c');
     return `
 <section class="specs">
@@ -199,7 +271,8 @@ function review(random: Random): string {
     const month = 1 + Math.floor(random() * 12);
     const text = [pick(random, REVIEW_LINES), pick(random, REVIEW_LINES)].join(' ');
     return `<article class="review">
-      <header><span class="review-author">${pick(random, REVIEWERS)}</span> <span class="rating" aria-label="${rating} out of 5 stars">${stars(rating)}</span>
+      <header><span class="review-author">${pick(random, REVIEWERS)}</span> <span class="rating" aria-label="${rating} \
+out of 5 stars">${stars(rating)}</span>
       <time datetime="2025-${pad(month)}-${pad(day)}">2025-${pad(month)}-${pad(day)}</time></header>
       <p class="review-text">${escapeHtml(text)}</p>
       <button type="button" class="helpful">Helpful (${Math.floor(random() * 40)})</button>
@@ -209,14 +282,24 @@ function review(random: Random): string {
 function specValue(name: string, brand: string, random: Random): string {
     const cm = () => `${10 + Math.floor(random() * 190)} cm`;
     switch (name) {
-        case 'Width': case 'Depth': case 'Height': return cm();
-        case 'Weight': return `${(0.2 + random() * 30).toFixed(1)} kg`;
-        case 'Brand': return escapeHtml(brand);
-        case 'Warranty': return `${1 + Math.floor(random() * 5)} years`;
-        case 'Origin': return pick(random, ['Portugal', 'Vietnam', 'Mexico', 'Poland', 'USA']);
-        case 'Assembly': return random() < 0.5 ? 'No assembly required' : 'Some assembly required';
-        case 'Care': return 'Wipe clean with a dry cloth';
-        default: return pick(random, ['Matte', 'Satin', 'Oiled', 'Lacquered']);
+        case 'Width':
+        case 'Depth':
+        case 'Height':
+            return cm();
+        case 'Weight':
+            return `${(0.2 + random() * 30).toFixed(1)} kg`;
+        case 'Brand':
+            return escapeHtml(brand);
+        case 'Warranty':
+            return `${1 + Math.floor(random() * 5)} years`;
+        case 'Origin':
+            return pick(random, ['Portugal', 'Vietnam', 'Mexico', 'Poland', 'USA']);
+        case 'Assembly':
+            return random() < 0.5 ? 'No assembly required' : 'Some assembly required';
+        case 'Care':
+            return 'Wipe clean with a dry cloth';
+        default:
+            return pick(random, ['Matte', 'Satin', 'Oiled', 'Lacquered']);
     }
 }
 

@@ -3,7 +3,7 @@
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 export function escapeHtml(text: string): string {
-    return text.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
+    return text.replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c);
 }
 
 export function formatPrice(price: number): string {
@@ -11,5 +11,8 @@ export function formatPrice(price: number): string {
 }
 
 export function slugify(text: string): string {
-    return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+    return text
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, '-')
+        .replace(/^-|-$/g, '');
 }

@@ -15,16 +15,26 @@ const FEATURED_TRACKING = '?utm_source=home&utm_medium=featured';
 
 export function homePage(catalog: DressedCatalog): string {
     const [first] = catalog.categories;
-    const hero = first
-        ? `<a class="category-link" href="${first.path}#top">Shop ${escapeHtml(first.name)}</a>`
-        : '';
+    const hero = first ? `<a class="category-link" href="${first.path}#top">Shop ${escapeHtml(first.name)}</a>` : '';
     const categories = catalog.categories
-        .map((c) => `<li><a class="category-link" href="${c.path}">${escapeHtml(c.name)}</a> <span class="count">(${c.products.length} products)</span></li>`)
+        .map(
+            (c) =>
+                `<li><a class="category-link" href="${c.path}">${escapeHtml(c.name)}</a> <span ` +
+                `class="count">(${c.products.length} products)</span></li>`,
+        )
         .join('\n');
     const featured = catalog.featured
-        .map((p) => `<li><a class="featured-link" href="${escapeHtml(`/p/${p.id}${FEATURED_TRACKING}`)}">${escapeHtml(p.title)}</a> <span class="price">${formatPrice(p.price)}</span></li>`)
+        .map(
+            (p) =>
+                `<li><a class="featured-link" ` +
+                `href="${escapeHtml(`/p/${p.id}${FEATURED_TRACKING}`)}">${escapeHtml(p.title)}</a> <span ` +
+                `class="price">${formatPrice(p.price)}</span></li>`,
+        )
         .join('\n');
-    return layout(catalog, 'Home', `
+    return layout(
+        catalog,
+        'Home',
+        `
 <section class="hero">
   <h1>${SHOP_NAME}</h1>
   <p>Honest goods for every room, shipped from our workshop.</p>
@@ -41,14 +51,20 @@ ${categories}
   <ul>
 ${featured}
   </ul>
-</section>`);
+</section>`,
+    );
 }
 
 /**
  * One page of a category listing, with the dead links and persistent failures that sit on it
  * mixed in among the cards.
  */
-export function listingPage(catalog: DressedCatalog, category: Category, page: number, productsPerPage: number): string {
+export function listingPage(
+    catalog: DressedCatalog,
+    category: Category,
+    page: number,
+    productsPerPage: number,
+): string {
     const start = (page - 1) * productsPerPage;
     const onPage = category.products.slice(start, start + productsPerPage);
     const cards = onPage.map((product, i) => productCard(product, (i + 1) % 4 === 0, catalog.dressing.card(product)));
@@ -60,21 +76,36 @@ export function listingPage(catalog: DressedCatalog, category: Category, page: n
             cards.splice(deadLink.position, 0, deadCard(deadLink));
         }
     }
-    const shown = onPage.length === 0 ? 'No products yet.' : `Showing ${start + 1}–${start + onPage.length} of ${category.products.length}`;
-    return layout(catalog, category.name, `
+    const shown =
+        onPage.length === 0
+            ? 'No products yet.'
+            : `Showing ${start + 1}–${start + onPage.length} of ${category.products.length}`;
+    return layout(
+        catalog,
+        category.name,
+        `
 <h1 class="category-title">${escapeHtml(category.name)}</h1>
 <p class="result-count">${shown}</p>${catalog.dressing.facets(category)}
 <section class="product-grid">
 ${cards.join('\n')}
 </section>
-${pagination(category, page)}`);
+${pagination(category, page)}`,
+    );
 }
 
-export function productPage(catalog: DressedCatalog, product: ProductTruth, origin: string, { redesigned = false } = {}): string {
+export function productPage(
+    catalog: DressedCatalog,
+    product: ProductTruth,
+    origin: string,
+    { redesigned = false } = {},
+): string {
     const titleClass = redesigned ? 'product-name' : 'product-title';
-    const category = catalog.categories.find((c) => c.name === product.category)!;
+    const category = catalog.categories.find((c) => c.name === product.category);
+    if (!category) throw new Error(`product ${product.id} is in no category of the shop (${product.category})`);
     // Script-only pages ship an empty shell; the script below fills it in, as client-rendered shops do.
-    const shown = product.scriptOnly ? { title: '', price: '' } : { title: escapeHtml(product.title), price: formatPrice(product.price) };
+    const shown = product.scriptOnly
+        ? { title: '', price: '' }
+        : { title: escapeHtml(product.title), price: formatPrice(product.price) };
     const related = (catalog.related.get(product.id) ?? [])
         .map((r) => `<li><a class="related-link" href="${r.path}?ref=related">${escapeHtml(r.title)}</a></li>`)
         .join('\n');
@@ -92,7 +123,8 @@ export function productPage(catalog: DressedCatalog, product: ProductTruth, orig
     <span class="price" data-currency="${product.currency}">${shown.price}</span>
     <span class="sku">${product.sku}</span>
     ${availability(product)}
-    <button type="button" class="add-to-cart"${product.availability === 'in_stock' ? '' : ' disabled'}>Add to cart</button>
+    <button type="button" class="add-to-cart"${product.availability === 'in_stock' ? '' : ' disabled'}>Add to \
+cart</button>
   </div>
   <div class="description"><p>${escapeHtml(product.description)}</p></div>
   <section id="reviews" class="reviews">
@@ -106,41 +138,66 @@ export function productPage(catalog: DressedCatalog, product: ProductTruth, orig
 ${related}
   </ul>
 </section>${product.scriptOnly ? fillInScript(product, titleClass) : ''}`;
-    return layout(catalog, product.scriptOnly ? 'Loading…' : product.title, body, `<link rel="canonical" href="${origin}${product.path}">`);
+    return layout(
+        catalog,
+        product.scriptOnly ? 'Loading…' : product.title,
+        body,
+        `<link rel="canonical" href="${origin}${product.path}">`,
+    );
 }
 
 export function adminPage(catalog: DressedCatalog): string {
-    return layout(catalog, 'Staff login', `
+    return layout(
+        catalog,
+        'Staff login',
+        `
 <h1>Staff login</h1>
 <form class="login" method="post" action="/admin/login">
   <label>User <input name="user"></label>
   <label>Password <input name="password" type="password"></label>
   <button type="submit">Sign in</button>
-</form>`);
+</form>`,
+    );
 }
 
 export function notFoundPage(catalog: DressedCatalog): string {
-    return layout(catalog, 'Page not found', `
+    return layout(
+        catalog,
+        'Page not found',
+        `
 <h1>Page not found</h1>
-<p>Sorry, we could not find that page. <a href="/">Back to the shop</a></p>`);
+<p>Sorry, we could not find that page. <a href="/">Back to the shop</a></p>`,
+    );
 }
 
 export function gonePage(catalog: DressedCatalog): string {
-    return layout(catalog, 'Product discontinued', `
+    return layout(
+        catalog,
+        'Product discontinued',
+        `
 <h1>This product has been discontinued</h1>
-<p>It is no longer sold and will not come back. <a href="/">Browse our other products</a></p>`);
+<p>It is no longer sold and will not come back. <a href="/">Browse our other products</a></p>`,
+    );
 }
 
 export function unavailablePage(catalog: DressedCatalog): string {
-    return layout(catalog, 'Service unavailable', `
+    return layout(
+        catalog,
+        'Service unavailable',
+        `
 <h1>We'll be right back</h1>
-<p>The shop is busy right now. Please try again in a moment.</p>`);
+<p>The shop is busy right now. Please try again in a moment.</p>`,
+    );
 }
 
 export function tooManyRequestsPage(catalog: DressedCatalog): string {
-    return layout(catalog, 'Too many requests', `
+    return layout(
+        catalog,
+        'Too many requests',
+        `
 <h1>Slow down</h1>
-<p>You are sending requests too quickly. Please wait a moment and try again.</p>`);
+<p>You are sending requests too quickly. Please wait a moment and try again.</p>`,
+    );
 }
 
 export const robotsTxt = 'User-agent: *\nDisallow: /admin/\n';
@@ -164,7 +221,8 @@ function layout(catalog: DressedCatalog, title: string, main: string, head = '')
     <nav class="site-nav">
       ${nav}
     </nav>
-    <form class="search" action="/search" method="get"><input name="q" placeholder="Search"><button type="submit">Search</button></form>${catalog.dressing.menu}
+    <form class="search" action="/search" method="get"><input name="q" placeholder="Search"><button \
+type="submit">Search</button></form>${catalog.dressing.menu}
   </header>
   <main>
 ${main}
@@ -183,7 +241,8 @@ function productCard(product: ProductTruth, withReviewsLink: boolean, dressing: 
         ? `\n  <a class="product-link reviews-link" href="${product.path}?ref=category#reviews">Read reviews</a>`
         : '';
     return `<article class="product-card">
-  <a class="product-link" href="${escapeHtml(product.path + LISTING_TRACKING)}"><h2 class="card-title">${escapeHtml(product.title)}</h2></a>
+  <a class="product-link" href="${escapeHtml(product.path + LISTING_TRACKING)}"><h2 \
+class="card-title">${escapeHtml(product.title)}</h2></a>
   <span class="price">${formatPrice(product.price)}</span>${reviews}${dressing}
 </article>`;
 }
@@ -191,7 +250,8 @@ function productCard(product: ProductTruth, withReviewsLink: boolean, dressing: 
 /** A card that looks like any other but points at a product that does not exist (or always fails). */
 function deadCard(deadLink: DeadLink): string {
     return `<article class="product-card">
-  <a class="product-link" href="${escapeHtml(deadLink.path + LISTING_TRACKING)}"><h2 class="card-title">${escapeHtml(deadLink.title)}</h2></a>
+  <a class="product-link" href="${escapeHtml(deadLink.path + LISTING_TRACKING)}"><h2 \
+class="card-title">${escapeHtml(deadLink.title)}</h2></a>
   <span class="price">${formatPrice(deadLink.price)}</span>
 </article>`;
 }
@@ -199,7 +259,8 @@ function deadCard(deadLink: DeadLink): string {
 function pagination(category: Category, page: number): string {
     // Page 2 links back to `?page=1`, a second URL for page 1 that a crawler has to recognize.
     const previous = page > 1 ? `<a rel="prev" class="prev" href="${category.path}?page=${page - 1}">Previous</a>` : '';
-    const next = page < category.pageCount ? `<a rel="next" class="next" href="${category.path}?page=${page + 1}">Next</a>` : '';
+    const next =
+        page < category.pageCount ? `<a rel="next" class="next" href="${category.path}?page=${page + 1}">Next</a>` : '';
     return `<nav class="pagination">
   ${previous}
   <span class="current">Page ${page} of ${category.pageCount}</span>

@@ -26,7 +26,12 @@ export function pickShare(random: Random, count: number, rate: number): number[]
 }
 
 /** Up to `count` distinct items of `pool` (which holds `except`) other than `except`. */
-export function sampleOthers<T>(random: Random, pool: readonly T[], count: number, except: T): T[] {
+export function sampleOthers<T extends NonNullable<unknown>>(
+    random: Random,
+    pool: readonly T[],
+    count: number,
+    except: T,
+): T[] {
     const chosen = new Set<T>();
     const wanted = Math.min(count, pool.length - 1);
     // Rejection sampling: cheap because `count` is tiny next to the pool.
@@ -37,16 +42,31 @@ export function sampleOthers<T>(random: Random, pool: readonly T[], count: numbe
     return [...chosen];
 }
 
-export function pick<T>(random: Random, items: readonly T[]): T {
-    return items[Math.floor(random() * items.length)]!;
+// The list helpers take no undefined items, so an undefined read is an index out of range.
+
+export function pick<T extends NonNullable<unknown>>(random: Random, items: readonly T[]): T {
+    const item = items[Math.floor(random() * items.length)];
+    if (item === undefined) throw new RangeError('pick from an empty list');
+    return item;
+}
+
+/** The item whose turn `turn` is, going round `items` from the first (turn 0): a round-robin pick. */
+export function inTurn<T extends NonNullable<unknown>>(items: readonly T[], turn: number): T {
+    const item = items[turn % items.length];
+    if (item === undefined) throw new RangeError(`no item for turn ${turn} of a list of ${items.length}`);
+    return item;
 }
 
 /** A shuffled copy (Fisher-Yates). */
-export function shuffled<T>(random: Random, items: readonly T[]): T[] {
+export function shuffled<T extends NonNullable<unknown>>(random: Random, items: readonly T[]): T[] {
     const copy = [...items];
     for (let i = copy.length - 1; i > 0; i--) {
         const j = Math.floor(random() * (i + 1));
-        [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+        const atI = copy[i];
+        const atJ = copy[j];
+        if (atI === undefined || atJ === undefined) throw new RangeError(`shuffled: index ${i} or ${j} out of range`);
+        copy[i] = atJ;
+        copy[j] = atI;
     }
     return copy;
 }

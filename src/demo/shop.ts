@@ -19,7 +19,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type AntiBotStats, createAntiBot, emptyAntiBotStats, type ServedPage, sourceAddress } from './antiBot.js';
 import { buildCatalog, type Catalog, type ProductTruth } from './catalog.js';
 import {
-    adminPage, gonePage, homePage, listingPage, notFoundPage, productPage, robotsTxt, tooManyRequestsPage, unavailablePage,
+    adminPage,
+    gonePage,
+    homePage,
+    listingPage,
+    notFoundPage,
+    productPage,
+    robotsTxt,
+    tooManyRequestsPage,
+    unavailablePage,
 } from './pages.js';
 import { dressingFor } from './dressing.js';
 import { resolveOptions, type ShopOptions } from './shopOptions.js';
@@ -45,18 +53,27 @@ export interface Shop {
     products: ProductTruth[];
     /** Paths of the dead product links on the listing pages. */
     notFoundPaths: string[];
-    /** Paths of the listing-page links that always answer 503, `/products/broken-<n>` (empty unless `persistentFailures`). */
+    /**
+     * Paths of the listing-page links that always answer 503,
+     * `/products/broken-<n>` (empty unless `persistentFailures`).
+     */
     persistentFailurePaths: string[];
     /** Product paths whose first request gets a Retry-After answer, in pick order (empty unless `retryAfter`). */
     retryAfterPaths: string[];
-    /** Every listing page: `/category/<slug>` for page 1, `/category/<slug>?page=N` after it (`/premium/<slug>` for the hard category). */
+    /**
+     * Every listing page: `/category/<slug>` for page 1, `/category/<slug>?page=N`
+     * after it (`/premium/<slug>` for the hard category).
+     */
     listingPaths: string[];
     /** The paths of the sitemaps (undefined unless `sitemaps`). */
     sitemapPaths?: ShopSitemapPaths;
     /** Slug of the anti-bot mode's hard category, under `/premium/` (undefined unless `antiBot.hardCategory`). */
     hardCategorySlug?: string;
     stats(): ShopStats;
-    /** The anti-bot layer's counts (empty when `antiBot` is off); `/__stats` serves them under `antiBot`. resetStats zeroes them too. */
+    /**
+     * The anti-bot layer's counts (empty when `antiBot` is off);
+     * `/__stats` serves them under `antiBot`. resetStats zeroes them too.
+     */
     antiBotStats(): AntiBotStats;
     /**
      * `Date.now()` at the arrival of every counted request to `pathname` (no query), in arrival
@@ -71,7 +88,14 @@ export interface Shop {
 
 /** A response: a status and a body, a dropped connection, or no answer at all. */
 type Reply =
-    | { status: number; body: string | Buffer; contentType?: string; location?: string; retryAfter?: number; headers?: Record<string, string> }
+    | {
+          status: number;
+          body: string | Buffer;
+          contentType?: string;
+          location?: string;
+          retryAfter?: number;
+          headers?: Record<string, string>;
+      }
     | { reset: true }
     | { hang: true };
 
@@ -80,7 +104,11 @@ const HTML = 'text/html; charset=utf-8';
 export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     const resolved = resolveOptions(options);
     const antiBot = options.antiBot && createAntiBot(options.antiBot);
-    const built = buildCatalog({ ...resolved, retryAfterRate: options.retryAfter?.rate ?? 0, hardCategory: options.antiBot?.hardCategory });
+    const built = buildCatalog({
+        ...resolved,
+        retryAfterRate: options.retryAfter?.rate ?? 0,
+        hardCategory: options.antiBot?.hardCategory,
+    });
     const catalog = { ...built, dressing: dressingFor(resolved.pageWeight, built, resolved.seed) };
     const productsByPath = new Map(catalog.products.map((p) => [p.path, p]));
     const categoriesByPath = new Map(catalog.categories.map((c) => [c.path, c]));
@@ -108,7 +136,11 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         if (pathname === '/') return page(200, homePage(catalog));
         if (pathname === '/robots.txt') {
             const plain = sitemaps ? robotsTxt + sitemapRobotsLine(origin) : robotsTxt;
-            return { status: 200, body: antiBot ? antiBot.robotsTxt(plain) : plain, contentType: 'text/plain; charset=utf-8' };
+            return {
+                status: 200,
+                body: antiBot ? antiBot.robotsTxt(plain) : plain,
+                contentType: 'text/plain; charset=utf-8',
+            };
         }
         const sitemap = sitemaps?.(pathname, acceptsGzip);
         if (sitemap) return { status: 200, ...sitemap };
@@ -147,7 +179,10 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
             return { ...page(status, body), retryAfter: options.retryAfter.seconds };
         }
         productPagesServed += 1;
-        return page(200, productPage(catalog, product, origin, { redesigned: productPagesServed > resolved.redesignAfter }));
+        return page(
+            200,
+            productPage(catalog, product, origin, { redesigned: productPagesServed > resolved.redesignAfter }),
+        );
     }
 
     function notFound(): Reply {
@@ -159,14 +194,21 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         const category = categoriesByPath.get(pathname);
         if (category) return { kind: 'listing', categorySlug: category.slug };
         const product = productsByPath.get(pathname);
-        return product && { kind: 'product', categorySlug: categorySlugs.get(product.category)! };
+        if (!product) return undefined;
+        const categorySlug = categorySlugs.get(product.category);
+        if (categorySlug === undefined)
+            throw new Error(`product ${product.id} is in no category of the shop (${product.category})`);
+        return { kind: 'product', categorySlug };
     }
 
     /** Counts one request under `outcome` and remembers when it arrived. */
     function record(pathname: string, outcome: string, arrivedAt: number): void {
         count(stats, pathname, outcome);
         let times = arrivals.get(pathname);
-        if (!times) arrivals.set(pathname, (times = []));
+        if (!times) {
+            times = [];
+            arrivals.set(pathname, times);
+        }
         times.push(arrivedAt);
     }
 
@@ -189,7 +231,11 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         const cookie = verdict?.setCookie ? { 'Set-Cookie': verdict.setCookie } : undefined;
         if (verdict?.reply) {
             record(url.pathname, String(verdict.reply.status), arrivedAt);
-            send(res, { status: verdict.reply.status, body: verdict.reply.body, headers: { ...verdict.reply.headers, ...cookie } });
+            send(res, {
+                status: verdict.reply.status,
+                body: verdict.reply.body,
+                headers: { ...verdict.reply.headers, ...cookie },
+            });
             return;
         }
         if (options.rateLimit) {
@@ -256,7 +302,9 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
 
 function listingPaths(catalog: Catalog): string[] {
     return catalog.categories.flatMap((category) =>
-        Array.from({ length: category.pageCount }, (_, i) => (i === 0 ? category.path : `${category.path}?page=${i + 1}`)),
+        Array.from({ length: category.pageCount }, (_, i) =>
+            i === 0 ? category.path : `${category.path}?page=${i + 1}`,
+        ),
     );
 }
 
@@ -266,7 +314,11 @@ function page(status: number, body: string): Reply {
 
 function count(stats: ShopStats, pathname: string, outcome: string): void {
     stats.total++;
-    const byOutcome = (stats.byPath[pathname] ??= {});
+    let byOutcome = stats.byPath[pathname];
+    if (!byOutcome) {
+        byOutcome = {};
+        stats.byPath[pathname] = byOutcome;
+    }
     byOutcome[outcome] = (byOutcome[outcome] ?? 0) + 1;
 }
 

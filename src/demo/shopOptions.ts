@@ -39,7 +39,10 @@ export interface ShopOptions {
      * kind fails the product's first request only. Default: `['503', 'reset']`.
      */
     transientFailureKinds?: readonly TransientFailure[];
-    /** Listing-page links to products that do not exist: 404, and the last one 410 Gone when there are 2 or more. Default: 5. */
+    /**
+     * Listing-page links to products that do not exist: 404, and
+     * the last one 410 Gone when there are 2 or more. Default: 5.
+     */
     notFoundLinks?: number;
     /**
      * Listing-page links to `/products/broken-<n>` (n = 1, 2, …), product-like pages that answer
@@ -84,7 +87,9 @@ export interface ShopOptions {
     antiBot?: AntiBotOptions;
 }
 
-/** `rateLimit`, `retryAfter`, `antiBot` and `sitemaps` stay optional: absent means none (antiBot.ts resolves its own). */
+/**
+ * `rateLimit`, `retryAfter`, `antiBot` and `sitemaps` stay optional: absent means none (antiBot.ts resolves its own).
+ */
 type ResolvedOptions = Required<Omit<ShopOptions, 'rateLimit' | 'retryAfter' | 'antiBot' | 'sitemaps'>>;
 
 export function resolveOptions(options: ShopOptions): ResolvedOptions {
@@ -109,23 +114,30 @@ export function resolveOptions(options: ShopOptions): ResolvedOptions {
         throw new RangeError('shop option rateLimit.maxConcurrent must be a whole number >= 1');
     }
     for (const name of counts) {
-        if (!Number.isInteger(resolved[name]) || resolved[name] < 0) throw new RangeError(`shop option ${name} must be a whole number >= 0`);
+        if (!Number.isInteger(resolved[name]) || resolved[name] < 0)
+            throw new RangeError(`shop option ${name} must be a whole number >= 0`);
     }
     for (const name of ['categories', 'productsPerPage'] as const) {
-        if (!Number.isInteger(resolved[name]) || resolved[name] < 1) throw new RangeError(`shop option ${name} must be a whole number >= 1`);
+        if (!Number.isInteger(resolved[name]) || resolved[name] < 1)
+            throw new RangeError(`shop option ${name} must be a whole number >= 1`);
     }
     for (const name of ['scriptOnlyRate', 'transientFailureRate'] as const) {
-        if (!(resolved[name] >= 0 && resolved[name] <= 1)) throw new RangeError(`shop option ${name} must be between 0 and 1`);
+        if (!(resolved[name] >= 0 && resolved[name] <= 1))
+            throw new RangeError(`shop option ${name} must be between 0 and 1`);
     }
-    if (resolved.pageWeight !== 'light' && resolved.pageWeight !== 'real') throw new RangeError("shop option pageWeight must be 'light' or 'real'");
+    if (resolved.pageWeight !== 'light' && resolved.pageWeight !== 'real')
+        throw new RangeError("shop option pageWeight must be 'light' or 'real'");
     const kinds = resolved.transientFailureKinds;
     if (!Array.isArray(kinds) || kinds.length === 0 || !kinds.every((kind) => TRANSIENT_FAILURE_KINDS.includes(kind))) {
-        throw new RangeError(`shop option transientFailureKinds must be a non-empty list of ${TRANSIENT_FAILURE_KINDS.join(', ')}`);
+        throw new RangeError(
+            `shop option transientFailureKinds must be a non-empty list of ${TRANSIENT_FAILURE_KINDS.join(', ')}`,
+        );
     }
     if (options.retryAfter) {
         const { rate, seconds, status = 429 } = options.retryAfter;
         if (!(rate >= 0 && rate <= 1)) throw new RangeError('shop option retryAfter.rate must be between 0 and 1');
-        if (!(Number.isInteger(seconds) && seconds >= 0)) throw new RangeError('shop option retryAfter.seconds must be a whole number >= 0');
+        if (!(Number.isInteger(seconds) && seconds >= 0))
+            throw new RangeError('shop option retryAfter.seconds must be a whole number >= 0');
         if (status !== 429 && status !== 503) throw new RangeError('shop option retryAfter.status must be 429 or 503');
     }
     return resolved;

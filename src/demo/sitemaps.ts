@@ -49,17 +49,45 @@ export function productLastmod(product: Pick<ProductTruth, 'id'>): string {
 }
 
 /** Answers the sitemap paths of a shop at `origin` selling `products`; undefined for any other path. */
-export function shopSitemaps(products: readonly ProductTruth[], origin: () => string): (pathname: string, acceptsGzip: boolean) => SitemapReply | undefined {
+export function shopSitemaps(
+    products: readonly ProductTruth[],
+    origin: () => string,
+): (pathname: string, acceptsGzip: boolean) => SitemapReply | undefined {
     let bodies: Map<string, Buffer> | undefined;
     const build = () => {
-        const half = Math.ceil(products.length / 2);
-        const parts = [products.slice(0, half), products.slice(half)];
-        const index = parts.map((_, i) => `<sitemap><loc>${origin()}${SHOP_SITEMAP_PATHS.products[i]}</loc><lastmod>2024-02-01</lastmod></sitemap>`);
+        // The products in as many even parts as there are product sitemaps, the first ones the fuller.
+        const size = Math.ceil(products.length / SHOP_SITEMAP_PATHS.products.length);
+        const parts = SHOP_SITEMAP_PATHS.products.map((path, i) => ({
+            path,
+            products: products.slice(i * size, (i + 1) * size),
+        }));
+        const index = parts.map(
+            ({ path }) => `<sitemap><loc>${origin()}${path}</loc><lastmod>2024-02-01</lastmod></sitemap>`,
+        );
         return new Map([
             [SHOP_SITEMAP_PATHS.index, Buffer.from(document('sitemapindex', index))],
-            ...parts.map((part, i) => [SHOP_SITEMAP_PATHS.products[i]!, gzipSync(document('urlset', part.map((product) => urlEntry(origin(), product))))] as const),
+            ...parts.map(
+                (part) =>
+                    [
+                        part.path,
+                        gzipSync(
+                            document(
+                                'urlset',
+                                part.products.map((product) => urlEntry(origin(), product)),
+                            ),
+                        ),
+                    ] as const,
+            ),
             // Cut inside the second entry's <loc>: strict XML parsers fail it at the end.
-            [SHOP_SITEMAP_PATHS.malformed, Buffer.from(document('urlset', products.slice(0, 2).map((product) => urlEntry(origin(), product)))).subarray(0, 300)],
+            [
+                SHOP_SITEMAP_PATHS.malformed,
+                Buffer.from(
+                    document(
+                        'urlset',
+                        products.slice(0, 2).map((product) => urlEntry(origin(), product)),
+                    ),
+                ).subarray(0, 300),
+            ],
         ]);
     };
     return (pathname, acceptsGzip) => {
@@ -84,5 +112,8 @@ function document(root: 'urlset' | 'sitemapindex', entries: string[]): string {
 }
 
 function urlEntry(origin: string, product: ProductTruth): string {
-    return `<url><loc>${origin}${product.path}</loc><lastmod>${productLastmod(product)}</lastmod><changefreq>weekly</changefreq></url>`;
+    return (
+        `<url><loc>${origin}${product.path}</loc><lastmod>${productLastmod(product)}</lastmod>` +
+        '<changefreq>weekly</changefreq></url>'
+    );
 }

@@ -32,6 +32,7 @@ import type { FrontierQueue } from '../vocabulary/queue.js';
  * as the request manager (BasicCrawler.initializeRequestManager), so any FrontierQueue goes there.
  */
 export function queueOption(queue: FrontierQueue): { requestQueue: RequestProvider } {
+    // Crawlee checks the option by shape (above); a FrontierQueue is not a RequestProvider's type.
     return { requestQueue: queue as unknown as RequestProvider };
 }
 
@@ -82,7 +83,11 @@ function checkAttempt(context: { request: { url: string } }): void {
  * How an attempt settles its request's outcome: refused (AttemptEnded, nothing stored) once Crawlee
  * has given up on the attempt, whose request is then the retry's or the dead-letter's.
  */
-export function attemptSettler(context: { request: Request }, outcomes: Outcomes, queue: FrontierQueue): (outcome: Outcome) => Promise<void> {
+export function attemptSettler(
+    context: { request: Request },
+    outcomes: Outcomes,
+    queue: FrontierQueue,
+): (outcome: Outcome) => Promise<void> {
     return async (outcome) => {
         checkAttempt(context);
         return outcomes.settle(queue, context.request, outcome);
@@ -90,11 +95,12 @@ export function attemptSettler(context: { request: Request }, outcomes: Outcomes
 }
 
 // A mixin's constructor must take any arguments; the crawlers' own signatures are kept by the classes below.
+// biome-ignore lint/suspicious/noExplicitAny: a mixin's base must be `new (...args: any[]) => X` (TS2545)
 export type CrawlerClass = new (...args: any[]) => CrawleeInternals;
 
 /** The crawler options the attempt checks go into (both stages' crawlers take these). */
 interface CheckedOptions {
-    preNavigationHooks?: Array<(context: { request: Request }, ...rest: any[]) => unknown>;
+    preNavigationHooks?: Array<(context: { request: Request }, ...rest: unknown[]) => unknown>;
     requestHandler: (context: { request: Request }) => unknown;
 }
 
@@ -107,6 +113,7 @@ export function withHooks<C extends CrawlerClass>(Crawler: C) {
         preFetchCheck: PreFetchCheck = async () => false;
         onFailure: FailureHook = async () => undefined;
 
+        // biome-ignore lint/suspicious/noExplicitAny: a mixin class's constructor must take `...args: any[]` (TS2545)
         constructor(...args: any[]) {
             const [options, ...rest] = args as [CheckedOptions, ...unknown[]];
             const { requestHandler } = options;
@@ -135,7 +142,11 @@ export function withHooks<C extends CrawlerClass>(Crawler: C) {
             }
         }
 
-        override async _requestFunctionErrorHandler(error: Error, context: FailedContext, source: unknown): Promise<void> {
+        override async _requestFunctionErrorHandler(
+            error: Error,
+            context: FailedContext,
+            source: unknown,
+        ): Promise<void> {
             endedAttempts.add(context);
             await this.onFailure(context, error, this._canRequestBeRetried(context.request, error));
             await super._requestFunctionErrorHandler(error, context, source);
@@ -157,7 +168,12 @@ interface HttpCrawlerInternals {
     _requestAsBrowser(options: object, session: unknown): Promise<IncomingMessage>;
     isProxyError(error: Error): boolean;
     _getMessageFromError(error: Error): string;
-    _applyCookies(context: { session?: unknown }, gotOptions: { headers?: Record<string, unknown> }, preHookCookies: string, postHookCookies: string): void;
+    _applyCookies(
+        context: { session?: unknown },
+        gotOptions: { headers?: Record<string, unknown> },
+        preHookCookies: string,
+        postHookCookies: string,
+    ): void;
 }
 
 interface RequestFunctionOptions {
@@ -167,7 +183,12 @@ interface RequestFunctionOptions {
     gotOptions: object;
 }
 
-const HttpCrawlerWithHooks = withHooks(HttpCrawler as unknown as new (...args: any[]) => CrawleeInternals & HttpCrawlerInternals);
+// Crawlee's methods the hooks call are protected: the crawler is seen as a class that shows them.
+const HttpCrawlerWithHooks = withHooks(
+    HttpCrawler as unknown as new (
+        ...args: unknown[]
+    ) => CrawleeInternals & HttpCrawlerInternals,
+);
 
 /**
  * Crawlee's `_parseResponse` reads the body of an HTML type (and of every other type, which the stage
@@ -186,13 +207,20 @@ class HttpCrawlerReadingBodies extends HttpCrawlerWithHooks {
      * where its Crawl-delay allowed 20. test/fetch/crawlerHooks.test.ts fails if an upgrade changes
      * what this copies.
      */
-    async _requestFunction({ request, session, proxyUrl, gotOptions }: RequestFunctionOptions): Promise<IncomingMessage> {
+    async _requestFunction({
+        request,
+        session,
+        proxyUrl,
+        gotOptions,
+    }: RequestFunctionOptions): Promise<IncomingMessage> {
         const options = this._getRequestOptions(request, session, proxyUrl, gotOptions);
         try {
             return await this._requestAsBrowser(options, session);
         } catch (error) {
-            // Crawlee throws a bare SessionError here; its cause keeps the code (ECONNREFUSED, …) that tells a proxy's own fault (failures.ts).
-            if (this.isProxyError(error as Error)) throw Object.assign(new SessionError(this._getMessageFromError(error as Error)), { cause: error });
+            // Crawlee throws a bare SessionError here; its cause keeps the code
+            // (ECONNREFUSED, …) that tells a proxy's own fault (failures.ts).
+            if (this.isProxyError(error as Error))
+                throw Object.assign(new SessionError(this._getMessageFromError(error as Error)), { cause: error });
             throw error;
         }
     }
@@ -203,9 +231,16 @@ class HttpCrawlerReadingBodies extends HttpCrawlerWithHooks {
      * no Crawlee sessions, and its hook sets the one Cookie header from the session's own jar
      * (httpStage.ts); when no source has a cookie the merge gives none, and nothing is left to do.
      */
-    override _applyCookies(context: { session?: unknown }, gotOptions: { headers?: Record<string, unknown> }, preHookCookies: string, postHookCookies: string): void {
-        const headers = (gotOptions.headers ??= {});
-        if (context.session || preHookCookies || postHookCookies || headers.cookie || headers.Cookie) super._applyCookies(context, gotOptions, preHookCookies, postHookCookies);
+    override _applyCookies(
+        context: { session?: unknown },
+        gotOptions: { headers?: Record<string, unknown> },
+        preHookCookies: string,
+        postHookCookies: string,
+    ): void {
+        gotOptions.headers ??= {};
+        const { headers } = gotOptions;
+        if (context.session || preHookCookies || postHookCookies || headers.cookie || headers.Cookie)
+            super._applyCookies(context, gotOptions, preHookCookies, postHookCookies);
     }
 
     /**
@@ -222,9 +257,9 @@ class HttpCrawlerReadingBodies extends HttpCrawlerWithHooks {
     }
 }
 
-// Crawlee's methods used above are protected, so the mixin is typed loosely inside and precisely outside.
 // The browser stage's PlaywrightCrawler gets its hooks in browserStage.ts, so that Playwright is
 // loaded only by a run that renders a page (see browserStageRunner.ts).
+// Crawlee's methods used above are protected, so the mixin is typed loosely inside and precisely outside.
 export const HookedHttpCrawler = HttpCrawlerReadingBodies as unknown as new (
     ...args: ConstructorParameters<typeof HttpCrawler<HttpCrawlingContext>>
 ) => HttpCrawler<HttpCrawlingContext> & CrawlerHooks & { readBody: BodyReader };

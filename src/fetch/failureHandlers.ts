@@ -40,7 +40,15 @@ export interface FailureHandlerOptions {
 }
 
 /** The stage's `onFailure` hook (crawlerHooks.ts). */
-export function failureHook({ stage, queue, outcomes, retryPolicy, events, log, routing }: FailureHandlerOptions): FailureHook {
+export function failureHook({
+    stage,
+    queue,
+    outcomes,
+    retryPolicy,
+    events,
+    log,
+    routing,
+}: FailureHandlerOptions): FailureHook {
     return async ({ request }, error, crawleeWouldRetry) => {
         const userData = request.userData as RequestData;
         if (error instanceof TurnDeferred) {
@@ -62,8 +70,17 @@ export function failureHook({ stage, queue, outcomes, retryPolicy, events, log, 
                 request.retryCount -= 1;
                 const delayMs = error instanceof NoExitAvailable ? NO_EXIT_WAIT_MILLIS : 0;
                 userData.retryAt = Date.now() + delayMs;
-                events.emit('retryScheduled', { stage, url: request.url, failure, attempt: request.retryCount + 2, delayMs });
-                log.debug({ url: request.url, stage, reason: failure.reason }, `going out by another exit: ${failure.message}`);
+                events.emit('retryScheduled', {
+                    stage,
+                    url: request.url,
+                    failure,
+                    attempt: request.retryCount + 2,
+                    delayMs,
+                });
+                log.debug(
+                    { url: request.url, stage, reason: failure.reason },
+                    `going out by another exit: ${failure.message}`,
+                );
                 return;
             }
         }
@@ -76,12 +93,29 @@ export function failureHook({ stage, queue, outcomes, retryPolicy, events, log, 
         const attempts = request.retryCount + 1;
         userData.firstFailedAt ??= new Date().toISOString();
         const decision =
-            crawleeWouldRetry && reason === undefined ? retryPolicy.decide(failure, attempts) : ({ retry: false, reason: reason ?? failure.reason } as const);
-        const context = { url: request.url, stage, class: failure.failureClass, reason: failure.reason, attempt: attempts };
+            crawleeWouldRetry && reason === undefined
+                ? retryPolicy.decide(failure, attempts)
+                : ({ retry: false, reason: reason ?? failure.reason } as const);
+        const context = {
+            url: request.url,
+            stage,
+            class: failure.failureClass,
+            reason: failure.reason,
+            attempt: attempts,
+        };
         if (decision.retry) {
             userData.retryAt = Date.now() + decision.delayMs;
-            events.emit('retryScheduled', { stage, url: request.url, failure, attempt: attempts, delayMs: decision.delayMs });
-            log.warn({ ...context, retryInMs: decision.delayMs }, `retrying in ${(decision.delayMs / 1000).toFixed(1)} s: ${failure.message}`);
+            events.emit('retryScheduled', {
+                stage,
+                url: request.url,
+                failure,
+                attempt: attempts,
+                delayMs: decision.delayMs,
+            });
+            log.warn(
+                { ...context, retryInMs: decision.delayMs },
+                `retrying in ${(decision.delayMs / 1000).toFixed(1)} s: ${failure.message}`,
+            );
             return;
         }
         request.noRetry = true;
@@ -102,7 +136,11 @@ export function failureHook({ stage, queue, outcomes, retryPolicy, events, log, 
  * A request that will not be fetched in this run because its route's drift breaker tripped:
  * dead-lettered as `route-stopped`, to be re-queued once the extractor is fixed.
  */
-export function deadLetterStopped(request: Request, stage: Stage, { queue, outcomes }: { queue: FrontierQueue; outcomes: Outcomes }): Promise<void> {
+export function deadLetterStopped(
+    request: Request,
+    stage: Stage,
+    { queue, outcomes }: { queue: FrontierQueue; outcomes: Outcomes },
+): Promise<void> {
     return giveUp(queue, outcomes, request, {
         failureClass: 'invalid',
         reason: 'route-stopped',
@@ -120,5 +158,14 @@ export function giveUp(
     entry: Omit<DeadLetterEntry, 'url' | 'label' | 'deadLetteredAt'>,
 ): Promise<void> {
     const { redirectedFrom } = request.userData as RequestData;
-    return outcomes.settle(queue, request, deadLetterOutcome({ url: request.url, label: request.label, ...(redirectedFrom ? { redirectedFrom } : {}), ...entry }));
+    return outcomes.settle(
+        queue,
+        request,
+        deadLetterOutcome({
+            url: request.url,
+            label: request.label,
+            ...(redirectedFrom ? { redirectedFrom } : {}),
+            ...entry,
+        }),
+    );
 }

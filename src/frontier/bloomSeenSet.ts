@@ -29,7 +29,8 @@ export function bloomSizing(options: BloomSeenSetOptions = {}): BloomSizing {
     const expectedItems = options.expectedItems ?? BLOOM_DEFAULTS.expectedItems;
     const falsePositiveRate = options.falsePositiveRate ?? BLOOM_DEFAULTS.falsePositiveRate;
     if (!(expectedItems > 0)) throw new RangeError('expectedItems must be positive');
-    if (!(falsePositiveRate > 0 && falsePositiveRate < 1)) throw new RangeError('falsePositiveRate must be between 0 and 1');
+    if (!(falsePositiveRate > 0 && falsePositiveRate < 1))
+        throw new RangeError('falsePositiveRate must be between 0 and 1');
     const bitCount = Math.ceil((-expectedItems * Math.log(falsePositiveRate)) / Math.LN2 ** 2);
     return { bitCount, hashCount: Math.max(1, Math.round((bitCount / expectedItems) * Math.LN2)) };
 }
@@ -108,7 +109,8 @@ export class BloomSeenSet implements SeenSet {
         this.expectedSkipped += p / (1 - p);
         for (const bit of positions) {
             if (!this.isSet(bit)) {
-                this.bits[Math.floor(bit / 8)]! |= 1 << bit % 8;
+                const byte = Math.floor(bit / 8);
+                this.bits[byte] = (this.bits[byte] ?? 0) | (1 << (bit % 8));
                 this.bitsSet += 1;
             }
         }
@@ -122,6 +124,6 @@ export class BloomSeenSet implements SeenSet {
     }
 
     private isSet(bit: number): boolean {
-        return (this.bits[Math.floor(bit / 8)]! & (1 << bit % 8)) !== 0;
+        return ((this.bits[Math.floor(bit / 8)] ?? 0) & (1 << (bit % 8))) !== 0;
     }
 }

@@ -56,7 +56,11 @@ function findUrlElements($: CheerioAPI): { base?: Element; canonical?: Element }
             else if (node.name === 'link' && node.attribs.rel?.toLowerCase() === 'canonical') found.canonical ??= node;
             if (found.base && found.canonical) break;
         }
-        if ('children' in node) for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]!);
+        if (!('children' in node)) continue;
+        for (let i = node.children.length - 1; i >= 0; i--) {
+            const child = node.children[i];
+            if (child) stack.push(child);
+        }
     }
     return found;
 }

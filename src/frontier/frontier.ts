@@ -53,7 +53,15 @@ type Admission = 'queued' | 'seen' | 'offsite' | 'invalid' | 'unrouted' | 'disal
  * Location is not a crawlable URL; `loop`: it leads back to where it came from or too many hops
  * deep; `offsite`: it leads out of the site's scope.
  */
-export type RedirectOutcome = 'queued' | 'duplicate' | 'invalid' | 'loop' | 'offsite' | 'unrouted' | 'disallowed' | 'overBudget';
+export type RedirectOutcome =
+    | 'queued'
+    | 'duplicate'
+    | 'invalid'
+    | 'loop'
+    | 'offsite'
+    | 'unrouted'
+    | 'disallowed'
+    | 'overBudget';
 
 export class Frontier {
     private readonly site: Site;
@@ -80,7 +88,10 @@ export class Frontier {
         return admissions.filter((admission) => admission === 'queued').length;
     }
 
-    /** Admits a page's links as `enqueue` does, the first `maxLinksPerPage` of them; the rest are counted as `overLimit`. */
+    /**
+     * Admits a page's links as `enqueue` does, the first
+     * `maxLinksPerPage` of them; the rest are counted as `overLimit`.
+     */
     async enqueueFromPage(links: readonly Link[], base: URL): Promise<number> {
         const taken = links.slice(0, this.maxLinksPerPage);
         const queued = await this.enqueue(taken, base);
@@ -157,7 +168,7 @@ export class Frontier {
                 } else {
                     admissions[index] = 'queued';
                     stats.admitted += 1;
-                    queued.push({ index, key: keys[candidate]! });
+                    queued.push({ index, key: keys[candidate] ?? urlKey(url) });
                     const request = { url, uniqueKey: url, label: route.label, userData: { ...userData } };
                     (route.render === 'always' ? toBrowser : isNavigation(route) ? toHttpFront : toHttp).push(request);
                 }
@@ -180,7 +191,9 @@ export class Frontier {
             stats.admitted -= queued.length;
             throw error;
         } finally {
-            keys.forEach((key, candidate) => held[candidate] && this.admitting.delete(key));
+            keys.forEach((key, candidate) => {
+                if (held[candidate]) this.admitting.delete(key);
+            });
             over();
         }
     }
@@ -222,7 +235,12 @@ export class Frontier {
             this.options.stats.linksSkipped.overBudget += 1;
             return 'overBudget';
         }
-        const { wasAlreadyPresent } = await this.options.httpQueue.addRequest({ url: target, uniqueKey: target, label: request.label, userData });
+        const { wasAlreadyPresent } = await this.options.httpQueue.addRequest({
+            url: target,
+            uniqueKey: target,
+            label: request.label,
+            userData,
+        });
         if (wasAlreadyPresent) return 'loop'; // `/x` → `/x/` → `/x`
         this.options.stats.admitted += 1;
         return 'queued';
@@ -278,7 +296,11 @@ export class Frontier {
         return true;
     }
 
-    private async addTo(queue: FrontierQueue, requests: RequestOptions[], options?: { forefront: boolean }): Promise<void> {
+    private async addTo(
+        queue: FrontierQueue,
+        requests: RequestOptions[],
+        options?: { forefront: boolean },
+    ): Promise<void> {
         if (requests.length > 0) await queue.addRequests(requests, options);
     }
 }

@@ -22,18 +22,29 @@
 export const DEFAULT_TRACKING_PARAMS: readonly string[] = Object.freeze([
     'utm_*', // Google Analytics campaign tags (utm_source, utm_medium, utm_campaign, ...)
     'fbclid', // Facebook
-    'gclid', 'gclsrc', 'dclid', 'gbraid', 'wbraid', '_ga', '_gl', 'srsltid', // Google Ads / Analytics / Merchant
+    'gclid',
+    'gclsrc',
+    'dclid',
+    'gbraid',
+    'wbraid',
+    '_ga',
+    '_gl',
+    'srsltid', // Google Ads / Analytics / Merchant
     'msclkid', // Microsoft Ads
     'yclid', // Yandex
     'twclid', // X / Twitter
     'ttclid', // TikTok
     'li_fat_id', // LinkedIn
     'igshid', // Instagram share
-    'mc_cid', 'mc_eid', // Mailchimp
-    '_hsenc', '_hsmi', // HubSpot
+    'mc_cid',
+    'mc_eid', // Mailchimp
+    '_hsenc',
+    '_hsmi', // HubSpot
     'mkt_tok', // Marketo
     'spm', // Alibaba / Taobao
-    'ref', 'ref_src', 'ref_url', // referral tags
+    'ref',
+    'ref_src',
+    'ref_url', // referral tags
 ]);
 
 /** A URL that cannot enter the frontier; `reason` says why in words a user can act on. */
@@ -75,9 +86,7 @@ export function normalizeUrl(raw: string, options: NormalizeOptions = {}): strin
     const isTracking = trackingMatcher(options.trackingParams);
     const path = normalizePercentEncoding(url.pathname);
     const query = normalizeQuery(normalizePercentEncoding(url.search), isTracking);
-    const userinfo = url.username || url.password
-        ? `${url.username}${url.password ? `:${url.password}` : ''}@`
-        : '';
+    const userinfo = url.username || url.password ? `${url.username}${url.password ? `:${url.password}` : ''}@` : '';
     return `${url.protocol}//${userinfo}${url.host}${path}${query}`;
 }
 
@@ -109,7 +118,8 @@ export const MAX_URL_LENGTH = 2048;
 
 function parse(raw: string, base: string | URL | undefined): URL {
     const input = raw.trim();
-    if (input.length > MAX_URL_LENGTH) throw new InvalidUrlError(raw, `longer than ${MAX_URL_LENGTH} characters (${input.length})`);
+    if (input.length > MAX_URL_LENGTH)
+        throw new InvalidUrlError(raw, `longer than ${MAX_URL_LENGTH} characters (${input.length})`);
     let url: URL;
     try {
         url = new URL(input, typeof base === 'string' ? base.trim() : base);
@@ -148,9 +158,9 @@ const UNRESERVED = /[A-Za-z0-9\-._~]/;
  */
 function normalizePercentEncoding(part: string): string {
     if (!part.includes('%')) return part;
-    return part.replace(PERCENT_ESCAPE, (escape) => {
-        const char = String.fromCharCode(parseInt(escape.slice(1), 16));
-        return UNRESERVED.test(char) ? char : escape.toUpperCase();
+    return part.replace(PERCENT_ESCAPE, (sequence) => {
+        const char = String.fromCharCode(parseInt(sequence.slice(1), 16));
+        return UNRESERVED.test(char) ? char : sequence.toUpperCase();
     });
 }
 

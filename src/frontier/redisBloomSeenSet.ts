@@ -20,14 +20,32 @@ import type { Redis } from 'ioredis';
 import type { SeenSetReport } from '../vocabulary/report.js';
 import { bloomPositions, bloomSizing } from './bloomSeenSet.js';
 import type { SeenSet } from './seenSet.js';
-import { countKey, deleteKeysUnder, hash64, inChunks, luaScript, openLayout, readCount, type LuaScript } from './redisSeenSet.js';
+import {
+    countKey,
+    deleteKeysUnder,
+    hash64,
+    inChunks,
+    luaScript,
+    openLayout,
+    readCount,
+    type LuaScript,
+} from './redisSeenSet.js';
 
 export interface RedisBloomSeenSetOptions {
-    /** The Redis key prefix of this site's seen-set, e.g. `dragnet:shop:seen`; every key the set writes starts with `${key}:`. */
+    /**
+     * The Redis key prefix of this site's seen-set, e.g.
+     * `dragnet:shop:seen`; every key the set writes starts with `${key}:`.
+     */
     key: string;
-    /** URLs the run is expected to see; past it, the false-positive rate climbs. Used when the set is first created. Default: BLOOM_DEFAULTS.expectedItems (10 000 000). */
+    /**
+     * URLs the run is expected to see; past it, the false-positive rate climbs. Used
+     * when the set is first created. Default: BLOOM_DEFAULTS.expectedItems (10 000 000).
+     */
     expectedUrls?: number;
-    /** Accepted chance that a new URL is taken for a seen one. Used when the set is first created. Default: BLOOM_DEFAULTS.falsePositiveRate (1e-6). */
+    /**
+     * Accepted chance that a new URL is taken for a seen one. Used when the
+     * set is first created. Default: BLOOM_DEFAULTS.falsePositiveRate (1e-6).
+     */
     falsePositiveRate?: number;
     /** Bits per Redis bitmap. Default: 2^31 (256 MB); smaller only so tests can cut a small filter into several. */
     bitsPerKey?: number;
@@ -142,9 +160,13 @@ export class RedisBloomSeenSet implements SeenSet {
 
     /** Opens the filter under `options.key`: its stored layout, or, first of the fleet, the one the options imply. */
     static async open(redis: Redis, options: RedisBloomSeenSetOptions): Promise<RedisBloomSeenSet> {
-        const sizing = bloomSizing({ expectedItems: options.expectedUrls, falsePositiveRate: options.falsePositiveRate });
+        const sizing = bloomSizing({
+            expectedItems: options.expectedUrls,
+            falsePositiveRate: options.falsePositiveRate,
+        });
         const bitsPerKey = options.bitsPerKey ?? 2 ** 31;
-        if (!(Number.isInteger(bitsPerKey) && bitsPerKey > 0 && bitsPerKey <= MAX_BITS_PER_KEY)) throw new RangeError('bitsPerKey must be a whole number in [1, 2^32]');
+        if (!(Number.isInteger(bitsPerKey) && bitsPerKey > 0 && bitsPerKey <= MAX_BITS_PER_KEY))
+            throw new RangeError('bitsPerKey must be a whole number in [1, 2^32]');
         const layout = await openLayout<BloomLayout>(redis, options.key, { kind: 'bloom', ...sizing, bitsPerKey });
         if (![layout.bitCount, layout.hashCount, layout.bitsPerKey].every((n) => Number.isInteger(n) && n > 0)) {
             throw new Error(`${options.key}:meta holds no valid filter layout: ${JSON.stringify(layout)}`);
@@ -169,7 +191,15 @@ export class RedisBloomSeenSet implements SeenSet {
      */
     async claim(key: string, owner: string): Promise<boolean> {
         const positions = bloomPositions(key, this.hashCount, this.bitCount).join(' ');
-        return (await this.script(this.keys, [String(this.bitsPerKey), 'claim', positions, hash64(key), hash64(owner)])) === 1;
+        return (
+            (await this.script(this.keys, [
+                String(this.bitsPerKey),
+                'claim',
+                positions,
+                hash64(key),
+                hash64(owner),
+            ])) === 1
+        );
     }
 
     /** URLs admitted fleet-wide, as of this worker's last add. */
@@ -221,7 +251,8 @@ export class RedisBloomSeenSet implements SeenSet {
         await deleteKeysUnder(this.redis, this.key);
         this.count = 0;
         const layout = await openLayout<BloomLayout>(this.redis, this.key, this.layout);
-        if (JSON.stringify(layout) !== JSON.stringify(this.layout)) throw new Error(`${this.key} was reopened with another layout while it was cleared`);
+        if (JSON.stringify(layout) !== JSON.stringify(this.layout))
+            throw new Error(`${this.key} was reopened with another layout while it was cleared`);
     }
 
     private get layout(): BloomLayout {
@@ -230,9 +261,18 @@ export class RedisBloomSeenSet implements SeenSet {
 
     /** The script over one chunk: for each key, whether it was new (add) or is held (has). */
     private async run(mode: 'add' | 'has', keys: readonly string[]): Promise<boolean[]> {
-        const args = [String(this.bitsPerKey), mode, ...keys.map((key) => bloomPositions(key, this.hashCount, this.bitCount).join(' '))];
+        const args = [
+            String(this.bitsPerKey),
+            mode,
+            ...keys.map((key) => bloomPositions(key, this.hashCount, this.bitCount).join(' ')),
+        ];
         const answers = (await this.script(this.keys, args)) as number[];
-        if (mode === 'add') this.count = answers.pop()!;
+        if (mode === 'add') {
+            // The script's last answer is the set's count after the adds.
+            const count = answers.pop();
+            if (count === undefined) throw new Error('the seen-set script gave no answers');
+            this.count = count;
+        }
         return answers.map((answer) => answer === 1);
     }
 }

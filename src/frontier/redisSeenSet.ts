@@ -28,7 +28,10 @@ import { BLOOM_DEFAULTS } from './bloomSeenSet.js';
 import type { SeenSet } from './seenSet.js';
 
 export interface RedisSeenSetOptions {
-    /** The Redis key prefix of this site's seen-set, e.g. `dragnet:shop:seen`; every key the set writes starts with `${key}:`. */
+    /**
+     * The Redis key prefix of this site's seen-set, e.g.
+     * `dragnet:shop:seen`; every key the set writes starts with `${key}:`.
+     */
     key: string;
     /**
      * URLs the run is expected to see. Sizes the buckets when the set is first created; later
@@ -149,7 +152,8 @@ export class RedisSeenSet implements SeenSet {
         await deleteKeysUnder(this.redis, this.key);
         this.count = 0;
         const layout = await openLayout<ExactLayout>(this.redis, this.key, { kind: 'exact', buckets: this.buckets });
-        if (layout.buckets !== this.buckets) throw new Error(`${this.key} was reopened with another layout while it was cleared`);
+        if (layout.buckets !== this.buckets)
+            throw new Error(`${this.key} was reopened with another layout while it was cleared`);
     }
 
     /** The script over one chunk: for each key, whether it was new (add) or is held (has). */
@@ -162,7 +166,12 @@ export class RedisSeenSet implements SeenSet {
             fields.push(field);
         }
         const answers = (await this.script([countKey(this.key), ...buckets], [mode, ...fields])) as number[];
-        if (mode === 'add') this.count = answers.pop()!;
+        if (mode === 'add') {
+            // The script's last answer is the set's count after the adds.
+            const count = answers.pop();
+            if (count === undefined) throw new Error('the seen-set script gave no answers');
+            this.count = count;
+        }
         return answers.map((answer) => answer === 1);
     }
 
@@ -175,12 +184,16 @@ export class RedisSeenSet implements SeenSet {
 
 // The Redis plumbing both Redis seen-sets share (redisBloomSeenSet.ts imports it).
 
-/** A Lua script called with its keys and arguments; ioredis sends EVALSHA and falls back to EVAL once per connection. */
+/**
+ * A Lua script called with its keys and arguments; ioredis sends EVALSHA and falls back to EVAL once per connection.
+ */
 export type LuaScript = (keys: readonly string[], args: readonly (string | Buffer | number)[]) => Promise<unknown>;
 
 export function luaScript(redis: Redis, name: string, lua: string): LuaScript {
     if (!(name in redis)) redis.defineCommand(name, { lua });
-    const command = (redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[name]!;
+    // defineCommand adds the command as a method of the connection, which Redis's type cannot know of.
+    const command = (redis as unknown as Record<string, ((...args: unknown[]) => Promise<unknown>) | undefined>)[name];
+    if (!command) throw new Error(`ioredis did not define the command ${name}`);
     return (keys, args) => command.call(redis, keys.length, ...keys, ...args);
 }
 
@@ -194,7 +207,8 @@ export async function openLayout<T extends { kind: string }>(redis: Redis, key: 
     const stored = await redis.get(metaKey);
     if (stored === null) throw new Error(`${metaKey} was deleted while the seen-set was opened`);
     const layout = JSON.parse(stored) as T;
-    if (layout.kind !== proposed.kind) throw new Error(`${key} holds ${article(layout.kind)} seen-set, not ${article(proposed.kind)} one`);
+    if (layout.kind !== proposed.kind)
+        throw new Error(`${key} holds ${article(layout.kind)} seen-set, not ${article(proposed.kind)} one`);
     return layout;
 }
 
@@ -231,8 +245,14 @@ export async function deleteKeysUnder(redis: Redis, key: string): Promise<void> 
     for await (const keys of scanKeysUnder(redis, key)) await redis.unlink(...keys);
 }
 
-/** A script call over chunks of SCRIPT_CHUNK keys, sent together: one connection pipelines them and Redis runs them in order. */
-export async function inChunks(keys: readonly string[], runChunk: (chunk: string[]) => Promise<boolean[]>): Promise<boolean[]> {
+/**
+ * A script call over chunks of SCRIPT_CHUNK keys, sent together:
+ * one connection pipelines them and Redis runs them in order.
+ */
+export async function inChunks(
+    keys: readonly string[],
+    runChunk: (chunk: string[]) => Promise<boolean[]>,
+): Promise<boolean[]> {
     const chunks: string[][] = [];
     for (let from = 0; from < keys.length; from += SCRIPT_CHUNK) chunks.push(keys.slice(from, from + SCRIPT_CHUNK));
     return (await Promise.all(chunks.map(runChunk))).flat();

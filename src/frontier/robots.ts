@@ -34,7 +34,9 @@ export interface RobotsPolicyOptions {
     userAgent?: string;
     /** How long an answer is used before robots.txt is fetched again, in seconds. Default: 86 400 (24 h). */
     cacheSecs?: number;
-    /** The wait before the first refetch of an unreachable robots.txt, in seconds; doubled each time after. Default: 2. */
+    /**
+     * The wait before the first refetch of an unreachable robots.txt, in seconds; doubled each time after. Default: 2.
+     */
     retryBaseSecs?: number;
     /** The wait between refetches never grows past this, in seconds. Default: 60. */
     retryMaxSecs?: number;
@@ -49,7 +51,13 @@ export interface RobotsPolicyOptions {
     log?: Logger;
 }
 
-export const ROBOTS_DEFAULTS = { userAgent: '*', cacheSecs: 86_400, retryBaseSecs: 2, retryMaxSecs: 60, allowAllAfterSecs: 30 };
+export const ROBOTS_DEFAULTS = {
+    userAgent: '*',
+    cacheSecs: 86_400,
+    retryBaseSecs: 2,
+    retryMaxSecs: 60,
+    allowAllAfterSecs: 30,
+};
 
 /** What is known of one origin's robots.txt. */
 interface OriginState {
@@ -88,7 +96,11 @@ export class RobotsPolicy {
         this.allowAllAfterMs = (options.allowAllAfterSecs ?? ROBOTS_DEFAULTS.allowAllAfterSecs) * 1000;
         this.log = options.log;
         if (typeof this.fetch !== 'function') throw new TypeError('RobotsPolicy needs a fetch');
-        for (const [name, ms] of Object.entries({ cacheSecs: this.cacheMs, retryBaseSecs: this.retryBaseMs, retryMaxSecs: this.retryMaxMs })) {
+        for (const [name, ms] of Object.entries({
+            cacheSecs: this.cacheMs,
+            retryBaseSecs: this.retryBaseMs,
+            retryMaxSecs: this.retryMaxMs,
+        })) {
             if (!(ms > 0)) throw new RangeError(`${name} must be > 0`);
         }
         if (!(this.allowAllAfterMs >= 0)) throw new RangeError('allowAllAfterSecs must be >= 0');
@@ -98,9 +110,13 @@ export class RobotsPolicy {
     async isAllowed(url: URL): Promise<boolean> {
         const origin = url.origin;
         let state = this.origins.get(origin);
-        if (!state) this.origins.set(origin, (state = { fetchAt: 0, failures: 0 }));
+        if (!state) {
+            state = { fetchAt: 0, failures: 0 };
+            this.origins.set(origin, state);
+        }
         for (;;) {
-            if (Date.now() >= state.fetchAt) state.fetching ??= this.refresh(origin, state).finally(() => (state.fetching = undefined));
+            if (Date.now() >= state.fetchAt)
+                state.fetching ??= this.refresh(origin, state).finally(() => (state.fetching = undefined));
             // A refetch is waited for, except while the origin is unreachable: then the last answer stands.
             if (state.fetching && !(state.answer && state.unreachableSince !== undefined)) await state.fetching;
             if (state.answer) return state.answer(url.href);
@@ -149,7 +165,10 @@ export class RobotsPolicy {
         if (state.answer) {
             state.fetchAt = retryAt;
         } else if (now >= allowAllAt) {
-            this.log?.warn({ robotsUrl, reason }, `robots.txt unreachable for ${this.allowAllAfterMs / 1000} s: allowing all, still retrying`);
+            this.log?.warn(
+                { robotsUrl, reason },
+                `robots.txt unreachable for ${this.allowAllAfterMs / 1000} s: allowing all, still retrying`,
+            );
             state.answer = allowAll;
             state.fetchAt = retryAt;
         } else {

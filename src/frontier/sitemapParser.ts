@@ -40,7 +40,11 @@ export class SitemapParser {
         this.sax.onopentag = ({ name }) => {
             this.depth += 1;
             if (this.depth === 1) {
-                if (name !== 'urlset' && name !== 'sitemapindex') throw new SitemapFailure('not-a-sitemap', `its root element is <${name}>, not <urlset> or <sitemapindex>`);
+                if (name !== 'urlset' && name !== 'sitemapindex')
+                    throw new SitemapFailure(
+                        'not-a-sitemap',
+                        `its root element is <${name}>, not <urlset> or <sitemapindex>`,
+                    );
                 this.root = name;
             } else if (this.depth === 2) {
                 this.loc = this.lastmod = '';
@@ -79,7 +83,8 @@ export class SitemapParser {
     }
 
     private throwIfMalformed(): void {
-        if (this.error) throw new SitemapFailure('malformed', `malformed XML: ${this.error.message.replace(/\s*\n\s*/g, ', ')}`);
+        if (this.error)
+            throw new SitemapFailure('malformed', `malformed XML: ${this.error.message.replace(/\s*\n\s*/g, ', ')}`);
     }
 }
 

@@ -40,7 +40,10 @@ export type SitemapFetch = (url: string, signal: AbortSignal) => Promise<AsyncIt
 export interface SitemapReaderOptions {
     /** How a sitemap is fetched. Required. */
     fetch: SitemapFetch;
-    /** Where each batch of URL entries goes (the frontier's `enqueue`, the sitemap's URL as base); reading waits for it. Resolves to how many it queued. Required. */
+    /**
+     * Where each batch of URL entries goes (the frontier's `enqueue`, the sitemap's
+     * URL as base); reading waits for it. Resolves to how many it queued. Required.
+     */
     enqueue: (links: Link[], base: URL) => Promise<number>;
     /** The counters it keeps (the run's `stats.sitemaps`). Required. */
     counters: SitemapReport;
@@ -105,10 +108,14 @@ export class SitemapReader {
         if (!(this.retryBaseMs >= 0)) throw new RangeError('retryBaseSecs must be >= 0');
     }
 
-    /** Reads the sitemaps at `urls` and those they name, handing their URL entries on; never throws for a sitemap's sake. */
+    /**
+     * Reads the sitemaps at `urls` and those they name, handing
+     * their URL entries on; never throws for a sitemap's sake.
+     */
     async read(urls: readonly string[]): Promise<void> {
         for (const url of urls) this.take(url, undefined, 0);
-        for (let next = this.pending.shift(); next && !this.stopped(); next = this.pending.shift()) await this.readSitemap(next);
+        for (let next = this.pending.shift(); next && !this.stopped(); next = this.pending.shift())
+            await this.readSitemap(next);
     }
 
     /** The sitemaps the robots.txt of each origin lists in its `Sitemap:` lines. */
@@ -119,13 +126,21 @@ export class SitemapReader {
             let answer = { status: 0, body: '' };
             const answered = await this.attempt({ robotsTxt: robotsUrl }, async () => {
                 answer = await fetch(robotsUrl);
-                // RFC 9309: a 5xx or 429 robots.txt is unreachable, which is worth asking again; a 4xx says there is none.
-                if (answer.status >= 500 || answer.status === 429) throw new SitemapFailure(`http-${answer.status}`, `robots.txt answered ${answer.status}`, 'transient');
+                // RFC 9309: a 5xx or 429 robots.txt is unreachable,
+                // which is worth asking again; a 4xx says there is none.
+                if (answer.status >= 500 || answer.status === 429)
+                    throw new SitemapFailure(
+                        `http-${answer.status}`,
+                        `robots.txt answered ${answer.status}`,
+                        'transient',
+                    );
                 return true;
             });
             if (!answered) continue;
-            const sitemaps = answer.status >= 200 && answer.status < 300 ? robotsParser(robotsUrl, answer.body).getSitemaps() : [];
-            if (sitemaps.length === 0) this.options.log.warn({ robotsUrl, status: answer.status }, 'robots.txt lists no sitemaps');
+            const sitemaps =
+                answer.status >= 200 && answer.status < 300 ? robotsParser(robotsUrl, answer.body).getSitemaps() : [];
+            if (sitemaps.length === 0)
+                this.options.log.warn({ robotsUrl, status: answer.status }, 'robots.txt lists no sitemaps');
             listed.push(...sitemaps);
         }
         return listed;
@@ -144,14 +159,20 @@ export class SitemapReader {
      * (false: the reading stopped), or to false when it failed, counted and logged. A robots.txt that
      * fails is counted among the failed sitemaps as `robots-txt-unreachable`: the sitemaps it lists are.
      */
-    private async attempt(source: { sitemap: string } | { robotsTxt: string }, once: () => Promise<boolean>): Promise<boolean> {
+    private async attempt(
+        source: { sitemap: string } | { robotsTxt: string },
+        once: () => Promise<boolean>,
+    ): Promise<boolean> {
         const what = 'sitemap' in source ? 'sitemap' : 'robots.txt';
         for (let attempt = 0; ; attempt++) {
             try {
                 return await once();
             } catch (error) {
                 if (this.stopped()) return false;
-                const { failureClass = 'transient', reason = 'error' } = error as { failureClass?: FailureClass; reason?: string };
+                const { failureClass = 'transient', reason = 'error' } = error as {
+                    failureClass?: FailureClass;
+                    reason?: string;
+                };
                 const message = error instanceof Error ? error.message : String(error);
                 if (RETRIED.has(failureClass) && attempt < this.retries) {
                     const waitMs = this.retryBaseMs * 2 ** attempt;
@@ -161,7 +182,10 @@ export class SitemapReader {
                 }
                 const counted = 'sitemap' in source ? reason : 'robots-txt-unreachable';
                 this.count('failed', counted);
-                this.options.log.warn({ ...source, reason: counted, attempts: attempt + 1 }, `${what} not read: ${message}`);
+                this.options.log.warn(
+                    { ...source, reason: counted, attempts: attempt + 1 },
+                    `${what} not read: ${message}`,
+                );
                 return false;
             }
         }
@@ -215,13 +239,20 @@ export class SitemapReader {
         }
         url.hash = '';
         if (this.taken.has(url.href)) return;
-        const skip = depth > this.maxDepth ? 'too-deep' : this.taken.size >= this.maxSitemaps ? 'too-many-sitemaps' : undefined;
+        const skip =
+            depth > this.maxDepth ? 'too-deep' : this.taken.size >= this.maxSitemaps ? 'too-many-sitemaps' : undefined;
         if (skip) {
             this.count('skipped', skip);
             if (!this.skipsLogged.has(skip)) {
                 this.skipsLogged.add(skip);
-                const limit = skip === 'too-deep' ? `indexes nested more than ${this.maxDepth} deep` : `more than ${this.maxSitemaps} sitemaps`;
-                this.options.log.warn({ sitemap: url.href, reason: skip }, `sitemaps skipped: ${limit} (counted in sitemaps.skipped)`);
+                const limit =
+                    skip === 'too-deep'
+                        ? `indexes nested more than ${this.maxDepth} deep`
+                        : `more than ${this.maxSitemaps} sitemaps`;
+                this.options.log.warn(
+                    { sitemap: url.href, reason: skip },
+                    `sitemaps skipped: ${limit} (counted in sitemaps.skipped)`,
+                );
             }
             return;
         }

@@ -133,9 +133,14 @@ export class LiveStatus {
      * so samples are kept per read and dropped once a newer one is old enough to be the baseline.
      */
     private rate(now: number, pages: number): number {
-        this.samples.push({ at: now, pages });
-        while (this.samples.length > 2 && this.samples[1]!.at <= now - this.rateWindowMs) this.samples.shift();
-        const baseline = this.samples[0]!;
+        const sample = { at: now, pages };
+        this.samples.push(sample);
+        while (this.samples.length > 2) {
+            const next = this.samples[1];
+            if (!next || next.at > now - this.rateWindowMs) break;
+            this.samples.shift();
+        }
+        const baseline = this.samples[0] ?? sample;
         const seconds = (now - baseline.at) / 1000;
         return seconds > 0 ? (pages - baseline.pages) / seconds : 0;
     }

@@ -32,7 +32,14 @@ export interface LiveProgressOptions {
 }
 
 /** Pins the live line; returns the function that takes it away. */
-export function startLiveProgress({ stats, line, refreshMs = 1000, rateWindowMs = 5000, load, maxRequests }: LiveProgressOptions): () => void {
+export function startLiveProgress({
+    stats,
+    line,
+    refreshMs = 1000,
+    rateWindowMs = 5000,
+    load,
+    maxRequests,
+}: LiveProgressOptions): () => void {
     const live = new LiveStatus({ stats, load, rateWindowMs });
     const content = (width: number) =>
         formatLiveLine(live.snapshot(), {
@@ -40,7 +47,8 @@ export function startLiveProgress({ stats, line, refreshMs = 1000, rateWindowMs 
             total: maxRequests !== undefined && stats.admitted >= maxRequests ? stats.admitted : undefined,
             color: line.colors,
         });
-    // The first draw waits a tick, as the first progress line waits an interval: a run over within a second (`npm run try`'s one page) shows none.
+    // The first draw waits a tick, as the first progress line waits an interval:
+    // a run over within a second (`npm run try`'s one page) shows none.
     const timer = setInterval(() => line.show(content), refreshMs);
     timer.unref();
     return () => {
@@ -60,7 +68,10 @@ export interface LiveLineOptions {
 
 const SEPARATOR = ' · ';
 
-/** `███████░░░░░░ 52% · pages 104/200 · 24.1/s · ETA 4s · queue 80 · in flight 12 · errors 5 · escalations 4 · retries 3 · dead 1 · items 110 (+2 invalid, 1.8%)` */
+/**
+ * `███████░░░░░░ 52% · pages 104/200 · 24.1/s · ETA 4s · queue 80 · in flight 12
+ * · errors 5 · escalations 4 · retries 3 · dead 1 · items 110 (+2 invalid, 1.8%)`
+ */
 export function formatLiveLine(progress: LiveSnapshot, { width, total, color = false }: LiveLineOptions): string {
     const parts = progressParts(progress);
     const fields: Field[] = [
@@ -85,7 +96,9 @@ interface Field {
     painted?: string;
 }
 
-/** The share done as a bar of a sixth of the width (5 to 20 cells) and a percentage that reads 100% only when all is. */
+/**
+ * The share done as a bar of a sixth of the width (5 to 20 cells) and a percentage that reads 100% only when all is.
+ */
 function barOf(share: number, width: number): Field {
     const done = Math.min(1, Math.max(0, share));
     const cells = Math.min(20, Math.max(5, Math.floor(width / 6)));
@@ -95,12 +108,17 @@ function barOf(share: number, width: number): Field {
     return { text: filled + empty + percent, painted: paint('cyan', filled) + paint('gray', empty) + percent };
 }
 
-/** `text` in colour, unasked whether stdout takes it: whether the line is drawn in colour is its terminal's (stderr's) to say. */
+/**
+ * `text` in colour, unasked whether stdout takes it: whether the
+ * line is drawn in colour is its terminal's (stderr's) to say.
+ */
 function paint(format: 'red' | 'cyan' | 'gray', text: string): string {
     return text && styleText(format, text, { validateStream: false });
 }
 
-/** The fields that fit in `width`, in order up to the first that does not; the first cut short when even it is too long. */
+/**
+ * The fields that fit in `width`, in order up to the first that does not; the first cut short when even it is too long.
+ */
 function fit(fields: Field[], width: number, color: boolean): string {
     const kept: Field[] = [];
     let used = 0;
@@ -110,6 +128,7 @@ function fit(fields: Field[], width: number, color: boolean): string {
         kept.push(field);
         used += needs;
     }
-    if (kept.length === 0) return `${fields[0]!.text.slice(0, width - 1)}…`;
+    const [first] = fields;
+    if (kept.length === 0 && first) return `${first.text.slice(0, width - 1)}…`;
     return kept.map((field) => (color ? (field.painted ?? field.text) : field.text)).join(SEPARATOR);
 }

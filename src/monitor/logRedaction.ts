@@ -34,10 +34,17 @@ export const redactionOptions: Pick<LoggerOptions, 'redact' | 'formatters' | 'se
     hooks: {
         logMethod(args, method) {
             // The merging object (a first argument that is not a string) is formatters.log's to scrub.
-            const scrubbed = args.map((arg, index) => (index === 0 && typeof arg === 'object' ? arg : scrubValue(arg))) as unknown[];
+            const scrubbed = args.map((arg, index) =>
+                index === 0 && typeof arg === 'object' ? arg : scrubValue(arg),
+            ) as unknown[];
             const first = scrubbed[0];
             if (scrubbed.length === 1 && typeof first === 'object' && first !== null) {
-                const error = first instanceof Error ? first : (first as { err?: unknown; msg?: unknown }).msg === undefined ? (first as { err?: unknown }).err : undefined;
+                const error =
+                    first instanceof Error
+                        ? first
+                        : (first as { err?: unknown; msg?: unknown }).msg === undefined
+                          ? (first as { err?: unknown }).err
+                          : undefined;
                 if (error instanceof Error) scrubbed.push(scrubValue(error.message));
             }
             method.apply(this, scrubbed as Parameters<typeof method>);

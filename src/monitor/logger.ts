@@ -78,5 +78,8 @@ class PinoBridge extends CrawleeLogger {
 }
 
 function routeCrawleeLog(logger: Logger): void {
-    crawleeLog.setOptions({ logger: new PinoBridge(logger), level: logger.isLevelEnabled('debug') ? LogLevel.DEBUG : LogLevel.INFO });
+    crawleeLog.setOptions({
+        logger: new PinoBridge(logger),
+        level: logger.isLevelEnabled('debug') ? LogLevel.DEBUG : LogLevel.INFO,
+    });
 }

@@ -10,7 +10,9 @@ import { type Configuration, type EventManager, LocalEventManager } from '@crawl
 import type { MemoryInfo } from '@crawlee/utils';
 
 /** LocalEventManager with its memory reading (private in Crawlee's types) in view. */
-const CrawleeEventManager = LocalEventManager as unknown as new (config: Configuration) => EventManager & { getMemoryInfo(): Promise<MemoryInfo> };
+const CrawleeEventManager = LocalEventManager as unknown as new (
+    config: Configuration,
+) => EventManager & { getMemoryInfo(): Promise<MemoryInfo> };
 
 class EventManagerReadingOwnMemory extends CrawleeEventManager {
     /** What Crawlee's first reading found the machine (or its container) to hold. */
@@ -24,7 +26,13 @@ class EventManagerReadingOwnMemory extends CrawleeEventManager {
         }
         // Crawlee reads only the total and the process figures of this.
         const rss = process.memoryUsage.rss();
-        return { totalBytes: this.totalBytes, freeBytes: this.totalBytes - rss, usedBytes: rss, mainProcessBytes: rss, childProcessesBytes: 0 };
+        return {
+            totalBytes: this.totalBytes,
+            freeBytes: this.totalBytes - rss,
+            usedBytes: rss,
+            mainProcessBytes: rss,
+            childProcessesBytes: 0,
+        };
     }
 }
 

@@ -48,7 +48,9 @@ export class PinnedLine {
         this.update(this.text);
     }
 
-    /** A stream into `writeAbove`, for a logger's destination: one per logger, so one ending leaves the others writing. */
+    /**
+     * A stream into `writeAbove`, for a logger's destination: one per logger, so one ending leaves the others writing.
+     */
     stream(): Writable {
         return new Writable({
             decodeStrings: false,
@@ -69,11 +71,17 @@ export class PinnedLine {
 
     private draw(): void {
         // The last column is left free: a character there puts some terminals into their next row at once.
-        this.text = this.content!(Math.max(1, this.terminal.columns - 1));
+        const { content } = this;
+        if (!content) return;
+        this.text = content(Math.max(1, this.terminal.columns - 1));
         this.update(this.text);
     }
 }
 
-/** The pinned line of stderr when stderr is a terminal that tells its size; undefined elsewhere (pipes, files, CI logs). */
+/**
+ * The pinned line of stderr when stderr is a terminal that tells its size; undefined elsewhere (pipes, files, CI logs).
+ */
 export const stderrLine: PinnedLine | undefined =
-    process.stderr.isTTY && process.stderr.columns > 0 && process.stderr.rows > 0 ? new PinnedLine(process.stderr) : undefined;
+    process.stderr.isTTY && process.stderr.columns > 0 && process.stderr.rows > 0
+        ? new PinnedLine(process.stderr)
+        : undefined;

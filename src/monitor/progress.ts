@@ -27,15 +27,32 @@ export function startProgress({ stats, log, intervalMs = 5000, load }: ProgressO
     return () => clearInterval(timer);
 }
 
-/** `pages 120 · 24.1/s · queue 80 · in flight 12 · retries 3 · errors 5 · dead 1 · escalations 4 · items 110 (+2 invalid, 1.8%) · ETA 4s` */
+/**
+ * `pages 120 · 24.1/s · queue 80 · in flight 12 · retries 3 · errors
+ * 5 · dead 1 · escalations 4 · items 110 (+2 invalid, 1.8%) · ETA 4s`
+ */
 export function formatProgress(progress: LiveSnapshot): string {
     const parts = progressParts(progress);
-    return [parts.pages, parts.rate, parts.queue, parts.inFlight, parts.retries, parts.errors, parts.dead, parts.escalations, parts.items, parts.eta]
+    return [
+        parts.pages,
+        parts.rate,
+        parts.queue,
+        parts.inFlight,
+        parts.retries,
+        parts.errors,
+        parts.dead,
+        parts.escalations,
+        parts.items,
+        parts.eta,
+    ]
         .filter((part) => part !== undefined)
         .join(' · ');
 }
 
-/** The progress line's parts, each as it reads there; undefined for what is not known. The live line (liveProgress.ts) says them the same way. */
+/**
+ * The progress line's parts, each as it reads there; undefined for what
+ * is not known. The live line (liveProgress.ts) says them the same way.
+ */
 export function progressParts(progress: LiveSnapshot) {
     const unfinished = progress.queued + (progress.inFlight ?? 0);
     return {

@@ -18,8 +18,19 @@ export interface StatsSnapshot {
 
 /** Plain number counters, saved and restored as they are. */
 const COUNTERS = [
-    'admitted', 'succeeded', 'deadLettered', 'retriedRequests', 'retries', 'redirects', 'duplicates',
-    'httpFetched', 'browserRendered', 'escalations', 'directToBrowser', 'itemsStored', 'itemsInvalid',
+    'admitted',
+    'succeeded',
+    'deadLettered',
+    'retriedRequests',
+    'retries',
+    'redirects',
+    'duplicates',
+    'httpFetched',
+    'browserRendered',
+    'escalations',
+    'directToBrowser',
+    'itemsStored',
+    'itemsInvalid',
 ] as const;
 
 export class RunStats {
@@ -56,7 +67,15 @@ export class RunStats {
     itemsInvalid = 0;
 
     /** Discovered links that did not enter the frontier, by why. */
-    linksSkipped: LinksSkipped = { seen: 0, offsite: 0, invalid: 0, disallowed: 0, overBudget: 0, unrouted: 0, overLimit: 0 };
+    linksSkipped: LinksSkipped = {
+        seen: 0,
+        offsite: 0,
+        invalid: 0,
+        disallowed: 0,
+        overBudget: 0,
+        unrouted: 0,
+        overLimit: 0,
+    };
     errorsByClass: ErrorsByClass = { transient: 0, blocked: 0, permanent: 0, invalid: 0, exit: 0 };
     /** What the site's sitemaps gave, counted by their reader (frontier/sitemaps.ts). */
     sitemaps: SitemapReport = { read: 0, failed: 0, skipped: 0, urls: 0, queued: 0, reasons: {} };
@@ -89,7 +108,12 @@ export class RunStats {
         counters.linksSkipped = this.linksSkipped;
         counters.errorsByClass = this.errorsByClass;
         counters.sitemaps = this.sitemaps;
-        return { counters, routes: Object.fromEntries(this.routes), firstStartedAt: this.firstStartedAt.toISOString(), sessions: this.sessions };
+        return {
+            counters,
+            routes: Object.fromEntries(this.routes),
+            firstStartedAt: this.firstStartedAt.toISOString(),
+            sessions: this.sessions,
+        };
     }
 
     /** Stats that count on from a saved snapshot: a resumed run. */

@@ -29,7 +29,12 @@ export interface StatusServer {
 /** The address listened on when none is given. */
 export const DEFAULT_METRICS_HOST = '127.0.0.1';
 
-export async function startStatusServer({ port, host = DEFAULT_METRICS_HOST, metrics, status }: StatusServerOptions): Promise<StatusServer> {
+export async function startStatusServer({
+    port,
+    host = DEFAULT_METRICS_HOST,
+    metrics,
+    status,
+}: StatusServerOptions): Promise<StatusServer> {
     const server = createServer((request, response) => {
         respond(request, response, metrics, status).catch((error: unknown) => {
             const message = error instanceof Error ? error.message : String(error);
@@ -64,7 +69,8 @@ async function respond(
     status: StatusServerOptions['status'],
 ): Promise<void> {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
-    if (path !== '/metrics' && path !== '/status') return reply(response, 404, 'text/plain; charset=utf-8', 'not found: try /metrics or /status\n');
+    if (path !== '/metrics' && path !== '/status')
+        return reply(response, 404, 'text/plain; charset=utf-8', 'not found: try /metrics or /status\n');
     if (request.method !== 'GET' && request.method !== 'HEAD') {
         response.setHeader('allow', 'GET, HEAD');
         return reply(response, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
@@ -73,10 +79,20 @@ async function respond(
         const { contentType, body } = await metrics.scrape();
         return reply(response, 200, contentType, body, request.method === 'HEAD');
     }
-    return reply(response, 200, 'application/json; charset=utf-8', `${JSON.stringify(status())}\n`, request.method === 'HEAD');
+    return reply(
+        response,
+        200,
+        'application/json; charset=utf-8',
+        `${JSON.stringify(status())}\n`,
+        request.method === 'HEAD',
+    );
 }
 
 function reply(response: ServerResponse, code: number, contentType: string, body: string, headOnly = false): void {
-    response.writeHead(code, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+    response.writeHead(code, {
+        'content-type': contentType,
+        'content-length': Buffer.byteLength(body),
+        'cache-control': 'no-store',
+    });
     response.end(headOnly ? undefined : body);
 }

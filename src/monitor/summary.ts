@@ -6,7 +6,15 @@
  * URL) and the drift breaker's sample URLs.
  */
 import { redactUrl, scrubText } from '../vocabulary/redact.js';
-import type { DomainConcurrency, ProxyReport, RenderDecision, RunSummary, SeenSetReport, SitemapReport, Trip } from '../vocabulary/report.js';
+import type {
+    DomainConcurrency,
+    ProxyReport,
+    RenderDecision,
+    RunSummary,
+    SeenSetReport,
+    SitemapReport,
+    Trip,
+} from '../vocabulary/report.js';
 import type { RunStats } from './stats.js';
 
 export function buildSummary(
@@ -43,7 +51,11 @@ export function buildSummary(
             duplicates: stats.duplicates,
         },
         http: { fetched: stats.httpFetched },
-        browser: { rendered: stats.browserRendered, available: context.browserAvailable, direct: stats.directToBrowser },
+        browser: {
+            rendered: stats.browserRendered,
+            available: context.browserAvailable,
+            direct: stats.directToBrowser,
+        },
         items: { stored: stats.itemsStored, invalid: stats.itemsInvalid },
         escalations: {
             total: stats.escalations,
@@ -61,18 +73,24 @@ export function buildSummary(
         storage: { ...context.storage, dir: redactUrl(context.storage.dir) },
         proxies: context.proxies,
         ...(context.stopped ? { stopped: context.stopped } : {}),
-        ...(stats.sessions > 0 ? { resumed: { sessions: stats.sessions, firstStartedAt: stats.firstStartedAt.toISOString() } } : {}),
+        ...(stats.sessions > 0
+            ? { resumed: { sessions: stats.sessions, firstStartedAt: stats.firstStartedAt.toISOString() } }
+            : {}),
     };
 }
 
 export function formatSummary(summary: RunSummary): string {
     const { requests, items } = summary;
     return [
-        `dragnet: ${summary.site} ${summary.stopped ? `stopped by ${summary.stopped}` : 'finished'} in ${summary.durationSec}s (${summary.pagesPerSec} pages/s)` +
-            (summary.resumed ? `, resuming a run begun ${summary.resumed.firstStartedAt} (session ${summary.resumed.sessions + 1})` : ''),
+        `dragnet: ${summary.site} ${summary.stopped ? `stopped by ${summary.stopped}` : 'finished'} ` +
+            `in ${summary.durationSec}s (${summary.pagesPerSec} pages/s)` +
+            (summary.resumed
+                ? `, resuming a run begun ${summary.resumed.firstStartedAt} (session ${summary.resumed.sessions + 1})`
+                : ''),
         ...(summary.stopped ? [`  resume     run the same command again: it continues where this one stopped`] : []),
-        `  requests   ${requests.total} total: ${requests.succeeded} succeeded, ${requests.deadLettered} dead-lettered, ` +
-            `${requests.retried} retried (${requests.retries} retries), ${requests.redirects} redirects, ${requests.duplicates} duplicates`,
+        `  requests   ${requests.total} total: ${requests.succeeded} succeeded, ${requests.deadLettered} ` +
+            `dead-lettered, ${requests.retried} retried (${requests.retries} retries), ` +
+            `${requests.redirects} redirects, ${requests.duplicates} duplicates`,
         `  fetched    ${summary.http.fetched} by HTTP, ${summary.browser.rendered} rendered in the browser ` +
             `(${summary.escalations.total} escalated, ${summary.browser.direct} sent directly` +
             `${summary.browser.available ? '' : '; no working browser'})`,
@@ -80,16 +98,21 @@ export function formatSummary(summary: RunSummary): string {
         ...summary.drift.map(
             (trip) =>
                 `  STOPPED    route "${trip.route}" by the drift breaker after ${trip.pagesJudged} pages ` +
-                `(${Math.round(trip.invalidShare * 100)}% invalid; fields: ${Object.keys(trip.failingFields).join(', ')})`,
+                `(${Math.round(trip.invalidShare * 100)}% invalid; ` +
+                `fields: ${Object.keys(trip.failingFields).join(', ')})`,
         ),
         ...Object.entries(summary.concurrency ?? {}).map(
             ([domain, c]) =>
-                `  limit      ${domain}: ${c.limit} requests at once (lowest ${c.lowest}, highest ${c.highest}; lowered ${c.decreases}, raised ${c.increases} times)`,
+                `  limit      ${domain}: ${c.limit} requests at once (lowest ${c.lowest}, highest ${c.highest}; ` +
+                `lowered ${c.decreases}, raised ${c.increases} times)`,
         ),
         ...(usedProxies(summary.proxies) ? [`  proxies    ${proxyLine(summary.proxies)}`] : []),
         ...(sitemapsTried(summary.sitemaps) ? [`  sitemaps   ${sitemapLine(summary.sitemaps)}`] : []),
-        `  links      skipped: ${Object.entries(summary.linksSkipped).map(([why, n]) => `${n} ${why}`).join(', ')}`,
-        `  output     ${summary.storage.dir} (dataset ${summary.storage.dataset}, raw pages ${summary.storage.rawPages})`,
+        `  links      skipped: ${Object.entries(summary.linksSkipped)
+            .map(([why, n]) => `${n} ${why}`)
+            .join(', ')}`,
+        `  output     ${summary.storage.dir} (dataset ${summary.storage.dataset}, raw ` +
+            `pages ${summary.storage.rawPages})`,
         ...(summary.report ? [`  report     ${summary.report}`] : []),
     ].join('\n');
 }
@@ -100,9 +123,14 @@ export function sitemapsTried(sitemaps: SitemapReport): boolean {
 }
 
 function sitemapLine(sitemaps: SitemapReport): string {
-    const reasons = Object.entries(sitemaps.reasons).map(([why, n]) => `${n} ${why}`).join(', ');
-    return `${sitemaps.read} read, ${sitemaps.failed} failed, ${sitemaps.skipped} skipped${reasons ? ` (${reasons})` : ''}; ` +
-        `${sitemaps.urls} URLs listed, ${sitemaps.queued} queued`;
+    const reasons = Object.entries(sitemaps.reasons)
+        .map(([why, n]) => `${n} ${why}`)
+        .join(', ');
+    return (
+        `${sitemaps.read} read, ${sitemaps.failed} failed, ${sitemaps.skipped} ` +
+        `skipped${reasons ? ` (${reasons})` : ''}; ` +
+        `${sitemaps.urls} URLs listed, ${sitemaps.queued} queued`
+    );
 }
 
 /** More than one tier, or an exit that is a proxy: a run that went only by the machine's own address did not. */
@@ -112,14 +140,23 @@ export function usedProxies(proxies: ProxyReport): boolean {
 
 function proxyLine(proxies: ProxyReport): string {
     const tiers = proxies.tiers.map(
-        (tier) => `${tier.name} ${tier.requests} requests (${tier.blocked} blocked, ${tier.limited} 429s, ${tier.exitFaults} exit faults)`,
+        (tier) =>
+            `${tier.name} ${tier.requests} requests (${tier.blocked} blocked, ${tier.limited} ` +
+            `429s, ${tier.exitFaults} exit faults)`,
     );
     const moves = proxies.tierMoves.length;
     return `${tiers.join(', ')}; ${moves} tier ${moves === 1 ? 'move' : 'moves'}`;
 }
 
 function scrubTrip(trip: Trip): Trip {
-    return { ...trip, samples: trip.samples.map((sample) => ({ ...sample, url: redactUrl(sample.url), issues: sample.issues.map(scrubText) })) };
+    return {
+        ...trip,
+        samples: trip.samples.map((sample) => ({
+            ...sample,
+            url: redactUrl(sample.url),
+            issues: sample.issues.map(scrubText),
+        })),
+    };
 }
 
 function round(value: number): number {

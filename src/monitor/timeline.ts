@@ -47,7 +47,10 @@ export interface TimelineOptions {
     intervalMs?: number;
     /** Most points held; past it neighbours are merged (see the module comment). Default: 2000. */
     maxPoints?: number;
-    /** Instantaneous values to record with each sample, e.g. `() => ({ inFlight: pool.currentConcurrency })`. Default: none. */
+    /**
+     * Instantaneous values to record with each sample, e.g. `()
+     * => ({ inFlight: pool.currentConcurrency })`. Default: none.
+     */
     gauges?: () => Record<string, number>;
 }
 
@@ -93,7 +96,10 @@ export class Timeline {
     sample(now: Date = new Date()): void {
         const point = this.snapshot(now);
         this.pending = this.pending
-            ? { point: mergePoints(this.pending.point, this.pending.samples, point, 1), samples: this.pending.samples + 1 }
+            ? {
+                  point: mergePoints(this.pending.point, this.pending.samples, point, 1),
+                  samples: this.pending.samples + 1,
+              }
             : { point, samples: 1 };
         if (this.pending.samples >= this.stride) this.flushPending();
     }
@@ -114,7 +120,8 @@ export class Timeline {
     private halve(): void {
         const merged: TimelinePoint[] = [];
         for (let index = 0; index < this.held.length; index += 2) {
-            const first = this.held[index]!;
+            const first = this.held[index];
+            if (!first) break;
             const second = this.held[index + 1];
             merged.push(second ? mergePoints(first, 1, second, 1) : first);
         }
@@ -126,7 +133,11 @@ export class Timeline {
         const { stats } = this;
         const routes: Record<string, RouteSample> = {};
         for (const [label, route] of stats.routes) {
-            routes[label] = { valid: route.itemsStored, invalid: route.itemsInvalid, failingFields: { ...route.failingFields } };
+            routes[label] = {
+                valid: route.itemsStored,
+                invalid: route.itemsInvalid,
+                failingFields: { ...route.failingFields },
+            };
         }
         const gauges: Record<string, number> = {};
         for (const [name, value] of Object.entries(this.readGauges?.() ?? {})) {
@@ -152,13 +163,22 @@ export class Timeline {
  * One point for two neighbours: the later one's time and counters (they are cumulative) and the
  * gauges' mean, weighted by how many samples each side stands for.
  */
-function mergePoints(earlier: TimelinePoint, earlierWeight: number, later: TimelinePoint, laterWeight: number): TimelinePoint {
+function mergePoints(
+    earlier: TimelinePoint,
+    earlierWeight: number,
+    later: TimelinePoint,
+    laterWeight: number,
+): TimelinePoint {
     const gauges: Record<string, number> = {};
     for (const name of new Set([...Object.keys(earlier.gauges), ...Object.keys(later.gauges)])) {
         const a = earlier.gauges[name];
         const b = later.gauges[name];
-        gauges[name] =
-            a === undefined ? b! : b === undefined ? a : (a * earlierWeight + b * laterWeight) / (earlierWeight + laterWeight);
+        // The name is a gauge of one point or of both.
+        const merged =
+            a === undefined || b === undefined
+                ? (a ?? b)
+                : (a * earlierWeight + b * laterWeight) / (earlierWeight + laterWeight);
+        if (merged !== undefined) gauges[name] = merged;
     }
     return { ...later, gauges };
 }

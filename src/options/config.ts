@@ -18,7 +18,9 @@ export type Config = { [Name in OptionName]: z.output<(typeof OPTIONS)[Name]['sc
 type ParseArgsOptions = NonNullable<ParseArgsConfig['options']>;
 type FlagValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
 /** What parseArgs gives for flags `Options`. */
-type ValuesOf<Options extends ParseArgsOptions> = ReturnType<typeof parseArgs<{ options: Options; strict: true; allowPositionals: false }>>['values'];
+type ValuesOf<Options extends ParseArgsOptions> = ReturnType<
+    typeof parseArgs<{ options: Options; strict: true; allowPositionals: false }>
+>['values'];
 
 const ALL_OPTIONS = Object.keys(OPTIONS) as OptionName[];
 const HELP_FLAG = { help: { type: 'boolean' } } as const satisfies ParseArgsOptions;
@@ -33,7 +35,12 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv, given?: Give
     const flags = parseFlags(argv, { ...flagsOf(ALL_OPTIONS), ...INPUT_FLAG, ...HELP_FLAG });
     if (flags.help) return 'help';
     const storageDir = readOption('storageDir', flags, env) as string;
-    return readOptions(ALL_OPTIONS, flags, env, readRunInput(flags.input as string | undefined, env, storageDir, given));
+    return readOptions(
+        ALL_OPTIONS,
+        flags,
+        env,
+        readRunInput(flags.input as string | undefined, env, storageDir, given),
+    );
 }
 
 /**
@@ -48,7 +55,9 @@ export function parseCommandLine<Shared extends OptionName, Own extends ParseArg
 ): { options: Pick<Config, Shared>; flags: ValuesOf<Own> } | 'help' {
     const flags = parseFlags(argv, { ...flagsOf(shared), ...own, ...HELP_FLAG });
     if (flags.help) return 'help';
-    const ownFlags = Object.fromEntries(Object.keys(own).flatMap((name) => (flags[name] === undefined ? [] : [[name, flags[name]]])));
+    const ownFlags = Object.fromEntries(
+        Object.keys(own).flatMap((name) => (flags[name] === undefined ? [] : [[name, flags[name]]])),
+    );
     return { options: readOptions(shared, flags, env), flags: ownFlags as ValuesOf<Own> };
 }
 
@@ -57,7 +66,8 @@ function parseFlags(argv: string[], options: ParseArgsOptions): FlagValues {
     try {
         return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
     } catch (error) {
-        // parseArgs explains itself over lines; the first says what is wrong, and a value starting with a dash needs `--flag=-1`.
+        // parseArgs explains itself over lines; the first says what is
+        // wrong, and a value starting with a dash needs `--flag=-1`.
         const [what, ...more] = (error as Error).message.split('\n');
         const dashHint = more.find((line) => line.startsWith('To specify an option argument starting with a dash'));
         throw new ConfigError(`${what}${dashHint ? ` ${dashHint}` : ''} (see --help)`);
@@ -74,7 +84,12 @@ function flagsOf(names: readonly OptionName[]): ParseArgsOptions {
     );
 }
 
-function readOptions<Names extends OptionName>(names: readonly Names[], flags: FlagValues, env: NodeJS.ProcessEnv, input?: RunInput): Pick<Config, Names> {
+function readOptions<Names extends OptionName>(
+    names: readonly Names[],
+    flags: FlagValues,
+    env: NodeJS.ProcessEnv,
+    input?: RunInput,
+): Pick<Config, Names> {
     return Object.fromEntries(names.map((name) => [name, readOption(name, flags, env, input)])) as Pick<Config, Names>;
 }
 
@@ -87,14 +102,21 @@ function readOptions<Names extends OptionName>(names: readonly Names[], flags: F
 function readOption(name: OptionName, flags: FlagValues, env: NodeJS.ProcessEnv, input?: RunInput): unknown {
     const spec: OptionSpec = OPTIONS[name];
     const variable = env[spec.env] || undefined;
-    const fromEnv = variable !== undefined && spec.kind === 'list' ? variable.split(spec.listSeparator ?? /\s+/).filter(Boolean) : variable;
+    const fromEnv =
+        variable !== undefined && spec.kind === 'list'
+            ? variable.split(spec.listSeparator ?? /\s+/).filter(Boolean)
+            : variable;
     const given = flags[spec.flag] ?? fromEnv;
     const fromInput = given === undefined ? input?.values[name] : undefined;
     const parsed = spec.schema.safeParse(given ?? fromInput ?? spec.default);
     if (!parsed.success) {
         const message = parsed.error.issues[0]?.message ?? 'is not valid';
-        if (fromInput !== undefined) throw new ConfigError(`${input!.source}: ${name} ${message}`);
-        throw new ConfigError(flags[spec.flag] === undefined && fromEnv !== undefined ? `${spec.env} (--${spec.flag}) ${message}` : `--${spec.flag} ${message}`);
+        if (fromInput !== undefined && input) throw new ConfigError(`${input.source}: ${name} ${message}`);
+        throw new ConfigError(
+            flags[spec.flag] === undefined && fromEnv !== undefined
+                ? `${spec.env} (--${spec.flag}) ${message}`
+                : `--${spec.flag} ${message}`,
+        );
     }
     return parsed.data;
 }
@@ -116,12 +138,15 @@ export function helpText(): string {
     for (const { title, names } of optionsByGroup()) lines.push('', `${title}:`, optionLines(names));
     lines.push(
         '',
-        `  ${'--input <file>'.padEnd(30)} the run's input: a JSON object of these options by name (maxConcurrency, startUrls, …); flags and variables override it (default: <storage-dir>/key_value_stores/default/INPUT.json; env: DRAGNET_INPUT, the JSON itself)`,
+        `  ${'--input <file>'.padEnd(30)} the run's input: a JSON object of these options by name (maxConcurrency, ` +
+            `startUrls, …); flags and variables override it (default: ` +
+            `<storage-dir>/key_value_stores/default/INPUT.json; env: DRAGNET_INPUT, the JSON itself)`,
         `  ${'--help'.padEnd(30)} show this help`,
         '',
         'Environment only:',
     );
-    for (const variable of ENVIRONMENT_ONLY) lines.push(`  ${variable.env.padEnd(30)} ${variable.doc} (default: ${variable.defaultText})`);
+    for (const variable of ENVIRONMENT_ONLY)
+        lines.push(`  ${variable.env.padEnd(30)} ${variable.doc} (default: ${variable.defaultText})`);
     lines.push('');
     return lines.join('\n');
 }
@@ -133,7 +158,10 @@ export function optionLines(names: readonly OptionName[]): string {
             const spec: OptionSpec = OPTIONS[name];
             const flag = `--${spec.flag}${spec.kind === 'switch' ? '' : ' <value>'}`.padEnd(30);
             const byDefault = shownDefault(spec);
-            return `  ${flag} ${spec.doc} (${byDefault === undefined ? '' : `default: ${byDefault}; `}env: ${spec.env})`;
+            return (
+                `  ${flag} ${spec.doc} ` +
+                `(${byDefault === undefined ? '' : `default: ${byDefault}; `}env: ${spec.env})`
+            );
         })
         .join('\n');
 }
@@ -165,7 +193,12 @@ export function crawlOptionsOf(config: Config): Omit<CrawlOptions, 'site' | 'sta
         seenSet: config.seenSet,
         expectedUrls: config.expectedUrls,
         bloomErrorRate: config.bloomErrorRate,
-        driftBreaker: { window: config.driftWindow, threshold: config.driftThreshold, minSamples: config.driftMinPages, scope: config.driftScope },
+        driftBreaker: {
+            window: config.driftWindow,
+            threshold: config.driftThreshold,
+            minSamples: config.driftMinPages,
+            scope: config.driftScope,
+        },
         metricsPort: config.metricsPort,
         metricsHost: config.metricsHost,
         progressIntervalSecs: config.progressIntervalSecs,
@@ -188,7 +221,10 @@ function distributedOptionsOf(config: Config): DistributedOptions | undefined {
     const { redisUrl, databaseUrl } = config;
     if (!redisUrl && !databaseUrl) return undefined;
     if (!redisUrl || !databaseUrl) {
-        throw new ConfigError(`the distributed mode needs both --redis-url (REDIS_URL) and --database-url (DATABASE_URL); only ${redisUrl ? '--redis-url' : '--database-url'} is set`);
+        throw new ConfigError(
+            `the distributed mode needs both --redis-url (REDIS_URL) and --database-url (DATABASE_URL); ` +
+                `only ${redisUrl ? '--redis-url' : '--database-url'} is set`,
+        );
     }
     const { redisPrefix, jobLockSecs, finishGraceSecs, fleetConcurrency, maxWaitingJobs } = config;
     return { redisUrl, databaseUrl, redisPrefix, jobLockSecs, finishGraceSecs, fleetConcurrency, maxWaitingJobs };

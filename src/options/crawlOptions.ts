@@ -34,7 +34,10 @@ export const CRAWL_DEFAULTS = {
  */
 export type ProgressView = 'auto' | 'plain' | 'off';
 
-/** How requests leave: proxy tiers, sessions, politeness (fetch/egress/proxyRouting.ts); the site's own settings where these are unset. */
+/**
+ * How requests leave: proxy tiers, sessions, politeness
+ * (fetch/egress/proxyRouting.ts); the site's own settings where these are unset.
+ */
 export interface ProxyOptions {
     /** Tiers, cheapest first. Default: the site's `proxyTiers`, else one direct tier. */
     tiers?: ProxyTierDefinition[];
@@ -42,7 +45,9 @@ export interface ProxyOptions {
     tierCosts?: Record<string, number>;
     /** Requests of one session before it retires. Default: 100 (SESSION_DEFAULTS). */
     sessionMaxUses?: number;
-    /** Most requests per second to the site, over every exit and worker. Default: the site's `maxRate`, else no limit. */
+    /**
+     * Most requests per second to the site, over every exit and worker. Default: the site's `maxRate`, else no limit.
+     */
     maxRate?: number;
     /** Honour robots.txt's Crawl-delay. Default: true. */
     crawlDelay?: boolean;
@@ -70,20 +75,37 @@ export interface DistributedOptions {
     maxWaitingJobs?: number;
 }
 
-export const DISTRIBUTED_DEFAULTS = { redisPrefix: 'dragnet', jobLockSecs: 30, finishGraceSecs: 5, maxWaitingJobs: 200_000 };
+export const DISTRIBUTED_DEFAULTS = {
+    redisPrefix: 'dragnet',
+    jobLockSecs: 30,
+    finishGraceSecs: 5,
+    maxWaitingJobs: 200_000,
+};
 
 export interface CrawlOptions {
     /** The site to crawl: `defineSite({...})`, or `loadSite(name or path)`. */
     site: Site;
     /** Normalized start URLs. Default: the site's own (also when empty). */
     startUrls?: string[];
-    /** Domains to crawl beside the start URLs' hosts and the site's `allowedDomains`, each with its subdomains. Default: none. */
+    /**
+     * Domains to crawl beside the start URLs' hosts and the site's
+     * `allowedDomains`, each with its subdomains. Default: none.
+     */
     allowDomains?: string[];
-    /** Also connect to loopback, private, CGNAT and link-local addresses (fetch/egress/egress.ts). Default: false: only the start URLs' hosts may have one. */
+    /**
+     * Also connect to loopback, private, CGNAT and link-local addresses
+     * (fetch/egress/egress.ts). Default: false: only the start URLs' hosts may have one.
+     */
     allowPrivateNetwork?: boolean;
-    /** Resolves host names for every connection, with `dns.lookup`'s signature. Default: `dns.lookup`; tests give a fake DNS. */
+    /**
+     * Resolves host names for every connection, with `dns.lookup`'s
+     * signature. Default: `dns.lookup`; tests give a fake DNS.
+     */
     dnsLookup?: LookupFunction;
-    /** Root of all storage. An unfinished run of the site found there is resumed; else the site's stores are emptied first. Default: `./storage`. */
+    /**
+     * Root of all storage. An unfinished run of the site found there is
+     * resumed; else the site's stores are emptied first. Default: `./storage`.
+     */
     storageDir?: string;
     /** Start over even when an unfinished run of the site is in the storage dir. Default: false. */
     fresh?: boolean;
@@ -99,7 +121,10 @@ export interface CrawlOptions {
      * most 4 (see parse/pageParser.ts).
      */
     parseWorkers?: number;
-    /** The longest one page's parse may take before it is quarantined as `extractor-timeout`; in a parse worker a page past it ends the worker. Default: 10 s (parse/pageParser.ts). */
+    /**
+     * The longest one page's parse may take before it is quarantined as `extractor-timeout`;
+     * in a parse worker a page past it ends the worker. Default: 10 s (parse/pageParser.ts).
+     */
     extractTimeoutSecs?: number;
     /** Most URLs admitted to the frontier. Default: no limit. */
     maxRequests?: number;
@@ -115,7 +140,10 @@ export interface CrawlOptions {
      * `true` with the defaults, or options. Default: true.
      */
     adaptiveTimeout?: boolean | AdaptiveTimeoutOptions;
-    /** Browser stage: the longest wait for a route's `waitFor`/`waitUntil` before the page is read as it is. Default: 10 s. */
+    /**
+     * Browser stage: the longest wait for a route's `waitFor`/`waitUntil`
+     * before the page is read as it is. Default: 10 s.
+     */
     browserWaitSecs?: number;
     /** Time between progress lines. Default: 5 s. */
     progressIntervalSecs?: number;
@@ -139,7 +167,10 @@ export interface CrawlOptions {
     renderLearning?: RenderLearningOptions;
     /** When a route's invalid share stops it (or the run). Defaults: see DriftBreakerOptions. */
     driftBreaker?: DriftBreakerOptions;
-    /** Serve Prometheus `/metrics` and JSON `/status` on this port of 127.0.0.1 while the run lasts (0: any free port). Default: no server. */
+    /**
+     * Serve Prometheus `/metrics` and JSON `/status` on this port of
+     * 127.0.0.1 while the run lasts (0: any free port). Default: no server.
+     */
     metricsPort?: number;
     /** Where the metrics server listens. Default: 127.0.0.1. */
     metricsHost?: string;
@@ -160,7 +191,8 @@ export interface CrawlOptions {
 }
 
 /** The crawl options with the run's surroundings settled (run.ts): what the pipeline is built from. */
-export type RunOptions = CrawlOptions & Required<Pick<CrawlOptions, 'startUrls' | 'storageDir' | 'log'>> & { chromiumPath: string | undefined };
+export type RunOptions = CrawlOptions &
+    Required<Pick<CrawlOptions, 'startUrls' | 'storageDir' | 'log'>> & { chromiumPath: string | undefined };
 
 export interface CrawlResult {
     summary: RunSummary;

@@ -9,20 +9,27 @@ export const number = () => z.coerce.number({ error: 'must be a number' });
 export const wholeAtLeast1 = () => number().int('must be a whole number').positive('must be at least 1');
 export const atLeast0 = () => number().min(0, 'must be 0 or more');
 export const oneOf = <const Values extends readonly [string, ...string[]]>(values: Values) =>
-    z.enum(values, { error: `must be ${values.slice(0, -1).join(', ')}${values.length > 2 ? ',' : ''} or ${values.at(-1)}` });
+    z.enum(values, {
+        error: `must be ${values.slice(0, -1).join(', ')}${values.length > 2 ? ',' : ''} or ${values.at(-1)}`,
+    });
 /** `on` or `off` from a flag or a variable; true or false from a run's JSON input too. */
 export const onOff = () =>
     z
-        .custom<boolean | 'on' | 'off'>((value) => typeof value === 'boolean' || value === 'on' || value === 'off', { error: 'must be on or off' })
+        .custom<boolean | 'on' | 'off'>((value) => typeof value === 'boolean' || value === 'on' || value === 'off', {
+            error: 'must be on or off',
+        })
         .transform((value) => value === true || value === 'on');
-const SWITCH_VALUES: Record<string, boolean> = { '1': true, true: true, '0': false, false: false };
+const SWITCH_VALUES = { '1': true, true: true, '0': false, false: false } as const;
 /** A switch: true from its flag, or its variable's 1, 0, true or false. */
 export const onOrOff = () =>
     z
-        .custom<boolean | string>((value) => typeof value === 'boolean' || (typeof value === 'string' && value in SWITCH_VALUES), {
-            error: 'must be 1, 0, true or false',
-        })
-        .transform((value) => (typeof value === 'boolean' ? value : SWITCH_VALUES[value]!));
+        .custom<boolean | keyof typeof SWITCH_VALUES>(
+            (value) => typeof value === 'boolean' || (typeof value === 'string' && value in SWITCH_VALUES),
+            {
+                error: 'must be 1, 0, true or false',
+            },
+        )
+        .transform((value) => (typeof value === 'boolean' ? value : SWITCH_VALUES[value]));
 export const share = (includingOne: boolean) => {
     const message = 'must be between 0 and 1';
     return includingOne ? number().gt(0, message).max(1, message) : number().gt(0, message).lt(1, message);

@@ -34,7 +34,10 @@ export interface OptionSpec<Schema extends z.ZodType = z.ZodType> {
     default?: string | number | boolean | readonly string[];
     /** How the default reads in the docs when it is no value of its own (`no limit`, `off`). */
     defaultText?: string;
-    /** `switch`: a flag without a value (its variable: 1, 0, true or false); `list`: repeatable (its variable: space-separated). */
+    /**
+     * `switch`: a flag without a value (its variable: 1, 0, true or
+     * false); `list`: repeatable (its variable: space-separated).
+     */
     kind?: 'switch' | 'list';
     /** How a `list` option's variable is split. Default: on whitespace. */
     listSeparator?: RegExp;

@@ -22,32 +22,59 @@ const parsedList = <T>(parse: (text: string) => T) =>
 
 export const PROXY_OPTIONS = {
     proxyTiers: option({
-        flag: 'proxy-tier', env: 'DRAGNET_PROXY_TIERS', group: 'proxies', kind: 'list', listSeparator: /;/, default: [], defaultText: "the site's proxyTiers, else direct",
-        doc: 'a tier of proxies, cheapest first: NAME=URL[,URL...] or NAME=direct (repeatable, in order; the variable: name=url,url;name=url)',
+        flag: 'proxy-tier',
+        env: 'DRAGNET_PROXY_TIERS',
+        group: 'proxies',
+        kind: 'list',
+        listSeparator: /;/,
+        default: [],
+        defaultText: "the site's proxyTiers, else direct",
+        doc:
+            'a tier of proxies, cheapest first: NAME=URL[,URL...] or NAME=direct (repeatable, in order; the ' +
+            'variable: name=url,url;name=url)',
         schema: parsedList(parseTierSpec),
     }),
     proxyTierCosts: option({
-        flag: 'proxy-tier-cost', env: 'DRAGNET_PROXY_TIER_COSTS', group: 'proxies', kind: 'list', default: [], defaultText: '10x the tier before',
+        flag: 'proxy-tier-cost',
+        env: 'DRAGNET_PROXY_TIER_COSTS',
+        group: 'proxies',
+        kind: 'list',
+        default: [],
+        defaultText: '10x the tier before',
         doc: 'the relative cost of a request on a tier: NAME=COST (repeatable; the variable: space-separated)',
         schema: parsedList(parseTierCost),
     }),
     sessionMaxUses: option({
-        flag: 'session-max-uses', env: 'DRAGNET_SESSION_MAX_USES', group: 'proxies', default: SESSION_DEFAULTS.maxUses,
+        flag: 'session-max-uses',
+        env: 'DRAGNET_SESSION_MAX_USES',
+        group: 'proxies',
+        default: SESSION_DEFAULTS.maxUses,
         doc: 'requests one session (exit, cookies, fingerprint) makes before it is retired',
         schema: wholeAtLeast1(),
     }),
     maxRate: option({
-        flag: 'max-rate', env: 'DRAGNET_MAX_RATE', group: 'proxies', defaultText: "the site's maxRate, else no limit",
+        flag: 'max-rate',
+        env: 'DRAGNET_MAX_RATE',
+        group: 'proxies',
+        defaultText: "the site's maxRate, else no limit",
         doc: 'most requests per second to the site, over every exit and worker (0.5: one every 2 s)',
         schema: number().positive('must be above 0').optional(),
     }),
     crawlDelay: option({
-        flag: 'crawl-delay', env: 'DRAGNET_CRAWL_DELAY', group: 'proxies', default: onOffDefault(true),
-        doc: "on: space the site's requests by its robots.txt Crawl-delay, capped at --max-crawl-delay-secs; off: ignore it",
+        flag: 'crawl-delay',
+        env: 'DRAGNET_CRAWL_DELAY',
+        group: 'proxies',
+        default: onOffDefault(true),
+        doc:
+            "on: space the site's requests by its robots.txt Crawl-delay, capped at --max-crawl-delay-secs; off: " +
+            'ignore it',
         schema: onOff(),
     }),
     maxCrawlDelaySecs: option({
-        flag: 'max-crawl-delay-secs', env: 'DRAGNET_MAX_CRAWL_DELAY_SECS', group: 'proxies', default: POLITENESS_DEFAULTS.maxCrawlDelaySecs,
+        flag: 'max-crawl-delay-secs',
+        env: 'DRAGNET_MAX_CRAWL_DELAY_SECS',
+        group: 'proxies',
+        default: POLITENESS_DEFAULTS.maxCrawlDelaySecs,
         doc: 'the longest Crawl-delay honoured; a longer one is cut to this',
         schema: number().min(0, 'must be 0 or more'),
     }),

@@ -15,7 +15,10 @@ import { OPTIONS, type OptionName } from './options.js';
 export const INPUT_VARIABLE = 'DRAGNET_INPUT';
 
 export interface RunInput {
-    /** Where it came from, for messages: `--input run.json`, `DRAGNET_INPUT`, `storage/key_value_stores/default/INPUT.json`. */
+    /**
+     * Where it came from, for messages: `--input run.json`,
+     * `DRAGNET_INPUT`, `storage/key_value_stores/default/INPUT.json`.
+     */
     source: string;
     values: Partial<Record<OptionName, unknown>>;
 }
@@ -37,7 +40,12 @@ export interface GivenInput {
  * The run's input, or undefined when none is given or found: `given` takes the place of the storage
  * dir's INPUT.json, unless it has no value. Throws ConfigError for one that is not a JSON object of options.
  */
-export function readRunInput(inputFlag: string | undefined, env: NodeJS.ProcessEnv, storageDir: string, given?: GivenInput): RunInput | undefined {
+export function readRunInput(
+    inputFlag: string | undefined,
+    env: NodeJS.ProcessEnv,
+    storageDir: string,
+    given?: GivenInput,
+): RunInput | undefined {
     if (inputFlag) return parseInput(`--input ${inputFlag}`, readText(inputFlag, `--input ${inputFlag}`));
     const fromVariable = env[INPUT_VARIABLE];
     if (fromVariable) return parseInput(INPUT_VARIABLE, fromVariable);
@@ -46,7 +54,8 @@ export function readRunInput(inputFlag: string | undefined, env: NodeJS.ProcessE
     if (!existsSync(stored)) return undefined;
     const input = parseInput(stored, readText(stored, stored));
     // The file is found through the storage dir: it cannot then move it.
-    if (input.values.storageDir !== undefined) throw new ConfigError(`${stored}: storageDir cannot be set by the input inside the storage dir`);
+    if (input.values.storageDir !== undefined)
+        throw new ConfigError(`${stored}: storageDir cannot be set by the input inside the storage dir`);
     return input;
 }
 
@@ -54,7 +63,9 @@ function readText(file: string, source: string): string {
     try {
         return readFileSync(file, 'utf8');
     } catch (error) {
-        throw new ConfigError(`${source}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+        throw new ConfigError(
+            `${source}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+        );
     }
 }
 
@@ -69,7 +80,8 @@ function parseInput(source: string, text: string): RunInput {
 }
 
 function inputOf(source: string, parsed: unknown): RunInput {
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`${source}: must be a JSON object of options`);
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+        throw new ConfigError(`${source}: must be a JSON object of options`);
     const values: RunInput['values'] = {};
     for (const [key, value] of Object.entries(parsed)) {
         if (!Object.hasOwn(OPTIONS, key)) throw new ConfigError(`${source}: unknown key "${key}"${suggestion(key)}`);
@@ -92,15 +104,21 @@ function asOptionValue(name: OptionName, value: unknown): unknown {
         const fields = entry as Record<string, unknown>;
         if (typeof fields.url === 'string') return fields.url;
         if (typeof fields.name === 'string' && fields.proxyUrls !== undefined) {
-            return `${fields.name}=${Array.isArray(fields.proxyUrls) ? fields.proxyUrls.join(',') : String(fields.proxyUrls)}`;
+            const urls = Array.isArray(fields.proxyUrls) ? fields.proxyUrls.join(',') : String(fields.proxyUrls);
+            return `${fields.name}=${urls}`;
         }
         return entry;
     });
 }
 
-/** ` (did you mean "maxConcurrency"?)` for a key written as the flag (`max-concurrency`), the variable, or in another case. */
+/**
+ * ` (did you mean "maxConcurrency"?)` for a key written as the
+ * flag (`max-concurrency`), the variable, or in another case.
+ */
 function suggestion(key: string): string {
     const plain = (text: string) => text.toLowerCase().replace(/[-_]/g, '');
-    const near = (Object.keys(OPTIONS) as OptionName[]).find((name) => plain(name) === plain(key) || OPTIONS[name].flag === key || OPTIONS[name].env === key);
+    const near = (Object.keys(OPTIONS) as OptionName[]).find(
+        (name) => plain(name) === plain(key) || OPTIONS[name].flag === key || OPTIONS[name].env === key,
+    );
     return near ? ` (did you mean "${near}"?)` : '';
 }

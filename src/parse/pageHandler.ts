@@ -27,7 +27,9 @@ export interface FetchedPage {
     headers: Record<string, string | string[] | undefined>;
     /** The URL the HTML was read from (normalized). */
     finalUrl: string;
-    /** The encoding the HTTP stage decoded the page's bytes in (fetch/http/decodeBody.ts); a browser decodes for itself. */
+    /**
+     * The encoding the HTTP stage decoded the page's bytes in (fetch/http/decodeBody.ts); a browser decodes for itself.
+     */
     charset?: string;
     renderer: Renderer;
     /** Stores what became of the page and marks its request handled, in one transaction; resolves once committed. */
@@ -39,7 +41,10 @@ export interface PageHandlerOptions {
     /** Parses pages and runs their extractors: in parse workers, or in this thread. */
     parser: PageParser;
     raw: RawPages;
-    /** Told that a page was fetched, escalated, or had its records stored (the render learner and the drift breaker listen). */
+    /**
+     * Told that a page was fetched, escalated, or had its records
+     * stored (the render learner and the drift breaker listen).
+     */
     events: RunEvents;
     log: Logger;
 }
@@ -75,12 +80,15 @@ export class PageHandler {
             userData: request.userData,
             trackingParams: this.options.frontier.trackingParams,
         });
-        return this.settlePage({ request, route, renderer, settle: page.settle, rawKey, fetchedAt }, Promise.all([written, parsing]));
+        return this.settlePage(
+            { request, route, renderer, settle: page.settle, rawKey, fetchedAt },
+            Promise.all([written, parsing]),
+        );
     }
 
     private async settlePage(
         page: Pick<FetchedPage, 'request' | 'route' | 'renderer' | 'settle'> & { rawKey: string; fetchedAt: string },
-        writtenAndParsed: Promise<[void, ParsedPage]>,
+        writtenAndParsed: Promise<[unknown, ParsedPage]>,
     ): Promise<void> {
         const { events, frontier, log } = this.options;
         const { request, route, renderer, settle, rawKey, fetchedAt } = page;
@@ -88,7 +96,10 @@ export class PageHandler {
         const [, parsed] = await writtenAndParsed;
         events.emit('pageFetched', { renderer, route: route.label, url: request.url });
         const { canonical, verdict } = parsed;
-        const claim = canonical && !request.userData.canonicalChecked ? await frontier.claimCanonical(canonical, request.url) : undefined;
+        const claim =
+            canonical && !request.userData.canonicalChecked
+                ? await frontier.claimCanonical(canonical, request.url)
+                : undefined;
         if (claim === 'taken') {
             log.debug({ url: request.url, canonical }, 'duplicate of a page already seen');
             await settle({
@@ -106,12 +117,16 @@ export class PageHandler {
         if (renderer === 'http' && route.render === 'auto' && route.extract) {
             // A page whose route code failed (threw, returned what is not data, ran too long) says
             // nothing about the route's need of the browser, and is not escalated (see mayEscalate).
-            if (verdict.extractorFailed === undefined) events.emit('cheapFetchJudged', { route: route.label, neededBrowser: isIncomplete(verdict) });
+            if (verdict.extractorFailed === undefined)
+                events.emit('cheapFetchJudged', { route: route.label, neededBrowser: isIncomplete(verdict) });
             if (mayEscalate(verdict)) {
                 const reason = describeIncomplete(verdict);
                 events.emit('escalated', { route: route.label, url: request.url, reason, failingFields: fields });
                 log.debug({ url: request.url, route: route.label, reason }, 'escalating to the browser');
-                await frontier.escalate({ ...request, userData: { ...request.userData, canonicalChecked: true } }, reason);
+                await frontier.escalate(
+                    { ...request, userData: { ...request.userData, canonicalChecked: true } },
+                    reason,
+                );
                 await settle({ claim: claimKey(claim) });
                 return;
             }

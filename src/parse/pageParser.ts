@@ -52,7 +52,9 @@ export function defaultParseWorkers(): number {
 export function createPageParser(site: Site, workers: number, options: PageParserOptions = {}): PageParser {
     const limitSecs = options.extractTimeoutSecs ?? PARSE_DEFAULTS.extractTimeoutSecs;
     if (!(limitSecs > 0)) throw new RangeError('extractTimeoutSecs must be a number of seconds > 0');
-    return workers > 0 && site.moduleUrl ? new ParseWorkerPool(site.moduleUrl, workers, limitSecs) : inThread(limitSecs);
+    return workers > 0 && site.moduleUrl
+        ? new ParseWorkerPool(site.moduleUrl, workers, limitSecs)
+        : inThread(limitSecs);
 }
 
 function inThread(limitSecs: number): PageParser {
@@ -63,7 +65,9 @@ function inThread(limitSecs: number): PageParser {
             // Judged as a parse worker would have judged it, had it been ended at the limit. Copied, as a
             // worker's answer is: its strings (a link's href, a record's text) are otherwise slices of the
             // page's HTML, and each would keep the whole page alive until the page is settled.
-            return performance.now() - started > limitSecs * 1000 ? timedOutPage(page, limitSecs) : structuredClone(parsed);
+            return performance.now() - started > limitSecs * 1000
+                ? timedOutPage(page, limitSecs)
+                : structuredClone(parsed);
         },
         close: async () => undefined,
     };

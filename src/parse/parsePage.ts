@@ -23,7 +23,10 @@ export interface PageToParse {
 }
 
 export interface ParsedPage {
-    /** The URL relative links resolve against (`<base href>`, else the page's own), as a string: a URL cannot be cloned to another thread. */
+    /**
+     * The URL relative links resolve against (`<base href>`, else the
+     * page's own), as a string: a URL cannot be cloned to another thread.
+     */
     base: string;
     /** The page's canonical URL, when it names one. */
     canonical: string | undefined;
@@ -41,8 +44,18 @@ export const HTMLPARSER2 = { _useHtmlParser2: true } as CheerioOptions;
 export function parsePage(route: Route, page: PageToParse): ParsedPage {
     return readDocument(page.html, page.renderer === 'http' ? HTMLPARSER2 : undefined, ($) => {
         const { base, canonical } = pageUrls($, page.finalUrl, page.trackingParams);
-        const context: PageContext = { url: new URL(page.finalUrl), label: route.label, renderer: page.renderer, userData: page.userData };
-        return { base: base.href, canonical, verdict: extractAndValidate(route, $, context), links: discoverLinks(route, $, context) };
+        const context: PageContext = {
+            url: new URL(page.finalUrl),
+            label: route.label,
+            renderer: page.renderer,
+            userData: page.userData,
+        };
+        return {
+            base: base.href,
+            canonical,
+            verdict: extractAndValidate(route, $, context),
+            links: discoverLinks(route, $, context),
+        };
     });
 }
 

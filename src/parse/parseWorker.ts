@@ -19,10 +19,12 @@ export type ParseReply = { id: number; parsed: ParsedPage } | { id: number; erro
 /** Sent once the site is loaded: the pool starts timing pages from then. */
 export type WorkerReady = { ready: true };
 
+if (!parentPort) throw new Error('parseWorker.ts runs only as a worker thread (parseWorkerPool.ts starts it)');
+const port = parentPort;
 const { siteModule } = workerData as { siteModule: string };
 const site = ((await import(siteModule)) as { default: Site }).default;
 
-parentPort!.on('message', ({ id, label, page }: ParseRequest) => {
+port.on('message', ({ id, label, page }: ParseRequest) => {
     let reply: ParseReply;
     try {
         const route = site.routes.get(label);
@@ -32,11 +34,14 @@ parentPort!.on('message', ({ id, label, page }: ParseRequest) => {
         reply = { id, error: error instanceof Error ? error.message : String(error) };
     }
     try {
-        parentPort!.postMessage(reply);
+        port.postMessage(reply);
     } catch (error) {
         // Records are plain data by now (quality/extractorOutput.ts), but other route code may still
         // leave what cannot be cloned (a link rule that yields objects).
-        parentPort!.postMessage({ id, error: `the page's records cannot leave the parse worker: ${(error as Error).message}` });
+        port.postMessage({
+            id,
+            error: `the page's records cannot leave the parse worker: ${(error as Error).message}`,
+        });
     }
 });
-parentPort!.postMessage({ ready: true } satisfies WorkerReady);
+port.postMessage({ ready: true } satisfies WorkerReady);

@@ -13,7 +13,9 @@ import type { ParseReply, ParseRequest, WorkerReady } from './parseWorker.js';
 
 const WORKER_ENTRY = new URL('./parseWorker.ts', import.meta.url).href;
 /** Worker threads do not inherit the `--import tsx` hook (Node 20), so each registers it before loading its entry. */
-const BOOT = `import('tsx/esm/api').then(({ register }) => { register(); return import(require('node:worker_threads').workerData.entry); });`;
+const BOOT =
+    `import('tsx/esm/api').then(({ register }) => { register(); return ` +
+    `import(require('node:worker_threads').workerData.entry); });`;
 /** setTimeout's longest delay (a longer one fires at once): a limit past it is no limit. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -51,7 +53,9 @@ export class ParseWorkerPool {
 
     parse(route: Route, page: PageToParse): Promise<ParsedPage> {
         if (this.closed) return Promise.reject(new Error('the parse workers are closed'));
-        return new Promise((resolve, reject) => this.send({ id: this.nextId++, label: route.label, page, resolve, reject }));
+        return new Promise((resolve, reject) =>
+            this.send({ id: this.nextId++, label: route.label, page, resolve, reject }),
+        );
     }
 
     async close(): Promise<void> {
@@ -62,7 +66,9 @@ export class ParseWorkerPool {
 
     /** To the least busy worker: pages differ in size, so taking turns would queue behind a big one. */
     private send(task: Task): void {
-        const worker = this.workers.reduce((least, candidate) => (candidate.pending.size < least.pending.size ? candidate : least));
+        const worker = this.workers.reduce((least, candidate) =>
+            candidate.pending.size < least.pending.size ? candidate : least,
+        );
         worker.pending.set(task.id, task);
         if (worker.pending.size === 1) {
             worker.thread.ref();

@@ -42,7 +42,10 @@ export interface ReparseResult {
     pages: number;
     /** Cheap fetches of `auto` routes that still miss fields: they need the browser, so they stay where they were. */
     needBrowser: number;
-    /** Pages whose parse throws (a link rule that throws, say): the crawl could not finish them either, so they stay where they were. */
+    /**
+     * Pages whose parse throws (a link rule that throws, say): the
+     * crawl could not finish them either, so they stay where they were.
+     */
     unparsable: number;
     items: { before: number; after: number };
     quarantined: { before: number; after: number };
@@ -57,7 +60,10 @@ export async function reparse({ site, storageDir, config, route }: ReparseOption
 }
 
 export async function reparseSite({ site, raw, results, route }: ReparseSiteOptions): Promise<ReparseResult> {
-    const { current: before, next: { items, quarantine, deadLetter } } = results;
+    const {
+        current: before,
+        next: { items, quarantine, deadLetter },
+    } = results;
 
     // Routes left alone keep what they had.
     if (route) {
@@ -78,7 +84,13 @@ export async function reparseSite({ site, raw, results, route }: ReparseSiteOpti
         // The crawl's own parse: the same parser for the same renderer, so the same bytes give the same records.
         let parsed: ParsedPage;
         try {
-            parsed = parsePage(pageRoute, { html: page.body, finalUrl: page.finalUrl, renderer: page.renderer, userData: {}, trackingParams: site.trackingParams });
+            parsed = parsePage(pageRoute, {
+                html: page.body,
+                finalUrl: page.finalUrl,
+                renderer: page.renderer,
+                userData: {},
+                trackingParams: site.trackingParams,
+            });
         } catch {
             unparsable += 1;
             continue;
@@ -96,7 +108,13 @@ export async function reparseSite({ site, raw, results, route }: ReparseSiteOpti
         }
         pages += 1;
         judged.add(page.url);
-        const origin = { url: canonical, route: page.label, rawKey: page.key, renderer: page.renderer, fetchedAt: page.fetchedAt };
+        const origin = {
+            url: canonical,
+            route: page.label,
+            rawKey: page.key,
+            renderer: page.renderer,
+            fetchedAt: page.fetchedAt,
+        };
         for (const item of storedItems(verdict, origin)) await items.push(item);
         for (const entry of quarantineEntries(verdict, origin)) await quarantine.push(entry);
     }
@@ -132,7 +150,10 @@ async function copyWhere<T>(from: StoreReader<T>, to: StoreSink<T>, keep: (item:
 }
 
 /** Per field, how many items differ between the two versions, matched by page and position on the page. */
-async function countChanges(before: StoreReader<StoredItem>, after: StoreReader<StoredItem>): Promise<Record<string, number>> {
+async function countChanges(
+    before: StoreReader<StoredItem>,
+    after: StoreReader<StoredItem>,
+): Promise<Record<string, number>> {
     const byPosition = async (store: StoreReader<StoredItem>) => {
         const positions = new Map<string, StoredItem>();
         const seen = new Map<string, number>();

@@ -17,7 +17,12 @@ export interface DriftBreakerOptions {
     scope?: 'route' | 'run';
 }
 
-export const DRIFT_DEFAULTS = { window: 100, threshold: 0.5, minSamples: 50, scope: 'route' } satisfies Required<DriftBreakerOptions>;
+export const DRIFT_DEFAULTS = {
+    window: 100,
+    threshold: 0.5,
+    minSamples: 50,
+    scope: 'route',
+} satisfies Required<DriftBreakerOptions>;
 
 interface Judgement {
     invalid: boolean;
@@ -60,7 +65,8 @@ export class DriftBreaker {
         if (recent.length < this.minSamples || invalidShare < this.threshold) return undefined;
 
         const failingFields: Record<string, number> = {};
-        for (const field of invalid.flatMap((judgement) => judgement.fields)) failingFields[field] = (failingFields[field] ?? 0) + 1;
+        for (const field of invalid.flatMap((judgement) => judgement.fields))
+            failingFields[field] = (failingFields[field] ?? 0) + 1;
         const trip: Trip = {
             route,
             pagesJudged: judged,

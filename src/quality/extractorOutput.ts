@@ -12,10 +12,12 @@
 /** Why `extracted` is not records of plain data, e.g. `price is a function`; undefined when it is. */
 export function nonDataIn(extracted: unknown): string | undefined {
     if (extracted == null) return undefined;
-    if (isThenable(extracted)) return 'a Promise: extractors are synchronous, and an async one returns its records too late';
+    if (isThenable(extracted))
+        return 'a Promise: extractors are synchronous, and an async one returns its records too late';
     if (Array.isArray(extracted)) {
         for (const [index, record] of extracted.entries()) {
-            if (!isPlainObject(record)) return `record ${index + 1} of ${extracted.length} is ${describe(record)}, not a record`;
+            if (!isPlainObject(record))
+                return `record ${index + 1} of ${extracted.length} is ${describe(record)}, not a record`;
             const problem = nonDataField(record, `records[${index}]`, new Set());
             if (problem) return problem;
         }
@@ -27,7 +29,11 @@ export function nonDataIn(extracted: unknown): string | undefined {
 
 /** Whether `value` looks like a Promise: what an async extractor returns. */
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
-    return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+    return (
+        (typeof value === 'object' || typeof value === 'function') &&
+        value !== null &&
+        typeof (value as { then?: unknown }).then === 'function'
+    );
 }
 
 /**

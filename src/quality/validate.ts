@@ -39,7 +39,9 @@ export function validatePage(route: Route, extracted: Extracted<unknown>): Verdi
         if (result.success) {
             verdict.valid.push(result.data as Record<string, unknown>);
         } else {
-            const issues = result.error.issues.map((issue) => `${issue.path.join('.') || '(record)'}: ${issue.message}`);
+            const issues = result.error.issues.map(
+                (issue) => `${issue.path.join('.') || '(record)'}: ${issue.message}`,
+            );
             const fields = [...new Set(result.error.issues.map((issue) => String(issue.path[0] ?? '(record)')))];
             verdict.invalid.push({ record, issues, fields });
         }
@@ -113,8 +115,12 @@ export function mayEscalate(verdict: Verdict): boolean {
 function describeError(error: unknown): string {
     try {
         if (!(error instanceof Error)) return `threw ${String(error)}`;
-        const what = error.name && error.name !== 'Error' ? `${error.name}: ${error.message}` : error.message || '(no message)';
-        const frames = (error.stack ?? '').split('\n').map((line) => line.trim()).filter((line) => line.startsWith('at '));
+        const what =
+            error.name && error.name !== 'Error' ? `${error.name}: ${error.message}` : error.message || '(no message)';
+        const frames = (error.stack ?? '')
+            .split('\n')
+            .map((line) => line.trim())
+            .filter((line) => line.startsWith('at '));
         const frame = frames.find((line) => !line.includes('/node_modules/') && !line.includes('node:')) ?? frames[0];
         return frame ? `${what} (${frame})` : what;
     } catch {

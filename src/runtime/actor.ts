@@ -36,7 +36,10 @@ const STOP_EVENTS = ['aborting', 'migrating'] as const;
 export interface ActorRun {
     /** The run's configuration, the actor's input read as its input. */
     config: Config;
-    /** Starts feeding the site's items into the actor's default dataset: before the crawl; the run's end pushes the last of them. */
+    /**
+     * Starts feeding the site's items into the actor's default dataset:
+     * before the crawl; the run's end pushes the last of them.
+     */
     feedItems(site: string, log: Logger): Promise<void>;
 }
 
@@ -57,7 +60,10 @@ class RunningActor {
         await this.actor.exit({ exitCode });
     }
 
-    /** After a failure: what is surely this run's pushed, then the SDK let go of without exiting, so the command reports the failure as it always does. */
+    /**
+     * After a failure: what is surely this run's pushed, then the SDK let go of
+     * without exiting, so the command reports the failure as it always does.
+     */
     async endFailed(): Promise<void> {
         await this.feed?.abandon();
         await this.actor.exit({ exit: false });
@@ -92,7 +98,8 @@ export async function startActorRun(argv: string[], env: NodeJS.ProcessEnv): Pro
     const run = new RunningActor(Actor);
     try {
         await Actor.init({ gracefulShutdown: false });
-        for (const event of STOP_EVENTS) Actor.on(event, () => requestStop({ signal: 'SIGTERM', cause: `the actor's ${event} event` }));
+        for (const event of STOP_EVENTS)
+            Actor.on(event, () => requestStop({ signal: 'SIGTERM', cause: `the actor's ${event} event` }));
         const input: unknown = await Actor.getInput();
         // The SDK gives a record that is not JSON as its bytes: read as text, it is refused as not an object.
         const value = Buffer.isBuffer(input) ? input.toString('utf8') : input;
@@ -103,7 +110,10 @@ export async function startActorRun(argv: string[], env: NodeJS.ProcessEnv): Pro
             config,
             feedItems: async (site, log) => {
                 if (config.redisUrl || config.databaseUrl) {
-                    log.warn("the actor's dataset is not fed in the distributed mode: the items are in PostgreSQL (npm run export)");
+                    log.warn(
+                        "the actor's dataset is not fed in the distributed mode: the items are in PostgreSQL (npm " +
+                            'run export)',
+                    );
                     return;
                 }
                 const storages = {
@@ -111,7 +121,12 @@ export async function startActorRun(argv: string[], env: NodeJS.ProcessEnv): Pro
                     getValue: <T>(key: string) => Actor.getValue<T>(key),
                     setValue: (key: string, value: unknown) => Actor.setValue(key, value),
                 };
-                run.feed = await ActorDatasetFeed.start({ storageDir: config.storageDir, dataset: storeNames(site).items, actor: storages, log });
+                run.feed = await ActorDatasetFeed.start({
+                    storageDir: config.storageDir,
+                    dataset: storeNames(site).items,
+                    actor: storages,
+                    log,
+                });
             },
         };
     } catch (error) {

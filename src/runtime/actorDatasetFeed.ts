@@ -20,7 +20,10 @@ import type { Dictionary } from '@crawlee/types';
 import type { Logger } from 'pino';
 import { SqliteStorageClient } from '../store/sqlite/storageClient.js';
 
-/** Where the items go: the actor's default dataset, and its default key-value store for the feed's progress. Apify's `Actor` has these. */
+/**
+ * Where the items go: the actor's default dataset, and its default
+ * key-value store for the feed's progress. Apify's `Actor` has these.
+ */
 export interface ActorStorages {
     pushData(items: Dictionary[]): Promise<unknown>;
     getValue<T>(key: string): Promise<T | null>;
@@ -80,7 +83,9 @@ export class ActorDatasetFeed {
         return this.progress?.pushed ?? 0;
     }
 
-    /** Stops feeding after a last push of everything: for a crawl that returned, so the site's dataset is this run's. */
+    /**
+     * Stops feeding after a last push of everything: for a crawl that returned, so the site's dataset is this run's.
+     */
     async finish(): Promise<void> {
         await this.stopFollowing();
         try {
@@ -91,13 +96,20 @@ export class ActorDatasetFeed {
         }
     }
 
-    /** Stops feeding after a crawl failed: a last push of a dataset already taken as this run's; a push that fails is logged. */
+    /**
+     * Stops feeding after a crawl failed: a last push of a dataset
+     * already taken as this run's; a push that fails is logged.
+     */
     async abandon(): Promise<void> {
         await this.stopFollowing();
         try {
             await this.pushNew(false);
         } catch (error) {
-            this.options.log.error({ err: error }, `the actor's dataset: the last push failed (${(error as Error).message}); ${this.pushed} items were pushed`);
+            this.options.log.error(
+                { err: error },
+                `the actor's dataset: the last push failed (${(error as Error).message}); ${this.pushed} items were ` +
+                    `pushed`,
+            );
         } finally {
             await this.storage.close();
         }
@@ -114,7 +126,11 @@ export class ActorDatasetFeed {
             try {
                 await this.pushNew(false);
             } catch (error) {
-                this.options.log.warn({ err: error }, `the actor's dataset: a push failed (${(error as Error).message}); trying again in ${this.intervalMs / 1000} s`);
+                this.options.log.warn(
+                    { err: error },
+                    `the actor's dataset: a push failed (${(error as Error).message}); trying again ` +
+                        `in ${this.intervalMs / 1000} s`,
+                );
             }
             await new Promise<void>((resolve) => {
                 const timer = setTimeout(resolve, this.intervalMs);
@@ -126,20 +142,27 @@ export class ActorDatasetFeed {
         }
     }
 
-    /** Pushes the items past those pushed; `crawled`: the crawl has returned, so the site's dataset is this run's whenever it was written. */
+    /**
+     * Pushes the items past those pushed; `crawled`: the crawl has returned,
+     * so the site's dataset is this run's whenever it was written.
+     */
     private async pushNew(crawled: boolean): Promise<void> {
         const info = await this.storage.dataset(this.options.dataset).get();
         if (!info) return;
         if (this.progress?.dataset !== info.id) {
             if (!crawled && info.modifiedAt.getTime() < this.startedAt) return;
-            if (this.progress) this.options.log.info(`the actor's dataset: the site's dataset was started over; pushing it from its first item`);
+            if (this.progress)
+                this.options.log.info(
+                    `the actor's dataset: the site's dataset was started over; pushing it from its first item`,
+                );
             this.progress = { dataset: info.id, pushed: 0 };
         }
         const { actor } = this.options;
         while (this.progress.pushed < info.itemCount) {
             const limit = Math.min(this.batchSize, info.itemCount - this.progress.pushed);
             const items: Dictionary[] = [];
-            for await (const item of this.storage.iterateItems(info.id, { offset: this.progress.pushed, limit })) items.push(item);
+            for await (const item of this.storage.iterateItems(info.id, { offset: this.progress.pushed, limit }))
+                items.push(item);
             await actor.pushData(items);
             this.progress = { dataset: info.id, pushed: this.progress.pushed + items.length };
             await actor.setValue(this.progressKey, this.progress);

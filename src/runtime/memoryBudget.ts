@@ -20,7 +20,10 @@ export const MIN_HEAP_MB = 128;
 /** Set in the process started with the budget's heap limit, so that it does not start itself again. */
 const STARTED_WITH_LIMIT = 'DRAGNET_HEAP_LIMIT_MB';
 
-/** The run's budget in MB: `--memory-mb`, else a runner's `ACTOR_MEMORY_MBYTES`, else none (Crawlee's default: a quarter of the machine's memory). */
+/**
+ * The run's budget in MB: `--memory-mb`, else a runner's `ACTOR_MEMORY_MBYTES`,
+ * else none (Crawlee's default: a quarter of the machine's memory).
+ */
 export function memoryBudgetMb(memoryMb: number | undefined, env: NodeJS.ProcessEnv = process.env): number | undefined {
     if (memoryMb !== undefined) return memoryMb;
     const fromRunner = Number(env.ACTOR_MEMORY_MBYTES);
@@ -41,14 +44,21 @@ export function currentHeapLimitMb(): number {
  * exit code; resolves undefined in the process that already has it (or with no budget), which then
  * does the work. SIGINT and SIGTERM are passed on, so the graceful stop is the child's.
  */
-export async function runWithHeapLimit(budgetMb: number | undefined, env: NodeJS.ProcessEnv = process.env): Promise<number | undefined> {
+export async function runWithHeapLimit(
+    budgetMb: number | undefined,
+    env: NodeJS.ProcessEnv = process.env,
+): Promise<number | undefined> {
     if (budgetMb === undefined) return undefined;
     const heapMb = heapLimitMbFor(budgetMb);
     if (env[STARTED_WITH_LIMIT] === String(heapMb)) return undefined;
-    const child = spawn(process.execPath, [...process.execArgv, `--max-old-space-size=${heapMb}`, ...process.argv.slice(1)], {
-        stdio: 'inherit',
-        env: { ...env, [STARTED_WITH_LIMIT]: String(heapMb) },
-    });
+    const child = spawn(
+        process.execPath,
+        [...process.execArgv, `--max-old-space-size=${heapMb}`, ...process.argv.slice(1)],
+        {
+            stdio: 'inherit',
+            env: { ...env, [STARTED_WITH_LIMIT]: String(heapMb) },
+        },
+    );
     const forward = (signal: NodeJS.Signals) => child.kill(signal);
     process.on('SIGINT', forward);
     process.on('SIGTERM', forward);

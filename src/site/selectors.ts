@@ -12,7 +12,10 @@ export type CompiledSelector = ReturnType<typeof compile>;
 const compiledSelectors = new Map<string, CompiledSelector | null>();
 /** A site has a few dozen selectors; the cap only bounds a route that builds them from page data. */
 const MAX_COMPILED_SELECTORS = 1_000;
-/** Selectors cheerio matches against the elements searched from, not the document: `> li`, `+ p`, `~ p` (also after a comma), `:scope`. */
+/**
+ * Selectors cheerio matches against the elements searched from, not
+ * the document: `> li`, `+ p`, `~ p` (also after a comma), `:scope`.
+ */
 const RELATIVE_SELECTOR = /(?:^|,)\s*[>+~]|:scope/i;
 
 /**
@@ -60,28 +63,31 @@ export function selectUnder(query: CompiledSelector, roots: readonly AnyNode[], 
     const found: Element[] = [];
     if (limit <= 0) return found;
     const start = roots.flatMap((node) => (hasChildren(node) ? node.children : []));
-    const lists: AnyNode[][] = [roots.length > 1 ? removeSubsets(start) : start];
-    const positions = [0];
-    while (lists.length > 0) {
-        const depth = lists.length - 1;
-        const list = lists[depth]!;
-        const position = positions[depth]!;
-        if (position === list.length) {
-            lists.pop();
-            positions.pop();
+    // The list being walked and the next position in it; the stacks hold those of its ancestors.
+    let list: readonly AnyNode[] = roots.length > 1 ? removeSubsets(start) : start;
+    let position = 0;
+    const lists: (readonly AnyNode[])[] = [];
+    const positions: number[] = [];
+    for (;;) {
+        const node = list[position];
+        if (node === undefined) {
+            const parent = lists.pop();
+            if (parent === undefined) return found;
+            list = parent;
+            position = positions.pop() ?? 0;
             continue;
         }
-        positions[depth] = position + 1;
-        const node = list[position]!;
+        position += 1;
         if (!isTag(node)) continue;
         if (query(node)) {
             found.push(node);
             if (found.length === limit) return found;
         }
         if (node.children.length > 0) {
-            lists.push(node.children);
-            positions.push(0);
+            lists.push(list);
+            positions.push(position);
+            list = node.children;
+            position = 0;
         }
     }
-    return found;
 }

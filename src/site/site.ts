@@ -103,7 +103,9 @@ export interface SiteDefinition {
     startUrls: string[];
     /** Routes keyed by label. */
     routes: Record<string, RouteDefinition>;
-    /** Query parameters that never change the page, dropped before dedup (added to the built-in `utm_*`, `ref`, ...). */
+    /**
+     * Query parameters that never change the page, dropped before dedup (added to the built-in `utm_*`, `ref`, ...).
+     */
     trackingParams?: string[];
     /** Domains the site may crawl beyond its start URLs' hosts, each with its subdomains (see frontier/scope.ts). */
     allowedDomains?: string[];
@@ -117,9 +119,14 @@ export interface SiteDefinition {
     headers?: Record<string, string>;
     /** Proxy tiers, cheapest first (fetch/egress/proxyTiers.ts); `--proxy-tier` replaces them. Default: direct. */
     proxyTiers?: ProxyTierDefinition[];
-    /** Most requests per second to the site, over every exit and worker; `--max-rate` replaces it. Default: no limit. */
+    /**
+     * Most requests per second to the site, over every exit and worker; `--max-rate` replaces it. Default: no limit.
+     */
     maxRate?: number;
-    /** Most requests in flight to the site in one worker (the HTTP stage's concurrency is the lower of this and `--max-concurrency`). Default: no cap of its own. */
+    /**
+     * Most requests in flight to the site in one worker (the HTTP stage's concurrency
+     * is the lower of this and `--max-concurrency`). Default: no cap of its own.
+     */
     maxConcurrency?: number;
     /**
      * Sitemaps to start from beside the start URLs: `true` for those the `Sitemap:` lines of the start
@@ -138,7 +145,10 @@ export interface Route extends RouteDefinition {
 
 export interface Site extends Omit<SiteDefinition, 'routes'> {
     routes: Map<string, Route>;
-    /** The module the site was loaded from (site/sites.ts), so parse workers can load it too; undefined for a site defined in place. */
+    /**
+     * The module the site was loaded from (site/sites.ts), so parse
+     * workers can load it too; undefined for a site defined in place.
+     */
     moduleUrl?: string;
     /** The route for a label, or for a URL through the routes' `match` patterns. */
     routeFor(label: string | undefined, url: URL): Route | undefined;
@@ -152,7 +162,7 @@ export const SITE_NAME_RULE = 'must be lower-case letters, digits and dashes, st
  * Defines a site. Each route's extractor is checked at compile time against the route's own schema:
  * a field of the wrong type, or one the schema does not have, is a type error at the extractor.
  */
-export function defineSite<R extends Record<string, RouteDefinition<any>>>(
+export function defineSite<R extends Record<string, RouteDefinition>>(
     definition: Omit<SiteDefinition, 'routes'> & { routes: R & { [L in keyof R]: CheckedRoute<R[L]> } },
 ): Site {
     const { routes: routeDefinitions, ...rest } = definition;
@@ -169,14 +179,21 @@ export function defineSite<R extends Record<string, RouteDefinition<any>>>(
         });
     }
     for (const url of rest.startUrls) {
-        if (!/^https?:$/.test(URL.parse(url)?.protocol ?? '')) throw new Error(`site ${rest.name}: start URL "${url}" is not an http:// or https:// URL`);
+        if (!/^https?:$/.test(URL.parse(url)?.protocol ?? ''))
+            throw new Error(`site ${rest.name}: start URL "${url}" is not an http:// or https:// URL`);
     }
     for (const route of routes.values()) {
         const notMediaType = route.contentTypes?.find((type) => !/^[^/\s]+\/[^/\s]+$/.test(type));
-        if (notMediaType !== undefined) throw new Error(`site ${rest.name}: route "${route.label}" takes content type "${notMediaType}", which is not a media type (type/subtype)`);
+        if (notMediaType !== undefined)
+            throw new Error(
+                `site ${rest.name}: route "${route.label}" takes content type "${notMediaType}", which is not a ` +
+                    `media type (type/subtype)`,
+            );
         for (const rule of route.enqueue ?? []) {
             if (!routes.has(rule.label)) {
-                throw new Error(`site ${rest.name}: route "${route.label}" enqueues links to unknown route "${rule.label}"`);
+                throw new Error(
+                    `site ${rest.name}: route "${route.label}" enqueues links to unknown route "${rule.label}"`,
+                );
             }
         }
     }
@@ -199,11 +216,18 @@ export function defineSite<R extends Record<string, RouteDefinition<any>>>(
  * record is no longer a fresh literal and its stray keys would pass: each is typed `never` instead.
  */
 export type CheckedRoute<R> = R extends { schema: infer S extends z.ZodType }
-    ? RouteDefinition<S> & (R extends { extract: (...args: any[]) => infer X } ? { extract: ($: CheerioAPI, page: PageContext) => WithoutStrayKeys<X, Draft<z.input<S>>> } : unknown)
+    ? RouteDefinition<S> &
+          (R extends { extract: (...args: never[]) => infer X }
+              ? { extract: ($: CheerioAPI, page: PageContext) => WithoutStrayKeys<X, Draft<z.input<S>>> }
+              : unknown)
     : RouteDefinition;
 
 /** `X` with each key that `D` lacks typed `never` (through lists, and each member of a union). */
-export type WithoutStrayKeys<X, D> = X extends readonly (infer E)[] ? WithoutStrayKeys<E, D>[] : X extends object ? X & { [K in Exclude<keyof X, keyof D>]: never } : X;
+export type WithoutStrayKeys<X, D> = X extends readonly (infer E)[]
+    ? WithoutStrayKeys<E, D>[]
+    : X extends object
+      ? X & { [K in Exclude<keyof X, keyof D>]: never }
+      : X;
 
 function matches(matcher: UrlMatcher, url: URL): boolean {
     return matcher instanceof RegExp ? matcher.test(url.href) : matcher(url);
@@ -220,7 +244,10 @@ export function collapsedText(text: string): string {
     return text.replace(/\s+/g, ' ').trim();
 }
 
-/** The first number in `text` (`£1,234.50` → 1234.5; commas dropped, a dot is the decimal point), or undefined: how numberOf reads it. */
+/**
+ * The first number in `text` (`£1,234.50` → 1234.5; commas dropped,
+ * a dot is the decimal point), or undefined: how numberOf reads it.
+ */
 export function firstNumber(text: string): number | undefined {
     const match = text.replace(/,/g, '').match(/-?\d+(?:\.\d+)?/);
     return match ? Number(match[0]) : undefined;
@@ -250,13 +277,19 @@ function firstMatchText($: CheerioAPI, selector: string, root?: Parameters<Cheer
     return (selector.includes(',') ? $(selector, root).first() : $(`${selector.trim()}:first`, root)).text();
 }
 
-/** The nodes `$(selector, root)` searches under: the document, or the given nodes; undefined for a root given as a selector. */
+/**
+ * The nodes `$(selector, root)` searches under: the document,
+ * or the given nodes; undefined for a root given as a selector.
+ */
 function scopeOf($: CheerioAPI, root: Parameters<CheerioAPI>[1]): AnyNode[] | undefined {
     if (typeof root === 'string') return undefined;
-    return root === undefined || root === null ? [documentOf($)]
-        : Array.isArray(root) ? root
-        : 'toArray' in root && typeof root.toArray === 'function' ? root.toArray()
-        : [root as AnyNode];
+    return root === undefined || root === null
+        ? [documentOf($)]
+        : Array.isArray(root)
+          ? root
+          : 'toArray' in root && typeof root.toArray === 'function'
+            ? root.toArray()
+            : [root as AnyNode];
 }
 
 /** The first number in the matched text (`£1,234.50` → 1234.5; a dot is the decimal point), or undefined. */

@@ -18,7 +18,9 @@ const ROUTES_DIR = fileURLToPath(new URL('../../routes', import.meta.url));
 const DECLARATIVE_EXTENSIONS = ['.yaml', '.yml', '.json'];
 const SITE_EXTENSION = /\.(?:[cm]?[tj]s|ya?ml|json)$/;
 
-/** Names of the sites in `routesDir`, each once (a site module and a declarative file of the same name are one site). */
+/**
+ * Names of the sites in `routesDir`, each once (a site module and a declarative file of the same name are one site).
+ */
 export function listSites(routesDir = ROUTES_DIR): string[] {
     const names = readdirSync(routesDir)
         .filter((file) => SITE_EXTENSION.test(file))
@@ -39,7 +41,9 @@ export async function siteNameOf(nameOrPath: string): Promise<string> {
     return isSitePath(nameOrPath) ? (await loadSite(nameOrPath)).name : nameOrPath;
 }
 
-/** The site called `nameOrPath` in `routesDir`, or the site module or declarative file at that path. Throws ConfigError. */
+/**
+ * The site called `nameOrPath` in `routesDir`, or the site module or declarative file at that path. Throws ConfigError.
+ */
 export async function loadSite(nameOrPath: string, routesDir = ROUTES_DIR): Promise<Site> {
     const isPath = isSitePath(nameOrPath);
     const file = isPath ? resolve(nameOrPath) : siteFilesNamed(nameOrPath, routesDir)[0];
@@ -54,15 +58,24 @@ export async function loadSite(nameOrPath: string, routesDir = ROUTES_DIR): Prom
     const extension = extname(file);
     const fileName = basename(file, extension);
     if (resolve(dirname(file)) === resolve(routesDir) && fileName !== site.name) {
-        throw new ConfigError(`${file} defines site "${site.name}": a file in routes/ must be named after its site (rename it to ${site.name}${extension}, or the site to "${fileName}")`);
+        throw new ConfigError(
+            `${file} defines site "${site.name}": a file in routes/ must be named after its site (rename it ` +
+                `to ${site.name}${extension}, or the site to "${fileName}")`,
+        );
     }
     return site;
 }
 
-/** The site's route called `label`, as a flag (`flag`, e.g. `--route`) names it; a label that is no route is a ConfigError listing them. */
+/**
+ * The site's route called `label`, as a flag (`flag`, e.g. `--route`)
+ * names it; a label that is no route is a ConfigError listing them.
+ */
 export function namedRoute(site: Site, label: string, flag: string): Route {
     const route = site.routes.get(label);
-    if (!route) throw new ConfigError(`${flag} ${label}: site ${site.name} has no such route (routes: ${[...site.routes.keys()].join(', ')})`);
+    if (!route)
+        throw new ConfigError(
+            `${flag} ${label}: site ${site.name} has no such route (routes: ${[...site.routes.keys()].join(', ')})`,
+        );
     return route;
 }
 
@@ -72,9 +85,14 @@ export function siteSourceFile(site: Site): string | undefined {
     return declaredFile(site.moduleUrl) ?? fileURLToPath(site.moduleUrl);
 }
 
-/** The files in `routesDir` that define a site called `name`, in the order a name finds them: `<name>.ts`, `.yaml`, `.yml`, `.json`. */
+/**
+ * The files in `routesDir` that define a site called `name`, in the
+ * order a name finds them: `<name>.ts`, `.yaml`, `.yml`, `.json`.
+ */
 export function siteFilesNamed(name: string, routesDir = ROUTES_DIR): string[] {
-    return ['.ts', ...DECLARATIVE_EXTENSIONS].map((extension) => join(routesDir, `${name}${extension}`)).filter((file) => existsSync(file));
+    return ['.ts', ...DECLARATIVE_EXTENSIONS]
+        .map((extension) => join(routesDir, `${name}${extension}`))
+        .filter((file) => existsSync(file));
 }
 
 /** A declarative site; its reader (and the YAML parser) loaded only for one. */

@@ -26,7 +26,12 @@ export function openStorage(
     memoryMbytes?: number,
 ): { config: Configuration; storage: SqliteStorageClient } {
     const storage = new SqliteStorageClient({ storageDir, ...options });
-    return { config: readOwnMemoryWithoutChildren(new Configuration({ storageClient: storage, purgeOnStart: false, memoryMbytes })), storage };
+    return {
+        config: readOwnMemoryWithoutChildren(
+            new Configuration({ storageClient: storage, purgeOnStart: false, memoryMbytes }),
+        ),
+        storage,
+    };
 }
 
 /** Whether a run stored a dataset called `name` in `storageDir`. Creates nothing, not even the database. */
@@ -81,7 +86,10 @@ export class DatasetSink<T extends Record<string, unknown>> {
 }
 
 /** The dataset's records in order, a page of `pageSize` at a time. */
-export async function* datasetItems<T extends Record<string, unknown>>(dataset: Dataset<T>, pageSize = 1000): AsyncGenerator<T> {
+export async function* datasetItems<T extends Record<string, unknown>>(
+    dataset: Dataset<T>,
+    pageSize = 1000,
+): AsyncGenerator<T> {
     for (let offset = 0; ; offset += pageSize) {
         const page = await dataset.getData({ offset, limit: pageSize });
         yield* page.items as T[];

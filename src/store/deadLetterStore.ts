@@ -98,7 +98,10 @@ export class DeadLetterStore {
             for (const entry of entries) {
                 const name = entry.stage === 'browser' ? this.names.browserQueue : this.names.httpQueue;
                 let queue = queues.get(name);
-                if (!queue) queues.set(name, (queue = this.queue(name)));
+                if (!queue) {
+                    queue = this.queue(name);
+                    queues.set(name, queue);
+                }
                 // The frontier queues every request with its URL as the uniqueKey; an entry whose URL
                 // is stored masked (store/records.ts) has the request's id instead.
                 const stored = queue.readRequest(entry.requestId ?? getRequestId(entry.url));
@@ -139,7 +142,11 @@ export class DeadLetterStore {
  */
 export function freshAttempts(stored: RequestSchema): RequestSchema {
     const { handledAt: _handledAt, ...request } = stored;
-    const { retryAt: _retryAt, firstFailedAt: _firstFailedAt, ...userData } = (request.userData ?? {}) as Record<string, unknown>;
+    const {
+        retryAt: _retryAt,
+        firstFailedAt: _firstFailedAt,
+        ...userData
+    } = (request.userData ?? {}) as Record<string, unknown>;
     const crawlee = userData.__crawlee as Record<string, unknown> | undefined;
     if (crawlee) {
         const { sessionRotationCount: _rotations, ...rest } = crawlee;
@@ -154,7 +161,12 @@ export function freshAttempts(stored: RequestSchema): RequestSchema {
  * here, rather than being dropped.
  */
 function newRequest(entry: DeadLetterEntry): RequestSchema {
-    return { url: entry.url, uniqueKey: entry.url, method: 'GET', userData: entry.label === undefined ? {} : { label: entry.label } };
+    return {
+        url: entry.url,
+        uniqueKey: entry.url,
+        method: 'GET',
+        userData: entry.label === undefined ? {} : { label: entry.label },
+    };
 }
 
 /**
@@ -170,6 +182,7 @@ export function withoutDeadLetters(snapshot: StatsSnapshot, entries: readonly De
         else delete reasons[reason];
     }
     counters.deadLetterReasons = reasons;
-    if (typeof counters.deadLettered === 'number') counters.deadLettered = Math.max(0, counters.deadLettered - entries.length);
+    if (typeof counters.deadLettered === 'number')
+        counters.deadLettered = Math.max(0, counters.deadLettered - entries.length);
     return { ...snapshot, counters };
 }

@@ -81,7 +81,10 @@ export class RawStore {
     private constructor(options: RawStoreOptions) {
         this.dir = join(options.storageDir, 'raw_pages', options.site);
         this.maxSegmentBytes = options.maxSegmentBytes ?? 64 * 1024 * 1024;
-        this.writer = new GroupWriter({ write: (pages) => this.append(pages), maxBatchSize: options.maxBatchSize ?? 50 });
+        this.writer = new GroupWriter({
+            write: (pages) => this.append(pages),
+            maxBatchSize: options.maxBatchSize ?? 50,
+        });
     }
 
     /**

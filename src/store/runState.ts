@@ -14,7 +14,9 @@ function prepare(db: SqliteDb) {
             `INSERT INTO run_state (name, json, updated_at) VALUES (?, ?, ?)
              ON CONFLICT (name) DO UPDATE SET json = excluded.json, updated_at = excluded.updated_at`,
         ),
-        claim: db.prepare<[string, string]>('INSERT INTO canonical_claims (name, key) VALUES (?, ?) ON CONFLICT DO NOTHING'),
+        claim: db.prepare<[string, string]>(
+            'INSERT INTO canonical_claims (name, key) VALUES (?, ?) ON CONFLICT DO NOTHING',
+        ),
         claims: db.prepare<[string], { key: string }>('SELECT key FROM canonical_claims WHERE name = ?'),
         clearState: db.prepare<[string]>('DELETE FROM run_state WHERE name = ?'),
         clearClaims: db.prepare<[string]>('DELETE FROM canonical_claims WHERE name = ?'),

@@ -36,7 +36,8 @@ export function lockSite(db: SqliteDb, site: string, purpose: LockPurpose): Site
     const read = db.prepare<[string], LockRow>('SELECT pid, host, purpose, since FROM site_locks WHERE site = ?');
     const write = db.prepare<[string, number, string, string, number]>(
         `INSERT INTO site_locks (site, pid, host, purpose, since) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (site) DO UPDATE SET pid = excluded.pid, host = excluded.host, purpose = excluded.purpose, since = excluded.since`,
+         ON CONFLICT (site) DO UPDATE SET pid = excluded.pid, host = excluded.host, purpose = excluded.purpose, since \
+= excluded.since`,
     );
     const host = hostname();
     const take = db.transaction((): LockRow | undefined => {
@@ -44,8 +45,8 @@ export function lockSite(db: SqliteDb, site: string, purpose: LockPurpose): Site
         if (holder && holder.host === host && holder.pid !== process.pid && isRunning(holder.pid)) {
             const since = new Date(holder.since).toISOString();
             throw new SiteBusyError(
-                `${site} is in use in this storage dir by process ${holder.pid} (a ${holder.purpose} since ${since}): ` +
-                    'wait for it to finish, stop it, or use another --storage-dir',
+                `${site} is in use in this storage dir by process ${holder.pid} (a ${holder.purpose} ` +
+                    `since ${since}): wait for it to finish, stop it, or use another --storage-dir`,
             );
         }
         write.run(site, process.pid, host, purpose, Date.now());
@@ -55,7 +56,11 @@ export function lockSite(db: SqliteDb, site: string, purpose: LockPurpose): Site
     return {
         takenOverFrom,
         release: () => {
-            db.prepare<[string, number, string]>('DELETE FROM site_locks WHERE site = ? AND pid = ? AND host = ?').run(site, process.pid, host);
+            db.prepare<[string, number, string]>('DELETE FROM site_locks WHERE site = ? AND pid = ? AND host = ?').run(
+                site,
+                process.pid,
+                host,
+            );
         },
     };
 }

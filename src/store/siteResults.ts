@@ -21,10 +21,20 @@ export interface StoreSink<T> extends StoreReader<T> {
 }
 
 export interface SiteResults {
-    current: { items: StoreReader<StoredItem>; quarantine: StoreReader<QuarantineEntry>; deadLetter: StoreReader<DeadLetterEntry> };
+    current: {
+        items: StoreReader<StoredItem>;
+        quarantine: StoreReader<QuarantineEntry>;
+        deadLetter: StoreReader<DeadLetterEntry>;
+    };
     /** Empty when opened (what an earlier, unfinished reparse left is dropped). */
-    next: { items: StoreSink<StoredItem>; quarantine: StoreSink<QuarantineEntry>; deadLetter: StoreSink<DeadLetterEntry> };
-    /** The next version becomes the current one, and the current one `-previous`; the version before that is dropped. */
+    next: {
+        items: StoreSink<StoredItem>;
+        quarantine: StoreSink<QuarantineEntry>;
+        deadLetter: StoreSink<DeadLetterEntry>;
+    };
+    /**
+     * The next version becomes the current one, and the current one `-previous`; the version before that is dropped.
+     */
     promote(): Promise<void>;
 }
 

@@ -17,7 +17,9 @@ import type { ClassifiedFailure } from './failure.js';
 import type { Stage } from './request.js';
 
 export interface RunEventMap {
-    /** A fetch attempt is about to be sent: an HTTP request, or a browser navigation. `request` identifies the attempt. */
+    /**
+     * A fetch attempt is about to be sent: an HTTP request, or a browser navigation. `request` identifies the attempt.
+     */
     attemptStarted: { stage: Stage; request: object; url: string };
     /** The attempt got a response (any status); for HTTP, `responseMs` is the site's time to the response headers. */
     responded: { stage: Stage; request: object; url: string; status: number; responseMs?: number };
@@ -34,7 +36,15 @@ export interface RunEventMap {
     /** A page goes to the browser without a cheap fetch: its route learned that it needs one. */
     sentToBrowser: { route: string; url: string };
     /** A page's records were judged for the last time and stored: valid ones in the dataset, the rest quarantined. */
-    recordsStored: { route: string; url: string; rawKey: string; stored: number; quarantined: number; failingFields: string[]; issues: string[] };
+    recordsStored: {
+        route: string;
+        url: string;
+        rawKey: string;
+        stored: number;
+        quarantined: number;
+        failingFields: string[];
+        issues: string[];
+    };
 }
 
 export type RunEventName = keyof RunEventMap;
@@ -46,7 +56,8 @@ export class RunEvents {
 
     /** Calls `listener` on every `name` event, for as long as the run lasts. */
     on<K extends RunEventName>(name: K, listener: RunEventListener<K>): void {
-        const listeners: RunEventListener<K>[] = (this.listeners[name] ??= []);
+        this.listeners[name] ??= [];
+        const listeners: RunEventListener<K>[] = this.listeners[name];
         listeners.push(listener);
     }
 

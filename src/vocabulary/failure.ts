@@ -35,7 +35,9 @@ export type DeadLetterEntry = {
     /** When its first attempt failed; absent when it was never fetched. */
     firstFailedAt?: string;
     deadLetteredAt: string;
-    /** The URLs of the redirects that led here, first first (a redirect loop or chain is dead-lettered at its last hop). */
+    /**
+     * The URLs of the redirects that led here, first first (a redirect loop or chain is dead-lettered at its last hop).
+     */
     redirectedFrom?: string[];
     /** The request's id in its queue, kept when `url` is stored with its password masked (store/records.ts). */
     requestId?: string;

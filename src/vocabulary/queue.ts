@@ -8,7 +8,10 @@
 import type { IRequestManager, RequestOptions } from '@crawlee/core';
 
 export interface FrontierQueue extends IRequestManager {
-    /** Adds requests at the back, or with `forefront` at the front. (One, `addRequest`, says `wasAlreadyPresent` when a request of its unique key is queued or in work.) */
+    /**
+     * Adds requests at the back, or with `forefront` at the front. (One, `addRequest`,
+     * says `wasAlreadyPresent` when a request of its unique key is queued or in work.)
+     */
     addRequests(requests: RequestOptions[], options?: { forefront?: boolean }): Promise<unknown>;
 }
 

@@ -98,7 +98,8 @@ export function scrubValue(value: unknown, serializeError: (error: Error) => unk
             const toJSON = (current as { toJSON?: unknown }).toJSON;
             if (typeof toJSON === 'function') return walk(toJSON.call(current));
             const copy: Record<string, unknown> = {};
-            for (const [key, field] of Object.entries(current)) copy[key] = SECRET_FIELDS.has(key.toLowerCase()) ? masked(field) : walk(field);
+            for (const [key, field] of Object.entries(current))
+                copy[key] = SECRET_FIELDS.has(key.toLowerCase()) ? masked(field) : walk(field);
             return copy;
         } finally {
             ancestors.delete(current);
@@ -109,7 +110,11 @@ export function scrubValue(value: unknown, serializeError: (error: Error) => unk
 
 /** An error as plain fields, the shape pino gives one: type, message, stack, its own fields and its cause. */
 function errorFields(error: Error): Record<string, unknown> {
-    const fields: Record<string, unknown> = { type: error.constructor?.name ?? error.name, message: error.message, stack: error.stack };
+    const fields: Record<string, unknown> = {
+        type: error.constructor?.name ?? error.name,
+        message: error.message,
+        stack: error.stack,
+    };
     for (const [key, value] of Object.entries(error)) fields[key] ??= value;
     if (error.cause !== undefined) fields.cause = error.cause;
     return fields;

@@ -36,13 +36,18 @@ export interface SitemapReport {
     read: number;
     /** Sitemaps given up on: refused, unreachable after their retries, too large, malformed. */
     failed: number;
-    /** Sitemaps named in an index but not read: nested deeper than the depth limit, or past the cap on sitemaps read. */
+    /**
+     * Sitemaps named in an index but not read: nested deeper than the depth limit, or past the cap on sitemaps read.
+     */
     skipped: number;
     /** URL entries read from the sitemaps, every one handed to the frontier. */
     urls: number;
     /** Of those, the ones the frontier queued; the rest are in `linksSkipped` (seen, offsite, unrouted, …). */
     queued: number;
-    /** Failed and skipped sitemaps by reason: `http-404`, `forbidden-address`, `offsite`, `too-large`, `malformed`, `too-deep`, … */
+    /**
+     * Failed and skipped sitemaps by reason: `http-404`, `forbidden-address`,
+     * `offsite`, `too-large`, `malformed`, `too-deep`, …
+     */
     reasons: Record<string, number>;
 }
 
@@ -135,7 +140,10 @@ export interface RunSummary {
     render: Record<string, RenderDecision>;
     /** Routes the drift breaker stopped, with the failing fields and sample pages. */
     drift: Trip[];
-    /** Adaptive concurrency: each domain's limit at the end, its lowest and highest, and how often it changed. Absent when it is off. */
+    /**
+     * Adaptive concurrency: each domain's limit at the end, its lowest
+     * and highest, and how often it changed. Absent when it is off.
+     */
     concurrency?: Record<string, DomainConcurrency>;
     linksSkipped: LinksSkipped;
     /** What the sitemaps gave: read, failed, URLs (frontier/sitemaps.ts). */
@@ -152,7 +160,10 @@ export interface RunSummary {
     report?: string;
     /** The signal that stopped the run before it was done; absent when it ran to the end. */
     stopped?: NodeJS.Signals;
-    /** A resumed run: sessions before this one and when the first began. Counters are the whole run's; duration and pages/s this session's. */
+    /**
+     * A resumed run: sessions before this one and when the first began.
+     * Counters are the whole run's; duration and pages/s this session's.
+     */
     resumed?: { sessions: number; firstStartedAt: string };
 }
 

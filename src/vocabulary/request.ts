@@ -30,7 +30,10 @@ export interface RequestData extends Record<string, unknown> {
     firstFailedAt?: string;
     /** The lowest proxy tier it may take: one above the tier it was last blocked on. */
     tierFloor?: number;
-    /** The session (fetch/egress/identities.ts) it must go out with: a JS challenge met in the HTTP stage, for the browser to pass. */
+    /**
+     * The session (fetch/egress/identities.ts) it must go out with:
+     * a JS challenge met in the HTTP stage, for the browser to pass.
+     */
     session?: string;
     /** Uncharged retries after exit faults (a proxy's failure, not the site's). */
     exitRetries?: number;

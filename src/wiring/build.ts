@@ -68,17 +68,32 @@ export async function buildPipeline(stores: RunStores, options: RunOptions): Pro
     const renderLearner = new RenderLearner(options.renderLearning);
     const driftBreaker = new DriftBreaker(options.driftBreaker);
     const timeouts = options.adaptiveTimeout ?? CRAWL_DEFAULTS.adaptiveTimeout;
-    const adaptiveTimeout = timeouts ? new AdaptiveTimeout(requestTimeoutSecs * 1000, timeouts === true ? {} : timeouts) : undefined;
+    const adaptiveTimeout = timeouts
+        ? new AdaptiveTimeout(requestTimeoutSecs * 1000, timeouts === true ? {} : timeouts)
+        : undefined;
     const adaptive = options.adaptiveConcurrency ?? CRAWL_DEFAULTS.adaptiveConcurrency;
-    const concurrency = adaptive ? new ConcurrencyController({ ...(adaptive === true ? {} : adaptive), maxConcurrency: siteConcurrency }) : undefined;
+    const concurrency = adaptive
+        ? new ConcurrencyController({ ...(adaptive === true ? {} : adaptive), maxConcurrency: siteConcurrency })
+        : undefined;
     const events = new RunEvents();
     const startUrls = options.startUrls.length > 0 ? options.startUrls : site.startUrls;
     const allowedDomains = [...(site.allowedDomains ?? []), ...(options.allowDomains ?? [])];
-    const egress = new Egress({ startUrls, allowPrivateNetwork: options.allowPrivateNetwork, lookup: options.dnsLookup });
+    const egress = new Egress({
+        startUrls,
+        allowPrivateNetwork: options.allowPrivateNetwork,
+        lookup: options.dnsLookup,
+    });
     const httpClient = new HttpClient({ lookup: egress.lookup });
     // robots.txt goes out by the cheapest tier, as the site's pages do; the politeness reads its Crawl-delay.
     let robots: RobotsPolicy | undefined;
-    const routing = buildRouting(site, options.proxies ?? {}, stores, () => robots, log, options.retry?.maxRetryAfterSecs);
+    const routing = buildRouting(
+        site,
+        options.proxies ?? {},
+        stores,
+        () => robots,
+        log,
+        options.retry?.maxRetryAfterSecs,
+    );
     if (options.respectRobotsTxt !== false) {
         const proxyUrl = () => routing.identities.pick(0)?.exit.proxyUrl;
         robots = new RobotsPolicy({ fetch: createRobotsFetch({ egress, client: httpClient, proxyUrl }), log });
@@ -97,14 +112,21 @@ export async function buildPipeline(stores: RunStores, options: RunOptions): Pro
         log,
         maxRequests: options.maxRequests,
     });
-    const parser = createPageParser(site, options.parseWorkers ?? defaultParseWorkers(), { extractTimeoutSecs: options.extractTimeoutSecs });
+    const parser = createPageParser(site, options.parseWorkers ?? defaultParseWorkers(), {
+        extractTimeoutSecs: options.extractTimeoutSecs,
+    });
     const pageHandler = new PageHandler({ frontier, parser, raw, events, log });
     const stages = new RunningStages();
     // prom-client is loaded only for a run that serves metrics (it and OpenTelemetry's API are ~10 MB).
     const metrics =
         options.metricsPort === undefined
             ? undefined
-            : new (await import('../monitor/metrics.js')).Metrics({ stats, load: stages.load, concurrency, proxies: () => routing.report() });
+            : new (await import('../monitor/metrics.js')).Metrics({
+                  stats,
+                  load: stages.load,
+                  concurrency,
+                  proxies: () => routing.report(),
+              });
     observeRun(events, { stats, metrics, concurrency, adaptiveTimeout, renderLearner, driftBreaker, log });
 
     const stageOptions: Omit<StageOptions, 'queue' | 'maxConcurrency'> = {
@@ -160,6 +182,16 @@ export async function buildPipeline(stores: RunStores, options: RunOptions): Pro
         egress,
         httpClient,
         httpStage: () =>
-            stages.watch('http', createHttpStage({ ...stageOptions, queue: httpQueue, maxConcurrency: siteConcurrency, renderLearner, concurrency, adaptiveTimeout })),
+            stages.watch(
+                'http',
+                createHttpStage({
+                    ...stageOptions,
+                    queue: httpQueue,
+                    maxConcurrency: siteConcurrency,
+                    renderLearner,
+                    concurrency,
+                    adaptiveTimeout,
+                }),
+            ),
     };
 }

@@ -12,7 +12,10 @@ import type { Pipeline } from './build.js';
 import type { RunStores } from './stores.js';
 import type { Ran } from './rounds.js';
 
-/** Stops the parse workers, the proxy routing and the HTTP client's connections (when the pipeline got as far as starting them), writes what is buffered and lets go of the stores and the site's lock. */
+/**
+ * Stops the parse workers, the proxy routing and the HTTP client's connections (when the pipeline got
+ * as far as starting them), writes what is buffered and lets go of the stores and the site's lock.
+ */
 export async function closeRun(stores: RunStores, pipeline: Pipeline | undefined): Promise<void> {
     await pipeline?.parser.close();
     await pipeline?.routing.close();
@@ -27,14 +30,26 @@ export async function closeRun(stores: RunStores, pipeline: Pipeline | undefined
  * else 0. Counted over the whole run, as its summary is: a resumed run's earlier sessions too, and
  * not the entries re-queued since.
  */
-export function exitCodeOf({ stopped, routesStopped, deadLetterByReason }: { stopped?: NodeJS.Signals; routesStopped: number; deadLetterByReason: Record<string, number> }): number {
+export function exitCodeOf({
+    stopped,
+    routesStopped,
+    deadLetterByReason,
+}: {
+    stopped?: NodeJS.Signals;
+    routesStopped: number;
+    deadLetterByReason: Record<string, number>;
+}): number {
     if (stopped) return 128 + constants.signals[stopped];
     if (routesStopped > 0) return 3;
-    const unrendered = (deadLetterByReason['renderer-unavailable'] ?? 0) + (deadLetterByReason['browser-launch-failed'] ?? 0);
+    const unrendered =
+        (deadLetterByReason['renderer-unavailable'] ?? 0) + (deadLetterByReason['browser-launch-failed'] ?? 0);
     return unrendered > 0 ? 1 : 0;
 }
 
-export async function finishRun(pipeline: Pipeline, { stopped, timeline }: Ran): Promise<{ summary: RunSummary; exitCode: number }> {
+export async function finishRun(
+    pipeline: Pipeline,
+    { stopped, timeline }: Ran,
+): Promise<{ summary: RunSummary; exitCode: number }> {
     const { options, stores, renderLearner, driftBreaker, concurrency, browserStage } = pipeline;
     const { site, log } = options;
     const { stats } = stores;
@@ -49,8 +64,16 @@ export async function finishRun(pipeline: Pipeline, { stopped, timeline }: Ran):
         storage: stores.location,
         proxies: pipeline.routing.report(),
     });
-    const exitCode = exitCodeOf({ stopped, routesStopped: driftBreaker.tripped.length, deadLetterByReason: summary.deadLetterByReason });
-    const report = await writeReport(options.storageDir, runId(site.name, stats.startedAt), renderReport({ ...summary, exitCode }, timeline));
+    const exitCode = exitCodeOf({
+        stopped,
+        routesStopped: driftBreaker.tripped.length,
+        deadLetterByReason: summary.deadLetterByReason,
+    });
+    const report = await writeReport(
+        options.storageDir,
+        runId(site.name, stats.startedAt),
+        renderReport({ ...summary, exitCode }, timeline),
+    );
     log.info({ report }, `run report: ${report}`);
     return { summary: { ...summary, report }, exitCode };
 }

@@ -23,11 +23,16 @@ export function shareFleetPolicy({ stores: { fleet }, driftBreaker, options: { l
         for (const trip of await fleet.trips()) {
             shared.add(trip.route);
             if (driftBreaker.adopt(trip)) {
-                log.error({ drift: trip }, `route "${trip.route}" was stopped by the drift breaker of another worker; its pages go to dead-letter as route-stopped here too`);
+                log.error(
+                    { drift: trip },
+                    `route "${trip.route}" was stopped by the drift breaker of another worker; its pages go to ` +
+                        `dead-letter as route-stopped here too`,
+                );
             }
         }
     };
-    const failed = (error: unknown) => log.warn({ err: error }, 'could not exchange fleet policy with Redis; trying again');
+    const failed = (error: unknown) =>
+        log.warn({ err: error }, 'could not exchange fleet policy with Redis; trying again');
     void exchange().catch(failed);
     const timer = setInterval(() => void exchange().catch(failed), SYNC_MILLIS);
     return async () => {

@@ -35,29 +35,59 @@ export interface FleetStatus {
 }
 
 /** Counters summed for the status, by their name in the workers' stats. */
-const TOTALS = ['admitted', 'succeeded', 'deadLettered', 'retries', 'httpFetched', 'browserRendered', 'itemsStored', 'itemsInvalid'];
+const TOTALS = [
+    'admitted',
+    'succeeded',
+    'deadLettered',
+    'retries',
+    'httpFetched',
+    'browserRendered',
+    'itemsStored',
+    'itemsInvalid',
+];
 
-export async function readFleetStatus(redis: Redis, db: PgDatabase, { prefix, site }: { prefix: string; site: string }): Promise<FleetStatus> {
+export async function readFleetStatus(
+    redis: Redis,
+    db: PgDatabase,
+    { prefix, site }: { prefix: string; site: string },
+): Promise<FleetStatus> {
     const keys = fleetKeys(prefix, site);
     const fleet = new Fleet({ redis, key: keys.site });
-    const [http, browser] = [keys.httpQueue, keys.browserQueue].map((name) => new Queue(name, { connection: redis, prefix }));
+    const http = new Queue(keys.httpQueue, { connection: redis, prefix });
+    const browser = new Queue(keys.browserQueue, { connection: redis, prefix });
     try {
         const sink = new PgSink(db);
-        const [httpState, browserState, fleetConcurrency, workers, stats, tripped, stored, deadLetter] = await Promise.all([
-            queueState(http!, new PgBacklog(db, site, keys.httpQueue)),
-            queueState(browser!, new PgBacklog(db, site, keys.browserQueue)),
-            http!.getGlobalConcurrency(),
-            fleet.workers(),
-            fleet.stats(),
-            fleet.trips(),
-            sink.counts(site),
-            sink.deadLetterByReason(site),
-        ]);
-        const totals = Object.fromEntries(TOTALS.map((name) => [name, Object.values(stats).reduce((sum, snapshot) => sum + Number(snapshot.counters[name] ?? 0), 0)]));
+        const [httpState, browserState, fleetConcurrency, workers, stats, tripped, stored, deadLetter] =
+            await Promise.all([
+                queueState(http, new PgBacklog(db, site, keys.httpQueue)),
+                queueState(browser, new PgBacklog(db, site, keys.browserQueue)),
+                http.getGlobalConcurrency(),
+                fleet.workers(),
+                fleet.stats(),
+                fleet.trips(),
+                sink.counts(site),
+                sink.deadLetterByReason(site),
+            ]);
+        const totals = Object.fromEntries(
+            TOTALS.map((name) => [
+                name,
+                Object.values(stats).reduce((sum, snapshot) => sum + Number(snapshot.counters[name] ?? 0), 0),
+            ]),
+        );
         const pagesPerSec = Math.round(workers.reduce((sum, worker) => sum + worker.pagesPerSec, 0) * 10) / 10;
-        return { site, queues: { http: httpState, browser: browserState }, fleetConcurrency, workers, pagesPerSec, totals, tripped, stored, deadLetter };
+        return {
+            site,
+            queues: { http: httpState, browser: browserState },
+            fleetConcurrency,
+            workers,
+            pagesPerSec,
+            totals,
+            tripped,
+            stored,
+            deadLetter,
+        };
     } finally {
-        await Promise.all([http!.close(), browser!.close()]);
+        await Promise.all([http.close(), browser.close()]);
     }
 }
 

@@ -20,7 +20,12 @@ export interface Monitors {
 }
 
 export async function startMonitors(pipeline: Pipeline): Promise<Monitors> {
-    const { options, stores: { stats }, stages, metrics } = pipeline;
+    const {
+        options,
+        stores: { stats },
+        stages,
+        metrics,
+    } = pipeline;
     const { site, log, progressIntervalSecs = CRAWL_DEFAULTS.progressIntervalSecs } = options;
     const live = new LiveStatus({ stats, load: stages.load });
     const statusServer =
@@ -75,4 +80,3 @@ function showProgress({ options, stores: { stats }, stages }: Pipeline, interval
     }
     return startProgress({ stats, log, intervalMs, load: stages.load });
 }
-

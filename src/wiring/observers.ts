@@ -23,7 +23,10 @@ export interface Observers {
     log: Logger;
 }
 
-export function observeRun(events: RunEvents, { stats, metrics, concurrency, adaptiveTimeout, renderLearner, driftBreaker, log }: Observers): void {
+export function observeRun(
+    events: RunEvents,
+    { stats, metrics, concurrency, adaptiveTimeout, renderLearner, driftBreaker, log }: Observers,
+): void {
     count(events, stats);
     if (metrics) measure(events, metrics);
     if (concurrency) controlConcurrency(events, concurrency);
@@ -81,14 +84,24 @@ function controlConcurrency(events: RunEvents, concurrency: ConcurrencyControlle
 /** Every page's final verdict goes to the drift breaker, which says so loudly when it trips. */
 function watchDrift(events: RunEvents, driftBreaker: DriftBreaker, log: Logger): void {
     events.on('recordsStored', ({ route, url, rawKey, quarantined, failingFields, issues }) => {
-        const trip = driftBreaker.judge(route, { invalid: quarantined > 0, fields: failingFields, url, rawKey, issues });
+        const trip = driftBreaker.judge(route, {
+            invalid: quarantined > 0,
+            fields: failingFields,
+            url,
+            rawKey,
+            issues,
+        });
         if (!trip) return;
-        const fields = Object.entries(trip.failingFields).map(([field, count]) => `${field} ×${count}`).join(', ');
+        const fields = Object.entries(trip.failingFields)
+            .map(([field, count]) => `${field} ×${count}`)
+            .join(', ');
         log.error(
             { drift: trip },
             `drift breaker tripped on route "${trip.route}" after ${trip.pagesJudged} pages: ` +
-                `${Math.round(trip.invalidShare * 100)}% of recent pages invalid (${fields}); e.g. ${trip.samples[0]?.url}. ` +
-                `Stopping the ${driftBreaker.scope === 'run' ? 'run' : 'route'}; raw pages of the samples are kept for reparse.`,
+                `${Math.round(trip.invalidShare * 100)}% of recent pages invalid (${fields}); ` +
+                `e.g. ${trip.samples[0]?.url}. ` +
+                `Stopping the ${driftBreaker.scope === 'run' ? 'run' : 'route'}; raw pages of the samples are kept ` +
+                `for reparse.`,
         );
     });
 }

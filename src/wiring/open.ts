@@ -34,7 +34,10 @@ export interface SiteStoresOptions {
     fresh?: boolean;
     /** Hand out queued requests in random order (see SqliteRequestQueueOptions). Default: false. */
     randomOrder?: boolean;
-    /** The autoscaled pools' memory ceiling in MB (see runtime/memoryBudget.ts). Default: Crawlee's, a quarter of the machine's memory. */
+    /**
+     * The autoscaled pools' memory ceiling in MB (see runtime/memoryBudget.ts).
+     * Default: Crawlee's, a quarter of the machine's memory.
+     */
     memoryMb?: number;
     /** `exact` (default) or `bloom`: a fixed-memory filter sized by `expectedUrls` and `bloomErrorRate`. */
     seenSet?: 'exact' | 'bloom';
@@ -88,8 +91,10 @@ async function openLocked(
 ): Promise<SiteStores> {
     const { site, storageDir } = options;
     const runState = new RunState(storage.db, site);
-    const queues = (await storage.requestQueues().list()).items.filter((queue) => queue.name === names.httpQueue || queue.name === names.browserQueue);
-    const pending = queues.reduce((sum, queue) => sum + queue.pendingRequestCount!, 0);
+    const queues = (await storage.requestQueues().list()).items.filter(
+        (queue) => queue.name === names.httpQueue || queue.name === names.browserQueue,
+    );
+    const pending = queues.reduce((sum, queue) => sum + queue.pendingRequestCount, 0);
     const resuming = pending > 0 && !options.fresh;
     if (!resuming) await purge(site, storageDir, { config, storage }, runState);
 
@@ -128,7 +133,13 @@ function embeddedStores(
         backend: 'embedded',
         stats,
         outcomes: new SqliteOutcomes({ storage, names, stats, runState }),
-        location: { dir: storageDir, dataset: names.items, quarantine: names.quarantine, deadLetter: names.deadLetter, rawPages: raw.dir },
+        location: {
+            dir: storageDir,
+            dataset: names.items,
+            quarantine: names.quarantine,
+            deadLetter: names.deadLetter,
+            rawPages: raw.dir,
+        },
         close: async () => {
             await raw.flush();
             lock.release();
@@ -142,7 +153,12 @@ function embeddedStores(
  * storage client, not opened to be dropped: a Crawlee RequestQueue allocates a 16 MB dedup table as
  * it is made (see BoundedRequestQueue), which would be garbage at once.
  */
-async function purge(site: string, storageDir: string, { config, storage }: Pick<SiteStores, 'config' | 'storage'>, runState: RunState): Promise<void> {
+async function purge(
+    site: string,
+    storageDir: string,
+    { config, storage }: Pick<SiteStores, 'config' | 'storage'>,
+    runState: RunState,
+): Promise<void> {
     const names = storeNames(site);
     for (const name of [names.httpQueue, names.browserQueue]) await storage.requestQueue(name).delete();
     for (const name of [names.items, names.quarantine, names.deadLetter]) {
@@ -171,8 +187,9 @@ export async function logOpened(stores: SiteStores | DistributedStores, site: st
     if (takenOver) {
         log.warn(
             { holder: takenOver },
-            `took over the lock of ${site} from process ${takenOver.pid} on host ${takenOver.host}: it cannot be checked from here ` +
-                'whether that run still goes on; a storage dir is not meant to be shared between machines',
+            `took over the lock of ${site} from process ${takenOver.pid} on host ${takenOver.host}: ` +
+                'it cannot be checked from here whether that run still goes on; a storage dir is not meant to be ' +
+                'shared between machines',
         );
     }
     if (stores.resumed) {
@@ -180,7 +197,8 @@ export async function logOpened(stores: SiteStores | DistributedStores, site: st
         log.info(
             { ...stores.resumed, session: stores.stats.sessions + 1 },
             `resuming the unfinished run of ${site}: ${pending} requests pending, ${handled} done` +
-                `${locksReleased ? `, ${locksReleased} taken back from the stopped process` : ''} (--fresh starts over)`,
+                `${locksReleased ? `, ${locksReleased} taken back from the stopped process` : ''} (--fresh starts ` +
+                `over)`,
         );
     }
 }

@@ -16,7 +16,12 @@ import { MemoryStorage } from '@crawlee/memory-storage';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ConfigError } from '../options/configError.js';
-import { CRAWL_DEFAULTS, DISTRIBUTED_DEFAULTS, type DistributedOptions, type RunOptions } from '../options/crawlOptions.js';
+import {
+    CRAWL_DEFAULTS,
+    DISTRIBUTED_DEFAULTS,
+    type DistributedOptions,
+    type RunOptions,
+} from '../options/crawlOptions.js';
 import { browserPages } from '../fetch/browser/browserConcurrency.js';
 import { deadLetterOutcome } from '../frontier/deadLetter.js';
 import { connectRedis, redisSettingProblems } from '../frontier/redis/connection.js';
@@ -38,7 +43,18 @@ import type { Stage } from '../vocabulary/request.js';
 import type { RunStores } from './stores.js';
 
 export type DistributedStoresOptions = DistributedOptions &
-    Pick<RunOptions, 'fresh' | 'randomOrder' | 'seenSet' | 'expectedUrls' | 'bloomErrorRate' | 'maxConcurrency' | 'browserConcurrency' | 'memoryMb' | 'log'> & { site: string };
+    Pick<
+        RunOptions,
+        | 'fresh'
+        | 'randomOrder'
+        | 'seenSet'
+        | 'expectedUrls'
+        | 'bloomErrorRate'
+        | 'maxConcurrency'
+        | 'browserConcurrency'
+        | 'memoryMb'
+        | 'log'
+    > & { site: string };
 
 export interface DistributedStores extends RunStores {
     backend: 'distributed';
@@ -49,7 +65,10 @@ export interface DistributedStores extends RunStores {
     joined: { workers: number; queued: number } | undefined;
 }
 
-/** The Redis keys of a site's fleet: its seen-set and fleet state under `<prefix>:<site>`, its queues BullMQ's `<prefix>:<site>-http`, `-browser`. */
+/**
+ * The Redis keys of a site's fleet: its seen-set and fleet state under
+ * `<prefix>:<site>`, its queues BullMQ's `<prefix>:<site>-http`, `-browser`.
+ */
 export function fleetKeys(prefix: string, site: string) {
     const names = storeNames(site);
     return {
@@ -64,7 +83,11 @@ export function fleetKeys(prefix: string, site: string) {
 }
 
 /** Connects to both parts; either unreachable is a ConfigError (one line, exit 2). */
-export async function connectParts(redisUrl: string, databaseUrl: string, name: string): Promise<{ redis: Redis; db: PgDatabase }> {
+export async function connectParts(
+    redisUrl: string,
+    databaseUrl: string,
+    name: string,
+): Promise<{ redis: Redis; db: PgDatabase }> {
     const redis = await connectRedis(redisUrl, { name });
     try {
         return { redis, db: await connectPostgres(databaseUrl) };
@@ -79,7 +102,8 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
     const prefix = options.redisPrefix ?? DISTRIBUTED_DEFAULTS.redisPrefix;
     const keys = fleetKeys(prefix, site);
     const { redis, db } = await connectParts(options.redisUrl, options.databaseUrl, `${prefix}:worker`);
-    for (const problem of await redisSettingProblems(redis)) log.warn(`Redis: ${problem} (see the README's distributed mode)`);
+    for (const problem of await redisSettingProblems(redis))
+        log.warn(`Redis: ${problem} (see the README's distributed mode)`);
     const stats = new RunStats();
     const sink = new PgSink(db);
     const outcomes = new PgOutcomes({ sink, site, stats });
@@ -96,21 +120,40 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
             randomOrder: options.randomOrder,
             backlog: new PgBacklog(db, site, name),
             maxWaiting: options.maxWaitingJobs,
-            onTakenBack: (jobId) => log.warn({ jobId, stage }, `took back job ${jobId}: the worker that held it stopped renewing its lock`),
+            onTakenBack: (jobId) =>
+                log.warn({ jobId, stage }, `took back job ${jobId}: the worker that held it stopped renewing its lock`),
             // BullMQ gave up on the job: it stalled too often (its workers died) or the frontier failed it.
             onLost: (request, reason) => {
                 const lost = /stalled/i.test(reason) ? 'worker-lost' : 'frontier-error';
                 log.warn({ url: request.url, stage, reason }, `dead-lettered as ${lost}: ${reason}`);
                 void outcomes
-                    .settle(queue, request, deadLetterOutcome({ url: request.url, label: request.label, failureClass: 'transient', reason: lost, error: reason, attempts: request.retryCount + 1, stage }))
-                    .catch((error: unknown) => log.error({ err: error, url: request.url }, 'could not dead-letter a lost job'));
+                    .settle(
+                        queue,
+                        request,
+                        deadLetterOutcome({
+                            url: request.url,
+                            label: request.label,
+                            failureClass: 'transient',
+                            reason: lost,
+                            error: reason,
+                            attempts: request.retryCount + 1,
+                            stage,
+                        }),
+                    )
+                    .catch((error: unknown) =>
+                        log.error({ err: error, url: request.url }, 'could not dead-letter a lost job'),
+                    );
             },
         });
         return queue;
     };
     // A job or two ahead of the crawler's slots, so a slot that frees finds its next page waiting.
     const httpQueue = queueOf(keys.httpQueue, 'http', (options.maxConcurrency ?? CRAWL_DEFAULTS.maxConcurrency) + 2);
-    const browserQueue = queueOf(keys.browserQueue, 'browser', browserPages({ limit: options.browserConcurrency, memoryMb: options.memoryMb }).max);
+    const browserQueue = queueOf(
+        keys.browserQueue,
+        'browser',
+        browserPages({ limit: options.browserConcurrency, memoryMb: options.memoryMb }).max,
+    );
     const fleet = new Fleet({ redis, key: keys.site });
     const raw = new PgRawPages(db, site);
 
@@ -119,17 +162,34 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
     const { seenSet, joined } = await whileOpening(redis, keys.opening, fleet.workerId, async () => {
         const seenSet =
             options.seenSet === 'bloom'
-                ? await RedisBloomSeenSet.open(redis, { key: keys.seenSet, expectedUrls: options.expectedUrls, falsePositiveRate: options.bloomErrorRate })
+                ? await RedisBloomSeenSet.open(redis, {
+                      key: keys.seenSet,
+                      expectedUrls: options.expectedUrls,
+                      falsePositiveRate: options.bloomErrorRate,
+                  })
                 : await RedisSeenSet.open(redis, { key: keys.seenSet, expectedUrls: options.expectedUrls });
         const workers = (await fleet.workers()).length;
         const counts = await Promise.all([httpQueue.counts(), browserQueue.counts()]);
-        const queued = counts.reduce((sum, { waiting, delayed, active, spilled }) => sum + waiting + delayed + active + spilled, 0);
+        const queued = counts.reduce(
+            (sum, { waiting, delayed, active, spilled }) => sum + waiting + delayed + active + spilled,
+            0,
+        );
         if (options.fresh && workers > 0) {
-            throw new ConfigError(`--fresh: ${workers} worker(s) of ${site} are active; stop them first (npm run status -- --site ${site})`);
+            throw new ConfigError(
+                `--fresh: ${workers} worker(s) of ${site} are active; stop them first (npm run status -- ` +
+                    `--site ${site})`,
+            );
         }
         const newRun = options.fresh || (workers === 0 && queued === 0);
         if (newRun) {
-            await Promise.all([httpQueue.clear(), browserQueue.clear(), seenSet.clear(), fleet.clear(), sink.purge(site), redis.del(...keys.shared)]);
+            await Promise.all([
+                httpQueue.clear(),
+                browserQueue.clear(),
+                seenSet.clear(),
+                fleet.clear(),
+                sink.purge(site),
+                redis.del(...keys.shared),
+            ]);
         }
         await fleet.heartbeat(stats.snapshot(), 0);
         return { seenSet, joined: newRun ? undefined : { workers, queued } };
@@ -142,11 +202,20 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
     if (options.fleetConcurrency !== undefined) await httpQueue.queue.setGlobalConcurrency(options.fleetConcurrency);
     httpQueue.start();
     browserQueue.start();
-    const heartbeat = setInterval(() => void fleet.heartbeat(stats.snapshot(), stats.finished).catch(() => {}), fleet.heartbeatMillis);
+    const heartbeat = setInterval(
+        () => void fleet.heartbeat(stats.snapshot(), stats.finished).catch(() => {}),
+        fleet.heartbeatMillis,
+    );
 
     return {
         backend: 'distributed',
-        config: readOwnMemoryWithoutChildren(new Configuration({ storageClient: new MemoryStorage({ persistStorage: false }), purgeOnStart: false, memoryMbytes: options.memoryMb })),
+        config: readOwnMemoryWithoutChildren(
+            new Configuration({
+                storageClient: new MemoryStorage({ persistStorage: false }),
+                purgeOnStart: false,
+                memoryMbytes: options.memoryMb,
+            }),
+        ),
         httpQueue,
         browserQueue,
         seenSet,
@@ -156,7 +225,13 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
         fleet,
         shared: { redis, keyPrefix: keys.site },
         joined,
-        location: { dir: redactUrl(options.databaseUrl), dataset: 'items', quarantine: 'quarantine', deadLetter: 'dead_letter', rawPages: 'raw_pages' },
+        location: {
+            dir: redactUrl(options.databaseUrl),
+            dataset: 'items',
+            quarantine: 'quarantine',
+            deadLetter: 'dead_letter',
+            rawPages: 'raw_pages',
+        },
         close: async () => {
             clearInterval(heartbeat);
             await Promise.all([outcomes.flush(), raw.flush()]);
@@ -172,7 +247,8 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
 /** Runs `work` holding the site's opening lock, so two workers starting at once do not both start a new run. */
 async function whileOpening<T>(redis: Redis, key: string, holder: string, work: () => Promise<T>): Promise<T> {
     const lockMillis = 30_000;
-    while ((await redis.set(key, holder, 'PX', lockMillis, 'NX')) !== 'OK') await new Promise((resolve) => setTimeout(resolve, 100));
+    while ((await redis.set(key, holder, 'PX', lockMillis, 'NX')) !== 'OK')
+        await new Promise((resolve) => setTimeout(resolve, 100));
     try {
         return await work();
     } finally {
@@ -183,7 +259,11 @@ async function whileOpening<T>(redis: Redis, key: string, holder: string, work: 
 /** Says how this worker came in. */
 export function logJoined(stores: DistributedStores, site: string, log: Logger): void {
     if (stores.joined) {
-        log.info({ ...stores.joined, worker: stores.fleet.workerId }, `joined the fleet of ${site}: ${stores.joined.workers} other worker(s), ${stores.joined.queued} jobs queued or in work`);
+        log.info(
+            { ...stores.joined, worker: stores.fleet.workerId },
+            `joined the fleet of ${site}: ${stores.joined.workers} other worker(s), ${stores.joined.queued} jobs ` +
+                `queued or in work`,
+        );
     } else {
         log.info({ worker: stores.fleet.workerId }, `started a new distributed run of ${site}`);
     }

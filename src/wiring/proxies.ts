@@ -18,7 +18,10 @@ import type { Site } from '../site/site.js';
 import type { RunStores } from './stores.js';
 
 /** `robots`: the run's robots policy, once there is one (it fetches through this routing's cheapest tier). */
-/** `maxRetryAfterSecs`: the retry policy's, the longest a 429's Retry-After cools the site (ProxyRoutingOptions.maxCoolMs). */
+/**
+ * `maxRetryAfterSecs`: the retry policy's, the longest a 429's
+ * Retry-After cools the site (ProxyRoutingOptions.maxCoolMs).
+ */
 export function buildRouting(
     site: Site,
     options: ProxyOptions,
@@ -30,7 +33,9 @@ export function buildRouting(
     const tiers = tiersOf(site, options);
     const breaker = new ExitBreaker();
     const halfLifeMillis = (options.tierController?.halfLifeSecs ?? TIER_DEFAULTS.halfLifeSecs) * 1000;
-    const counts = stores.shared ? new RedisTierCounts({ redis: stores.shared.redis, key: `${stores.shared.keyPrefix}:tiers`, halfLifeMillis }) : undefined;
+    const counts = stores.shared
+        ? new RedisTierCounts({ redis: stores.shared.redis, key: `${stores.shared.keyPrefix}:tiers`, halfLifeMillis })
+        : undefined;
     const politeness = new SitePoliteness({
         maxRate: options.maxRate ?? site.maxRate,
         crawlDelay: options.crawlDelay,
@@ -58,6 +63,8 @@ function tiersOf(site: Site, options: ProxyOptions): ProxyTier[] {
     try {
         return resolveTiers(options.tiers ?? site.proxyTiers ?? [], options.tierCosts);
     } catch (error) {
-        throw new ConfigError(`${options.tiers ? '--proxy-tier' : `site ${site.name}'s proxyTiers`}: ${(error as Error).message}`);
+        throw new ConfigError(
+            `${options.tiers ? '--proxy-tier' : `site ${site.name}'s proxyTiers`}: ${(error as Error).message}`,
+        );
     }
 }

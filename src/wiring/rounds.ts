@@ -15,7 +15,10 @@ import { startMonitors } from './monitors.js';
 import { seedSitemaps, type SitemapSeeding } from './sitemapSeeding.js';
 
 export interface Ran {
-    /** The signal that stopped the run before it was done (or that a runner's stop event counts as); undefined when it ran to the end. */
+    /**
+     * The signal that stopped the run before it was done (or that a
+     * runner's stop event counts as); undefined when it ran to the end.
+     */
     stopped?: NodeJS.Signals;
     timeline: TimelinePoint[];
 }
@@ -41,7 +44,9 @@ export async function runRounds(pipeline: Pipeline): Promise<Ran> {
     return { stopped, timeline: monitors.timeline.points };
 }
 
-/** Rounds until both queues are drained and the sitemaps read; returns the signal that stopped them early, if one did. */
+/**
+ * Rounds until both queues are drained and the sitemaps read; returns the signal that stopped them early, if one did.
+ */
 async function rounds(
     { options: { log }, stores, browserStage, concurrency, httpStage: nextHttpStage }: Pipeline,
     sitemaps: SitemapSeeding | undefined,
@@ -54,7 +59,10 @@ async function rounds(
     let stopped: NodeJS.Signals | undefined;
     const removeStopHandler = onStop(({ signal, cause }) => {
         stopped = signal;
-        log.warn(`${cause}: stopping; pages in flight finish, the rest stays queued for the next run (a second signal quits at once)`);
+        log.warn(
+            `${cause}: stopping; pages in flight finish, the rest stays queued for the next run (a second signal ` +
+                `quits at once)`,
+        );
         httpStage?.stop(`${cause}: no new requests`);
         browserStage.stop();
         sitemaps?.stop();

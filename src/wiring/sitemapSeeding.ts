@@ -24,7 +24,10 @@ export interface SitemapSeeding {
     readonly failure?: unknown;
 }
 
-/** Starts reading the site's sitemaps, when it names any; `startUrls` are the run's (their origins' robots.txt for `sitemaps: true`). */
+/**
+ * Starts reading the site's sitemaps, when it names any; `startUrls`
+ * are the run's (their origins' robots.txt for `sitemaps: true`).
+ */
 export function seedSitemaps(pipeline: Pipeline, startUrls: readonly string[]): SitemapSeeding | undefined {
     const { options, frontier, stores, routing, egress, httpClient } = pipeline;
     const { site, log } = options;
@@ -59,14 +62,21 @@ export function seedSitemaps(pipeline: Pipeline, startUrls: readonly string[]): 
     });
     const readAll = async () => {
         const sitemaps =
-            named === true ? await reader.listedInRobotsTxt(startUrls.map((url) => new URL(url).origin), createRobotsFetch({ egress, client: httpClient, proxyUrl })) : named;
+            named === true
+                ? await reader.listedInRobotsTxt(
+                      startUrls.map((url) => new URL(url).origin),
+                      createRobotsFetch({ egress, client: httpClient, proxyUrl }),
+                  )
+                : named;
         log.info({ sitemaps }, `reading ${sitemaps.length} sitemaps`);
         await reader.read(sitemaps);
     };
     let reading = true;
     let failure: unknown;
     const ended = readAll()
-        .catch((error: unknown) => void (failure = error))
+        .catch((error: unknown) => {
+            failure = error;
+        })
         .finally(() => {
             reading = false;
             wake();

@@ -30,7 +30,10 @@ export interface RunStores {
     location: RunSummary['storage'];
     /** The workers sharing the frontier; distributed mode only. */
     fleet?: Fleet;
-    /** Where state the fleet shares beside the frontier lives (the tier controller's outcomes, the site's politeness): distributed mode only. */
+    /**
+     * Where state the fleet shares beside the frontier lives (the tier
+     * controller's outcomes, the site's politeness): distributed mode only.
+     */
     shared?: { redis: Redis; keyPrefix: string };
     /** Writes what is buffered and lets go of the stores (connections, locks). */
     close(): Promise<void>;

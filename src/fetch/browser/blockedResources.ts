@@ -9,17 +9,63 @@
 
 /** Crawlee's blockRequests defaults, and the rest of the images, fonts and media a page pulls in. */
 const RESOURCE_PATTERNS = [
-    '.css', '.jpg', '.jpeg', '.png', '.svg', '.gif', '.woff', '.pdf', '.zip',
-    '.webp', '.avif', '.ico', '.bmp', '.woff2', '.ttf', '.otf', '.eot', '.mp4', '.webm', '.mp3', '.ogg', '.wav', '.m4a', '.mov',
+    '.css',
+    '.jpg',
+    '.jpeg',
+    '.png',
+    '.svg',
+    '.gif',
+    '.woff',
+    '.pdf',
+    '.zip',
+    '.webp',
+    '.avif',
+    '.ico',
+    '.bmp',
+    '.woff2',
+    '.ttf',
+    '.otf',
+    '.eot',
+    '.mp4',
+    '.webm',
+    '.mp3',
+    '.ogg',
+    '.wav',
+    '.m4a',
+    '.mov',
 ];
 
 /** Ads, analytics, tag managers, session recorders and error trackers. */
 const THIRD_PARTY_HOSTS = [
-    'google-analytics.com', 'googletagmanager.com', 'doubleclick.net', 'googlesyndication.com', 'googleadservices.com',
-    'connect.facebook.net', 'hotjar.com', 'cdn.segment.com', 'api.segment.io', 'mixpanel.com', 'amplitude.com', 'clarity.ms',
-    'bat.bing.com', 'scorecardresearch.com', 'quantserve.com', 'criteo.com', 'criteo.net', 'taboola.com', 'outbrain.com',
-    'nr-data.net', 'js-agent.newrelic.com', 'sentry.io', 'sentry-cdn.com', 'widget.intercom.io', 'cdn.optimizely.com', 'adnxs.com',
-    'amazon-adsystem.com', 'ads-twitter.com', 'analytics.tiktok.com',
+    'google-analytics.com',
+    'googletagmanager.com',
+    'doubleclick.net',
+    'googlesyndication.com',
+    'googleadservices.com',
+    'connect.facebook.net',
+    'hotjar.com',
+    'cdn.segment.com',
+    'api.segment.io',
+    'mixpanel.com',
+    'amplitude.com',
+    'clarity.ms',
+    'bat.bing.com',
+    'scorecardresearch.com',
+    'quantserve.com',
+    'criteo.com',
+    'criteo.net',
+    'taboola.com',
+    'outbrain.com',
+    'nr-data.net',
+    'js-agent.newrelic.com',
+    'sentry.io',
+    'sentry-cdn.com',
+    'widget.intercom.io',
+    'cdn.optimizely.com',
+    'adnxs.com',
+    'amazon-adsystem.com',
+    'ads-twitter.com',
+    'analytics.tiktok.com',
 ];
 
 /**
@@ -27,8 +73,10 @@ const THIRD_PARTY_HOSTS = [
  * is on, or under, stays allowed (crawling a tracker's own site still renders it).
  */
 export function blockedUrlPatterns(siteHosts: readonly string[]): string[] {
-    const ownHost = (listed: string) => siteHosts.some((host) => host === listed || host.endsWith(`.${listed}`) || listed.endsWith(`.${host}`));
+    const ownHost = (listed: string) =>
+        siteHosts.some((host) => host === listed || host.endsWith(`.${listed}`) || listed.endsWith(`.${host}`));
     const hosts = THIRD_PARTY_HOSTS.filter((listed) => !ownHost(listed));
-    // The scheme's `//` anchors the host: `*//*.hotjar.com/*` and `*//hotjar.com/*`, not `notjar.com`'s pages that mention it.
+    // The scheme's `//` anchors the host: `*//*.hotjar.com/*` and
+    // `*//hotjar.com/*`, not `notjar.com`'s pages that mention it.
     return [...RESOURCE_PATTERNS, ...hosts.flatMap((host) => [`*//${host}/*`, `*//*.${host}/*`])];
 }

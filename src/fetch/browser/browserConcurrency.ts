@@ -19,7 +19,10 @@ export const BROWSER_CONCURRENCY_DEFAULTS = {
      * per core, Chromium's processes only queue for the cores.
      */
     pagesPerCore: 1.5,
-    /** What an open page adds, Chromium's renderer and Node's share (PSS; real-weight pages are heavier than the shop's). */
+    /**
+     * What an open page adds, Chromium's renderer and Node's
+     * share (PSS; real-weight pages are heavier than the shop's).
+     */
     pageMb: 150,
     /** Node and Chromium before their first page. */
     baseMb: 400,

@@ -39,7 +39,9 @@ import { SessionPages, type SessionPagesOptions } from './sessionPages.js';
 export interface BrowserStageOptions extends Omit<StageOptions, 'maxConcurrency'> {
     /** The Chromium binary (see `findChromium`). */
     executablePath: string;
-    /** Pages rendering at once: where the pool starts, and the least and most it scales between (browserConcurrency.ts). */
+    /**
+     * Pages rendering at once: where the pool starts, and the least and most it scales between (browserConcurrency.ts).
+     */
     pages: BrowserPages;
     /** A browser is replaced after opening this many pages, so leaks do not pile up. Default: 100. */
     retireBrowserAfterPageCount?: number;
@@ -47,10 +49,15 @@ export interface BrowserStageOptions extends Omit<StageOptions, 'maxConcurrency'
     siteHosts: readonly string[];
     /** How rendered pages are kept for their session's next render. Default: SESSION_PAGES_DEFAULTS. */
     sessionPages?: SessionPagesOptions;
-    /** How long to wait for a route's `waitFor` selector and `waitUntil` condition together (crawl()'s `browserWaitSecs`). */
+    /**
+     * How long to wait for a route's `waitFor` selector and
+     * `waitUntil` condition together (crawl()'s `browserWaitSecs`).
+     */
     waitForTimeoutMillis: number;
 }
 
+// Crawlee's methods the hooks use are protected: the mixin sees a class that shows them, and the
+// class it makes is given PlaywrightCrawler's own constructor and the hooks (as in crawlerHooks.ts).
 const HookedPlaywrightCrawler = withHooks(PlaywrightCrawler as unknown as CrawlerClass) as unknown as new (
     ...args: ConstructorParameters<typeof PlaywrightCrawler>
 ) => PlaywrightCrawler & CrawlerHooks;
@@ -71,7 +78,10 @@ class BrowserStageCrawler extends HookedPlaywrightCrawler {
     readonly launches = new LaunchBreaker();
     private readonly pagesOpening = new PagesOpening();
 
-    constructor(options: ConstructorParameters<typeof PlaywrightCrawler>[0] & { sessionPages?: SessionPagesOptions }, config?: ConstructorParameters<typeof PlaywrightCrawler>[1]) {
+    constructor(
+        options: ConstructorParameters<typeof PlaywrightCrawler>[0] & { sessionPages?: SessionPagesOptions },
+        config?: ConstructorParameters<typeof PlaywrightCrawler>[1],
+    ) {
         const { sessionPages, ...crawlerOptions } = options;
         super(crawlerOptions, config);
         this.sessionPages = new SessionPages(sessionPages);
@@ -82,13 +92,21 @@ class BrowserStageCrawler extends HookedPlaywrightCrawler {
         pool.newPage = (async (pageOptions) => {
             const request = pageOptions?.id === undefined ? undefined : this.requestsByPage.get(pageOptions.id);
             const identity = request && this.sessionOf(request);
-            const parked = identity && this.sessionPages.take(identity.id, (page) => pool.activeBrowserControllers.has(pool.getBrowserControllerByPage(page)!));
+            const parked =
+                identity &&
+                this.sessionPages.take(identity.id, (page) => {
+                    const controller = pool.getBrowserControllerByPage(page);
+                    return controller !== undefined && pool.activeBrowserControllers.has(controller);
+                });
             if (parked) return parked;
             // Parked pages count as open: the pages rendering now, this one among them, keep their room in one browser.
             await this.sessionPages.makeRoom(maxOpenPages - this.requestsByPage.size);
             return this.pagesOpening.track(() =>
                 openPage(pageOptions).then(
-                    (page) => (this.launches.opened(), page),
+                    (page) => {
+                        this.launches.opened();
+                        return page;
+                    },
                     (error: unknown) => {
                         if (!(error instanceof BrowserLaunchError)) throw error;
                         this.launches.failed();
@@ -112,12 +130,14 @@ class BrowserStageCrawler extends HookedPlaywrightCrawler {
     protected override async _cleanupContext(context: PlaywrightCrawlingContext): Promise<void> {
         const identity = context.page && this.renderedFor.get(context.page);
         if (context.page) this.renderedFor.delete(context.page);
-        if (identity && !identity.retiredFor && !context.page.isClosed()) return this.sessionPages.park(identity.id, context.page);
+        if (identity && !identity.retiredFor && !context.page.isClosed())
+            return this.sessionPages.park(identity.id, context.page);
         await super._cleanupContext(context);
     }
 
     override async teardown(): Promise<void> {
-        // Crawlee's pool closes the browsers it has, not one still launching for an attempt a failed crawl left running.
+        // Crawlee's pool closes the browsers it has, not one still
+        // launching for an attempt a failed crawl left running.
         const lateBrowsersClosed = this.pagesOpening.closeBrowsers();
         await this.sessionPages.closeAll();
         await super.teardown();
@@ -148,7 +168,8 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
             keepAlive: true,
             minConcurrency: options.pages.min,
             maxConcurrency: options.pages.max,
-            // Crawlee's pool starts at one page and adds one every 10 s: a render queue waits minutes for what the machine could do at once.
+            // Crawlee's pool starts at one page and adds one every 10 s: a
+            // render queue waits minutes for what the machine could do at once.
             autoscaledPoolOptions: { desiredConcurrency: options.pages.start },
             maxRequestRetries: options.retryPolicy.maxAttempts - 1,
             navigationTimeoutSecs: options.requestTimeoutSecs,
@@ -159,7 +180,8 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
             launchContext: {
                 launcher: chromium,
                 useIncognitoPages: true,
-                // The process handles SIGINT and SIGTERM itself (pages in flight finish, rounds.ts): Playwright must not close the browser under them.
+                // The process handles SIGINT and SIGTERM itself (pages in flight
+                // finish, rounds.ts): Playwright must not close the browser under them.
                 launchOptions: {
                     executablePath: options.executablePath,
                     args: [...CHROMIUM_ARGS, '--force-webrtc-ip-handling-policy=disable_non_proxied_udp'],
@@ -190,7 +212,8 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
             preNavigationHooks: [
                 async ({ request, page }, gotoOptions) => {
                     const url = new URL(request.url);
-                    // Refused before the page loads (the egress proxy would refuse it too, but Chromium would report only a failed tunnel).
+                    // Refused before the page loads (the egress proxy would refuse
+                    // it too, but Chromium would report only a failed tunnel).
                     await egress.check(url);
                     const attempt = routing.attemptOf(request);
                     if (!setUp.has(page)) {
@@ -203,7 +226,8 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
                     }
                     // A route that says what shows its data is read once that holds, not at the load event.
                     const route = site.routeFor(request.label, url);
-                    if (gotoOptions && (route?.waitUntil === 'fields' || route?.waitFor)) gotoOptions.waitUntil = 'domcontentloaded';
+                    if (gotoOptions && (route?.waitUntil === 'fields' || route?.waitFor))
+                        gotoOptions.waitUntil = 'domcontentloaded';
                     events.emit('attemptStarted', { stage: 'browser', request, url: request.url });
                 },
             ],
@@ -218,7 +242,11 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
                 const headers = (await response?.allHeaders()) ?? {};
                 // The rendered document, read once here, is what the block check and the fields wait look at first.
                 let html = await renderedHtml(page, response);
-                let failure = checkResponse(status, headers['content-type'] ?? 'text/html', { headers, body: html, url: page.url() });
+                let failure = checkResponse(status, headers['content-type'] ?? 'text/html', {
+                    headers,
+                    body: html,
+                    url: page.url(),
+                });
                 if (failure?.reason === 'challenge') {
                     const passed = await passChallenge(page, waitForTimeoutMillis);
                     if (passed !== undefined) {
@@ -232,14 +260,25 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
                     throw failure;
                 }
 
-                // Chromium follows redirects itself: each hop's address went through the egress proxy, its scope is checked here.
+                // Chromium follows redirects itself: each hop's address
+                // went through the egress proxy, its scope is checked here.
                 if (!frontier.inScope(new URL(page.url()))) {
-                    throw new FetchFailure('permanent', `offsite-redirect: ${request.url} → ${page.url()}`, status, 'offsite-redirect');
+                    throw new FetchFailure(
+                        'permanent',
+                        `offsite-redirect: ${request.url} → ${page.url()}`,
+                        status,
+                        'offsite-redirect',
+                    );
                 }
                 const route = site.routeFor(request.label, new URL(request.url));
                 if (!route) throw new Error(`no route "${request.label}" in site ${site.name}`);
                 const userData = request.userData as RequestData;
-                const pageContext = { url: new URL(page.url()), label: route.label, renderer: 'browser' as const, userData };
+                const pageContext = {
+                    url: new URL(page.url()),
+                    label: route.label,
+                    renderer: 'browser' as const,
+                    userData,
+                };
                 html = await waitForContent(page, html, route, pageContext, waitForTimeoutMillis);
                 if (attempt) await keepBrowserCookies(attempt.identity.cookieJar, await page.context().cookies());
                 routing.end(request, { ok: true, bytes: html.length });
@@ -262,9 +301,14 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
     crawler.sessionOf = (request) => routing.attemptOf(request)?.identity;
     crawler.closeEgress = async () => {
         const started = await Promise.allSettled([...exitProxies.values()]);
-        await Promise.all([proxy, ...started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))].map((each) => each.close()));
+        await Promise.all(
+            [proxy, ...started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))].map((each) =>
+                each.close(),
+            ),
+        );
     };
-    crawler.launches.onOpen = (reason) => options.log.error(`${reason}: the pages that need it go to dead-letter as browser-launch-failed`);
+    crawler.launches.onOpen = (reason) =>
+        options.log.error(`${reason}: the pages that need it go to dead-letter as browser-launch-failed`);
     crawler.onFailure = failureHook({ ...options, stage: 'browser' });
     crawler.preFetchCheck = async (request) => {
         // A page escalated before its route was stopped is not rendered any more.
@@ -273,7 +317,13 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
             return true;
         }
         if (crawler.launches.open) {
-            await giveUp(queue, outcomes, request, { failureClass: 'transient', reason: 'browser-launch-failed', error: crawler.launches.reason, attempts: request.retryCount, stage: 'browser' });
+            await giveUp(queue, outcomes, request, {
+                failureClass: 'transient',
+                reason: 'browser-launch-failed',
+                error: crawler.launches.reason,
+                attempts: request.retryCount,
+                stage: 'browser',
+            });
             return true;
         }
         // The session, and the site's turn, before a page opens: the page's context is the session's.

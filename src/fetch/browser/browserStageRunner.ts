@@ -53,7 +53,9 @@ export class BrowserStageRunner {
         this.crawler?.stop('stopping: no new pages');
     }
 
-    /** Waits until the browser queue is drained (by rendering or by dead-lettering), or `stop()`, then stops the stage. */
+    /**
+     * Waits until the browser queue is drained (by rendering or by dead-lettering), or `stop()`, then stops the stage.
+     */
     async finish(): Promise<void> {
         clearInterval(this.watcher);
         if (!this.stopped) await this.startIfNeeded();
@@ -83,8 +85,11 @@ export class BrowserStageRunner {
         this.problem ??= browserProblem(this.options.chromiumPath);
         const problem = await this.problem;
         if (problem) return this.deadLetterQueued(problem);
+        const { chromiumPath } = this.options;
+        // browserProblem() names the missing path as the problem, so a path is there by now.
+        if (chromiumPath === undefined) throw new Error('no Chromium path, and no problem found with it');
         this.starting ??= this.options
-            .createStage(this.options.chromiumPath!)
+            .createStage(chromiumPath)
             .then((crawler) => {
                 // Stopped while its code loaded: the stage never runs, so nothing else would end what
                 // it holds (its egress proxy listens, and would keep the process from exiting).
@@ -115,7 +120,13 @@ export class BrowserStageRunner {
  */
 async function deadLetterUnrendered(queue: FrontierQueue, outcomes: Outcomes, problem: string): Promise<void> {
     for (let request = await queue.fetchNextRequest(); request; request = await queue.fetchNextRequest()) {
-        await giveUp(queue, outcomes, request, { failureClass: 'permanent', reason: 'renderer-unavailable', error: problem, attempts: 0, stage: 'browser' });
+        await giveUp(queue, outcomes, request, {
+            failureClass: 'permanent',
+            reason: 'renderer-unavailable',
+            error: problem,
+            attempts: 0,
+            stage: 'browser',
+        });
         await queue.markRequestHandled(request);
     }
 }

@@ -52,7 +52,9 @@ export const CHROMIUM_ARGS = [
     '--no-pings',
     '--disable-domain-reliability',
     '--disable-client-side-phishing-detection',
-    '--disable-features=OptimizationHints,Translate,MediaRouter,AutofillServerCommunication,CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying,SpareRendererForSitePerProcess,WebUIOmniboxPopup,WebUIOmniboxAimPopup',
+    '--disable-features=OptimizationHints,Translate,MediaRouter,AutofillServerCommunication,' +
+        'CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying,SpareRendererForSitePerProcess,' +
+        'WebUIOmniboxPopup,WebUIOmniboxAimPopup',
 ];
 
 /** How to get a browser, for the message shown when none is found. */
@@ -66,7 +68,9 @@ export const INSTALL_HINT =
  */
 export function findChromium(env: NodeJS.ProcessEnv = process.env): string | undefined {
     if (env.CHROMIUM_PATH) return existsSync(env.CHROMIUM_PATH) ? env.CHROMIUM_PATH : undefined;
-    const systemPaths = env.DRAGNET_SYSTEM_CHROMIUM_PATHS ? env.DRAGNET_SYSTEM_CHROMIUM_PATHS.split(delimiter) : SYSTEM_CHROMIUM_PATHS;
+    const systemPaths = env.DRAGNET_SYSTEM_CHROMIUM_PATHS
+        ? env.DRAGNET_SYSTEM_CHROMIUM_PATHS.split(delimiter)
+        : SYSTEM_CHROMIUM_PATHS;
     const system = systemPaths.find((path) => existsSync(path));
     if (system) return system;
     const bundled = playwright().chromium.executablePath();
@@ -87,7 +91,12 @@ export async function browserProblem(executablePath: string | undefined): Promis
 /** The first line of the error Chromium gives when launched once, or undefined when it starts. */
 export async function launchFailure(executablePath: string): Promise<string | undefined> {
     try {
-        const browser = await playwright().chromium.launch({ executablePath, args: CHROMIUM_ARGS, headless: true, timeout: 30_000 });
+        const browser = await playwright().chromium.launch({
+            executablePath,
+            args: CHROMIUM_ARGS,
+            headless: true,
+            timeout: 30_000,
+        });
         await browser.close();
         return undefined;
     } catch (error) {

@@ -18,7 +18,12 @@ export const MAX_LAUNCH_FAILURES_IN_A_ROW = 5;
 /** The failure a launch that did not start gives its page's attempt: transient, to retry in a new browser. */
 export function launchFailure(error: BrowserLaunchError): FetchFailure {
     const cause = error.cause instanceof Error ? error.cause.message : error.message;
-    return new FetchFailure('transient', `the browser did not start: ${cause.split('\n')[0]}`, undefined, 'browser-launch-failed');
+    return new FetchFailure(
+        'transient',
+        `the browser did not start: ${cause.split('\n')[0]}`,
+        undefined,
+        'browser-launch-failed',
+    );
 }
 
 export class LaunchBreaker {

@@ -32,6 +32,13 @@ export class PagesOpening {
     async closeBrowsers(): Promise<void> {
         this.closing = true;
         const pages = [...this.pending];
-        await Promise.all(pages.map((opened) => opened.then((page) => page.context().browser()?.close(), () => undefined)));
+        await Promise.all(
+            pages.map((opened) =>
+                opened.then(
+                    (page) => page.context().browser()?.close(),
+                    () => undefined,
+                ),
+            ),
+        );
     }
 }

@@ -12,7 +12,10 @@ import { connect } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { findChromium, INSTALL_HINT, launchFailure } from './chromium.js';
 
-const PLAYWRIGHT_INSTALL = ['npx', 'playwright', 'install', 'chromium'];
+/** A command and its arguments. */
+type Command = readonly [string, ...string[]];
+
+const PLAYWRIGHT_INSTALL: Command = ['npx', 'playwright', 'install', 'chromium'];
 /** The host of Playwright's first download mirror. */
 const PLAYWRIGHT_DOWNLOAD_HOST = 'https://cdn.playwright.dev';
 /**
@@ -22,8 +25,16 @@ const PLAYWRIGHT_DOWNLOAD_HOST = 'https://cdn.playwright.dev';
  */
 const REACH_MILLIS = 3000;
 /** The Dockerfile's packages: the browser and the fonts its pages are drawn with. */
-const APT_INSTALL = ['apt-get', 'install', '-y', '-qq', '--no-install-recommends', 'chromium', 'fonts-liberation'];
-const APT_UPDATE = ['apt-get', 'update', '-qq'];
+const APT_INSTALL: Command = [
+    'apt-get',
+    'install',
+    '-y',
+    '-qq',
+    '--no-install-recommends',
+    'chromium',
+    'fonts-liberation',
+];
+const APT_UPDATE: Command = ['apt-get', 'update', '-qq'];
 const APT_ENV = { DEBIAN_FRONTEND: 'noninteractive' };
 /** Where Debian's `chromium` package puts the browser. */
 const DEBIAN_CHROMIUM = '/usr/bin/chromium';
@@ -55,16 +66,28 @@ export async function provisionChromium({ say, env = process.env }: ProvisionOpt
     if (found) return { path: found, attempts: [], note: `Chromium at ${found}` };
     if (env.CHROMIUM_PATH) {
         // The user chose a browser: installing another would hide that the choice is wrong.
-        return { path: undefined, attempts: [], note: `CHROMIUM_PATH is ${env.CHROMIUM_PATH}, which does not exist; point it at a Chromium or Chrome binary, or unset it` };
+        return {
+            path: undefined,
+            attempts: [],
+            note:
+                `CHROMIUM_PATH is ${env.CHROMIUM_PATH}, which does not exist; point it at a Chromium or Chrome ` +
+                `binary, or unset it`,
+        };
     }
     const attempts: Attempt[] = [];
     const path = (await fromPlaywright(env, say, attempts)) ?? (await fromDebian(env, say, attempts));
     const tried = attempts.map(({ command, outcome }) => `\`${command}\` ${outcome}`).join('; ');
-    const note = path ? `no Chromium was found: ${tried}` : `no Chromium found (${tried}); to render pages that need a browser, ${INSTALL_HINT}`;
+    const note = path
+        ? `no Chromium was found: ${tried}`
+        : `no Chromium found (${tried}); to render pages that need a browser, ${INSTALL_HINT}`;
     return { path, attempts, note };
 }
 
-async function fromPlaywright(env: NodeJS.ProcessEnv, say: ProvisionOptions['say'], attempts: Attempt[]): Promise<string | undefined> {
+async function fromPlaywright(
+    env: NodeJS.ProcessEnv,
+    say: ProvisionOptions['say'],
+    attempts: Attempt[],
+): Promise<string | undefined> {
     const command = PLAYWRIGHT_INSTALL.join(' ');
     if (isSet(env.PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD)) {
         attempts.push({ command, outcome: 'not run: PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD is set' });
@@ -89,7 +112,11 @@ async function fromPlaywright(env: NodeJS.ProcessEnv, say: ProvisionOptions['say
  * an install needs no `apt-get update` (and no network when the package is cached); the lists are
  * refreshed only when that fails.
  */
-async function fromDebian(env: NodeJS.ProcessEnv, say: ProvisionOptions['say'], attempts: Attempt[]): Promise<string | undefined> {
+async function fromDebian(
+    env: NodeJS.ProcessEnv,
+    say: ProvisionOptions['say'],
+    attempts: Attempt[],
+): Promise<string | undefined> {
     const install = `DEBIAN_FRONTEND=noninteractive ${APT_INSTALL.join(' ')}`;
     if (!onPath('apt-get', env)) return undefined;
     if (process.getuid?.() !== 0) {
@@ -101,14 +128,20 @@ async function fromDebian(env: NodeJS.ProcessEnv, say: ProvisionOptions['say'], 
     let result = await run(APT_INSTALL, aptEnv);
     if (!result.ok) {
         attempts.push({ command: install, outcome: `failed (${result.why})` });
-        say(`the install failed (${result.why}); refreshing the package lists (\`${APT_UPDATE.join(' ')}\`) and trying again …`);
+        say(
+            `the install failed (${result.why}); refreshing the package lists (\`${APT_UPDATE.join(' ')}\`) and ` +
+                `trying again …`,
+        );
         const update = await run(APT_UPDATE, aptEnv);
         attempts.push({ command: APT_UPDATE.join(' '), outcome: update.ok ? 'succeeded' : `failed (${update.why})` });
         if (!update.ok) return undefined;
         result = await run(APT_INSTALL, aptEnv);
     }
     const path = result.ok && existsSync(DEBIAN_CHROMIUM) ? DEBIAN_CHROMIUM : undefined;
-    attempts.push({ command: install, outcome: path ? `succeeded: ${path}` : `failed (${result.ok ? `no ${DEBIAN_CHROMIUM} after it` : result.why})` });
+    attempts.push({
+        command: install,
+        outcome: path ? `succeeded: ${path}` : `failed (${result.ok ? `no ${DEBIAN_CHROMIUM} after it` : result.why})`,
+    });
     if (path) say(`Debian's chromium is installed: ${path}`);
     return path;
 }
@@ -120,7 +153,8 @@ async function fromDebian(env: NodeJS.ProcessEnv, say: ProvisionOptions['say'], 
  */
 function unreachableDownload(env: NodeJS.ProcessEnv): Promise<string | undefined> {
     const proxy = env.https_proxy || env.HTTPS_PROXY || env.all_proxy || env.ALL_PROXY;
-    const address = proxy || env.PLAYWRIGHT_CHROMIUM_DOWNLOAD_HOST || env.PLAYWRIGHT_DOWNLOAD_HOST || PLAYWRIGHT_DOWNLOAD_HOST;
+    const address =
+        proxy || env.PLAYWRIGHT_CHROMIUM_DOWNLOAD_HOST || env.PLAYWRIGHT_DOWNLOAD_HOST || PLAYWRIGHT_DOWNLOAD_HOST;
     if (!URL.canParse(address)) return Promise.resolve(`${address} is not a URL`);
     const target = new URL(address);
     const host = target.hostname;
@@ -132,18 +166,23 @@ function unreachableDownload(env: NodeJS.ProcessEnv): Promise<string | undefined
             socket.destroy();
             resolve(why);
         };
-        const timer = setTimeout(() => done(`${host}:${port} did not answer in ${REACH_MILLIS / 1000} s`), REACH_MILLIS);
+        const timer = setTimeout(
+            () => done(`${host}:${port} did not answer in ${REACH_MILLIS / 1000} s`),
+            REACH_MILLIS,
+        );
         socket.once('connect', () => done(undefined));
         socket.once('error', (error: NodeJS.ErrnoException) => done(`${host}:${port}: ${error.code ?? error.message}`));
     });
 }
 
 /** Runs a command with its output held back; a failure says its exit code and the line that says why. */
-function run([command, ...args]: readonly string[], env: NodeJS.ProcessEnv): Promise<{ ok: boolean; why: string }> {
+function run([command, ...args]: Command, env: NodeJS.ProcessEnv): Promise<{ ok: boolean; why: string }> {
     return new Promise((resolve) => {
-        const child = spawn(command!, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
         let output = '';
-        const keep = (chunk: string) => void (output = (output + chunk).slice(-20_000));
+        const keep = (chunk: string) => {
+            output = (output + chunk).slice(-20_000);
+        };
         child.stdout.setEncoding('utf8').on('data', keep);
         child.stderr.setEncoding('utf8').on('data', keep);
         child.on('error', (error) => resolve({ ok: false, why: error.message }));
@@ -153,7 +192,10 @@ function run([command, ...args]: readonly string[], env: NodeJS.ProcessEnv): Pro
 
 /** The line of a command's output that says why it failed: apt's `E:` or Node's `Error:` line, else the last one. */
 function reasonIn(output: string): string {
-    const lines = output.split('\n').map((line) => line.trim()).filter(Boolean);
+    const lines = output
+        .split('\n')
+        .map((line) => line.trim())
+        .filter(Boolean);
     return lines.find((line) => /^(E|Error): /.test(line)) ?? lines.at(-1) ?? 'no output';
 }
 

@@ -14,7 +14,9 @@ export interface RenderLearningOptions {
     threshold?: number;
     /** Fewest cheap fetches of a route before anything is decided. Default: 20. */
     minSamples?: number;
-    /** While a route goes to the browser directly, one page in this many still tries the cheap path. Default: 30 (3.3%). */
+    /**
+     * While a route goes to the browser directly, one page in this many still tries the cheap path. Default: 30 (3.3%).
+     */
     probeEvery?: number;
 }
 

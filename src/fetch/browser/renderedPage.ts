@@ -23,7 +23,9 @@ export async function renderedHtml(page: Page, response: Response | null | undef
         return await documentHtml(page);
     } catch {
         await page.waitForLoadState('load').catch(() => undefined);
-        return (await documentHtml(page).catch(() => undefined)) ?? (await response?.text().catch(() => undefined)) ?? '';
+        return (
+            (await documentHtml(page).catch(() => undefined)) ?? (await response?.text().catch(() => undefined)) ?? ''
+        );
     }
 }
 
@@ -62,7 +64,13 @@ export async function passChallenge(page: Page, timeoutMillis: number): Promise<
  * the start). Running out of time is not an error here: the extractor and the schema decide
  * whether the page is usable. `fields` reads the page again each time its DOM changes.
  */
-export async function waitForContent(page: Page, html: string, route: Route, context: PageContext, timeoutMillis: number): Promise<string> {
+export async function waitForContent(
+    page: Page,
+    html: string,
+    route: Route,
+    context: PageContext,
+    timeoutMillis: number,
+): Promise<string> {
     const deadline = Date.now() + timeoutMillis;
     const remaining = () => Math.max(1, deadline - Date.now());
     if (route.waitFor) await page.waitForSelector(route.waitFor, { timeout: remaining() }).catch(() => undefined);
@@ -70,7 +78,10 @@ export async function waitForContent(page: Page, html: string, route: Route, con
         await page.waitForLoadState('networkidle', { timeout: remaining() }).catch(() => undefined);
     } else if (route.waitUntil === 'fields') {
         let current = route.waitFor ? await renderedHtml(page, undefined) : html;
-        while (isIncomplete(readDocument(current, undefined, ($) => extractAndValidate(route, $, context))) && Date.now() < deadline) {
+        while (
+            isIncomplete(readDocument(current, undefined, ($) => extractAndValidate(route, $, context))) &&
+            Date.now() < deadline
+        ) {
             await nextDomChange(page, Math.min(FIELDS_RECHECK_MILLIS, remaining()));
             current = await renderedHtml(page, undefined);
         }

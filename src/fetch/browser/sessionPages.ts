@@ -68,8 +68,8 @@ export class SessionPages {
      */
     take(sessionId: string, usable: (page: Page) => boolean): Page | undefined {
         for (let index = this.parked.length - 1; index >= 0; index--) {
-            const entry = this.parked[index]!;
-            if (entry.sessionId !== sessionId) continue;
+            const entry = this.parked[index];
+            if (entry?.sessionId !== sessionId) continue;
             this.unpark(entry);
             if (!entry.page.isClosed() && usable(entry.page)) return entry.page;
             this.close(entry.page);
@@ -81,8 +81,15 @@ export class SessionPages {
     park(sessionId: string, page: Page): void {
         const uses = (this.uses.get(page) ?? 0) + 1;
         this.uses.set(page, uses);
-        if (uses >= this.maxUsesPerPage || page.isClosed()) return this.close(page);
-        const entry: Parked = { sessionId, page, idleTimer: setTimeout(() => this.drop(entry), this.idleMillis).unref() };
+        if (uses >= this.maxUsesPerPage || page.isClosed()) {
+            this.close(page);
+            return;
+        }
+        const entry: Parked = {
+            sessionId,
+            page,
+            idleTimer: setTimeout(() => this.drop(entry), this.idleMillis).unref(),
+        };
         this.parked.push(entry);
         if (uses % this.collectGarbageEvery === 0) void this.collectGarbage(page);
     }
@@ -92,7 +99,11 @@ export class SessionPages {
      * being closed is: the browser pool counts a page as open until it has closed.
      */
     async makeRoom(keep: number): Promise<void> {
-        while (this.parked.length > Math.max(0, keep)) this.drop(this.parked[0]!);
+        while (this.parked.length > Math.max(0, keep)) {
+            const oldest = this.parked[0];
+            if (!oldest) break;
+            this.drop(oldest);
+        }
         await Promise.all([...this.closing]);
     }
 
@@ -119,7 +130,9 @@ export class SessionPages {
         this.parked = this.parked.filter((other) => other !== entry);
     }
 
-    /** Closing a page closes its context too (Crawlee's incognito pages own theirs); a page already gone is no error. */
+    /**
+     * Closing a page closes its context too (Crawlee's incognito pages own theirs); a page already gone is no error.
+     */
     private close(page: Page): void {
         const closing = page.close().catch(() => undefined);
         this.closing.add(closing);

@@ -61,7 +61,10 @@ export class Egress {
         this.resolve = options.lookup ?? (dnsLookup as LookupFunction);
     }
 
-    /** Why `url` may not be requested at all (its scheme, its port, an address literal as host), in words; undefined when it may. */
+    /**
+     * Why `url` may not be requested at all (its scheme, its port,
+     * an address literal as host), in words; undefined when it may.
+     */
     refusal(url: URL): string | undefined {
         if (url.protocol !== 'http:' && url.protocol !== 'https:') return `scheme ${url.protocol} is not http(s)`;
         const port = url.port || (url.protocol === 'https:' ? '443' : '80');
@@ -87,7 +90,9 @@ export class Egress {
         this.assertAllowed(url);
         if (ipaddr.isValid(bareHost(url.hostname))) return;
         await new Promise<void>((resolve, reject) =>
-            this.lookup(url.hostname, { all: true }, (error) => (error instanceof ForbiddenAddressError ? reject(error) : resolve())),
+            this.lookup(url.hostname, { all: true }, (error) =>
+                error instanceof ForbiddenAddressError ? reject(error) : resolve(),
+            ),
         );
     }
 
@@ -109,24 +114,38 @@ export class Egress {
         const host = bareHost(hostname);
         const wantsAll = typeof options === 'object' && options.all === true;
         const family = typeof options === 'number' ? options : options.family;
-        this.resolve(host, { all: true, family, hints: typeof options === 'object' ? options.hints : undefined }, (error, found) => {
-            if (error) return callback(error, wantsAll ? [] : '');
-            const addresses = found as LookupAddress[];
-            const allowed = this.exemptHosts.has(host) ? addresses : addresses.filter(({ address }) => !this.addressRefusal(address));
-            if (allowed.length === 0) {
-                const refused = addresses.map(({ address }) => `${address} (${this.addressRefusal(address)})`).join(', ');
-                return callback(new ForbiddenAddressError(`${host} resolves only to refused addresses: ${refused || 'none'}`), wantsAll ? [] : '');
-            }
-            if (wantsAll) return callback(null, allowed);
-            callback(null, allowed[0]!.address, allowed[0]!.family);
-        });
+        this.resolve(
+            host,
+            { all: true, family, hints: typeof options === 'object' ? options.hints : undefined },
+            (error, found) => {
+                if (error) return callback(error, wantsAll ? [] : '');
+                const addresses = found as LookupAddress[];
+                const allowed = this.exemptHosts.has(host)
+                    ? addresses
+                    : addresses.filter(({ address }) => !this.addressRefusal(address));
+                const [first] = allowed;
+                if (!first) {
+                    const refused = addresses
+                        .map(({ address }) => `${address} (${this.addressRefusal(address)})`)
+                        .join(', ');
+                    return callback(
+                        new ForbiddenAddressError(`${host} resolves only to refused addresses: ${refused || 'none'}`),
+                        wantsAll ? [] : '',
+                    );
+                }
+                if (wantsAll) return callback(null, allowed);
+                callback(null, first.address, first.family);
+            },
+        );
     };
 
     /** Why an address may not be connected to (its range, in words), or undefined for a public one. */
     private addressRefusal(address: string): string | undefined {
         const range = rangeOf(address);
         if (range === 'unicast' || (this.allowPrivateNetwork && PRIVATE_RANGES.has(range))) return undefined;
-        return PRIVATE_RANGES.has(range) ? `a ${range} address (--allow-private-network opens it)` : `a ${range} address`;
+        return PRIVATE_RANGES.has(range)
+            ? `a ${range} address (--allow-private-network opens it)`
+            : `a ${range} address`;
     }
 }
 
@@ -143,10 +162,16 @@ function rangeOf(address: string): string {
     const range = parsed.range();
     const ipv4Compatible = range === 'unicast' && parts.slice(0, 6).every((part) => part === 0);
     if (range !== 'rfc6052' && !ipv4Compatible) return range;
-    return ipaddr.fromByteArray([parts[6]! >> 8, parts[6]! & 0xff, parts[7]! >> 8, parts[7]! & 0xff]).range();
+    // An IPv6 address has eight 16-bit parts; the IPv4 address is the last two.
+    const high = parts[6] ?? 0;
+    const low = parts[7] ?? 0;
+    return ipaddr.fromByteArray([high >> 8, high & 0xff, low >> 8, low & 0xff]).range();
 }
 
 /** A host as a lookup or an exemption compares it: no IPv6 brackets, no trailing dot, lower case. */
 function bareHost(hostname: string): string {
-    return hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+    return hostname
+        .replace(/^\[(.*)\]$/, '$1')
+        .replace(/\.$/, '')
+        .toLowerCase();
 }

@@ -23,7 +23,10 @@ interface ExitState {
     /** Times opened since it last worked. */
     openings: number;
     openUntil: number;
-    /** A request is out to try it after an opening (half-open), until then: one that never reports back does not hold the exit out for good. */
+    /**
+     * A request is out to try it after an opening (half-open), until then:
+     * one that never reports back does not hold the exit out for good.
+     */
     trial: boolean;
     trialUntil: number;
     faults: number;
@@ -67,7 +70,8 @@ export class ExitBreaker {
         const state = this.state(exit);
         state.faults += 1;
         state.faultsInRow += 1;
-        // A request that was out when the exit opened says nothing new: only a trial's fault, or the first ones, open it.
+        // A request that was out when the exit opened says nothing
+        // new: only a trial's fault, or the first ones, open it.
         if (!state.trial && this.now() < state.openUntil) return;
         if (state.faultsInRow < this.faultsToOpen && !state.trial) return;
         state.openUntil = this.now() + Math.min(this.maxOpenMillis, this.openMillis * 2 ** state.openings);
@@ -79,12 +83,19 @@ export class ExitBreaker {
     /** Exit faults and openings of `exit`, for the stats. */
     counts(exit: string): { faults: number; opened: number; open: boolean } {
         const state = this.exits.get(exit);
-        return { faults: state?.faults ?? 0, opened: state?.opened ?? 0, open: state !== undefined && this.now() < state.openUntil };
+        return {
+            faults: state?.faults ?? 0,
+            opened: state?.opened ?? 0,
+            open: state !== undefined && this.now() < state.openUntil,
+        };
     }
 
     private state(exit: string): ExitState {
         let state = this.exits.get(exit);
-        if (!state) this.exits.set(exit, (state = { faultsInRow: 0, openings: 0, openUntil: 0, trial: false, trialUntil: 0, faults: 0, opened: 0 }));
+        if (!state) {
+            state = { faultsInRow: 0, openings: 0, openUntil: 0, trial: false, trialUntil: 0, faults: 0, opened: 0 };
+            this.exits.set(exit, state);
+        }
         return state;
     }
 }

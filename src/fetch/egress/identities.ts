@@ -43,7 +43,12 @@ export interface Exit {
 }
 
 // Chrome on the desktop, what most traffic is; Node 20's zlib has no zstd, so it is not offered.
-const headerGenerator = new HeaderGenerator({ browsers: ['chrome'], devices: ['desktop'], operatingSystems: ['windows', 'macos', 'linux'], locales: ['en-US', 'en'] });
+const headerGenerator = new HeaderGenerator({
+    browsers: ['chrome'],
+    devices: ['desktop'],
+    operatingSystems: ['windows', 'macos', 'linux'],
+    locales: ['en-US', 'en'],
+});
 const ACCEPT_ENCODING = 'gzip, deflate, br';
 /** What CDP's user agent override takes for the client hints. */
 export interface UserAgentMetadata {
@@ -73,7 +78,10 @@ export class Identity {
 
     /** Playwright context options that give a browser page this fingerprint. */
     browserContextOptions(): { userAgent: string; extraHTTPHeaders: Record<string, string> } {
-        return { userAgent: this.userAgent, extraHTTPHeaders: { 'accept-language': this.headers['accept-language'] ?? 'en-US,en;q=0.9' } };
+        return {
+            userAgent: this.userAgent,
+            extraHTTPHeaders: { 'accept-language': this.headers['accept-language'] ?? 'en-US,en;q=0.9' },
+        };
     }
 
     /**
@@ -81,7 +89,10 @@ export class Identity {
      * its own version whatever the user agent says, unless it is told the brands to claim too.
      */
     userAgentOverride(): { userAgent: string; acceptLanguage: string; userAgentMetadata: UserAgentMetadata } {
-        const brands = [...(this.headers['sec-ch-ua'] ?? '').matchAll(/"([^"]+)";v="([^"]+)"/g)].map(([, brand, version]) => ({ brand: brand!, version: version! }));
+        // Both groups take part in every match, so neither is ever undefined.
+        const brands = [...(this.headers['sec-ch-ua'] ?? '').matchAll(/"([^"]+)";v="([^"]+)"/g)].map(
+            ([, brand = '', version = '']) => ({ brand, version }),
+        );
         const major = /Chrome\/([\d.]+)/.exec(this.userAgent)?.[1] ?? '';
         return {
             userAgent: this.userAgent,
@@ -108,11 +119,13 @@ export class Identity {
 function browserHeaders(): Record<string, string> {
     for (let draw = 0; draw < 100; draw++) {
         const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(headerGenerator.getHeaders({ httpVersion: '2' }))) headers[name.toLowerCase()] = value;
+        for (const [name, value] of Object.entries(headerGenerator.getHeaders({ httpVersion: '2' })))
+            headers[name.toLowerCase()] = value;
         if ('accept-encoding' in headers) headers['accept-encoding'] = ACCEPT_ENCODING;
         const major = /Chrome\/(\d+)[\d.]* Safari\/[\d.]+$/.exec(headers['user-agent'] ?? '')?.[1];
         const hintsAgree = new RegExp(`"Google Chrome";v="${major}"`).test(headers['sec-ch-ua'] ?? '');
-        if (major && hintsAgree && headers['sec-ch-ua-platform'] && headers['sec-ch-ua-mobile'] === '?0') return headers;
+        if (major && hintsAgree && headers['sec-ch-ua-platform'] && headers['sec-ch-ua-mobile'] === '?0')
+            return headers;
     }
     throw new Error('the header generator gave no Chrome header set with matching client hints in 100 draws');
 }
@@ -141,7 +154,12 @@ export class Identities {
         this.exits = this.tiers.map((tier, index) =>
             tier.proxyUrls.length === 0
                 ? [{ tier: index, tierName: tier.name, name: 'direct' }]
-                : tier.proxyUrls.map((proxyUrl, position) => ({ tier: index, tierName: tier.name, proxyUrl, name: uniqueName(tier.proxyUrls, position) })),
+                : tier.proxyUrls.map((proxyUrl, position) => ({
+                      tier: index,
+                      tierName: tier.name,
+                      proxyUrl,
+                      name: uniqueName(tier.proxyUrls, position),
+                  })),
         );
         this.turns = this.tiers.map(() => 0);
     }
@@ -157,10 +175,13 @@ export class Identities {
      * comes first (the browser stage's: one with a page open to render in).
      */
     pick(tier: number, prefer?: (identity: Identity) => boolean): Identity | undefined {
-        const exits = this.exits[tier]!;
+        const exits = this.exits[tier];
+        if (!exits) throw new RangeError(`no proxy tier ${tier} of ${this.exits.length}`);
         for (let tried = 0; tried < exits.length; tried++) {
-            const exit = exits[this.turns[tier]!++ % exits.length]!;
-            if (this.breaker.allows(exitKey(exit))) return this.sessionOn(exit, prefer);
+            const turn = this.turns[tier] ?? 0;
+            this.turns[tier] = turn + 1;
+            const exit = exits[turn % exits.length];
+            if (exit && this.breaker.allows(exitKey(exit))) return this.sessionOn(exit, prefer);
         }
         return undefined;
     }
@@ -176,7 +197,10 @@ export class Identities {
     used(identity: Identity, outcome: 'ok' | FailureClass): void {
         if (outcome === 'exit' || identity.retiredFor) return;
         identity.uses += 1;
-        if (outcome === 'blocked') return this.retire(identity, 'blocked');
+        if (outcome === 'blocked') {
+            this.retire(identity, 'blocked');
+            return;
+        }
         if (outcome === 'transient') identity.errorScore += 1;
         else if (outcome === 'ok') identity.errorScore = Math.max(0, identity.errorScore - 0.5);
         if (identity.errorScore >= this.maxErrorScore) this.retire(identity, 'errors');
@@ -188,12 +212,19 @@ export class Identities {
         this.retired[reason] += 1;
         this.byId.delete(identity.id);
         const live = this.sessions.get(identity.exit);
-        if (live) this.sessions.set(identity.exit, live.filter((session) => session !== identity));
+        if (live)
+            this.sessions.set(
+                identity.exit,
+                live.filter((session) => session !== identity),
+            );
     }
 
     private sessionOn(exit: Exit, prefer?: (identity: Identity) => boolean): Identity {
         let live = this.sessions.get(exit);
-        if (!live) this.sessions.set(exit, (live = []));
+        if (!live) {
+            live = [];
+            this.sessions.set(exit, live);
+        }
         const preferred = prefer && leastUsed(live.filter(prefer));
         if (preferred) return preferred;
         if (live.length < this.perExit) {
@@ -204,12 +235,20 @@ export class Identities {
             return identity;
         }
         // The least used of the exit's sessions, so they age together.
-        return leastUsed(live)!;
+        const least = leastUsed(live);
+        if (!least)
+            throw new RangeError(
+                `no session on exit ${exitKey(exit)}: perExit is ${this.perExit}, and must be at least 1`,
+            );
+        return least;
     }
 }
 
 function leastUsed(sessions: Identity[]): Identity | undefined {
-    return sessions.reduce<Identity | undefined>((least, session) => (least && least.uses <= session.uses ? least : session), undefined);
+    return sessions.reduce<Identity | undefined>(
+        (least, session) => (least && least.uses <= session.uses ? least : session),
+        undefined,
+    );
 }
 
 /** The breaker's and the stats' key of an exit: its tier and proxy, never its credentials. */
@@ -217,7 +256,10 @@ export function exitKey(exit: Exit): string {
     return `${exit.tierName}/${exit.name}`;
 }
 
-/** The proxy's `host:port`, with `#n` (its place in the tier, from 1) when another proxy of the tier shares it (providers that pick the IP by username). */
+/**
+ * The proxy's `host:port`, with `#n` (its place in the tier, from 1) when
+ * another proxy of the tier shares it (providers that pick the IP by username).
+ */
 function uniqueName(proxyUrls: readonly string[], position: number): string {
     const name = exitName(proxyUrls[position]);
     return proxyUrls.filter((url) => exitName(url) === name).length > 1 ? `${name}#${position + 1}` : name;

@@ -52,7 +52,12 @@ export interface Attempt {
  */
 export class TurnDeferred extends FetchFailure {
     constructor(readonly delayMs: number) {
-        super('transient', `the site's turn is more than ${Math.round(delayMs / 1000)} s off`, undefined, 'turn-deferred');
+        super(
+            'transient',
+            `the site's turn is more than ${Math.round(delayMs / 1000)} s off`,
+            undefined,
+            'turn-deferred',
+        );
     }
 }
 
@@ -70,7 +75,10 @@ export class NoExitAvailable extends FetchFailure {
  * How an attempt ended, as far as the exits are concerned: a usable response, a failure, or a JS
  * challenge the session is to pass in the browser (neither the session's fault nor the tier's).
  */
-export type AttemptEnd = { ok: true; bytes: number } | { ok: false; failure: ClassifiedFailure } | { ok: false; challenged: true };
+export type AttemptEnd =
+    | { ok: true; bytes: number }
+    | { ok: false; failure: ClassifiedFailure }
+    | { ok: false; challenged: true };
 
 const emptyCounters = (): ExitCounters => ({ requests: 0, ok: 0, blocked: 0, limited: 0, exitFaults: 0, bytes: 0 });
 
@@ -111,7 +119,11 @@ export class ProxyRouting {
      * keeps it while it lives. Otherwise a session `prefer` accepts is taken before others on the
      * exit chosen (Identities.pick).
      */
-    async begin(request: { url: string; label?: string; userData: Record<string, unknown> }, stage: Stage, prefer?: (identity: Identity) => boolean): Promise<Attempt> {
+    async begin(
+        request: { url: string; label?: string; userData: Record<string, unknown> },
+        stage: Stage,
+        prefer?: (identity: Identity) => boolean,
+    ): Promise<Attempt> {
         const url = new URL(request.url);
         const userData = request.userData as RequestData;
         const section = sectionOf(request.label, url);
@@ -129,10 +141,22 @@ export class ProxyRouting {
             const choice = this.controller.tierFor(section, floor);
             for (let tier = choice.tier; tier < this.tiers.length && !attempt; tier++) {
                 const identity = this.identities.pick(tier, prefer);
-                if (identity) attempt = { stage, identity, exit: identity.exit, tier, section, probe: choice.probe && tier === choice.tier };
+                if (identity)
+                    attempt = {
+                        stage,
+                        identity,
+                        exit: identity.exit,
+                        tier,
+                        section,
+                        probe: choice.probe && tier === choice.tier,
+                    };
             }
         }
-        if (!attempt) throw new NoExitAvailable(`no exit of tier ${this.tiers[userData.tierFloor ?? 0]?.name} or above is available: every proxy is on its breaker`);
+        if (!attempt)
+            throw new NoExitAvailable(
+                `no exit of tier ${this.tiers[userData.tierFloor ?? 0]?.name} or above is available: every proxy is ` +
+                    `on its breaker`,
+            );
         this.attempts.set(request, attempt);
         this.count(attempt, (counters) => (counters.requests += 1));
         return attempt;
@@ -169,7 +193,10 @@ export class ProxyRouting {
         if (failure.failureClass === 'exit') {
             this.breaker.faulted(key);
             this.count(attempt, (counters) => (counters.exitFaults += 1));
-            this.log.warn({ exit: key, reason: failure.reason }, `exit ${key} failed (${failure.reason}); it rests, the request goes out by another`);
+            this.log.warn(
+                { exit: key, reason: failure.reason },
+                `exit ${key} failed (${failure.reason}); it rests, the request goes out by another`,
+            );
             return attempt;
         }
         this.breaker.worked(key);
@@ -177,7 +204,8 @@ export class ProxyRouting {
         if (failure.status === 429) {
             this.count(attempt, (counters) => (counters.limited += 1));
             // The site said how long: the whole site waits. A bare 429 is the concurrency controller's to answer.
-            if (failure.retryAfterMs !== undefined) void this.politeness.cool(Math.min(failure.retryAfterMs, this.maxCoolMs), `429 from ${key}`);
+            if (failure.retryAfterMs !== undefined)
+                void this.politeness.cool(Math.min(failure.retryAfterMs, this.maxCoolMs), `429 from ${key}`);
         } else if (failure.failureClass === 'blocked') {
             this.count(attempt, (counters) => (counters.blocked += 1));
             // A JS challenge is the browser's to pass, not a verdict on the tier.
@@ -188,10 +216,19 @@ export class ProxyRouting {
 
     report(): ProxyReport {
         return {
-            tiers: this.tiers.map((tier, index) => ({ name: tier.name, cost: tier.cost, ...this.byTier[index]! })),
+            tiers: this.tiers.map((tier, index) => ({
+                name: tier.name,
+                cost: tier.cost,
+                ...(this.byTier[index] ?? emptyCounters()),
+            })),
             exits: this.identities.allExits().map((exit) => {
                 const key = exitKey(exit);
-                return { tier: exit.tierName, name: exit.name, breakerOpened: this.breaker.counts(key).opened, ...(this.byExit.get(key) ?? emptyCounters()) };
+                return {
+                    tier: exit.tierName,
+                    name: exit.name,
+                    breakerOpened: this.breaker.counts(key).opened,
+                    ...(this.byExit.get(key) ?? emptyCounters()),
+                };
             }),
             sessions: { created: this.identities.created, retired: { ...this.identities.retired } },
             sections: this.controller.sections(),
@@ -203,10 +240,15 @@ export class ProxyRouting {
     }
 
     private count(attempt: Attempt, update: (counters: ExitCounters) => void): void {
-        update(this.byTier[attempt.tier]!);
+        const tierCounters = this.byTier[attempt.tier];
+        if (!tierCounters) throw new RangeError(`no proxy tier ${attempt.tier} of ${this.byTier.length}`);
+        update(tierCounters);
         const key = exitKey(attempt.exit);
         let counters = this.byExit.get(key);
-        if (!counters) this.byExit.set(key, (counters = emptyCounters()));
+        if (!counters) {
+            counters = emptyCounters();
+            this.byExit.set(key, counters);
+        }
         update(counters);
     }
 }

@@ -32,27 +32,37 @@ export function parseTierSpec(spec: string): ProxyTierDefinition {
     if (text === 'direct') return { name: 'direct', proxyUrls: 'direct' };
     const equals = text.indexOf('=');
     const name = text.slice(0, Math.max(equals, 0));
-    if (equals <= 0 || !TIER_NAME.test(name)) throw new Error(`must be NAME=URL[,URL...] or direct, its NAME letters, digits, - and _ (${ENCODE_HINT})`);
-    const urls = text.slice(equals + 1).split(',').map((url) => url.trim()).filter(Boolean);
+    if (equals <= 0 || !TIER_NAME.test(name))
+        throw new Error(`must be NAME=URL[,URL...] or direct, its NAME letters, digits, - and _ (${ENCODE_HINT})`);
+    const urls = text
+        .slice(equals + 1)
+        .split(',')
+        .map((url) => url.trim())
+        .filter(Boolean);
     if (urls.length === 0) throw new Error(`tier ${name} names no proxy URL (write ${name}=direct for none)`);
     return { name, proxyUrls: urls.length === 1 && urls[0] === 'direct' ? 'direct' : urls };
 }
 
 /** `NAME=COST`, as `--proxy-tier-cost` takes it. */
 export function parseTierCost(spec: string): { name: string; cost: number } {
-    const match = /^([^=]+)=(.+)$/.exec(spec.trim());
-    const cost = Number(match?.[2]);
-    if (!match || !(cost > 0 && Number.isFinite(cost))) throw new Error(`"${spec}" is not NAME=COST with a cost above 0`);
-    return { name: match[1]!, cost };
+    const [, name, given] = /^([^=]+)=(.+)$/.exec(spec.trim()) ?? [];
+    const cost = Number(given);
+    if (name === undefined || !(cost > 0 && Number.isFinite(cost)))
+        throw new Error(`"${spec}" is not NAME=COST with a cost above 0`);
+    return { name, cost };
 }
 
 /**
  * The tiers in order, each URL checked and each cost filled in (`costs` by name override the
  * definitions' own). Throws on a bad name, URL or duplicate, naming URLs without their passwords.
  */
-export function resolveTiers(definitions: readonly ProxyTierDefinition[], costs: Readonly<Record<string, number>> = {}): ProxyTier[] {
+export function resolveTiers(
+    definitions: readonly ProxyTierDefinition[],
+    costs: Readonly<Record<string, number>> = {},
+): ProxyTier[] {
     const unknownCost = Object.keys(costs).find((name) => !definitions.some((definition) => definition.name === name));
-    if (unknownCost !== undefined) throw new Error(`--proxy-tier-cost names tier ${unknownCost}, which is not configured`);
+    if (unknownCost !== undefined)
+        throw new Error(`--proxy-tier-cost names tier ${unknownCost}, which is not configured`);
     if (definitions.length === 0) return [{ name: 'direct', proxyUrls: [], cost: 1 }];
     const names = new Set<string>();
     let previousCost = 0;
@@ -63,7 +73,8 @@ export function resolveTiers(definitions: readonly ProxyTierDefinition[], costs:
         names.add(name);
         const given = definition.proxyUrls === 'direct' ? undefined : definition.proxyUrls;
         // A tier named `direct` is the machine's own address, whatever else it says.
-        if (name === 'direct' && given?.length) throw new Error('a tier named direct takes no proxy URLs (it is the machine\'s own address)');
+        if (name === 'direct' && given?.length)
+            throw new Error("a tier named direct takes no proxy URLs (it is the machine's own address)");
         const proxyUrls = (given ?? []).map((url) => checkedProxyUrl(name, url));
         const cost = costs[name] ?? definition.cost ?? (previousCost === 0 ? 1 : previousCost * TIER_COST_FACTOR);
         if (!(cost > 0 && Number.isFinite(cost))) throw new Error(`proxy tier ${name}: cost must be above 0`);

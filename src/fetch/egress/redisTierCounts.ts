@@ -15,7 +15,10 @@ export interface RedisTierCountsOptions {
     halfLifeMillis: number;
     /** How often this worker's outcomes are sent and the fleet's read back. Default: 1,000 ms. */
     syncMillis?: number;
-    /** How soon after a block they are, sooner than `syncMillis`: a block is what moves a section, for the fleet. Default: 100 ms. */
+    /**
+     * How soon after a block they are, sooner than `syncMillis`: a
+     * block is what moves a section, for the fleet. Default: 100 ms.
+     */
     blockSyncMillis?: number;
 }
 
@@ -49,7 +52,8 @@ export class RedisTierCounts implements TierCounts {
         this.key = options.key;
         this.halfLifeMillis = options.halfLifeMillis;
         this.view = new MemoryTierCounts(this.halfLifeMillis);
-        if (!('dragnetTierSync' in this.redis)) this.redis.defineCommand('dragnetTierSync', { numberOfKeys: 1, lua: SYNC_SCRIPT });
+        if (!('dragnetTierSync' in this.redis))
+            this.redis.defineCommand('dragnetTierSync', { numberOfKeys: 1, lua: SYNC_SCRIPT });
         this.timer = setInterval(() => void this.sync().catch(() => undefined), options.syncMillis ?? 1000);
         this.timer.unref();
         this.blockSyncMillis = options.blockSyncMillis ?? 100;
@@ -59,7 +63,10 @@ export class RedisTierCounts implements TierCounts {
         this.view.add(key, tier, outcome, now);
         const field = `${key}|${tier}`;
         let tally = this.pending.get(field);
-        if (!tally) this.pending.set(field, (tally = { ok: 0, blocked: 0 }));
+        if (!tally) {
+            tally = { ok: 0, blocked: 0 };
+            this.pending.set(field, tally);
+        }
         tally[outcome] += 1;
         if (outcome === 'blocked' && !this.blockSync) {
             this.blockSync = setTimeout(() => {
@@ -79,7 +86,10 @@ export class RedisTierCounts implements TierCounts {
         const sent = this.pending;
         this.pending = new Map();
         const args = [...sent].flatMap(([field, { ok, blocked }]) => [field, ok, blocked]);
-        const sync = (this.redis as unknown as { dragnetTierSync(key: string, ...args: (string | number)[]): Promise<string[]> }).dragnetTierSync;
+        // defineCommand added the script as a method of the connection, which Redis's type cannot know of.
+        const sync = (
+            this.redis as unknown as { dragnetTierSync(key: string, ...args: (string | number)[]): Promise<string[]> }
+        ).dragnetTierSync;
         const table = await sync.call(this.redis, this.key, now, this.halfLifeMillis, ...args);
         this.view = MemoryTierCounts.fromTable(table, this.halfLifeMillis);
         // Outcomes added while the call was out are in `pending` for the next sync; the view gets them now.

@@ -37,7 +37,11 @@ export async function cookieHeader(jar: CookieJar, url: URL, given?: string): Pr
 }
 
 /** Keeps the cookies a response set. */
-export async function keepResponseCookies(jar: CookieJar, url: URL, setCookie: string | string[] | undefined): Promise<void> {
+export async function keepResponseCookies(
+    jar: CookieJar,
+    url: URL,
+    setCookie: string | string[] | undefined,
+): Promise<void> {
     for (const cookie of [setCookie ?? []].flat()) await jar.setCookie(cookie, url.href, { ignoreError: true });
 }
 

@@ -47,7 +47,10 @@ export interface AttemptContext {
     viaProxy?: boolean;
 }
 
-/** The statuses a proxy answers with when its own upstream proxy failed (proxy-chain's badGatewayStatusCodes NON_200 and AUTH_FAILED). */
+/**
+ * The statuses a proxy answers with when its own upstream proxy failed
+ * (proxy-chain's badGatewayStatusCodes NON_200 and AUTH_FAILED).
+ */
 const isProxyUpstreamStatus = (status: number) => status === 590 || status === 597;
 
 /** The class of an HTTP status, or undefined when the response can be used (2xx, 3xx). */
@@ -75,8 +78,20 @@ const TRANSIENT_ERROR_CODES = new Set([
     'UND_ERR_SOCKET',
 ]);
 
-/** Errors only a proxy gives: Chromium's proxy and tunnel errors. (The HTTP client's refused CONNECT is read by `tunnelRefusal`.) */
-const PROXY_ERROR = /proxy server rejected|proxy authentication required|ERR_PROXY_|ERR_TUNNEL_CONNECTION_FAILED|ERR_NO_SUPPORTED_PROXIES/i;
+/**
+ * Errors only a proxy gives: Chromium's proxy and tunnel errors.
+ * (The HTTP client's refused CONNECT is read by `tunnelRefusal`.)
+ */
+const PROXY_ERROR = new RegExp(
+    [
+        'proxy server rejected',
+        'proxy authentication required',
+        'ERR_PROXY_',
+        'ERR_TUNNEL_CONNECTION_FAILED',
+        'ERR_NO_SUPPORTED_PROXIES',
+    ].join('|'),
+    'i',
+);
 
 /** Errors of a connection that never reached its peer: through a proxy, that peer is the proxy. */
 const CONNECT_ERROR_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
@@ -85,23 +100,34 @@ const CONNECT_ERROR_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREAC
 export function classifyError(error: unknown, context: AttemptContext = {}): ClassifiedFailure {
     const message = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').trim();
     if (error instanceof FetchFailure) {
-        return { failureClass: error.failureClass, reason: error.reason, status: error.status, message, retryAfterMs: error.retryAfterMs };
+        return {
+            failureClass: error.failureClass,
+            reason: error.reason,
+            status: error.status,
+            message,
+            retryAfterMs: error.retryAfterMs,
+        };
     }
     const tunnel = error as { code?: unknown; status?: unknown } | undefined;
-    if (tunnel?.code === 'ERR_TUNNEL_REFUSED') return tunnelRefusal(typeof tunnel.status === 'number' ? tunnel.status : undefined, message);
+    if (tunnel?.code === 'ERR_TUNNEL_REFUSED')
+        return tunnelRefusal(typeof tunnel.status === 'number' ? tunnel.status : undefined, message);
     const exitFault = exitFaultReason(error, message, context);
     if (exitFault) return { failureClass: 'exit', reason: exitFault, message };
     // The egress refused the address a host resolved to (egress.ts); the client and Crawlee pass its message on.
-    if (/\bforbidden-address:/.test(message)) return { failureClass: 'permanent', reason: 'forbidden-address', message };
-    // The HTTP client's parser refused the response: it breaks HTTP/1.1's syntax (llhttp's HPE_* codes) or its head is too large.
+    if (/\bforbidden-address:/.test(message))
+        return { failureClass: 'permanent', reason: 'forbidden-address', message };
+    // The HTTP client's parser refused the response: it breaks
+    // HTTP/1.1's syntax (llhttp's HPE_* codes) or its head is too large.
     const parserCode = firstCode(error);
-    if (parserCode?.startsWith('HPE_') || parserCode === 'UND_ERR_HEADERS_OVERFLOW') return { failureClass: 'permanent', reason: 'malformed-response', message };
+    if (parserCode?.startsWith('HPE_') || parserCode === 'UND_ERR_HEADERS_OVERFLOW')
+        return { failureClass: 'permanent', reason: 'malformed-response', message };
     const code = errorCode(error);
     if (code && TRANSIENT_ERROR_CODES.has(code)) {
         return { failureClass: 'transient', reason: code.toLowerCase().replace(/_/g, '-'), message };
     }
     if (/timed? ?out|timeout/i.test(message)) return { failureClass: 'transient', reason: 'timeout', message };
-    if (/served Content-Type/i.test(message)) return { failureClass: 'permanent', reason: 'unsupported-content-type', message };
+    if (/served Content-Type/i.test(message))
+        return { failureClass: 'permanent', reason: 'unsupported-content-type', message };
     // A client's "Redirected 10 times", Chromium's ERR_TOO_MANY_REDIRECTS; not any message that mentions
     // redirects (a browser's launch log lists flags with the word in them).
     if (/redirected \d+ times|too many redirects|ERR_TOO_MANY_REDIRECTS|redirect loop/i.test(message)) {
@@ -133,7 +159,8 @@ function errorCode(error: unknown): string | undefined {
 function tunnelRefusal(status: number | undefined, message: string): ClassifiedFailure {
     if (status === undefined) return { failureClass: 'exit', reason: 'proxy-refused', message };
     const failureClass = classifyStatus(status, { viaProxy: true }) ?? 'transient';
-    if (failureClass === 'exit') return { failureClass, reason: status === 407 ? 'proxy-auth' : 'proxy-refused', message, status };
+    if (failureClass === 'exit')
+        return { failureClass, reason: status === 407 ? 'proxy-auth' : 'proxy-refused', message, status };
     return { failureClass, reason: `http-${status}`, message, status };
 }
 

@@ -37,10 +37,19 @@ export function checkResponse(
 }
 
 /** A `unsupported-content-type` failure when the response's media type is not one of `contentTypes`. */
-export function contentTypeRefusal(status: number, contentType: string | undefined, contentTypes: readonly string[] = DEFAULT_CONTENT_TYPES): FetchFailure | undefined {
+export function contentTypeRefusal(
+    status: number,
+    contentType: string | undefined,
+    contentTypes: readonly string[] = DEFAULT_CONTENT_TYPES,
+): FetchFailure | undefined {
     const type = contentType?.split(';')[0]?.trim().toLowerCase();
     if (type && contentTypes.includes(type)) return undefined;
-    return new FetchFailure('permanent', `unsupported content type: ${type || 'none'}`, status, 'unsupported-content-type');
+    return new FetchFailure(
+        'permanent',
+        `unsupported content type: ${type || 'none'}`,
+        status,
+        'unsupported-content-type',
+    );
 }
 
 /** What a bot manager did: asked for a captcha, ran a (JS or device) challenge, or refused outright. */
@@ -80,53 +89,149 @@ interface BlockSignDescription {
 const BLOCK_SIGNS: readonly BlockSign[] = [
     // Cloudflare sets `cf-mitigated: challenge` on every challenge page, whatever its type, and `challenge` is its
     // only value (developers.cloudflare.com/cloudflare-challenges/challenge-types/challenge-pages/detect-response).
-    { vendor: 'Cloudflare', kind: 'challenge', proof: 'sure', sign: 'cf-mitigated: challenge', header: ['cf-mitigated', /^challenge$/i] },
+    {
+        vendor: 'Cloudflare',
+        kind: 'challenge',
+        proof: 'sure',
+        sign: 'cf-mitigated: challenge',
+        header: ['cf-mitigated', /^challenge$/i],
+    },
     // AWS WAF: the Challenge action answers 202 with `x-amzn-waf-action: challenge`, the CAPTCHA action 405 with
     // `captcha` (docs.aws.amazon.com/waf/latest/developerguide/waf-captcha-and-challenge-actions.html).
-    { vendor: 'AWS WAF', kind: 'captcha', proof: 'sure', sign: 'x-amzn-waf-action: captcha', header: ['x-amzn-waf-action', /^captcha$/i] },
-    { vendor: 'AWS WAF', kind: 'challenge', proof: 'sure', sign: 'x-amzn-waf-action: challenge', header: ['x-amzn-waf-action', /^challenge$/i] },
+    {
+        vendor: 'AWS WAF',
+        kind: 'captcha',
+        proof: 'sure',
+        sign: 'x-amzn-waf-action: captcha',
+        header: ['x-amzn-waf-action', /^captcha$/i],
+    },
+    {
+        vendor: 'AWS WAF',
+        kind: 'challenge',
+        proof: 'sure',
+        sign: 'x-amzn-waf-action: challenge',
+        header: ['x-amzn-waf-action', /^challenge$/i],
+    },
     // DataDome: `x-dd-b` is 1 on a soft challenge (device check), 2 on a hard one (captcha) (docs.datadome.co
     // reference "validate request", as microlinkhq/is-antibot reads it).
     { vendor: 'DataDome', kind: 'captcha', proof: 'sure', sign: 'x-dd-b: 2', header: ['x-dd-b', /^2$/] },
     { vendor: 'DataDome', kind: 'challenge', proof: 'sure', sign: 'x-dd-b: 1', header: ['x-dd-b', /^1$/] },
     // Vercel's attack mode, in Cloudflare's spelling (is-antibot).
-    { vendor: 'Vercel', kind: 'challenge', proof: 'sure', sign: 'x-vercel-mitigated: challenge', header: ['x-vercel-mitigated', /^challenge$/i] },
+    {
+        vendor: 'Vercel',
+        kind: 'challenge',
+        proof: 'sure',
+        sign: 'x-vercel-mitigated: challenge',
+        header: ['x-vercel-mitigated', /^challenge$/i],
+    },
 
     // Cloudflare's challenge page: its inline `window._cf_chl_opt`, the `/orchestrate/` script it loads, its title.
     // Not the bare `/cdn-cgi/challenge-platform/` path: "JavaScript Detections" inject
     // `/cdn-cgi/challenge-platform/scripts/jsd/main.js` into ordinary pages, error pages included.
     { vendor: 'Cloudflare', kind: 'challenge', proof: 'page', sign: 'cf_chl', body: /cf[_-]chl/i },
-    { vendor: 'Cloudflare', kind: 'challenge', proof: 'page', sign: 'challenge-platform orchestrate', body: /\/cdn-cgi\/challenge-platform\/(?:h\/\w+\/)?orchestrate\//i },
-    { vendor: 'Cloudflare', kind: 'challenge', proof: 'page', sign: '"Just a moment..." title', body: /<title>\s*just a moment(?:\.\.\.|…)\s*<\/title>/i },
+    {
+        vendor: 'Cloudflare',
+        kind: 'challenge',
+        proof: 'page',
+        sign: 'challenge-platform orchestrate',
+        body: /\/cdn-cgi\/challenge-platform\/(?:h\/\w+\/)?orchestrate\//i,
+    },
+    {
+        vendor: 'Cloudflare',
+        kind: 'challenge',
+        proof: 'page',
+        sign: '"Just a moment..." title',
+        body: /<title>\s*just a moment(?:\.\.\.|…)\s*<\/title>/i,
+    },
     // Cloudflare's Error 1020 page: a firewall rule refused the request.
-    { vendor: 'Cloudflare', kind: 'refusal', proof: 'page', sign: '"Attention Required! | Cloudflare" title', body: /<title>\s*attention required! \| cloudflare\s*<\/title>/i },
+    {
+        vendor: 'Cloudflare',
+        kind: 'refusal',
+        proof: 'page',
+        sign: '"Attention Required! | Cloudflare" title',
+        body: /<title>\s*attention required! \| cloudflare\s*<\/title>/i,
+    },
     // DataDome's captcha and device-check pages load from captcha-delivery.com (geo., ct.).
-    { vendor: 'DataDome', kind: 'captcha', proof: 'page', sign: 'captcha-delivery.com', body: /captcha-delivery\.com/i },
+    {
+        vendor: 'DataDome',
+        kind: 'captcha',
+        proof: 'page',
+        sign: 'captcha-delivery.com',
+        body: /captcha-delivery\.com/i,
+    },
     // PerimeterX/HUMAN's block page: its captcha container and script (PerimeterX's own block page examples),
     // and its refusal text (wafw00f's perimeterx plugin).
     { vendor: 'PerimeterX', kind: 'captcha', proof: 'page', sign: 'px-captcha', body: /px-captcha|_pxCaptcha/i },
-    { vendor: 'PerimeterX', kind: 'refusal', proof: 'page', sign: '"Access to this page has been denied"', body: /access to this page has been denied/i },
-    // Akamai Bot Manager's behavioural challenge (the `sec-if-cpt-container` interstitial), and the edge's
-    // "Access Denied" page. Its reference link reaches HTTP clients entity-encoded (`errors&#46;edgesuite&#46;net`),
-    // and the edge's other error pages (timeouts, 503 "Zero size object") link the same host, so the title is needed too.
-    { vendor: 'Akamai', kind: 'challenge', proof: 'page', sign: 'sec-if-cpt-container', body: /sec-if-cpt-container|\/_sec\/cp_challenge\//i },
-    { vendor: 'Akamai', kind: 'refusal', proof: 'page', sign: '"Access Denied" page', body: /<title>\s*access denied\s*<\/title>[\s\S]*errors(?:\.|&#46;)edgesuite(?:\.|&#46;)net/i },
+    {
+        vendor: 'PerimeterX',
+        kind: 'refusal',
+        proof: 'page',
+        sign: '"Access to this page has been denied"',
+        body: /access to this page has been denied/i,
+    },
+    // Akamai Bot Manager's behavioural challenge (the `sec-if-cpt-container` interstitial), and the edge's "Access
+    // Denied" page. Its reference link reaches HTTP clients entity-encoded (`errors&#46;edgesuite&#46;net`), and the
+    // edge's other error pages (timeouts, 503 "Zero size object") link the same host, so the title is needed too.
+    {
+        vendor: 'Akamai',
+        kind: 'challenge',
+        proof: 'page',
+        sign: 'sec-if-cpt-container',
+        body: /sec-if-cpt-container|\/_sec\/cp_challenge\//i,
+    },
+    {
+        vendor: 'Akamai',
+        kind: 'refusal',
+        proof: 'page',
+        sign: '"Access Denied" page',
+        body: /<title>\s*access denied\s*<\/title>[\s\S]*errors(?:\.|&#46;)edgesuite(?:\.|&#46;)net/i,
+    },
     // Imperva (Incapsula): the challenge iframe crawlee's RETRY_CSS_SELECTORS looks for, the bare interstitial (a
     // robots meta, then the resource script, nothing else) and the refusal text (wafw00f's incapsula plugin). The
     // resource script alone is no sign: Imperva injects it into ordinary pages.
-    { vendor: 'Imperva', kind: 'challenge', proof: 'page', sign: '_Incapsula_Resource iframe', body: /<iframe[^>]+_Incapsula_Resource/i },
-    { vendor: 'Imperva', kind: 'challenge', proof: 'page', sign: '_Incapsula_Resource interstitial', body: /noindex,\s*nofollow["']?\s*\/?>\s*<script[^>]+_Incapsula_Resource/i },
-    { vendor: 'Imperva', kind: 'refusal', proof: 'page', sign: 'Incapsula incident ID', body: /incapsula incident id/i },
+    {
+        vendor: 'Imperva',
+        kind: 'challenge',
+        proof: 'page',
+        sign: '_Incapsula_Resource iframe',
+        body: /<iframe[^>]+_Incapsula_Resource/i,
+    },
+    {
+        vendor: 'Imperva',
+        kind: 'challenge',
+        proof: 'page',
+        sign: '_Incapsula_Resource interstitial',
+        body: /noindex,\s*nofollow["']?\s*\/?>\s*<script[^>]+_Incapsula_Resource/i,
+    },
+    {
+        vendor: 'Imperva',
+        kind: 'refusal',
+        proof: 'page',
+        sign: 'Incapsula incident ID',
+        body: /incapsula incident id/i,
+    },
     // AWS WAF's challenge and captcha pages hand their challenge.js its keys in `window.gokuProps`.
     { vendor: 'AWS WAF', kind: 'challenge', proof: 'page', sign: 'gokuProps', body: /window\.gokuProps/ },
     // Google's "unusual traffic" page (crawlee's `div#infoDiv0` selector), served with a 429 and a reCAPTCHA.
-    { vendor: 'Google', kind: 'captcha', proof: 'page', sign: 'unusual traffic page', body: /id="infoDiv0"|detected unusual traffic from your computer network/i },
+    {
+        vendor: 'Google',
+        kind: 'captcha',
+        proof: 'page',
+        sign: 'unusual traffic page',
+        body: /id="infoDiv0"|detected unusual traffic from your computer network/i,
+    },
 
     // Captcha widgets (class names from each vendor's embedding docs; crawlee looks for Turnstile's iframe) and
     // DataDome's presence header, which it puts on allowed responses too.
     { vendor: 'reCAPTCHA', kind: 'captcha', proof: 'embed', sign: 'g-recaptcha', body: /\bg-recaptcha\b/i },
     { vendor: 'hCaptcha', kind: 'captcha', proof: 'embed', sign: 'h-captcha', body: /\bh-captcha\b/i },
-    { vendor: 'Cloudflare Turnstile', kind: 'captcha', proof: 'embed', sign: 'cf-turnstile', body: /\bcf-turnstile\b|challenges\.cloudflare\.com\/turnstile/i },
+    {
+        vendor: 'Cloudflare Turnstile',
+        kind: 'captcha',
+        proof: 'embed',
+        sign: 'cf-turnstile',
+        body: /\bcf-turnstile\b|challenges\.cloudflare\.com\/turnstile/i,
+    },
     { vendor: 'DataDome', kind: 'refusal', proof: 'embed', sign: 'x-datadome header', header: ['x-datadome', /./] },
 ];
 
@@ -137,7 +242,12 @@ const BLOCK_SIGNS: readonly BlockSign[] = [
  * 135 on a 24 KB listing. Case-insensitive throughout, so it finds more than the signs do, never
  * less; each sign's own pattern decides.
  */
-const ANY_PAGE_SIGN = new RegExp(BLOCK_SIGNS.flatMap((sign) => ('body' in sign && sign.proof === 'page' ? [`(?:${sign.body.source})`] : [])).join('|'), 'i');
+const ANY_PAGE_SIGN = new RegExp(
+    BLOCK_SIGNS.flatMap((sign) => ('body' in sign && sign.proof === 'page' ? [`(?:${sign.body.source})`] : [])).join(
+        '|',
+    ),
+    'i',
+);
 
 /** The statuses bot managers refuse with; 503 only for `page` signs (Cloudflare's "under attack" page used it). */
 const REFUSAL_STATUSES = new Set([403, 429]);
@@ -147,8 +257,21 @@ const PAGE_SIGN_STATUSES = new Set([403, 429, 503]);
 const INTERSTITIAL_MAX_CHARS = 32 * 1024;
 
 /** Titles that name a check, from the vendors' interstitials (Cloudflare, PerimeterX, AWS WAF, Akamai, Imperva). */
-const CHECK_TITLE =
-    /just a moment|attention required|checking your browser|robot or human|are you a (?:robot|human)|human verification|verify(?:ing)? (?:that )?you are (?:a )?human|access denied|access to this page has been denied|pardon our interruption/i;
+const CHECK_TITLE = new RegExp(
+    [
+        'just a moment',
+        'attention required',
+        'checking your browser',
+        'robot or human',
+        'are you a (?:robot|human)',
+        'human verification',
+        'verify(?:ing)? (?:that )?you are (?:a )?human',
+        'access denied',
+        'access to this page has been denied',
+        'pardon our interruption',
+    ].join('|'),
+    'i',
+);
 
 const TITLE = /<title[^>]*>([^<]*)<\/title>/i;
 
@@ -163,7 +286,12 @@ export function detectBlock(response: ResponseSnapshot): FetchFailure | undefine
     const header = headerReader(response.headers);
     const location = status >= 300 && status < 400 ? header('location') : undefined;
     if (location && isChallengeRedirect(location, response.url)) {
-        return new FetchFailure('blocked', `HTTP ${status}: redirect to a challenge page ${location}`, status, 'challenge-redirect');
+        return new FetchFailure(
+            'blocked',
+            `HTTP ${status}: redirect to a challenge page ${location}`,
+            status,
+            'challenge-redirect',
+        );
     }
 
     const body = response.body ?? '';
@@ -176,13 +304,21 @@ export function detectBlock(response: ResponseSnapshot): FetchFailure | undefine
     let pageSignMayShow: boolean | undefined;
     const shows = (sign: BlockSign) => {
         if ('header' in sign) return sign.header[1].test(header(sign.header[0])?.trim() ?? '');
-        if (sign.proof === 'page' && !(pageSignMayShow ??= ANY_PAGE_SIGN.test(body))) return false;
+        if (sign.proof === 'page') {
+            pageSignMayShow ??= ANY_PAGE_SIGN.test(body);
+            if (!pageSignMayShow) return false;
+        }
         return sign.body.test(body);
     };
     const found = BLOCK_SIGNS.find((sign) => counts[sign.proof] && shows(sign));
     if (found) {
         const reason = found.kind === 'refusal' ? `http-${status}-blocked` : found.kind;
-        return new FetchFailure('blocked', `HTTP ${status}: ${found.vendor} ${found.kind} (${found.sign})`, status, reason);
+        return new FetchFailure(
+            'blocked',
+            `HTTP ${status}: ${found.vendor} ${found.kind} (${found.sign})`,
+            status,
+            reason,
+        );
     }
     return status === 403 ? new FetchFailure('blocked', 'HTTP 403', status) : undefined;
 }
@@ -211,7 +347,10 @@ const CHALLENGE_PATH_PREFIXES = [
     '/.well-known/sgcaptcha/', // SiteGround
 ];
 
-/** A path segment that names a challenge page: the whole segment (`/captcha`, `/challenge.html`), not a slug containing the word. */
+/**
+ * A path segment that names a challenge page: the whole segment
+ * (`/captcha`, `/challenge.html`), not a slug containing the word.
+ */
 const CHALLENGE_SEGMENT = /^(?:captcha|challenge)(?:\.[a-z]+)?$/i;
 
 /**
@@ -224,7 +363,8 @@ export function isChallengeRedirect(location: string, from?: string): boolean {
     const target = parseUrl(location, from ?? 'http://relative.invalid/');
     if (!target || (target.protocol !== 'http:' && target.protocol !== 'https:')) return false;
     const host = target.hostname.toLowerCase();
-    if (CHALLENGE_HOSTS.some((challengeHost) => host === challengeHost || host.endsWith(`.${challengeHost}`))) return true;
+    if (CHALLENGE_HOSTS.some((challengeHost) => host === challengeHost || host.endsWith(`.${challengeHost}`)))
+        return true;
     const path = target.pathname.toLowerCase();
     if (CHALLENGE_PATH_PREFIXES.some((prefix) => path.startsWith(prefix))) return true;
     const segment = path.split('/').find((part) => CHALLENGE_SEGMENT.test(part));

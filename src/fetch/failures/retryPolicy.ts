@@ -48,13 +48,15 @@ export class RetryPolicy {
         this.maxDelayMs = (options.maxDelaySecs ?? RETRY_DEFAULTS.maxDelaySecs) * 1000;
         this.maxRetryAfterMs = (options.maxRetryAfterSecs ?? RETRY_DEFAULTS.maxRetryAfterSecs) * 1000;
         this.random = options.random ?? Math.random;
-        if (!(Number.isInteger(this.maxAttempts) && this.maxAttempts >= 1)) throw new RangeError('maxAttempts must be a whole number >= 1');
+        if (!(Number.isInteger(this.maxAttempts) && this.maxAttempts >= 1))
+            throw new RangeError('maxAttempts must be a whole number >= 1');
         if (!(this.factor >= 1)) throw new RangeError('the backoff factor must be >= 1');
     }
 
     /** What to do after the `attempts`-th fetch of a request failed with `failure`. */
     decide(failure: ClassifiedFailure, attempts: number): RetryDecision {
-        if (failure.failureClass === 'permanent' || failure.failureClass === 'invalid') return { retry: false, reason: failure.reason };
+        if (failure.failureClass === 'permanent' || failure.failureClass === 'invalid')
+            return { retry: false, reason: failure.reason };
         if (attempts >= this.maxAttempts) return { retry: false, reason: failure.reason };
         const retryAfterMs = failure.retryAfterMs ?? 0;
         if (retryAfterMs > this.maxRetryAfterMs) return { retry: false, reason: 'retry-after-too-long' };

@@ -22,7 +22,9 @@ import { CHROME_TLS } from './tlsProfile.js';
 export interface ConnectorOptions {
     /** Resolves the site's host for a direct connection. Default: `dns.lookup`. */
     lookup?: LookupFunction;
-    /** Connect through this proxy's CONNECT tunnel (`http://user:password@host:port`, or https://) instead of directly. */
+    /**
+     * Connect through this proxy's CONNECT tunnel (`http://user:password@host:port`, or https://) instead of directly.
+     */
     proxyUrl?: string;
     /** For the connection, the tunnel and the TLS handshake together. */
     timeoutMs: number;
@@ -39,19 +41,30 @@ export function connector(options: ConnectorOptions): buildConnector.connector {
         const host = hostname.replace(/^\[(.*)\]$/, '$1');
         const targetPort = Number(port) || (protocol === 'https:' ? 443 : 80);
         let done = false;
-        const finish = (error: Error | null, socket?: net.Socket) => {
+        const finish = (...[error, socket]: [error: Error] | [error: null, socket: net.Socket]) => {
             if (done) return;
             done = true;
             clearTimeout(timer);
-            if (error) {
+            if (error === null) {
+                callback(null, socket);
+            } else {
                 raw.destroy();
                 callback(error, null);
-            } else {
-                callback(null, socket!);
             }
         };
-        const raw = proxy ? openToProxy(proxy) : net.connect({ host, port: targetPort, ...(options.lookup ? { lookup: options.lookup } : {}) });
-        const timer = setTimeout(() => finish(coded(`connect timeout: no connection to ${host}:${targetPort} within ${options.timeoutMs} ms`, 'UND_ERR_CONNECT_TIMEOUT')), options.timeoutMs);
+        const raw = proxy
+            ? openToProxy(proxy)
+            : net.connect({ host, port: targetPort, ...(options.lookup ? { lookup: options.lookup } : {}) });
+        const timer = setTimeout(
+            () =>
+                finish(
+                    coded(
+                        `connect timeout: no connection to ${host}:${targetPort} within ${options.timeoutMs} ms`,
+                        'UND_ERR_CONNECT_TIMEOUT',
+                    ),
+                ),
+            options.timeoutMs,
+        );
         raw.once('error', (error) => finish(error));
         const secure = (socket: net.Socket) => {
             if (protocol !== 'https:') return finish(null, socket);
@@ -74,13 +87,22 @@ export function connector(options: ConnectorOptions): buildConnector.connector {
 function openToProxy(proxy: URL): net.Socket {
     const port = Number(proxy.port) || (proxy.protocol === 'https:' ? 443 : 80);
     const host = proxy.hostname.replace(/^\[(.*)\]$/, '$1');
-    return proxy.protocol === 'https:' ? tls.connect({ host, port, servername: net.isIP(host) ? undefined : host, rejectUnauthorized: false }) : net.connect({ host, port });
+    return proxy.protocol === 'https:'
+        ? tls.connect({ host, port, servername: net.isIP(host) ? undefined : host, rejectUnauthorized: false })
+        : net.connect({ host, port });
 }
 
 function connectRequest(proxy: URL, authority: string): string {
-    const credentials = proxy.username ? `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}` : undefined;
-    const authorization = credentials ? `Proxy-Authorization: Basic ${Buffer.from(credentials).toString('base64')}\r\n` : '';
-    return `CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n${authorization}Proxy-Connection: keep-alive\r\n\r\n`;
+    const credentials = proxy.username
+        ? `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`
+        : undefined;
+    const authorization = credentials
+        ? `Proxy-Authorization: Basic ${Buffer.from(credentials).toString('base64')}\r\n`
+        : '';
+    return (
+        `CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n${authorization}Proxy-Connection: ` +
+        `keep-alive\r\n\r\n`
+    );
 }
 
 /** Reads the proxy's answer to CONNECT up to its blank line; calls back with nothing when it is 200. */
@@ -90,12 +112,24 @@ function readTunnelAnswer(socket: net.Socket, callback: (error?: Error) => void)
         head = Buffer.concat([head, chunk]);
         const end = head.indexOf('\r\n\r\n');
         if (end === -1) {
-            if (head.length > MAX_TUNNEL_ANSWER_BYTES) stop(coded(`the proxy's answer to CONNECT has no end within ${MAX_TUNNEL_ANSWER_BYTES} bytes`, 'ECONNRESET'));
+            if (head.length > MAX_TUNNEL_ANSWER_BYTES)
+                stop(
+                    coded(
+                        `the proxy's answer to CONNECT has no end within ${MAX_TUNNEL_ANSWER_BYTES} bytes`,
+                        'ECONNRESET',
+                    ),
+                );
             return;
         }
         const statusLine = head.subarray(0, head.indexOf('\r\n')).toString('latin1');
         const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1]);
-        if (status !== 200) return stop(Object.assign(coded(`the proxy refused the tunnel: CONNECT answered "${statusLine}"`, 'ERR_TUNNEL_REFUSED'), { status: status || undefined }));
+        if (status !== 200)
+            return stop(
+                Object.assign(
+                    coded(`the proxy refused the tunnel: CONNECT answered "${statusLine}"`, 'ERR_TUNNEL_REFUSED'),
+                    { status: status || undefined },
+                ),
+            );
         const rest = head.subarray(end + 4);
         stop();
         if (rest.length > 0) socket.unshift(rest);

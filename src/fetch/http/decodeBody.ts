@@ -17,7 +17,10 @@ export interface DecodedBody {
 }
 
 export function decodeBody(bytes: Buffer, contentType: string | undefined): DecodedBody {
-    const charset = sniffHtmlEncoding(bytes, { transportLayerEncodingLabel: charsetParameter(contentType), defaultEncoding: 'UTF-8' });
+    const charset = sniffHtmlEncoding(bytes, {
+        transportLayerEncodingLabel: charsetParameter(contentType),
+        defaultEncoding: 'UTF-8',
+    });
     const binary = !charset.startsWith('UTF-16') && hasNulByte(bytes);
     // Node decodes UTF-8 itself, several times faster than through iconv-lite, with the same
     // replacement of invalid sequences by U+FFFD.

@@ -39,7 +39,10 @@ import type { ResponseStream } from './responseBody.js';
 export interface HttpClientOptions {
     /** Resolves the hosts of direct connections, with `dns.lookup`'s signature. Default: `dns.lookup`. */
     lookup?: LookupFunction;
-    /** Idle connections are closed after this long, unless the server's Keep-Alive asks for less. Default: 4,000 ms (undici's). */
+    /**
+     * Idle connections are closed after this long, unless the server's
+     * Keep-Alive asks for less. Default: 4,000 ms (undici's).
+     */
     keepAliveTimeoutMs?: number;
     /** For a connection, its proxy tunnel and its TLS handshake together. Default: 10,000 ms (undici's). */
     connectTimeoutMs?: number;
@@ -47,7 +50,10 @@ export interface HttpClientOptions {
 
 export const HTTP_CLIENT_DEFAULTS = { keepAliveTimeoutMs: 4_000, connectTimeoutMs: 10_000 };
 
-/** Where requests through one proxy go: https:// targets through its tunnels, http:// ones to it as absolute-form requests. */
+/**
+ * Where requests through one proxy go: https:// targets through
+ * its tunnels, http:// ones to it as absolute-form requests.
+ */
 interface ProxyExit {
     tunnels: Dispatcher;
     forward: Dispatcher;
@@ -117,7 +123,13 @@ export class HttpClient implements BaseHttpClient {
                 origin: url.origin,
                 path: forwarded ? url.href : `${url.pathname}${url.search}`,
                 method: (request.method ?? 'GET') as Dispatcher.HttpMethod,
-                headers: forwarded ? { Host: url.host, ...headers, ...(exit.authorization ? { 'Proxy-Authorization': exit.authorization } : {}) } : headers,
+                headers: forwarded
+                    ? {
+                          Host: url.host,
+                          ...headers,
+                          ...(exit.authorization ? { 'Proxy-Authorization': exit.authorization } : {}),
+                      }
+                    : headers,
                 body: request.body,
                 signal: controller.signal,
             });
@@ -142,11 +154,17 @@ export class HttpClient implements BaseHttpClient {
      * before it is asked (it throws to refuse the hop). A chain longer than that answers with its
      * last redirect, unread. `timeoutMs` covers the whole chain.
      */
-    async fetchFollowing(request: ClientRequest & { maxRedirects: number; checkHop?: (url: URL) => void | Promise<void> }): Promise<ClientResponse> {
+    async fetchFollowing(
+        request: ClientRequest & { maxRedirects: number; checkHop?: (url: URL) => void | Promise<void> },
+    ): Promise<ClientResponse> {
         let url = typeof request.url === 'string' ? new URL(request.url) : request.url;
         const deadline = performance.now() + request.timeoutMs;
         for (let hop = 0; ; hop++) {
-            const response = await this.fetch({ ...request, url, timeoutMs: Math.max(1, deadline - performance.now()) });
+            const response = await this.fetch({
+                ...request,
+                url,
+                timeoutMs: Math.max(1, deadline - performance.now()),
+            });
             const location = response.headers.location;
             const status = response.statusCode ?? 0;
             if (status < 300 || status >= 400 || !location || hop === request.maxRedirects) return response;
@@ -169,7 +187,8 @@ export class HttpClient implements BaseHttpClient {
         for await (const chunk of response) chunks.push(chunk as Buffer);
         const bytes = Buffer.concat(chunks);
         const text = () => bytes.toString(request.encoding ?? 'utf8');
-        const body = request.responseType === 'buffer' ? bytes : request.responseType === 'json' ? JSON.parse(text()) : text();
+        const body =
+            request.responseType === 'buffer' ? bytes : request.responseType === 'json' ? JSON.parse(text()) : text();
         return {
             ...crawleeResponse(request, response),
             complete: true,
@@ -179,7 +198,10 @@ export class HttpClient implements BaseHttpClient {
 
     /** Closes every pool; requests in flight fail. */
     async close(): Promise<void> {
-        const dispatchers = [this.direct, ...[...this.proxies.values()].flatMap(({ tunnels, forward }) => [tunnels, forward])];
+        const dispatchers = [
+            this.direct,
+            ...[...this.proxies.values()].flatMap(({ tunnels, forward }) => [tunnels, forward]),
+        ];
         await Promise.all(dispatchers.map((dispatcher) => dispatcher.destroy()));
     }
 
@@ -192,10 +214,15 @@ export class HttpClient implements BaseHttpClient {
         let exit = this.proxies.get(proxyUrl);
         if (!exit) {
             const proxy = new URL(proxyUrl);
-            const credentials = proxy.username ? `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}` : undefined;
+            const credentials = proxy.username
+                ? `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`
+                : undefined;
             exit = {
                 tunnels: this.pools(connector({ proxyUrl, timeoutMs: this.connectTimeout })),
-                forward: new Pool(proxy.origin, { keepAliveTimeout: this.keepAliveTimeout, connect: { timeout: this.connectTimeout, rejectUnauthorized: false } }),
+                forward: new Pool(proxy.origin, {
+                    keepAliveTimeout: this.keepAliveTimeout,
+                    connect: { timeout: this.connectTimeout, rejectUnauthorized: false },
+                }),
                 authorization: credentials && `Basic ${Buffer.from(credentials).toString('base64')}`,
             };
             this.proxies.set(proxyUrl, exit);
@@ -225,13 +252,29 @@ const MAX_CODINGS = 5;
  * ends the request.
  */
 function decoded(body: Readable, contentEncoding: string | string[] | undefined): Readable {
-    const codings = String(contentEncoding ?? '').toLowerCase().split(',').map((coding) => coding.trim()).filter((coding) => coding && coding !== 'identity');
-    if (codings.length === 0 || codings.length > MAX_CODINGS || !codings.every((coding) => coding in DECODERS)) return body;
-    const decoders = codings.reverse().map((coding) => DECODERS[coding]!());
+    const codings = String(contentEncoding ?? '')
+        .toLowerCase()
+        .split(',')
+        .map((coding) => coding.trim())
+        .filter((coding) => coding && coding !== 'identity');
+    if (codings.length === 0 || codings.length > MAX_CODINGS || !codings.every((coding) => coding in DECODERS))
+        return body;
+    const decoders = codings.reverse().map(decoderFor);
+    // pipeline() returns its last stream, a decoder, which @types/node types as a bare writable stream.
     return pipeline([body, ...decoders], () => undefined) as unknown as Readable;
 }
 
-/** What Crawlee's response shapes (streamed and whole) share, from a response of ours. Redirects are never followed here. */
+/** A new decoder for a coding that `decoded` has checked is one of DECODERS. */
+function decoderFor(coding: string): Transform {
+    const make = DECODERS[coding];
+    if (!make) throw new Error(`no decoder for the content coding ${coding}`);
+    return make();
+}
+
+/**
+ * What Crawlee's response shapes (streamed and whole) share,
+ * from a response of ours. Redirects are never followed here.
+ */
 function crawleeResponse<T extends HttpRequest<keyof ResponseTypes>>(request: T, response: ClientResponse) {
     return {
         request,
@@ -261,10 +304,15 @@ function fromCrawlee(request: HttpRequest<keyof ResponseTypes>): ClientRequest {
 }
 
 function timedOut(timeoutMs: number): Error {
-    return Object.assign(new Error(`request timeout: no whole answer within ${Math.round(timeoutMs)} ms`), { code: 'ETIMEDOUT' });
+    return Object.assign(new Error(`request timeout: no whole answer within ${Math.round(timeoutMs)} ms`), {
+        code: 'ETIMEDOUT',
+    });
 }
 
-/** Header names as Chrome writes them on HTTP/1.1: `User-Agent`, `Accept-Language`, but the client hints (`sec-ch-ua…`) lower-case. */
+/**
+ * Header names as Chrome writes them on HTTP/1.1: `User-Agent`,
+ * `Accept-Language`, but the client hints (`sec-ch-ua…`) lower-case.
+ */
 const casedNames = new Map<string, string>();
 
 function chromeCased(headers: ClientRequest['headers']): Record<string, string | string[]> | undefined {
@@ -275,8 +323,11 @@ function chromeCased(headers: ClientRequest['headers']): Record<string, string |
         let casedName = casedNames.get(name);
         if (casedName === undefined) {
             const lower = name.toLowerCase();
-            casedName = lower.startsWith('sec-ch-') ? lower : lower.replace(/(^|-)([a-z])/g, (_, dash: string, letter: string) => dash + letter.toUpperCase());
-            // Header names come from a handful of header sets and the sites' own; the cap only bounds a stream of odd ones.
+            casedName = lower.startsWith('sec-ch-')
+                ? lower
+                : lower.replace(/(^|-)([a-z])/g, (_, dash: string, letter: string) => dash + letter.toUpperCase());
+            // Header names come from a handful of header sets and the
+            // sites' own; the cap only bounds a stream of odd ones.
             if (casedNames.size < 1_000) casedNames.set(name, casedName);
         }
         cased[casedName] = value;

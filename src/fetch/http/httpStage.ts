@@ -41,9 +41,15 @@ const ALL_5XX = Array.from({ length: 100 }, (_, index) => 500 + index);
 export interface HttpStageOptions extends StageOptions {
     /** Asked before each fetch whether the request's route learned to go to the browser directly. */
     renderLearner: RenderLearner;
-    /** The pool starts at its limit (run it with controlledPool.ts's `runAtControlledConcurrency`). Undefined: fixed at `maxConcurrency`. */
+    /**
+     * The pool starts at its limit (run it with controlledPool.ts's
+     * `runAtControlledConcurrency`). Undefined: fixed at `maxConcurrency`.
+     */
     concurrency?: ConcurrencyController;
-    /** Gives first attempts a timeout learned from the site's response times. Undefined: every attempt gets `requestTimeoutSecs`. */
+    /**
+     * Gives first attempts a timeout learned from the site's response
+     * times. Undefined: every attempt gets `requestTimeoutSecs`.
+     */
     adaptiveTimeout?: AdaptiveTimeout;
 }
 
@@ -56,7 +62,9 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
     };
     const concurrency = options.concurrency;
     const { egress, routing } = options;
-    const startConcurrency = concurrency ? Math.min(concurrency.poolLimit(), options.maxConcurrency) : options.maxConcurrency;
+    const startConcurrency = concurrency
+        ? Math.min(concurrency.poolLimit(), options.maxConcurrency)
+        : options.maxConcurrency;
     const crawler = new HookedHttpCrawler(
         {
             ...queueOption(options.queue),
@@ -92,8 +100,16 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                     requestOptions.proxyUrl = exit.proxyUrl;
                     const { cookie: siteCookie, Cookie: siteCookieToo, ...siteHeaders } = site.headers ?? {};
                     const cookie = await cookieHeader(identity.cookieJar, url, siteCookie ?? siteCookieToo);
-                    requestOptions.headers = { ...requestOptions.headers, ...identity.headers, ...siteHeaders, ...(cookie ? { cookie } : {}) };
-                    if (options.adaptiveTimeout) requestOptions.timeout = { request: options.adaptiveTimeout.timeoutFor(request.url, request.retryCount + 1) };
+                    requestOptions.headers = {
+                        ...requestOptions.headers,
+                        ...identity.headers,
+                        ...siteHeaders,
+                        ...(cookie ? { cookie } : {}),
+                    };
+                    if (options.adaptiveTimeout)
+                        requestOptions.timeout = {
+                            request: options.adaptiveTimeout.timeoutFor(request.url, request.retryCount + 1),
+                        };
                     events.emit('attemptStarted', { stage: 'http', request, url: request.url });
                 },
             ],
@@ -102,18 +118,33 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                 const settle = attemptSettler(context, outcomes, queue);
                 const userData = request.userData as RequestData;
                 const status = response.statusCode ?? 0;
-                events.emit('responded', { stage: 'http', request, url: request.url, status, responseMs: timeToResponse(response) });
+                events.emit('responded', {
+                    stage: 'http',
+                    request,
+                    url: request.url,
+                    status,
+                    responseMs: timeToResponse(response),
+                });
                 const attempt = routing.attemptOf(request);
-                if (attempt) await keepResponseCookies(attempt.identity.cookieJar, new URL(request.url), response.headers['set-cookie']);
+                if (attempt)
+                    await keepResponseCookies(
+                        attempt.identity.cookieJar,
+                        new URL(request.url),
+                        response.headers['set-cookie'],
+                    );
                 const viaProxy = attempt?.exit.proxyUrl !== undefined;
                 const exitFault = classifyStatus(status, { viaProxy }) === 'exit';
-                if (exitFault) throw new FetchFailure('exit', `HTTP ${status} from the proxy`, status, `proxy-${status}`);
+                if (exitFault)
+                    throw new FetchFailure('exit', `HTTP ${status} from the proxy`, status, `proxy-${status}`);
                 const location = response.headers.location;
                 if (status >= 300 && status < 400 && location) {
                     const challenge = detectBlock({ status, headers: response.headers, url: request.url });
                     if (challenge) throw challenge;
                     routing.end(request, { ok: true, bytes: (body as Buffer).length });
-                    const outcome = await frontier.followRedirect({ url: request.url, label: request.label, userData }, location);
+                    const outcome = await frontier.followRedirect(
+                        { url: request.url, label: request.label, userData },
+                        location,
+                    );
                     // A target the frontier did not take leaves this URL nowhere else: it is dead-lettered with why.
                     if (outcome !== 'queued' && outcome !== 'duplicate') {
                         const reason = REDIRECT_FAILURES[outcome];
@@ -130,14 +161,30 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                 }
                 const contentType = response.headers['content-type'];
                 const { html, charset, binary } = decodeBody(body as Buffer, contentType);
-                const failure = checkResponse(status, contentType, { headers: response.headers, body: html, url: request.url }, routeOf(request).contentTypes);
-                if (failure?.reason === 'challenge' && routeOf(request).render !== 'never' && (await passChallengeToBrowser(request, settle))) return;
+                const failure = checkResponse(
+                    status,
+                    contentType,
+                    { headers: response.headers, body: html, url: request.url },
+                    routeOf(request).contentTypes,
+                );
+                if (
+                    failure?.reason === 'challenge' &&
+                    routeOf(request).render !== 'never' &&
+                    (await passChallengeToBrowser(request, settle))
+                )
+                    return;
                 if (failure) {
                     failure.retryAfterMs = parseRetryAfter(response.headers['retry-after']);
                     throw failure;
                 }
                 routing.end(request, { ok: true, bytes: (body as Buffer).length });
-                if (binary) throw new FetchFailure('permanent', `binary-content: the body labelled ${contentType} has NUL bytes`, status, 'binary-content');
+                if (binary)
+                    throw new FetchFailure(
+                        'permanent',
+                        `binary-content: the body labelled ${contentType} has NUL bytes`,
+                        status,
+                        'binary-content',
+                    );
 
                 // Returned, not awaited: a suspended async function keeps its registers, the page's HTML among
                 // them, until it resumes (parse/pageHandler.ts says why that matters).
@@ -161,19 +208,28 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
      * session, so the cookie the challenge sets lands in the session's jar, and the session's
      * next HTTP requests carry it from the same exit.
      */
-    const passChallengeToBrowser = async (request: Request, settle: (outcome: Outcome) => Promise<void>): Promise<boolean> => {
+    const passChallengeToBrowser = async (
+        request: Request,
+        settle: (outcome: Outcome) => Promise<void>,
+    ): Promise<boolean> => {
         const attempt = routing.attemptOf(request);
         const userData = request.userData as RequestData;
         if (!attempt) return false;
         routing.end(request, { ok: false, challenged: true });
-        await frontier.escalate({ url: request.url, label: request.label, userData: { ...userData, session: attempt.identity.id } }, 'js-challenge');
+        await frontier.escalate(
+            { url: request.url, label: request.label, userData: { ...userData, session: attempt.identity.id } },
+            'js-challenge',
+        );
         await settle({});
         return true;
     };
     crawler.readBody = (request, response) => {
         // A page of the wrong type is refused before its body is read; a redirect or an error page may have any type.
         const status = response.statusCode ?? 0;
-        const refusal = status >= 200 && status < 300 && contentTypeRefusal(status, response.headers['content-type'], routeOf(request).contentTypes);
+        const refusal =
+            status >= 200 &&
+            status < 300 &&
+            contentTypeRefusal(status, response.headers['content-type'], routeOf(request).contentTypes);
         if (refusal) {
             response.destroy();
             return Promise.reject(refusal);
@@ -190,7 +246,10 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
         if (route.render !== 'auto' || !renderLearner.goDirectToBrowser(route.label)) return false;
         events.emit('sentToBrowser', { route: route.label, url: request.url });
         const userData = request.userData as RequestData;
-        await frontier.escalate({ url: request.url, label: request.label, userData }, 'the route needs the browser (learned)');
+        await frontier.escalate(
+            { url: request.url, label: request.label, userData },
+            'the route needs the browser (learned)',
+        );
         return true;
     };
     return crawler;

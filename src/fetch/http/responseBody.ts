@@ -10,7 +10,6 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { FetchFailure } from '../failures/failures.js';
 
-
 /** A response as the HTTP client streams it (httpClient.ts): the body, its status and headers. */
 export type ResponseStream = Readable & { statusCode?: number; headers: IncomingHttpHeaders };
 
@@ -38,5 +37,10 @@ export function readBody(response: ResponseStream, maxBytes: number): Promise<Bu
 
 function tooLarge(what: string, maxBytes: number, status: number | undefined): FetchFailure {
     const cap = `${(maxBytes / 1024 / 1024).toFixed(1).replace(/\.0$/, '')} MiB`;
-    return new FetchFailure('permanent', `too-large: ${what}, past the ${cap} cap (--max-response-mb)`, status, 'too-large');
+    return new FetchFailure(
+        'permanent',
+        `too-large: ${what}, past the ${cap} cap (--max-response-mb)`,
+        status,
+        'too-large',
+    );
 }

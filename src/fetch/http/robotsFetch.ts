@@ -18,9 +18,15 @@ export interface RobotsFetchOptions {
     maxBytes?: number;
     /** The whole fetch, body included, in seconds; past it the fetch throws. Default: 10. */
     timeoutSecs?: number;
-    /** Where the fetch may connect: each hop's URL is checked, each host resolved by its lookup. Default: anywhere, by the system's DNS. */
+    /**
+     * Where the fetch may connect: each hop's URL is checked, each host
+     * resolved by its lookup. Default: anywhere, by the system's DNS.
+     */
     egress?: Egress;
-    /** What it fetches with (the run's, so robots.txt shares the pages' connections). Default: a client of its own, resolving by the egress's lookup. */
+    /**
+     * What it fetches with (the run's, so robots.txt shares the pages'
+     * connections). Default: a client of its own, resolving by the egress's lookup.
+     */
     client?: HttpClient;
     /**
      * The proxy each fetch goes out by (the site's cheapest tier, so the site sees no other
@@ -42,7 +48,9 @@ function isForbidden(error: unknown): boolean {
 
 export const ROBOTS_FETCH_DEFAULTS = { maxRedirects: 5, maxBytes: 500 * 1024, timeoutSecs: 10 };
 
-export function createRobotsFetch(options: RobotsFetchOptions = {}): (url: string) => Promise<{ status: number; body: string }> {
+export function createRobotsFetch(
+    options: RobotsFetchOptions = {},
+): (url: string) => Promise<{ status: number; body: string }> {
     const maxRedirects = options.maxRedirects ?? ROBOTS_FETCH_DEFAULTS.maxRedirects;
     const maxBytes = options.maxBytes ?? ROBOTS_FETCH_DEFAULTS.maxBytes;
     const timeoutMs = (options.timeoutSecs ?? ROBOTS_FETCH_DEFAULTS.timeoutSecs) * 1000;

@@ -24,7 +24,10 @@ import { HttpClient } from './httpClient.js';
 import type { ResponseStream } from './responseBody.js';
 
 export interface SitemapFetchOptions {
-    /** Bytes of a body read, decompressed; past them the fetch fails as `too-large`. Default: 10 MiB (the run passes `--max-response-mb`). */
+    /**
+     * Bytes of a body read, decompressed; past them the fetch fails as
+     * `too-large`. Default: 10 MiB (the run passes `--max-response-mb`).
+     */
     maxBytes?: number;
     /**
      * The whole fetch, body included, in seconds. The body is read only as fast as the frontier
@@ -34,13 +37,19 @@ export interface SitemapFetchOptions {
     timeoutSecs?: number;
     /** Redirects followed. Default: 5. */
     maxRedirects?: number;
-    /** Where the fetch may connect: each hop's URL is checked, each host resolved by its lookup. Default: anywhere, by the system's DNS. */
+    /**
+     * Where the fetch may connect: each hop's URL is checked, each host
+     * resolved by its lookup. Default: anywhere, by the system's DNS.
+     */
     egress?: Egress;
     /** What it fetches with (the run's). Default: a client of its own, resolving by the egress's lookup. */
     client?: HttpClient;
     /** Whether a URL is on the site's hosts (frontier/scope.ts). Default: every host is. */
     inScope?: (url: URL) => boolean;
-    /** The proxy each fetch goes out by (the site's cheapest tier), or undefined for direct; asked per fetch. Default: direct. */
+    /**
+     * The proxy each fetch goes out by (the site's cheapest tier),
+     * or undefined for direct; asked per fetch. Default: direct.
+     */
     proxyUrl?: () => string | undefined;
 }
 
@@ -55,7 +64,13 @@ export function createSitemapFetch(options: SitemapFetchOptions = {}): SitemapFe
     const { egress } = options;
     const client = options.client ?? new HttpClient({ lookup: egress?.lookup });
     const assertInScope = (url: URL, reason: 'offsite' | 'offsite-redirect') => {
-        if (options.inScope && !options.inScope(url)) throw new FetchFailure('permanent', `${reason}: ${url.host} is not one of the site's hosts`, undefined, reason);
+        if (options.inScope && !options.inScope(url))
+            throw new FetchFailure(
+                'permanent',
+                `${reason}: ${url.host} is not one of the site's hosts`,
+                undefined,
+                reason,
+            );
     };
     return async (url, signal) => {
         const target = new URL(url);
@@ -81,10 +96,23 @@ export function createSitemapFetch(options: SitemapFetchOptions = {}): SitemapFe
         }
         const status = response.statusCode ?? 0;
         const refusal =
-            status >= 300 && status < 400 ? new FetchFailure('permanent', `redirect-loop: more than ${maxRedirects} redirects from ${url}`, status, 'redirect-loop')
-            : status < 200 || status >= 300 ? new FetchFailure(classifyStatus(status, { viaProxy }) ?? 'permanent', `the sitemap answered ${status}`, status, `http-${status}`)
-            : Number(response.headers['content-length']) > maxBytes ? tooLarge(`Content-Length ${response.headers['content-length']}`, maxBytes, status)
-            : undefined;
+            status >= 300 && status < 400
+                ? new FetchFailure(
+                      'permanent',
+                      `redirect-loop: more than ${maxRedirects} redirects from ${url}`,
+                      status,
+                      'redirect-loop',
+                  )
+                : status < 200 || status >= 300
+                  ? new FetchFailure(
+                        classifyStatus(status, { viaProxy }) ?? 'permanent',
+                        `the sitemap answered ${status}`,
+                        status,
+                        `http-${status}`,
+                    )
+                  : Number(response.headers['content-length']) > maxBytes
+                    ? tooLarge(`Content-Length ${response.headers['content-length']}`, maxBytes, status)
+                    : undefined;
         if (refusal) {
             response.destroy();
             throw refusal;
@@ -93,8 +121,16 @@ export function createSitemapFetch(options: SitemapFetchOptions = {}): SitemapFe
     };
 }
 
-/** The body's bytes, gunzipped when they are gzip, at most `maxBytes` of them; the stream is destroyed when the reader stops. */
-async function* cappedBody(stream: ResponseStream, maxBytes: number, status: number, viaProxy: boolean): AsyncGenerator<Buffer> {
+/**
+ * The body's bytes, gunzipped when they are gzip, at most `maxBytes`
+ * of them; the stream is destroyed when the reader stops.
+ */
+async function* cappedBody(
+    stream: ResponseStream,
+    maxBytes: number,
+    status: number,
+    viaProxy: boolean,
+): AsyncGenerator<Buffer> {
     let size = 0;
     try {
         for await (const chunk of gunzipped(stream)) {
@@ -134,12 +170,18 @@ function classified(error: unknown, viaProxy: boolean): FetchFailure {
     if (error instanceof FetchFailure) return error;
     const code = (error as { code?: unknown }).code;
     const message = error instanceof Error ? error.message : String(error);
-    if (typeof code === 'string' && code.startsWith('Z_')) return new FetchFailure('permanent', `malformed: not valid gzip (${message})`, undefined, 'malformed');
+    if (typeof code === 'string' && code.startsWith('Z_'))
+        return new FetchFailure('permanent', `malformed: not valid gzip (${message})`, undefined, 'malformed');
     const { failureClass, reason, status } = classifyError(error, { viaProxy });
     return new FetchFailure(failureClass, message, status, reason);
 }
 
 function tooLarge(what: string, maxBytes: number, status: number): FetchFailure {
     const cap = `${(maxBytes / 1024 / 1024).toFixed(1).replace(/\.0$/, '')} MiB`;
-    return new FetchFailure('permanent', `too-large: ${what}, past the ${cap} cap (--max-response-mb)`, status, 'too-large');
+    return new FetchFailure(
+        'permanent',
+        `too-large: ${what}, past the ${cap} cap (--max-response-mb)`,
+        status,
+        'too-large',
+    );
 }

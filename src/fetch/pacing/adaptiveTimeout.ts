@@ -15,7 +15,10 @@ export interface AdaptiveTimeoutOptions {
     factor?: number;
     /** The shortest timeout a first attempt gets, in seconds. Default: 0.5. */
     minSecs?: number;
-    /** Response times kept per domain; the first attempts of a domain with fewer than 20 get the full timeout. Default: 200. */
+    /**
+     * Response times kept per domain; the first attempts of a
+     * domain with fewer than 20 get the full timeout. Default: 200.
+     */
     samples?: number;
 }
 
@@ -66,16 +69,23 @@ export class AdaptiveTimeout {
         domain.times[domain.next] = responseMs;
         domain.next = (domain.next + 1) % this.samples;
         domain.sinceComputed += 1;
-        if (domain.times.length >= MIN_SAMPLES && (domain.timeoutMs === undefined || domain.sinceComputed >= RECOMPUTE_EVERY)) {
+        if (
+            domain.times.length >= MIN_SAMPLES &&
+            (domain.timeoutMs === undefined || domain.sinceComputed >= RECOMPUTE_EVERY)
+        ) {
             const sorted = [...domain.times].sort((a, b) => a - b);
-            domain.timeoutMs = this.factor * sorted[Math.floor(0.99 * (sorted.length - 1))]!;
+            const p99 = sorted[Math.floor(0.99 * (sorted.length - 1))];
+            if (p99 !== undefined) domain.timeoutMs = this.factor * p99;
             domain.sinceComputed = 0;
         }
     }
 
     private domain(name: string): DomainTimes {
         let domain = this.domains.get(name);
-        if (!domain) this.domains.set(name, (domain = { times: [], next: 0, timeoutMs: undefined, sinceComputed: 0 }));
+        if (!domain) {
+            domain = { times: [], next: 0, timeoutMs: undefined, sinceComputed: 0 };
+            this.domains.set(name, domain);
+        }
         return domain;
     }
 }

@@ -77,9 +77,19 @@ export class AmbientErrors {
         return errors > (this.rate + threshold) * judged && overChance;
     }
 
-    /** The limit is cut for errors from `from`: a trial starts, unless one is under way (chained cuts are judged together). */
+    /**
+     * The limit is cut for errors from `from`: a trial starts,
+     * unless one is under way (chained cuts are judged together).
+     */
     cut(from: number): void {
-        this.trial ??= { from, rateBefore: this.windowStartTrend.rate, samplesBefore: this.windowStartTrend.samples, started: 0, samples: 0, errors: 0 };
+        this.trial ??= {
+            from,
+            rateBefore: this.windowStartTrend.rate,
+            samplesBefore: this.windowStartTrend.samples,
+            started: 0,
+            samples: 0,
+            errors: 0,
+        };
     }
 
     /**
@@ -106,7 +116,10 @@ export class AmbientErrors {
 
     /** A window ended: ambient failures that stopped show in the trend, and the rate follows them down. */
     windowEnded(): void {
-        this.rate = Math.min(this.rate, this.trend + NOISE_SIGMAS * Math.sqrt((this.trend * (1 - this.trend)) / Math.max(1, this.trendSamples)));
+        this.rate = Math.min(
+            this.rate,
+            this.trend + NOISE_SIGMAS * Math.sqrt((this.trend * (1 - this.trend)) / Math.max(1, this.trendSamples)),
+        );
     }
 
     /** A new window begins: the trend now is what a cut in it is judged against. */

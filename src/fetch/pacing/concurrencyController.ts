@@ -36,7 +36,9 @@ export interface ConcurrencyControllerOptions {
     increaseStep?: number;
     /** The limit is multiplied by this when errors climb. Default: 0.75. */
     decreaseFactor?: number;
-    /** A window is clean, and the limit may rise, when both its error and its block rate are under this. Default: 0.02. */
+    /**
+     * A window is clean, and the limit may rise, when both its error and its block rate are under this. Default: 0.02.
+     */
     lowThreshold?: number;
     /**
      * The limit falls as soon as the current window's error or block rate is above this, counting
@@ -101,7 +103,8 @@ export class ConcurrencyController {
         this.options = { ...CONCURRENCY_DEFAULTS, ...definedOnly(options), maxConcurrency: options.maxConcurrency };
         this.now = options.now ?? Date.now;
         const { maxConcurrency, minConcurrency, decreaseFactor, lowThreshold, highThreshold } = this.options;
-        if (!(Number.isInteger(maxConcurrency) && maxConcurrency >= 1)) throw new RangeError('maxConcurrency must be a whole number >= 1');
+        if (!(Number.isInteger(maxConcurrency) && maxConcurrency >= 1))
+            throw new RangeError('maxConcurrency must be a whole number >= 1');
         if (!(Number.isInteger(minConcurrency) && minConcurrency >= 1 && minConcurrency <= maxConcurrency)) {
             throw new RangeError('minConcurrency must be a whole number between 1 and maxConcurrency');
         }
@@ -192,7 +195,8 @@ export class ConcurrencyController {
      * it — those still in flight were sent under the old one.
      */
     private adjust(domain: string, state: DomainState): void {
-        const { intervalMs, minSamples, lowThreshold, highThreshold, decreaseFactor, increaseStep, minConcurrency } = this.options;
+        const { intervalMs, minSamples, lowThreshold, highThreshold, decreaseFactor, increaseStep, minConcurrency } =
+            this.options;
         const errorRate = state.errors / state.samples;
         const blockRate = state.blocks / state.samples;
         const now = this.now();
@@ -206,7 +210,11 @@ export class ConcurrencyController {
         const tooManyErrors = state.ambient.tooMany(state.errors, judged, highThreshold);
         if (tooManyErrors || state.blocks > highThreshold * judged) {
             if (tooManyErrors) state.ambient.cut(state.limit);
-            this.change(domain, state, Math.max(minConcurrency, Math.floor(state.limit * decreaseFactor)), { errorRate, blockRate, now });
+            this.change(domain, state, Math.max(minConcurrency, Math.floor(state.limit * decreaseFactor)), {
+                errorRate,
+                blockRate,
+                now,
+            });
             return;
         }
         const undoTo = state.ambient.judgeTrial(lowThreshold);
@@ -220,14 +228,22 @@ export class ConcurrencyController {
         const used = state.peakInFlight >= USED_SHARE_TO_RAISE * state.limit;
         const latency = state.median();
         const baseline = state.baseline();
-        const queueing = latency !== null && baseline !== undefined && latency > this.options.latencyTolerance * baseline;
-        const raised = clean && used && !queueing ? Math.min(this.maxConcurrency, state.limit + increaseStep) : state.limit;
-        // Neither clean nor bad enough (or the limit unused, or responses slowing): hold it, and judge it again over a fresh window.
+        const queueing =
+            latency !== null && baseline !== undefined && latency > this.options.latencyTolerance * baseline;
+        const raised =
+            clean && used && !queueing ? Math.min(this.maxConcurrency, state.limit + increaseStep) : state.limit;
+        // Neither clean nor bad enough (or the limit unused, or responses
+        // slowing): hold it, and judge it again over a fresh window.
         this.change(domain, state, raised, { errorRate, blockRate, now });
     }
 
     /** Sets a domain's limit (recording the decision when it changed) and starts a new window. */
-    private change(domain: string, state: DomainState, to: number, { errorRate, blockRate, now }: { errorRate: number; blockRate: number; now: number }): void {
+    private change(
+        domain: string,
+        state: DomainState,
+        to: number,
+        { errorRate, blockRate, now }: { errorRate: number; blockRate: number; now: number },
+    ): void {
         if (to !== state.limit) {
             this.record({
                 at: now,
@@ -257,7 +273,10 @@ export class ConcurrencyController {
 
     private state(domain: string): DomainState {
         let state = this.domains.get(domain);
-        if (!state) this.domains.set(domain, (state = new DomainState(this.maxConcurrency, this.now())));
+        if (!state) {
+            state = new DomainState(this.maxConcurrency, this.now());
+            this.domains.set(domain, state);
+        }
         return state;
     }
 }

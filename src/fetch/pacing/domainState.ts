@@ -17,7 +17,10 @@ export interface DomainAttempt {
     trial?: Trial;
 }
 
-/** The baseline response time is the lowest window median among this many recent windows, so it follows a site that got slower for good. */
+/**
+ * The baseline response time is the lowest window median among this
+ * many recent windows, so it follows a site that got slower for good.
+ */
 const BASELINE_WINDOWS = 30;
 
 /** Response times under this are as good as instant (a local or cached page): their doubling means nothing. */
@@ -33,7 +36,10 @@ export class DomainState {
     /** Bumped by every change of the limit: outcomes of fetches started before it do not judge the new limit. */
     epoch = 0;
     windowStart: number;
-    /** Outcomes in the window of fetches started under the current limit, and of those the transient failures and blocks. */
+    /**
+     * Outcomes in the window of fetches started under the current
+     * limit, and of those the transient failures and blocks.
+     */
     samples = 0;
     errors = 0;
     blocks = 0;
@@ -84,7 +90,7 @@ export class DomainState {
     median(): number | null {
         if (this.latencies.length === 0) return null;
         const sorted = [...this.latencies].sort((a, b) => a - b);
-        return sorted[Math.floor(sorted.length / 2)]!;
+        return sorted[Math.floor(sorted.length / 2)] ?? null;
     }
 
     /** The lowest recent window median (at least LATENCY_FLOOR_MS); undefined before any window had one. */

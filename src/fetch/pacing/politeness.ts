@@ -19,13 +19,21 @@ import type { PolitenessReport } from '../../vocabulary/report.js';
 export interface SitePolitenessOptions {
     /** Most requests per second to the site, over every exit and worker (0.5: one every 2 s). Default: no limit. */
     maxRate?: number;
-    /** Space requests by the robots.txt Crawl-delay (capped at `maxCrawlDelaySecs`); false ignores it. Default: true. */
+    /**
+     * Space requests by the robots.txt Crawl-delay (capped at `maxCrawlDelaySecs`); false ignores it. Default: true.
+     */
     crawlDelay?: boolean;
     /** The longest Crawl-delay honoured, in seconds; a longer one is cut to this. Default: 10. */
     maxCrawlDelaySecs?: number;
-    /** Share of the spacing added at random (0.2: each gap 1 to 1.2 times the spacing), so requests are not periodic. Default: 0.2. */
+    /**
+     * Share of the spacing added at random (0.2: each gap 1 to 1.2
+     * times the spacing), so requests are not periodic. Default: 0.2.
+     */
     jitter?: number;
-    /** The Crawl-delay of a URL's origin in seconds, undefined when none (the robots policy's `crawlDelaySecs`). Default: none. */
+    /**
+     * The Crawl-delay of a URL's origin in seconds, undefined when
+     * none (the robots policy's `crawlDelaySecs`). Default: none.
+     */
     crawlDelaySecs?: (url: URL) => number | undefined;
     /** Where the turns live: this process, or Redis shared by every worker of the site. Default: 'memory'. */
     store?: 'memory' | { redis: Redis; keyPrefix: string };
@@ -79,7 +87,13 @@ function openStore(store: SitePolitenessOptions['store']): Store {
     // client would redefine it (EX over our milliseconds: waits 1000x too long). Ours gets its own.
     const client = store.redis.duplicate();
     client.on('error', () => {}); // a lost connection is retried by ioredis; commands wait meanwhile
-    const limiter = new RateLimiterRedis({ storeClient: client, keyPrefix: store.keyPrefix, points: 1, duration: 1, customIncrTtlLuaScript: PX_SCRIPT });
+    const limiter = new RateLimiterRedis({
+        storeClient: client,
+        keyPrefix: store.keyPrefix,
+        points: 1,
+        duration: 1,
+        customIncrTtlLuaScript: PX_SCRIPT,
+    });
     return { limiter, duration: (ms) => ms, blockSecs: (ms) => Math.ceil(ms / 1000), close: () => client.disconnect() };
 }
 
@@ -137,7 +151,10 @@ export class SitePoliteness {
         this.counts.acquired += 1;
         if (this.spacingMs(url) === 0) {
             // Nothing to space: the store is asked only now and then whether another worker cooled the site.
-            if (this.shared && Date.now() >= this.nextCoolCheck) await (this.coolCheck ??= this.checkCool());
+            if (this.shared && Date.now() >= this.nextCoolCheck) {
+                this.coolCheck ??= this.checkCool();
+                await this.coolCheck;
+            }
             if (this.closed) throw new PolitenessClosedError('politeness closed');
             if (Date.now() >= this.coolUntil && this.waiters.length === 0) return;
         }
@@ -145,8 +162,14 @@ export class SitePoliteness {
             const waiter: Waiter = { url, since: Date.now(), resolve, reject };
             const onAbort = () => this.drop(waiter, new PolitenessClosedError('acquire aborted'));
             signal?.addEventListener('abort', onAbort, { once: true });
-            waiter.resolve = () => (signal?.removeEventListener('abort', onAbort), resolve());
-            waiter.reject = (error) => (signal?.removeEventListener('abort', onAbort), reject(error));
+            waiter.resolve = () => {
+                signal?.removeEventListener('abort', onAbort);
+                resolve();
+            };
+            waiter.reject = (error) => {
+                signal?.removeEventListener('abort', onAbort);
+                reject(error);
+            };
             this.waiters.push(waiter);
             void this.pump();
         });
@@ -197,8 +220,9 @@ export class SitePoliteness {
         if (this.pumping) return;
         this.pumping = true;
         try {
-            while (this.waiters.length > 0 && !this.closed) {
-                const head = this.waiters[0]!;
+            while (!this.closed) {
+                const head = this.waiters[0];
+                if (!head) break;
                 let waitMs: number;
                 try {
                     waitMs = await this.turn(head.url);
@@ -254,7 +278,8 @@ export class SitePoliteness {
     private async checkCool(): Promise<void> {
         try {
             const current = await this.store.limiter.get(KEY);
-            if (current && current.msBeforeNext > 0) this.coolUntil = Math.max(this.coolUntil, Date.now() + current.msBeforeNext);
+            if (current && current.msBeforeNext > 0)
+                this.coolUntil = Math.max(this.coolUntil, Date.now() + current.msBeforeNext);
         } catch {
             // Unread, the store is no reason to fail a request; the next check asks again.
         } finally {

@@ -38,7 +38,10 @@ export async function connectRedis(url: string, options: RedisConnectionOptions 
         ]);
     } catch (error) {
         redis.disconnect();
-        throw new ConfigError(`Redis at ${redactUrl(url)} is unreachable (${error instanceof Error ? error.message : String(error)}); check --redis-url / REDIS_URL`);
+        throw new ConfigError(
+            `Redis at ${redactUrl(url)} is unreachable (${error instanceof Error ? error.message : String(error)}); ` +
+                `check --redis-url / REDIS_URL`,
+        );
     } finally {
         clearTimeout(timer);
     }
@@ -52,18 +55,24 @@ export async function connectRedis(url: string, options: RedisConnectionOptions 
  * not let CONFIG GET be read (managed services often do not).
  */
 export async function redisSettingProblems(redis: Redis): Promise<string[]> {
-    let settings: Record<string, string>;
+    // CONFIG GET answers [name, value].
+    let policy: string | undefined;
+    let appendonly: string | undefined;
     try {
-        const pairs = (await redis.config('GET', 'maxmemory-policy')) as string[];
-        const aof = (await redis.config('GET', 'appendonly')) as string[];
-        settings = Object.fromEntries([pairs, aof].map(([name, value]) => [name!, value!]));
+        [, policy] = (await redis.config('GET', 'maxmemory-policy')) as string[];
+        [, appendonly] = (await redis.config('GET', 'appendonly')) as string[];
     } catch {
         return [];
     }
     const problems: string[] = [];
-    if (settings['maxmemory-policy'] !== 'noeviction') {
-        problems.push(`maxmemory-policy is ${settings['maxmemory-policy']}: Redis may evict queued requests and seen-set entries; set it to noeviction`);
+    if (policy !== 'noeviction') {
+        problems.push(
+            `maxmemory-policy is ${policy}: Redis may evict queued requests and seen-set entries; set it to noeviction`,
+        );
     }
-    if (settings.appendonly !== 'yes') problems.push('appendonly is off: a Redis restart loses the shared frontier; set appendonly yes (appendfsync everysec)');
+    if (appendonly !== 'yes')
+        problems.push(
+            'appendonly is off: a Redis restart loses the shared frontier; set appendonly yes (appendfsync everysec)',
+        );
     return problems;
 }

@@ -50,10 +50,22 @@ export class Fleet {
     /** Says this worker is alive and saves its counters. */
     async heartbeat(stats: StatsSnapshot, finished: number): Promise<void> {
         const now = Date.now();
-        const pagesPerSec = this.last && now > this.last.at ? ((finished - this.last.finished) * 1000) / (now - this.last.at) : 0;
+        const pagesPerSec =
+            this.last && now > this.last.at ? ((finished - this.last.finished) * 1000) / (now - this.last.at) : 0;
         this.last = { at: now, finished };
-        const seen: WorkerSeen = { id: this.workerId, host: hostname(), pid: process.pid, startedAt: this.startedAt, seenAt: new Date(now).toISOString(), pagesPerSec };
-        await this.redis.multi().hset(this.keys.workers, this.workerId, JSON.stringify(seen)).hset(this.keys.stats, this.workerId, JSON.stringify(stats)).exec();
+        const seen: WorkerSeen = {
+            id: this.workerId,
+            host: hostname(),
+            pid: process.pid,
+            startedAt: this.startedAt,
+            seenAt: new Date(now).toISOString(),
+            pagesPerSec,
+        };
+        await this.redis
+            .multi()
+            .hset(this.keys.workers, this.workerId, JSON.stringify(seen))
+            .hset(this.keys.stats, this.workerId, JSON.stringify(stats))
+            .exec();
     }
 
     /** This worker is done: it leaves the list of workers (its counters stay). */
@@ -63,7 +75,9 @@ export class Fleet {
 
     /** Every worker heard of recently, this one included. */
     async workers(): Promise<WorkerSeen[]> {
-        const all = Object.values(await this.redis.hgetall(this.keys.workers)).map((json) => JSON.parse(json) as WorkerSeen);
+        const all = Object.values(await this.redis.hgetall(this.keys.workers)).map(
+            (json) => JSON.parse(json) as WorkerSeen,
+        );
         const since = Date.now() - 3 * this.heartbeatMillis;
         return all.filter((worker) => Date.parse(worker.seenAt) >= since);
     }

@@ -25,13 +25,23 @@ export interface JobData {
  */
 export function jobOf(request: Request, { forefront, randomOrder }: { forefront: boolean; randomOrder: boolean }) {
     const priority = forefront ? 0 : randomOrder ? 1 + Math.floor(Math.random() * (LOWEST_PRIORITY - 1)) : 1;
-    return { name: 'page', data: dataOf(request), opts: { jobId: getRequestId(request.uniqueKey), priority, lifo: forefront } };
+    return {
+        name: 'page',
+        data: dataOf(request),
+        opts: { jobId: getRequestId(request.uniqueKey), priority, lifo: forefront },
+    };
 }
 
 export function dataOf(request: Request): JobData {
     const { url, uniqueKey, userData, retryCount, errorMessages } = request;
     // The last few messages are enough to say why a request failed; a job stays small.
-    return { url, uniqueKey, userData: userData as Record<string, unknown>, retryCount, errorMessages: errorMessages.slice(-3) };
+    return {
+        url,
+        uniqueKey,
+        userData: userData as Record<string, unknown>,
+        retryCount,
+        errorMessages: errorMessages.slice(-3),
+    };
 }
 
 export function toRequest(job: Job<JobData>): Request {

@@ -64,7 +64,10 @@ const FEED_MILLIS = 1_000;
 const MAX_STALLED = 5;
 
 /** The crawler's answer for one job: done, or back into the queue at `until` (ms since the epoch). */
-type Settlement = { done: true } | { done: false; data: JobData; retry: false } | { done: false; data: JobData; retry: true; until: number };
+type Settlement =
+    | { done: true }
+    | { done: false; data: JobData; retry: false }
+    | { done: false; data: JobData; retry: true; until: number };
 
 /** A job given back untouched: to the front of its place in the queue, for the next worker. */
 const givenBack = (job: Job<JobData>): Settlement => ({ done: false, data: job.data, retry: false });
@@ -86,7 +89,10 @@ export class JobQueue implements FrontierQueue {
     private emptySince: number | undefined;
     private readonly backlog: JobBacklog | undefined;
     private readonly maxWaiting: number;
-    /** The fleet's waiting jobs and whether any are spilled, as last looked at (at most FEED_MILLIS ago), for the spill decision. */
+    /**
+     * The fleet's waiting jobs and whether any are spilled, as last
+     * looked at (at most FEED_MILLIS ago), for the spill decision.
+     */
     private fill = { waiting: 0, spilled: false, at: 0 };
     private feeder: NodeJS.Timeout | undefined;
     private handled = 0;
@@ -102,7 +108,12 @@ export class JobQueue implements FrontierQueue {
         this.queue = new Queue<JobData>(name, {
             connection: redis,
             prefix,
-            defaultJobOptions: { removeOnComplete: true, removeOnFail: { count: 10_000 }, attempts: 5, backoff: { type: 'exponential', delay: 1_000 } },
+            defaultJobOptions: {
+                removeOnComplete: true,
+                removeOnFail: { count: 10_000 },
+                attempts: 5,
+                backoff: { type: 'exponential', delay: 1_000 },
+            },
             streams: { events: { maxLen: 1_000 } },
         });
         this.worker = new Worker<JobData>(name, (job, token) => this.process(job, token), {
@@ -121,7 +132,11 @@ export class JobQueue implements FrontierQueue {
         this.worker.on('stalled', (jobId) => options.onTakenBack?.(jobId));
         this.worker.on('failed', (job, error) => {
             // Every failed attempt is reported; only a job BullMQ moved to `failed` is lost.
-            if (job) void job.isFailed().then((failed) => failed && options.onLost?.(toRequest(job), error.message), () => {});
+            if (job)
+                void job.isFailed().then(
+                    (failed) => failed && options.onLost?.(toRequest(job), error.message),
+                    () => {},
+                );
         });
     }
 
@@ -134,9 +149,13 @@ export class JobQueue implements FrontierQueue {
     async addRequests(requests: RequestOptions[], options: { forefront?: boolean } = {}): Promise<void> {
         if (requests.length === 0) return;
         const forefront = options.forefront ?? false;
-        const jobs = requests.map((request) => jobOf(new Request(request), { forefront, randomOrder: this.randomOrder }));
+        const jobs = requests.map((request) =>
+            jobOf(new Request(request), { forefront, randomOrder: this.randomOrder }),
+        );
         if (this.backlog && !forefront && (await this.spilling())) {
-            await this.backlog.push(jobs.map(({ data, opts }) => ({ jobId: opts.jobId, priority: opts.priority, data: { ...data } })));
+            await this.backlog.push(
+                jobs.map(({ data, opts }) => ({ jobId: opts.jobId, priority: opts.priority, data: { ...data } })),
+            );
             this.fill.spilled = true;
             return;
         }
@@ -144,19 +163,34 @@ export class JobQueue implements FrontierQueue {
         this.fill.waiting += jobs.length;
     }
 
-    async addRequest(request: RequestOptions, options: { forefront?: boolean } = {}): Promise<RequestQueueOperationInfo> {
+    async addRequest(
+        request: RequestOptions,
+        options: { forefront?: boolean } = {},
+    ): Promise<RequestQueueOperationInfo> {
         const forefront = options.forefront ?? false;
         const job = jobOf(new Request(request), { forefront, randomOrder: this.randomOrder });
         const wasAlreadyPresent = (await this.queue.getJobState(job.opts.jobId)) !== 'unknown';
         if (!wasAlreadyPresent) await this.queue.add(job.name, job.data, job.opts);
-        return { requestId: job.opts.jobId, uniqueKey: job.data.uniqueKey, wasAlreadyPresent, wasAlreadyHandled: false, forefront };
+        return {
+            requestId: job.opts.jobId,
+            uniqueKey: job.data.uniqueKey,
+            wasAlreadyPresent,
+            wasAlreadyHandled: false,
+            forefront,
+        };
     }
 
     async addRequestsBatched(requests: Parameters<FrontierQueue['addRequestsBatched']>[0]) {
         const added: RequestOptions[] = [];
-        for await (const request of requests as AsyncIterable<RequestOptions | string>) added.push(typeof request === 'string' ? { url: request } : request);
+        for await (const request of requests as AsyncIterable<RequestOptions | string>)
+            added.push(typeof request === 'string' ? { url: request } : request);
         await this.addRequests(added);
-        const addedRequests = added.map((request) => ({ requestId: getRequestId(request.uniqueKey ?? request.url), uniqueKey: request.uniqueKey ?? request.url, wasAlreadyPresent: false, wasAlreadyHandled: false }));
+        const addedRequests = added.map((request) => ({
+            requestId: getRequestId(request.uniqueKey ?? request.url),
+            uniqueKey: request.uniqueKey ?? request.url,
+            wasAlreadyPresent: false,
+            wasAlreadyHandled: false,
+        }));
         return { addedRequests, waitForAllRequestsToBeAdded: Promise.resolve([]) };
     }
 
@@ -164,7 +198,8 @@ export class JobQueue implements FrontierQueue {
         const taken = this.ready.shift();
         if (!taken) return null;
         const request = toRequest(taken.job) as Request<T>;
-        this.inWork.set(request.id!, taken);
+        if (request.id === undefined) throw new Error(`the job of ${request.url} has no id`);
+        this.inWork.set(request.id, taken);
         return request;
     }
 
@@ -178,7 +213,11 @@ export class JobQueue implements FrontierQueue {
     async reclaimRequest(request: Request): Promise<null> {
         const retryAt = (request.userData as { retryAt?: number }).retryAt;
         const data = dataOf(request);
-        this.release(request)?.(retryAt === undefined ? { done: false, data, retry: false } : { done: false, data, retry: true, until: retryAt });
+        this.release(request)?.(
+            retryAt === undefined
+                ? { done: false, data, retry: false }
+                : { done: false, data, retry: true, until: retryAt },
+        );
         return null;
     }
 
@@ -201,7 +240,10 @@ export class JobQueue implements FrontierQueue {
         return Date.now() - this.emptySince >= this.finishGraceMillis;
     }
 
-    /** The fleet-wide queue (queueCounts) and the jobs spilled to the backlog; counting those scans the backlog, so this is for a status. */
+    /**
+     * The fleet-wide queue (queueCounts) and the jobs spilled to the
+     * backlog; counting those scans the backlog, so this is for a status.
+     */
     async counts(): Promise<QueueCounts & { spilled: number }> {
         const [counts, spilled] = await Promise.all([queueCounts(this.queue), this.backlog?.count() ?? 0]);
         return { ...counts, spilled };
@@ -227,7 +269,8 @@ export class JobQueue implements FrontierQueue {
     }
 
     async *[Symbol.asyncIterator](): AsyncGenerator<Request> {
-        for (let request = await this.fetchNextRequest(); request; request = await this.fetchNextRequest()) yield request;
+        for (let request = await this.fetchNextRequest(); request; request = await this.fetchNextRequest())
+            yield request;
     }
 
     /**
@@ -252,7 +295,10 @@ export class JobQueue implements FrontierQueue {
         await this.backlog?.clear();
     }
 
-    /** Whether new record pages go to the backlog: Redis holds `maxWaiting` already, or older ones wait there (they go first). */
+    /**
+     * Whether new record pages go to the backlog: Redis holds
+     * `maxWaiting` already, or older ones wait there (they go first).
+     */
     private async spilling(): Promise<boolean> {
         if (Date.now() - this.fill.at > FEED_MILLIS) await this.look();
         return this.fill.spilled || this.fill.waiting >= this.maxWaiting;
@@ -261,9 +307,17 @@ export class JobQueue implements FrontierQueue {
     /** Tops Redis up from the backlog once it has drained below half of `maxWaiting`. */
     private async feedBacklog(): Promise<void> {
         const { waiting, spilled } = await this.look();
-        if (!spilled || waiting >= this.maxWaiting / 2) return;
-        await this.backlog!.feed(Math.min(FEED_WINDOW, this.maxWaiting - waiting), async (jobs: SpilledJob[]) => {
-            await this.queue.addBulk(jobs.map(({ jobId, priority, data }) => ({ name: 'page', data: data as unknown as JobData, opts: { jobId, priority } })));
+        const { backlog } = this;
+        if (!backlog || !spilled || waiting >= this.maxWaiting / 2) return;
+        await backlog.feed(Math.min(FEED_WINDOW, this.maxWaiting - waiting), async (jobs: SpilledJob[]) => {
+            // The backlog gives back, as a plain record, the JobData that addRequests spilled to it.
+            await this.queue.addBulk(
+                jobs.map(({ jobId, priority, data }) => ({
+                    name: 'page',
+                    data: data as unknown as JobData,
+                    opts: { jobId, priority },
+                })),
+            );
         });
     }
 
@@ -289,8 +343,9 @@ export class JobQueue implements FrontierQueue {
     }
 
     private release(request: Request): Taken['settle'] | undefined {
-        const taken = this.inWork.get(request.id!);
-        this.inWork.delete(request.id!);
+        if (request.id === undefined) return undefined;
+        const taken = this.inWork.get(request.id);
+        this.inWork.delete(request.id);
         return taken?.settle;
     }
 }

@@ -8,13 +8,29 @@
 
 /** Escapes text for HTML element content and quoted attribute values. */
 export function escapeHtml(value: unknown): string {
-    return String(value).replace(/[&<>"']/g, (char) => HTML_ESCAPES[char]!);
+    return String(value).replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] ?? char);
 }
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** Colours for series without their own, distinguishable and readable on white. */
-export const PALETTE = ['#4269d0', '#efb118', '#ff725c', '#6cc5b0', '#3ca951', '#ff8ab7', '#a463f2', '#97bbf5', '#9c6b4e', '#9498a0'];
+export const PALETTE = [
+    '#4269d0',
+    '#efb118',
+    '#ff725c',
+    '#6cc5b0',
+    '#3ca951',
+    '#ff8ab7',
+    '#a463f2',
+    '#97bbf5',
+    '#9c6b4e',
+    '#9498a0',
+] as const;
+
+/** The colour of the `index`-th series without one of its own: PALETTE's colours in turn. */
+export function paletteColor(index: number): string {
+    return PALETTE[index % PALETTE.length] ?? PALETTE[0];
+}
 
 export interface Series {
     name: string;
@@ -25,7 +41,10 @@ export interface Series {
     dashed?: boolean;
 }
 
-/** A moment of the run on a chart: `stop` (default, red) for what stopped something, `move` (teal) for a change of course. */
+/**
+ * A moment of the run on a chart: `stop` (default, red) for
+ * what stopped something, `move` (teal) for a change of course.
+ */
 export interface Marker {
     /** Seconds since the run started. */
     x: number;
@@ -61,10 +80,11 @@ const HOVER_BANDS = 120;
 export function lineChart(series: Series[], options: LineChartOptions): string {
     const { width = 640, height = 220 } = options;
     const drawn = series.filter((one) => one.points.length >= 2);
-    if (drawn.length === 0) return panel(options.title, options.caption, emptyState(options.emptyText ?? 'no data for this chart'));
+    if (drawn.length === 0)
+        return panel(options.title, options.caption, emptyState(options.emptyText ?? 'no data for this chart'));
 
     // Colours go into attributes: escaped like any other string.
-    const colored = drawn.map((one, index) => ({ ...one, color: escapeHtml(one.color ?? PALETTE[index % PALETTE.length]!) }));
+    const colored = drawn.map((one, index) => ({ ...one, color: escapeHtml(one.color ?? paletteColor(index)) }));
     const xs = colored.flatMap((one) => one.points.map(([x]) => x));
     const ys = colored.flatMap((one) => one.points.map(([, y]) => y));
     for (const reference of options.references ?? []) ys.push(reference.value);
@@ -73,8 +93,9 @@ export function lineChart(series: Series[], options: LineChartOptions): string {
     const xMax = Math.max(xMin + 1, ...xs);
     // The y axis always includes zero, so lines of different charts read alike.
     const yTicks = niceTicks(Math.min(0, ...ys), Math.max(...ys, options.integer ? 1 : 0.001), 5, options.integer);
-    const yMin = yTicks[0]!;
-    const yMax = yTicks[yTicks.length - 1]!;
+    // The ticks run from at or below zero to above it: there are always two or more.
+    const [yMin = 0] = yTicks;
+    const yMax = yTicks.at(-1) ?? yMin;
     const plot = { left: MARGIN.left, top: MARGIN.top, right: width - MARGIN.right, bottom: height - MARGIN.bottom };
     const sx = (x: number) => plot.left + ((x - xMin) / (xMax - xMin)) * (plot.right - plot.left);
     const sy = (y: number) => plot.bottom - ((y - yMin) / (yMax - yMin)) * (plot.bottom - plot.top);
@@ -83,12 +104,17 @@ export function lineChart(series: Series[], options: LineChartOptions): string {
     for (const tick of yTicks) {
         const y = px(sy(tick));
         parts.push(`<line class="grid" x1="${plot.left}" x2="${plot.right}" y1="${y}" y2="${y}"/>`);
-        parts.push(`<text class="tick" x="${plot.left - 6}" y="${y}" text-anchor="end" dominant-baseline="middle">${formatNumber(tick)}</text>`);
+        parts.push(
+            `<text class="tick" x="${plot.left - 6}" y="${y}" text-anchor="end" ` +
+                `dominant-baseline="middle">${formatNumber(tick)}</text>`,
+        );
     }
     for (const tick of timeTicks(xMin, xMax, 6)) {
         const x = px(sx(tick));
         parts.push(`<line class="axis" x1="${x}" x2="${x}" y1="${plot.bottom}" y2="${plot.bottom + 4}"/>`);
-        parts.push(`<text class="tick" x="${x}" y="${plot.bottom + 16}" text-anchor="middle">${formatDuration(tick)}</text>`);
+        parts.push(
+            `<text class="tick" x="${x}" y="${plot.bottom + 16}" text-anchor="middle">${formatDuration(tick)}</text>`,
+        );
     }
     parts.push(`<line class="axis" x1="${plot.left}" x2="${plot.right}" y1="${px(sy(0))}" y2="${px(sy(0))}"/>`);
     parts.push(`<text class="unit" x="4" y="${MARGIN.top - 14}">${escapeHtml(options.unit)}</text>`);
@@ -96,28 +122,36 @@ export function lineChart(series: Series[], options: LineChartOptions): string {
 
     for (const one of colored) {
         const line = one.points.map(([x, y], index) => `${index === 0 ? 'M' : 'L'}${px(sx(x))},${px(sy(y))}`).join('');
-        if (options.area) {
-            const first = one.points[0]!;
-            const last = one.points[one.points.length - 1]!;
+        // Each series drawn has two points or more.
+        const first = one.points[0];
+        const last = one.points.at(-1);
+        if (options.area && first && last) {
             const zero = px(sy(0));
             const area = `${line}L${px(sx(last[0]))},${zero}L${px(sx(first[0]))},${zero}Z`;
             parts.push(`<path class="area" d="${area}" fill="${one.color}"/>`);
         }
         const dash = one.dashed ? ' stroke-dasharray="5 4"' : '';
-        parts.push(`<path class="line" d="${line}" stroke="${one.color}"${dash}><title>${escapeHtml(one.name)}</title></path>`);
+        parts.push(
+            `<path class="line" d="${line}" stroke="${one.color}"${dash}><title>${escapeHtml(one.name)}</title></path>`,
+        );
     }
     for (const reference of options.references ?? []) {
         const y = sy(reference.value);
         parts.push(`<line class="reference" x1="${plot.left}" x2="${plot.right}" y1="${px(y)}" y2="${px(y)}"/>`);
-        parts.push(`<text class="reference-label" x="${plot.right - 4}" y="${px(y - 4)}" text-anchor="end">${escapeHtml(reference.label)}</text>`);
+        parts.push(
+            `<text class="reference-label" x="${plot.right - 4}" y="${px(y - 4)}" ` +
+                `text-anchor="end">${escapeHtml(reference.label)}</text>`,
+        );
     }
     for (const marker of options.markers ?? []) {
         if (marker.x < xMin || marker.x > xMax) continue;
         const x = px(sx(marker.x));
+        const title = escapeHtml(`${marker.label} at ${formatDuration(marker.x)}`);
         parts.push(
-            `<g class="marker${marker.kind === 'move' ? ' move' : ''}"><title>${escapeHtml(`${marker.label} at ${formatDuration(marker.x)}`)}</title>` +
+            `<g class="marker${marker.kind === 'move' ? ' move' : ''}"><title>${title}</title>` +
                 `<line x1="${x}" x2="${x}" y1="${plot.top}" y2="${plot.bottom}"/>` +
-                `<text x="${x}" y="${plot.top - 3}" text-anchor="middle">${escapeHtml(truncate(marker.label, 24))}</text></g>`,
+                `<text x="${x}" y="${plot.top - 3}" ` +
+                `text-anchor="middle">${escapeHtml(truncate(marker.label, 24))}</text></g>`,
         );
     }
     parts.push(hoverBands(colored, options.unit, { xMin, xMax, plot, sx }));
@@ -126,7 +160,11 @@ export function lineChart(series: Series[], options: LineChartOptions): string {
         `<svg class="chart" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeHtml(options.title)}">` +
         `${parts.join('')}</svg>`;
     const legend = colored
-        .map((one) => `<li><span class="swatch${one.dashed ? ' dashed' : ''}" style="--c:${one.color}"></span>${escapeHtml(one.name)}</li>`)
+        .map(
+            (one) =>
+                `<li><span class="swatch${one.dashed ? ' dashed' : ''}" ` +
+                `style="--c:${one.color}"></span>${escapeHtml(one.name)}</li>`,
+        )
         .join('');
     return panel(options.title, options.caption, `${svg}<ul class="legend">${legend}</ul>`);
 }
@@ -159,8 +197,9 @@ const BAR_ROW = 22;
 const GROUP_ROW = 24;
 
 export function barChart(bars: Bar[], options: BarChartOptions): string {
-    if (bars.length === 0) return panel(options.title, options.caption, emptyState(options.emptyText ?? 'no data for this chart'));
-    const { width = 640, format = formatNumber, color = PALETTE[0]! } = options;
+    if (bars.length === 0)
+        return panel(options.title, options.caption, emptyState(options.emptyText ?? 'no data for this chart'));
+    const { width = 640, format = formatNumber, color = PALETTE[0] } = options;
     const max = options.max ?? Math.max(...bars.map((bar) => bar.value), 1e-9);
     // Room for the longest label (about 6.5 units a character at 11px), within limits.
     const labelWidth = Math.min(200, Math.max(60, ...bars.map((bar) => Math.min(bar.label.length, 28) * 6.5)));
@@ -178,16 +217,22 @@ export function barChart(bars: Bar[], options: BarChartOptions): string {
         }
         const length = Math.max(0, Math.min(1, bar.value / max)) * barSpace;
         const middle = y + BAR_ROW / 2;
+        const name = escapeHtml(bar.group ? `${bar.group} · ${bar.label}` : bar.label);
         parts.push(
-            `<g class="bar"><title>${escapeHtml(bar.group ? `${bar.group} · ${bar.label}` : bar.label)}: ${escapeHtml(format(bar.value))}</title>` +
-                `<text class="tick" x="${px(labelWidth)}" y="${middle}" text-anchor="end" dominant-baseline="middle">${escapeHtml(truncate(bar.label, 28))}</text>` +
+            `<g class="bar"><title>${name}: ${escapeHtml(format(bar.value))}</title>` +
+                `<text class="tick" x="${px(labelWidth)}" y="${middle}" text-anchor="end" ` +
+                `dominant-baseline="middle">${escapeHtml(truncate(bar.label, 28))}</text>` +
                 `<rect class="track" x="${barLeft}" y="${y + 3}" width="${barSpace}" height="${BAR_ROW - 6}" rx="2"/>` +
-                `<rect x="${barLeft}" y="${y + 3}" width="${px(Math.max(length, 1))}" height="${BAR_ROW - 6}" rx="2" fill="${escapeHtml(bar.color ?? color)}"/>` +
-                `<text class="value" x="${px(barLeft + barSpace + 6)}" y="${middle}" dominant-baseline="middle">${escapeHtml(format(bar.value))}</text></g>`,
+                `<rect x="${barLeft}" y="${y + 3}" width="${px(Math.max(length, 1))}" height="${BAR_ROW - 6}" rx="2" ` +
+                `fill="${escapeHtml(bar.color ?? color)}"/>` +
+                `<text class="value" x="${px(barLeft + barSpace + 6)}" y="${middle}" ` +
+                `dominant-baseline="middle">${escapeHtml(format(bar.value))}</text></g>`,
         );
         y += BAR_ROW;
     }
-    const svg = `<svg class="chart" viewBox="0 0 ${width} ${y + 4}" role="img" aria-label="${escapeHtml(options.title)}">${parts.join('')}</svg>`;
+    const svg =
+        `<svg class="chart" viewBox="0 0 ${width} ${y + 4}" role="img" ` +
+        `aria-label="${escapeHtml(options.title)}">${parts.join('')}</svg>`;
     return panel(options.title, options.caption, svg);
 }
 
@@ -214,7 +259,10 @@ export function formatNumber(value: number): string {
 export function formatDuration(seconds: number): string {
     const total = Math.round(seconds);
     if (total < 60) return `${total}s`;
-    if (total < 3600) return total % 60 === 0 ? `${total / 60}m` : `${Math.floor(total / 60)}m${String(total % 60).padStart(2, '0')}s`;
+    if (total < 3600)
+        return total % 60 === 0
+            ? `${total / 60}m`
+            : `${Math.floor(total / 60)}m${String(total % 60).padStart(2, '0')}s`;
     const minutes = Math.floor((total % 3600) / 60);
     return `${Math.floor(total / 3600)}h${String(minutes).padStart(2, '0')}m`;
 }
@@ -239,14 +287,16 @@ function niceTicks(min: number, max: number, target: number, integer = false): n
     if (integer) step = Math.max(1, Math.round(step));
     const ticks: number[] = [];
     const last = Math.ceil(max / step - 1e-9);
-    for (let index = Math.floor(min / step + 1e-9); index <= last; index += 1) ticks.push(Number((index * step).toPrecision(12)));
+    for (let index = Math.floor(min / step + 1e-9); index <= last; index += 1)
+        ticks.push(Number((index * step).toPrecision(12)));
     return ticks;
 }
 
 /** Time ticks at round durations (5s, 30s, 5m, …), about `target` of them. */
 function timeTicks(min: number, max: number, target: number): number[] {
     const steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
-    const step = steps.find((candidate) => (max - min) / candidate <= target) ?? Math.ceil((max - min) / target / 86400) * 86400;
+    const step =
+        steps.find((candidate) => (max - min) / candidate <= target) ?? Math.ceil((max - min) / target / 86400) * 86400;
     const ticks: number[] = [];
     for (let tick = Math.ceil(min / step) * step; tick <= max; tick += step) ticks.push(tick);
     return ticks;
@@ -256,7 +306,12 @@ function timeTicks(min: number, max: number, target: number): number[] {
 function hoverBands(
     series: Array<Series & { color: string }>,
     unit: string,
-    geometry: { xMin: number; xMax: number; plot: { left: number; top: number; right: number; bottom: number }; sx: (x: number) => number },
+    geometry: {
+        xMin: number;
+        xMax: number;
+        plot: { left: number; top: number; right: number; bottom: number };
+        sx: (x: number) => number;
+    },
 ): string {
     const { xMin, xMax, plot, sx } = geometry;
     const longest = Math.max(...series.map((one) => one.points.length));
@@ -271,7 +326,8 @@ function hoverBands(
         });
         const left = sx(xMin + span * band);
         parts.push(
-            `<rect class="hover" x="${px(left)}" y="${plot.top}" width="${px(sx(xMin + span * (band + 1)) - left)}" height="${plot.bottom - plot.top}">` +
+            `<rect class="hover" x="${px(left)}" y="${plot.top}" width="${px(sx(xMin + span * (band + 1)) - left)}" ` +
+                `height="${plot.bottom - plot.top}">` +
                 `<title>${escapeHtml([`at ${formatDuration(x)}`, ...lines].join('\n'))}</title></rect>`,
         );
     }
@@ -283,8 +339,12 @@ function nearest(points: Array<[number, number]>, x: number): [number, number] {
     let high = points.length - 1;
     while (high - low > 1) {
         const middle = (low + high) >> 1;
-        if (points[middle]![0] <= x) low = middle;
+        const point = points[middle];
+        if (point !== undefined && point[0] <= x) low = middle;
         else high = middle;
     }
-    return Math.abs(points[low]![0] - x) <= Math.abs(points[high]![0] - x) ? points[low]! : points[high]!;
+    const below = points[low];
+    const above = points[high];
+    if (!below || !above) throw new RangeError('nearest: a series without points');
+    return Math.abs(below[0] - x) <= Math.abs(above[0] - x) ? below : above;
 }

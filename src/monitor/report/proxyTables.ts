@@ -45,7 +45,8 @@ export function proxySection(summary: ReportSummary): string {
         ['exit', 'tier', ...COUNTER_HEADERS, 'breaker opened'],
         proxies.exits.map((exit) => [exit.name, exit.tier, ...counters(exit), exit.breakerOpened]),
         'no exit',
-        'An exit is one proxy (host:port) of a tier, or direct. Its breaker opens after exit faults and rests it for a while.',
+        'An exit is one proxy (host:port) of a tier, or direct. Its breaker opens after exit faults and rests it for ' +
+            'a while.',
     );
     return `<h2>Proxies</h2>
 <section class="stack">${tiers}${exits}
@@ -101,7 +102,15 @@ function sections(proxies: ProxyReport): string {
 
 function counters(counts: ExitCounters): Array<string | number> {
     const answered = counts.requests - counts.exitFaults;
-    return [counts.requests, counts.ok, counts.blocked, counts.limited, counts.exitFaults, formatBytes(counts.bytes), percent(counts.blocked, answered)];
+    return [
+        counts.requests,
+        counts.ok,
+        counts.blocked,
+        counts.limited,
+        counts.exitFaults,
+        formatBytes(counts.bytes),
+        percent(counts.blocked, answered),
+    ];
 }
 
 /** 1536 → `1.5 KiB`. */

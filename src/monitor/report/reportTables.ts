@@ -31,17 +31,29 @@ export function summaryTables(summary: ReportSummary): string[] {
             ['quarantined', summary.items.invalid],
         ]) + keyValues('Errors by class', Object.entries(summary.errorsByClass)),
         byReason && Object.keys(byReason).length > 0
-            ? keyValues('Dead-letter by reason', Object.entries(byReason).sort(([, a], [, b]) => b - a))
+            ? keyValues(
+                  'Dead-letter by reason',
+                  Object.entries(byReason).sort(([, a], [, b]) => b - a),
+              )
             : section(
                   'Dead-letter by reason',
                   requests.deadLettered === 0
                       ? emptyState('nothing was dead-lettered')
-                      : emptyState(`${requests.deadLettered} entries; reasons are in the dataset ${summary.storage.deadLetter}`),
+                      : emptyState(
+                            `${requests.deadLettered} entries; reasons are in the ` +
+                                `dataset ${summary.storage.deadLetter}`,
+                        ),
               ),
         grid(
             'Pages, items and escalations per route',
             ['route', 'pages', 'stored', 'quarantined', 'escalated'],
-            routes.map(([route, stats]) => [route, stats.pages, stats.itemsStored, stats.itemsInvalid, stats.escalations]),
+            routes.map(([route, stats]) => [
+                route,
+                stats.pages,
+                stats.itemsStored,
+                stats.itemsInvalid,
+                stats.escalations,
+            ]),
         ),
         grid(
             'Render decisions per route',
@@ -60,8 +72,12 @@ export function summaryTables(summary: ReportSummary): string[] {
         keyValues('Seen-set and links', [
             ['kind', seen.kind],
             ['URLs held', seen.urls],
-            ...(seen.expectedSkipped !== undefined ? ([['expected wrongly skipped', seen.expectedSkipped]] as const) : []),
-            ...(seen.falsePositiveRate !== undefined ? ([['false-positive rate', seen.falsePositiveRate.toExponential(2)]] as const) : []),
+            ...(seen.expectedSkipped !== undefined
+                ? ([['expected wrongly skipped', seen.expectedSkipped]] as const)
+                : []),
+            ...(seen.falsePositiveRate !== undefined
+                ? ([['false-positive rate', seen.falsePositiveRate.toExponential(2)]] as const)
+                : []),
             ...(seen.bytes !== undefined ? ([['memory', `${formatNumber(seen.bytes / 1024)} KiB`]] as const) : []),
             ...Object.entries(summary.linksSkipped).map(([why, count]) => [`links skipped: ${why}`, count] as const),
             ...(sitemapsTried(summary.sitemaps) ? sitemapRows(summary.sitemaps) : []),
@@ -75,7 +91,9 @@ function sitemapRows(sitemaps: SitemapReport): ReadonlyArray<readonly [string, n
         ['sitemaps read', sitemaps.read],
         ['sitemaps failed', sitemaps.failed],
         ['sitemaps skipped', sitemaps.skipped],
-        ...Object.entries(sitemaps.reasons).map(([why, count]) => [`sitemaps failed or skipped: ${why}`, count] as const),
+        ...Object.entries(sitemaps.reasons).map(
+            ([why, count]) => [`sitemaps failed or skipped: ${why}`, count] as const,
+        ),
         ['sitemap URLs listed', sitemaps.urls],
         ['sitemap URLs queued', sitemaps.queued],
     ];
@@ -93,15 +111,30 @@ export function keyValues(title: string, rows: ReadonlyArray<readonly [string, s
 }
 
 /** A table with a header row; each row's first value is its heading. */
-export function grid(title: string, headers: string[], rows: Array<Array<string | number>>, emptyText = 'none', caption?: string): string {
+export function grid(
+    title: string,
+    headers: string[],
+    rows: Array<Array<string | number>>,
+    emptyText = 'none',
+    caption?: string,
+): string {
     if (rows.length === 0) return section(title, emptyState(emptyText), caption);
     const head = `<tr>${headers.map((header) => `<th>${escapeHtml(header)}</th>`).join('')}</tr>`;
-    const body = rows.map((row) => `<tr>${row.map((value, index) => (index === 0 ? `<th>${cell(value)}</th>` : `<td>${cell(value)}</td>`)).join('')}</tr>`);
-    return section(title, `<table class="grid-table"><thead>${head}</thead><tbody>${body.join('')}</tbody></table>`, caption);
+    const body = rows.map((row) => {
+        const cells = row.map((value, index) => (index === 0 ? `<th>${cell(value)}</th>` : `<td>${cell(value)}</td>`));
+        return `<tr>${cells.join('')}</tr>`;
+    });
+    return section(
+        title,
+        `<table class="grid-table"><thead>${head}</thead><tbody>${body.join('')}</tbody></table>`,
+        caption,
+    );
 }
 
 function cell(value: string | number): string {
-    return typeof value === 'number' ? `<span class="num">${escapeHtml(value.toLocaleString('en-US'))}</span>` : escapeHtml(value);
+    return typeof value === 'number'
+        ? `<span class="num">${escapeHtml(value.toLocaleString('en-US'))}</span>`
+        : escapeHtml(value);
 }
 
 /** `part` of `whole` as `12.5%` (`0%` and `100%` without decimals). */

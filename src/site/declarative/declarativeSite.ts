@@ -27,7 +27,10 @@ export function readDeclarativeSite(file: string): Site {
     if (!result.success) throw siteFileError(parsed, result.error.issues);
     const { routes, ...options } = result.data;
     try {
-        return defineSite({ ...options, routes: Object.fromEntries(Object.entries(routes).map(([label, spec]) => [label, routeOf(spec)])) });
+        return defineSite({
+            ...options,
+            routes: Object.fromEntries(Object.entries(routes).map(([label, spec]) => [label, routeOf(spec)])),
+        });
     } catch (error) {
         throw new ConfigError(`${shownPath(file)}: ${(error as Error).message}`);
     }
@@ -39,12 +42,16 @@ function routeOf(spec: RouteSpec): RouteDefinition {
     if (match !== undefined) route.match = urlMatcher(match);
     if (fields !== undefined) {
         route.extract = extractor(fields, records);
-        route.schema = z.object(Object.fromEntries(Object.entries(fields).map(([name, field]) => [name, fieldSchema(field)])));
+        route.schema = z.object(
+            Object.fromEntries(Object.entries(fields).map(([name, field]) => [name, fieldSchema(field)])),
+        );
     }
     return route;
 }
 
-/** One pattern is a RegExp tested against the whole URL, as a site module writes it; a list, or `{ path }`, a predicate. */
+/**
+ * One pattern is a RegExp tested against the whole URL, as a site module writes it; a list, or `{ path }`, a predicate.
+ */
 function urlMatcher(match: NonNullable<RouteSpec['match']>): UrlMatcher {
     if (typeof match === 'string') return new RegExp(match);
     const ofPath = !Array.isArray(match);
@@ -52,8 +59,13 @@ function urlMatcher(match: NonNullable<RouteSpec['match']>): UrlMatcher {
     return (url) => patterns.some((pattern) => pattern.test(ofPath ? url.pathname : url.href));
 }
 
-/** One record per page, or one per element `records` matches, each field read within it. Missing fields are left out. */
-function extractor(fields: Record<string, FieldSpec>, records: string | undefined): NonNullable<RouteDefinition['extract']> {
+/**
+ * One record per page, or one per element `records` matches, each field read within it. Missing fields are left out.
+ */
+function extractor(
+    fields: Record<string, FieldSpec>,
+    records: string | undefined,
+): NonNullable<RouteDefinition['extract']> {
     const readers = Object.entries(fields).map(([name, field]) => [name, fieldReader(field)] as const);
     return ($, page) => {
         let base: URL | undefined;

@@ -25,7 +25,10 @@ export type FieldReader = (page: FieldPage, root: Element | undefined) => unknow
 
 /** Whether the field holds a list: every match (`all`), or the parts of a split. */
 function isList(field: FieldSpec): boolean {
-    return field.all === true || (field.transforms ?? []).some((spec) => typeof spec === 'object' && spec.split !== undefined);
+    return (
+        field.all === true ||
+        (field.transforms ?? []).some((spec) => typeof spec === 'object' && spec.split !== undefined)
+    );
 }
 
 export function fieldReader(field: FieldSpec): FieldReader {
@@ -55,8 +58,11 @@ function readValues(field: FieldSpec, $: CheerioAPI, root: Element | undefined):
         return text === undefined ? [] : [text];
     }
     const elements = elementsOf($, field.selector, root);
-    const read = (element: Element) => (field.attr === undefined ? collapsedText(textContent(element)) : element.attribs[field.attr]);
-    return (field.all ? elements : elements.slice(0, 1)).map(read).filter((value): value is string => value !== undefined && value.trim() !== '');
+    const read = (element: Element) =>
+        field.attr === undefined ? collapsedText(textContent(element)) : element.attribs[field.attr];
+    return (field.all ? elements : elements.slice(0, 1))
+        .map(read)
+        .filter((value): value is string => value !== undefined && value.trim() !== '');
 }
 
 /**

@@ -48,9 +48,18 @@ export function parseSiteFile(file: string, text: string): ParsedSiteFile {
 
 /** The first of the schema's issues with the file, as a one-line ConfigError at its line and column. */
 export function siteFileError(parsed: ParsedSiteFile, issues: readonly z.core.$ZodIssue[]): ConfigError {
-    const located = problemsIn(issues, [], parsed.data).map((problem) => ({ problem, offset: offsetOf(parsed.document, problem) }));
-    located.sort((a, b) => Number(b.problem.unknownKey !== undefined) - Number(a.problem.unknownKey !== undefined) || a.offset - b.offset);
-    const { problem, offset } = located[0]!;
+    const located = problemsIn(issues, [], parsed.data).map((problem) => ({
+        problem,
+        offset: offsetOf(parsed.document, problem),
+    }));
+    located.sort(
+        (a, b) =>
+            Number(b.problem.unknownKey !== undefined) - Number(a.problem.unknownKey !== undefined) ||
+            a.offset - b.offset,
+    );
+    const first = located[0];
+    if (!first) throw new Error(`${parsed.file}: the site schema refused the file without saying why`);
+    const { problem, offset } = first;
     const path = problem.path.length > 0 ? `${formatPath(problem.path)}: ` : '';
     return new ConfigError(`${location(parsed.file, parsed.lineCounter, offset)}: ${path}${problem.message}`);
 }
@@ -65,21 +74,27 @@ function problemsIn(issues: readonly z.core.$ZodIssue[], base: Path, data: unkno
     return issues.flatMap((issue): Problem[] => {
         const path = [...base, ...issue.path];
         if (issue.code === 'invalid_union') {
-            const meant = issue.errors.filter((branch) => !branch.some((inner) => inner.code === 'invalid_type' && inner.path.length === 0));
-            return meant.length === 1 ? problemsIn(meant[0]!, path, data) : [{ path, message: issue.message }];
+            const meant = issue.errors.filter(
+                (branch) => !branch.some((inner) => inner.code === 'invalid_type' && inner.path.length === 0),
+            );
+            const [only] = meant;
+            return meant.length === 1 && only ? problemsIn(only, path, data) : [{ path, message: issue.message }];
         }
-        if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path, unknownKey: key, message: `unknown key "${key}"` }));
-        if (issue.code === 'invalid_type' && isMissing(data, path)) return [{ path: path.slice(0, -1), missing: true, message: `missing key "${String(path.at(-1))}"` }];
+        if (issue.code === 'unrecognized_keys')
+            return issue.keys.map((key) => ({ path, unknownKey: key, message: `unknown key "${key}"` }));
+        if (issue.code === 'invalid_type' && isMissing(data, path))
+            return [{ path: path.slice(0, -1), missing: true, message: `missing key "${String(path.at(-1))}"` }];
         return [{ path, message: issue.message }];
     });
 }
 
 /** Whether the object at all but the last key of `path` lacks that last key. */
 function isMissing(data: unknown, path: Path): boolean {
-    if (path.length === 0) return false;
+    const last = path.at(-1);
+    if (last === undefined) return false;
     let value = data;
     for (const key of path.slice(0, -1)) value = (value as Record<PropertyKey, unknown> | undefined)?.[key];
-    return typeof value === 'object' && value !== null && !Array.isArray(value) && !Object.hasOwn(value, path.at(-1)!);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) && !Object.hasOwn(value, last);
 }
 
 /**
@@ -120,7 +135,9 @@ function rangeStart(node: unknown): number | undefined {
 
 /** `routes.book.enqueue[1].label` */
 function formatPath(path: Path): string {
-    return path.map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? String(key) : `.${String(key)}`)).join('');
+    return path
+        .map((key, index) => (typeof key === 'number' ? `[${key}]` : index === 0 ? String(key) : `.${String(key)}`))
+        .join('');
 }
 
 /** `routes/shop.yaml:12:7` (line and column from 1). */

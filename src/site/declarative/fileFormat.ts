@@ -15,7 +15,12 @@ const FIELD_TYPES = ['string', 'url', 'number', 'integer', 'boolean'] as const;
 type FieldType = (typeof FIELD_TYPES)[number];
 
 /** A field's type when the file gives none: what its transforms leave. */
-const DEFAULT_TYPES: Record<ValueKind, FieldType> = { text: 'string', url: 'url', number: 'number', boolean: 'boolean' };
+const DEFAULT_TYPES: Record<ValueKind, FieldType> = {
+    text: 'string',
+    url: 'url',
+    number: 'number',
+    boolean: 'boolean',
+};
 /** The kinds of value each type can be given: a url field may read a full URL straight from an attribute. */
 const KINDS_FITTING: Record<FieldType, readonly ValueKind[]> = {
     string: ['text', 'url'],
@@ -28,7 +33,9 @@ const STRING_CONSTRAINTS = ['minLength', 'maxLength', 'pattern'] as const;
 const NUMBER_CONSTRAINTS = ['min', 'max', 'positive'] as const;
 
 const RENDER_POLICIES = ['auto', 'never', 'always'] as const satisfies readonly RenderPolicy[];
-const WAIT_CONDITIONS = ['load', 'networkidle', 'fields'] as const satisfies readonly NonNullable<RouteDefinition['waitUntil']>[];
+const WAIT_CONDITIONS = ['load', 'networkidle', 'fields'] as const satisfies readonly NonNullable<
+    RouteDefinition['waitUntil']
+>[];
 
 const selector = z
     .string()
@@ -51,7 +58,9 @@ function regexProblem(source: string, flags?: string): string | undefined {
     }
 }
 
-/** A JavaScript regular expression's source, without slashes. It is searched for: anchor it with ^ and $ to match whole. */
+/**
+ * A JavaScript regular expression's source, without slashes. It is searched for: anchor it with ^ and $ to match whole.
+ */
 const regexSource = z
     .string()
     .min(1, 'a regular expression cannot be empty')
@@ -61,39 +70,63 @@ const regexSource = z
     });
 
 /** A URL pattern: one regular expression or a list of them (any may match). */
-const patterns = z.union([regexSource, z.array(regexSource).min(1)], { error: 'expected a regular expression, or a list of them' });
+const patterns = z.union([regexSource, z.array(regexSource).min(1)], {
+    error: 'expected a regular expression, or a list of them',
+});
 
 const keyedTransform = z
     .strictObject({
         regex: z.string().min(1).optional(),
         matches: z.string().min(1).optional(),
         // g and y would make the pattern remember where it stopped, from one page to the next.
-        flags: z.string().regex(/^[imsu]*$/, 'flags may be i, m, s and u').optional(),
-        map: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()], { error: 'a map value is a string, a number or a boolean' })).optional(),
+        flags: z
+            .string()
+            .regex(/^[imsu]*$/, 'flags may be i, m, s and u')
+            .optional(),
+        map: z
+            .record(
+                z.string(),
+                z.union([z.string(), z.number(), z.boolean()], {
+                    error: 'a map value is a string, a number or a boolean',
+                }),
+            )
+            .optional(),
         split: z.string().min(1).optional(),
     })
     .superRefine((spec, ctx) => {
         const keys = KEYED_TRANSFORMS.filter((key) => spec[key] !== undefined);
-        if (keys.length !== 1) {
-            const message = keys.length === 0 ? `a transform object has one of the keys ${KEYED_TRANSFORMS.join(', ')}` : `one transform per list item: ${keys.join(' and ')} are two`;
+        const [key] = keys;
+        if (key === undefined || keys.length !== 1) {
+            const message =
+                keys.length === 0
+                    ? `a transform object has one of the keys ${KEYED_TRANSFORMS.join(', ')}`
+                    : `one transform per list item: ${keys.join(' and ')} are two`;
             ctx.addIssue({ code: 'custom', message });
             return;
         }
         const pattern = spec.regex ?? spec.matches;
         if (pattern === undefined) {
-            if (spec.flags !== undefined) ctx.addIssue({ code: 'custom', path: ['flags'], message: 'flags go with regex or matches' });
+            if (spec.flags !== undefined)
+                ctx.addIssue({ code: 'custom', path: ['flags'], message: 'flags go with regex or matches' });
             return;
         }
         const problem = regexProblem(pattern, spec.flags);
-        if (problem) ctx.addIssue({ code: 'custom', path: [keys[0]!], message: problem });
+        if (problem) ctx.addIssue({ code: 'custom', path: [key], message: problem });
     });
 
 const transform = z.union(
     [
-        z.enum(NAMED_TRANSFORMS, { error: (issue) => `unknown transform ${JSON.stringify(issue.input)} (the named ones: ${NAMED_TRANSFORMS.join(', ')})` }),
+        z.enum(NAMED_TRANSFORMS, {
+            error: (issue) =>
+                `unknown transform ${JSON.stringify(issue.input)} (the named ones: ${NAMED_TRANSFORMS.join(', ')})`,
+        }),
         keyedTransform,
     ],
-    { error: `a transform is one of ${NAMED_TRANSFORMS.join(', ')}, or an object with one of the keys ${KEYED_TRANSFORMS.join(', ')}` },
+    {
+        error:
+            `a transform is one of ${NAMED_TRANSFORMS.join(', ')}, or an object with one of the ` +
+            `keys ${KEYED_TRANSFORMS.join(', ')}`,
+    },
 ) satisfies z.ZodType<TransformSpec>;
 
 /** A field in full as a file writes it. */
@@ -114,7 +147,9 @@ const writtenField = z.strictObject({
 
 type WrittenField = z.output<typeof writtenField>;
 
-/** The field with its type filled in, once its transforms fit one another and the type, and each constraint the type. */
+/**
+ * The field with its type filled in, once its transforms fit one another and the type, and each constraint the type.
+ */
 function typedField(field: WrittenField, ctx: z.RefinementCtx): WrittenField & { type: FieldType } {
     const chain = kindAfter(field.transforms ?? []);
     if ('problem' in chain) {
@@ -124,12 +159,21 @@ function typedField(field: WrittenField, ctx: z.RefinementCtx): WrittenField & {
     const type = field.type ?? DEFAULT_TYPES[chain.kind];
     const problems: { key: string; message: string }[] = [];
     if (!KINDS_FITTING[type].includes(chain.kind)) {
-        problems.push({ key: 'type', message: `type ${type} does not fit the value, which is ${chain.kind} after ${field.transforms?.length ? 'the transforms' : 'no transform'}` });
+        problems.push({
+            key: 'type',
+            message:
+                `type ${type} does not fit the value, which is ${chain.kind} ` +
+                `after ${field.transforms?.length ? 'the transforms' : 'no transform'}`,
+        });
     }
     const isString = type === 'string' || type === 'url';
     const isNumber = type === 'number' || type === 'integer';
-    for (const key of STRING_CONSTRAINTS) if (field[key] !== undefined && !isString) problems.push({ key, message: `${key} is for string and url fields, and this one is ${type}` });
-    for (const key of NUMBER_CONSTRAINTS) if (field[key] !== undefined && !isNumber) problems.push({ key, message: `${key} is for number and integer fields, and this one is ${type}` });
+    for (const key of STRING_CONSTRAINTS)
+        if (field[key] !== undefined && !isString)
+            problems.push({ key, message: `${key} is for string and url fields, and this one is ${type}` });
+    for (const key of NUMBER_CONSTRAINTS)
+        if (field[key] !== undefined && !isNumber)
+            problems.push({ key, message: `${key} is for number and integer fields, and this one is ${type}` });
     for (const { key, message } of problems) ctx.addIssue({ code: 'custom', path: [key], message });
     return problems.length > 0 ? z.NEVER : { ...field, type };
 }
@@ -140,15 +184,29 @@ const fieldObject = writtenField.transform(typedField);
 export type FieldSpec = z.output<typeof fieldObject>;
 
 const field = z
-    .union([selector, fieldObject], { error: 'a field is a CSS selector, or an object with a selector: { selector, attr, transforms, required, ... }' })
+    .union([selector, fieldObject], {
+        error: 'a field is a CSS selector, or an object with a selector: { selector, attr, transforms, required, ... }',
+    })
     .transform((value): FieldSpec => (typeof value === 'string' ? { selector: value, type: 'string' } : value));
 
 const route = z
     .strictObject({
         /** Tested against the whole URL, like a RegExp in a TypeScript site; `{ path }` against the URL's path only. */
-        match: z.union([patterns, z.strictObject({ path: patterns })], { error: 'match is a regular expression (or a list of them) tested against the whole URL, or { path: ... } tested against its path' }).optional(),
+        match: z
+            .union([patterns, z.strictObject({ path: patterns })], {
+                error:
+                    'match is a regular expression (or a list of them) tested against the whole URL, or { path: ' +
+                    '... } tested against its path',
+            })
+            .optional(),
         records: selector.optional(),
-        fields: z.record(z.string(), field).refine((fields) => Object.keys(fields).length > 0, 'fields needs a field (leave it out for a route that only enqueues)').optional(),
+        fields: z
+            .record(z.string(), field)
+            .refine(
+                (fields) => Object.keys(fields).length > 0,
+                'fields needs a field (leave it out for a route that only enqueues)',
+            )
+            .optional(),
         minRecords: z.number().int().nonnegative().optional(),
         enqueue: z.array(z.strictObject({ selector, label: z.string().min(1) })).optional(),
         render: z.enum(RENDER_POLICIES).optional(),
@@ -157,13 +215,24 @@ const route = z
         contentTypes: z.array(z.string().min(1)).optional(),
     })
     .superRefine((spec, ctx) => {
-        if (spec.records !== undefined && spec.fields === undefined) ctx.addIssue({ code: 'custom', path: ['records'], message: 'records needs fields to read from each record' });
+        if (spec.records !== undefined && spec.fields === undefined)
+            ctx.addIssue({
+                code: 'custom',
+                path: ['records'],
+                message: 'records needs fields to read from each record',
+            });
         // A whole URL starts with its scheme, so `^/` there is a path pattern in the wrong place: it would never match.
         const urlPatterns = typeof spec.match === 'string' ? [spec.match] : Array.isArray(spec.match) ? spec.match : [];
         for (const [index, source] of urlPatterns.entries()) {
             if (source.startsWith('^/')) {
                 const path = typeof spec.match === 'string' ? ['match'] : ['match', index];
-                ctx.addIssue({ code: 'custom', path, message: `${source} is tested against the whole URL (https://…), which never starts with /: write match: { path: ${source} }` });
+                ctx.addIssue({
+                    code: 'custom',
+                    path,
+                    message:
+                        `${source} is tested against the whole URL (https://…), which never starts with /: ` +
+                        `write match: { path: ${source} }`,
+                });
             }
         }
     });
@@ -172,7 +241,11 @@ export type RouteSpec = z.output<typeof route>;
 
 const proxyTier = z.strictObject({
     name: z.string().min(1),
-    proxyUrls: z.union([z.literal('direct'), z.array(z.string().min(1))], { error: 'proxyUrls is "direct" or a list of proxy URLs' }).optional(),
+    proxyUrls: z
+        .union([z.literal('direct'), z.array(z.string().min(1))], {
+            error: 'proxyUrls is "direct" or a list of proxy URLs',
+        })
+        .optional(),
     cost: z.number().positive().optional(),
 });
 
@@ -187,7 +260,11 @@ const siteOptions = {
     proxyTiers: z.array(proxyTier).optional(),
     maxRate: z.number().positive().optional(),
     maxConcurrency: z.number().int().positive().optional(),
-    sitemaps: z.union([z.literal(true), z.array(z.url())], { error: 'sitemaps is true (the ones robots.txt names) or a list of sitemap URLs' }).optional(),
+    sitemaps: z
+        .union([z.literal(true), z.array(z.url())], {
+            error: 'sitemaps is true (the ones robots.txt names) or a list of sitemap URLs',
+        })
+        .optional(),
 };
 
 export const siteFileSchema = z
@@ -200,7 +277,11 @@ export const siteFileSchema = z
         for (const [label, spec] of Object.entries(file.routes)) {
             for (const [index, rule] of (spec.enqueue ?? []).entries()) {
                 if (!Object.hasOwn(file.routes, rule.label)) {
-                    ctx.addIssue({ code: 'custom', path: ['routes', label, 'enqueue', index, 'label'], message: `no route "${rule.label}" to enqueue links to (routes: ${labels.join(', ')})` });
+                    ctx.addIssue({
+                        code: 'custom',
+                        path: ['routes', label, 'enqueue', index, 'label'],
+                        message: `no route "${rule.label}" to enqueue links to (routes: ${labels.join(', ')})`,
+                    });
                 }
             }
         }

@@ -34,18 +34,23 @@ export interface TransformPage {
 /** One step: the value after it, undefined when that is missing, or a list (split). */
 export type Step = (value: unknown, page: TransformPage) => unknown;
 
-function transformName(spec: TransformSpec): TransformName {
-    return typeof spec === 'string' ? spec : KEYED_TRANSFORMS.find((key) => spec[key] !== undefined)!;
+/** The transform's name; a checked transform object has exactly one of the keyed names. */
+function transformName(spec: TransformSpec): TransformName | undefined {
+    return typeof spec === 'string' ? spec : KEYED_TRANSFORMS.find((key) => spec[key] !== undefined);
 }
 
 /** The kind of value `transforms` leave, starting from text; or the first step that does not fit what it is given. */
-export function kindAfter(transforms: readonly TransformSpec[]): { kind: ValueKind } | { step: number; problem: string } {
+export function kindAfter(
+    transforms: readonly TransformSpec[],
+): { kind: ValueKind } | { step: number; problem: string } {
     let kind: ValueKind = 'text';
     for (const [step, spec] of transforms.entries()) {
         const name = transformName(spec);
-        if (name !== 'map' && kind !== 'text' && kind !== 'url') return { step, problem: `${name} takes text, and the value is a ${kind} by then` };
+        if (name !== 'map' && kind !== 'text' && kind !== 'url')
+            return { step, problem: `${name} takes text, and the value is a ${kind} by then` };
         const next = kindGiven(spec);
-        if (!next) return { step, problem: 'a map needs entries, and their values all text, all numbers or all booleans' };
+        if (!next)
+            return { step, problem: 'a map needs entries, and their values all text, all numbers or all booleans' };
         kind = next;
     }
     return { kind };
@@ -61,7 +66,11 @@ function kindGiven(spec: TransformSpec): ValueKind | undefined {
         case 'matches':
             return 'boolean';
         case 'map': {
-            const kinds = new Set(Object.values((spec as { map: Record<string, MapValue> }).map).map((value) => (typeof value === 'string' ? 'text' : typeof value)));
+            const kinds = new Set(
+                Object.values((spec as { map: Record<string, MapValue> }).map).map((value) =>
+                    typeof value === 'string' ? 'text' : typeof value,
+                ),
+            );
             return kinds.size === 1 ? ([...kinds][0] as ValueKind) : undefined;
         }
         default:
@@ -87,8 +96,13 @@ export function compileTransform(spec: TransformSpec): Step {
         const entries = spec.map;
         return (value) => (Object.hasOwn(entries, String(value)) ? entries[String(value)] : undefined);
     }
-    const separator = spec.split!;
-    return (value) => String(value).split(separator).map(collapsedText).filter((part) => part !== '');
+    const separator = spec.split;
+    if (separator === undefined) throw new Error(`not a checked transform: ${JSON.stringify(spec)}`);
+    return (value) =>
+        String(value)
+            .split(separator)
+            .map(collapsedText)
+            .filter((part) => part !== '');
 }
 
 const NAMED_STEPS: Record<(typeof NAMED_TRANSFORMS)[number], Step> = {

@@ -8,7 +8,7 @@
  * id keeps it once while it is queued). A job pushed twice is kept once (a unique index on its id).
  */
 import type { JobBacklog, SpilledJob } from '../../vocabulary/queue.js';
-import { jsonb, type PgDatabase } from './database.js';
+import { jsonb, onlyRow, type PgDatabase } from './database.js';
 import { retryTransient } from './sink.js';
 
 export class PgBacklog implements JobBacklog {
@@ -30,7 +30,13 @@ export class PgBacklog implements JobBacklog {
                 `INSERT INTO ${this.table} (site, queue, job_id, priority, data)
                  SELECT $1, $2, * FROM unnest($3::text[], $4::int[], $5::json[])
                  ON CONFLICT (site, queue, job_id) DO NOTHING`,
-                [this.site, this.queue, jobs.map((job) => job.jobId), jobs.map((job) => job.priority), jobs.map((job) => jsonb(job.data))],
+                [
+                    this.site,
+                    this.queue,
+                    jobs.map((job) => job.jobId),
+                    jobs.map((job) => job.priority),
+                    jobs.map((job) => jsonb(job.data)),
+                ],
             ),
         );
     }
@@ -38,9 +44,15 @@ export class PgBacklog implements JobBacklog {
     async feed(count: number, add: (jobs: SpilledJob[]) => Promise<void>): Promise<number> {
         return retryTransient(() =>
             this.db.transaction(async (client) => {
-                const { rows } = await client.query<{ seq: string; job_id: string; priority: number; data: Record<string, unknown> }>(
+                const { rows } = await client.query<{
+                    seq: string;
+                    job_id: string;
+                    priority: number;
+                    data: Record<string, unknown>;
+                }>(
                     `DELETE FROM ${this.table} WHERE (site, queue, seq) IN (
-                         SELECT site, queue, seq FROM ${this.table} WHERE site = $1 AND queue = $2 ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED
+                         SELECT site, queue, seq FROM ${this.table} WHERE site = $1 AND queue = $2 ORDER BY seq LIMIT \
+$3 FOR UPDATE SKIP LOCKED
                      ) RETURNING seq, job_id, priority, data`,
                     [this.site, this.queue, count],
                 );
@@ -56,18 +68,28 @@ export class PgBacklog implements JobBacklog {
     }
 
     async count(): Promise<number> {
-        const { rows } = await retryTransient(() => this.db.query<{ n: string }>(`SELECT count(*) AS n FROM ${this.table} WHERE site = $1 AND queue = $2`, [this.site, this.queue]));
-        return Number(rows[0]!.n);
+        const result = await retryTransient(() =>
+            this.db.query<{ n: string }>(`SELECT count(*) AS n FROM ${this.table} WHERE site = $1 AND queue = $2`, [
+                this.site,
+                this.queue,
+            ]),
+        );
+        return Number(onlyRow(result).n);
     }
 
     async isEmpty(): Promise<boolean> {
-        const { rows } = await retryTransient(() =>
-            this.db.query<{ empty: boolean }>(`SELECT NOT EXISTS (SELECT 1 FROM ${this.table} WHERE site = $1 AND queue = $2) AS empty`, [this.site, this.queue]),
+        const result = await retryTransient(() =>
+            this.db.query<{ empty: boolean }>(
+                `SELECT NOT EXISTS (SELECT 1 FROM ${this.table} WHERE site = $1 AND queue = $2) AS empty`,
+                [this.site, this.queue],
+            ),
         );
-        return rows[0]!.empty;
+        return onlyRow(result).empty;
     }
 
     async clear(): Promise<void> {
-        await retryTransient(() => this.db.query(`DELETE FROM ${this.table} WHERE site = $1 AND queue = $2`, [this.site, this.queue]));
+        await retryTransient(() =>
+            this.db.query(`DELETE FROM ${this.table} WHERE site = $1 AND queue = $2`, [this.site, this.queue]),
+        );
     }
 }

@@ -7,7 +7,10 @@ import { ConfigError } from '../../options/configError.js';
 import { redactUrl } from '../../vocabulary/redact.js';
 import { isConnectionError, openPostgres, type PgDatabase } from './database.js';
 
-/** Connects to the PostgreSQL at `url` and migrates it; unreachable is a ConfigError (one line, exit 2). `close()` when done. */
+/**
+ * Connects to the PostgreSQL at `url` and migrates it; unreachable
+ * is a ConfigError (one line, exit 2). `close()` when done.
+ */
 export async function connectPostgres(url: string): Promise<PgDatabase> {
     try {
         return await openPostgres(url);

@@ -101,10 +101,12 @@ const MIGRATIONS: ((schema: string) => string)[] = [
     `,
     // The encoding a raw page's body was decoded from (fetch/http/decodeBody.ts); NULL for a rendered page.
     (s) => `ALTER TABLE ${s}.raw_pages ADD COLUMN charset text;`,
-    // A job spilled twice (two workers queuing one URL, a page taken back) is kept once, as BullMQ keeps one job per id.
+    // A job spilled twice (two workers queuing one URL, a page
+    // taken back) is kept once, as BullMQ keeps one job per id.
     (s) => `
     DELETE FROM ${s}.backlog later USING ${s}.backlog earlier
-        WHERE later.site = earlier.site AND later.queue = earlier.queue AND later.job_id = earlier.job_id AND later.seq > earlier.seq;
+        WHERE later.site = earlier.site AND later.queue = earlier.queue AND later.job_id = earlier.job_id AND \
+later.seq > earlier.seq;
     CREATE UNIQUE INDEX backlog_job ON ${s}.backlog (site, queue, job_id);
     `,
 ];
@@ -136,7 +138,10 @@ export class PgDatabase {
         return `${pg.escapeIdentifier(this.schema)}.${name}`;
     }
 
-    query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+        text: string,
+        values?: unknown[],
+    ): Promise<pg.QueryResult<R>> {
         return this.pool.query<R>(text, values);
     }
 
@@ -179,7 +184,10 @@ export class PgDatabase {
             const exists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [this.schema]);
             if (exists.rowCount === 0) await client.query(`CREATE SCHEMA ${schema}`);
             const migrations = this.table('dragnet_migrations');
-            await client.query(`CREATE TABLE IF NOT EXISTS ${migrations} (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+            await client.query(
+                `CREATE TABLE IF NOT EXISTS ${migrations} (version int PRIMARY KEY, applied_at timestamptz NOT NULL ` +
+                    `DEFAULT now())`,
+            );
             const done = await client.query<{ version: number }>(`SELECT version FROM ${migrations}`);
             const applied = new Set(done.rows.map((row) => row.version));
             for (const [index, migration] of MIGRATIONS.entries()) {
@@ -225,11 +233,28 @@ export function jsonb(value: unknown): string {
     return JSON.stringify(value).replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1');
 }
 
+/** The row of a query that always yields exactly one (`SELECT count(*) …`, `SELECT NOT EXISTS …`). */
+export function onlyRow<R>({ rows }: { rows: R[] }): R {
+    const [row] = rows;
+    if (!row) throw new Error('PostgreSQL returned no row for a query that always returns one');
+    return row;
+}
+
 /** SQLSTATE class 08 and the server's own shutdown and start-up refusals. */
 const CONNECTION_STATES = /^(08|57P01|57P02|57P03)/;
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const SOCKET_CODES = new Set([
+    'ECONNREFUSED',
+    'ECONNRESET',
+    'EPIPE',
+    'ETIMEDOUT',
+    'EHOSTUNREACH',
+    'ENETUNREACH',
+    'ENOTFOUND',
+    'EAI_AGAIN',
+]);
 /** pg's own connection failures carry no code, only these messages. */
-const CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|not queryable|connection timeout/i;
+const CONNECTION_MESSAGES =
+    /Connection terminated|timeout exceeded when trying to connect|not queryable|connection timeout/i;
 
 /** Whether `error` says the connection is gone or could not be made (rather than that a statement was wrong). */
 export function isConnectionError(error: unknown): boolean {
@@ -243,7 +268,10 @@ export function isConnectionError(error: unknown): boolean {
 
 /** One line saying what failed; Node's AggregateError (several addresses tried) has no message of its own. */
 function describe(error: Error): string {
-    const messages = error instanceof AggregateError ? error.errors.map((inner) => String((inner as Error).message ?? inner)) : [error.message];
+    const messages =
+        error instanceof AggregateError
+            ? error.errors.map((inner) => String((inner as Error).message ?? inner))
+            : [error.message];
     const text = messages.filter(Boolean).join('; ') || String((error as { code?: unknown }).code ?? error.name);
     return text.replace(/\s+/g, ' ').trim();
 }
@@ -276,7 +304,8 @@ function addressOf(url: string): string {
  */
 function withDefaultUser(url: string): string {
     const parsed = parseUrl(url);
-    if (!parsed || parsed.username || parsed.searchParams.has('user') || process.env.PGUSER || process.env.USER) return url;
+    if (!parsed || parsed.username || parsed.searchParams.has('user') || process.env.PGUSER || process.env.USER)
+        return url;
     parsed.username = encodeURIComponent(userInfo().username);
     return parsed.toString();
 }

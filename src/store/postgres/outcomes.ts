@@ -27,7 +27,15 @@ export class PgOutcomes implements Outcomes {
         this.writer = new GroupWriter({
             maxBatchSize: maxGroupSize,
             write: async (group) => {
-                await sink.commit(site, group.map(({ requestKey, outcome: { items, quarantine, deadLetter } }) => ({ requestKey, items, quarantine, deadLetter })));
+                await sink.commit(
+                    site,
+                    group.map(({ requestKey, outcome: { items, quarantine, deadLetter } }) => ({
+                        requestKey,
+                        items,
+                        quarantine,
+                        deadLetter,
+                    })),
+                );
                 for (const { outcome } of group) outcome.count?.(stats);
             },
         });

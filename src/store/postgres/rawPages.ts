@@ -62,7 +62,10 @@ export class PgRawPages implements RawPages {
         private readonly options: PgRawPagesOptions = {},
     ) {
         this.readBatchSize = options.readBatchSize ?? 100;
-        this.writer = new GroupWriter({ write: (pages) => this.write(pages), maxBatchSize: options.maxBatchSize ?? 50 });
+        this.writer = new GroupWriter({
+            write: (pages) => this.write(pages),
+            maxBatchSize: options.maxBatchSize ?? 50,
+        });
     }
 
     /** Stores a page, its credential headers masked (see storedPage): resolves once it is written. */
@@ -77,7 +80,10 @@ export class PgRawPages implements RawPages {
     /** Every stored page, in the order it was last written. */
     async *pages(): AsyncGenerator<RawPage> {
         await this.flush();
-        for await (const rows of keysetBatches<PageRow>(this.db, 'raw_pages', COLUMNS, this.site, { ...this.options, batchSize: this.readBatchSize })) {
+        for await (const rows of keysetBatches<PageRow>(this.db, 'raw_pages', COLUMNS, this.site, {
+            ...this.options,
+            batchSize: this.readBatchSize,
+        })) {
             yield* await Promise.all(rows.map(pageOf));
         }
     }
@@ -86,7 +92,11 @@ export class PgRawPages implements RawPages {
     async get(key: string): Promise<RawPage | undefined> {
         await this.flush();
         const { rows } = await retryTransient(
-            () => this.db.query<PageRow>(`SELECT ${COLUMNS} FROM ${this.db.table('raw_pages')} WHERE site = $1 AND key = $2`, [this.site, key]),
+            () =>
+                this.db.query<PageRow>(
+                    `SELECT ${COLUMNS} FROM ${this.db.table('raw_pages')} WHERE site = $1 AND key = $2`,
+                    [this.site, key],
+                ),
             this.options,
         );
         return rows[0] && pageOf(rows[0]);
@@ -111,7 +121,8 @@ export class PgRawPages implements RawPages {
         ];
         // seq = DEFAULT: a page fetched again is the newest, as in the file store.
         const text = `INSERT INTO ${this.db.table('raw_pages')} AS stored (site, ${COLUMNS})
-            SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::jsonb[], $7::timestamptz[], $8::text[], $9::text[], $10::bytea[], $11::text[])
+            SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::jsonb[], $7::timestamptz[], \
+$8::text[], $9::text[], $10::bytea[], $11::text[])
             ON CONFLICT (site, key) DO UPDATE SET seq = DEFAULT, url = EXCLUDED.url, final_url = EXCLUDED.final_url,
                 status = EXCLUDED.status, headers = EXCLUDED.headers, fetched_at = EXCLUDED.fetched_at,
                 renderer = EXCLUDED.renderer, label = EXCLUDED.label, body = EXCLUDED.body, charset = EXCLUDED.charset`;

@@ -25,9 +25,20 @@ const SOURCES: Record<PgStore, { table: PgTable; column: string }> = {
 };
 
 /** The stored JSON objects of one of the site's stores, in order. */
-export async function* iterateItems(db: PgDatabase, site: string, store: PgStore, options: ReadOptions = {}): AsyncGenerator<Record<string, unknown>> {
+export async function* iterateItems(
+    db: PgDatabase,
+    site: string,
+    store: PgStore,
+    options: ReadOptions = {},
+): AsyncGenerator<Record<string, unknown>> {
     const { table, column } = SOURCES[store];
-    for await (const rows of keysetBatches<{ value: Record<string, unknown> }>(db, table, `${column} AS value`, site, options)) {
+    for await (const rows of keysetBatches<{ value: Record<string, unknown> }>(
+        db,
+        table,
+        `${column} AS value`,
+        site,
+        options,
+    )) {
         for (const row of rows) yield row.value;
     }
 }
@@ -36,14 +47,24 @@ export async function* iterateItems(db: PgDatabase, site: string, store: PgStore
  * The site's rows of `table` in `seq` order, `batchSize` at a time; `columns` is the SELECT list
  * besides `seq`. A batch whose connection broke is read again (it is only a read).
  */
-export async function* keysetBatches<R>(db: PgDatabase, table: PgTable, columns: string, site: string, options: ReadOptions = {}): AsyncGenerator<R[]> {
+export async function* keysetBatches<R>(
+    db: PgDatabase,
+    table: PgTable,
+    columns: string,
+    site: string,
+    options: ReadOptions = {},
+): AsyncGenerator<R[]> {
     const batchSize = options.batchSize ?? 1000;
     const text = `SELECT seq, ${columns} FROM ${db.table(table)} WHERE site = $1 AND seq > $2 ORDER BY seq LIMIT $3`;
     // seq is a bigint: pg hands it over as a string, and it goes back as one, exact past 2^53.
     for (let after = '0'; ; ) {
-        const { rows } = await retryTransient(() => db.query<R & { seq: string }>(text, [site, after, batchSize]), options);
+        const { rows } = await retryTransient(
+            () => db.query<R & { seq: string }>(text, [site, after, batchSize]),
+            options,
+        );
         if (rows.length > 0) yield rows;
-        if (rows.length < batchSize) return;
-        after = rows[rows.length - 1]!.seq;
+        const last = rows.at(-1);
+        if (!last || rows.length < batchSize) return;
+        after = last.seq;
     }
 }

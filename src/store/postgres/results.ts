@@ -16,7 +16,7 @@ import type { DeadLetterEntry } from '../../vocabulary/failure.js';
 import { BatchWriter } from '../batchWriter.js';
 import type { QuarantineEntry, StoredItem } from '../records.js';
 import { NEXT, PREVIOUS, type SiteResults, type StoreReader, type StoreSink } from '../siteResults.js';
-import { jsonb, type PgDatabase, type PgTable } from './database.js';
+import { jsonb, onlyRow, type PgDatabase, type PgTable } from './database.js';
 import { iterateItems, type PgStore, type ReadOptions } from './reader.js';
 import { deadLetterColumns, insertRecords, retryTransient } from './sink.js';
 
@@ -41,23 +41,38 @@ export async function pgResults(db: PgDatabase, site: string, options: PgResults
     await retryTransient(
         () =>
             db.transaction(async (client) => {
-                for (const table of Object.values(TABLES)) await client.query(`DELETE FROM ${db.table(table)} WHERE site = $1`, [next]);
+                for (const table of Object.values(TABLES))
+                    await client.query(`DELETE FROM ${db.table(table)} WHERE site = $1`, [next]);
             }),
         options,
     );
     const count = async (store: PgStore, name: string): Promise<number> => {
-        const { rows } = await retryTransient(() => db.query<{ count: string }>(`SELECT count(*) AS count FROM ${db.table(TABLES[store])} WHERE site = $1`, [name]), options);
-        return Number(rows[0]!.count);
+        const result = await retryTransient(
+            () =>
+                db.query<{ count: string }>(
+                    `SELECT count(*) AS count FROM ${db.table(TABLES[store])} WHERE site = $1`,
+                    [name],
+                ),
+            options,
+        );
+        return Number(onlyRow(result).count);
     };
     const reader = <T>(store: PgStore): StoreReader<T> => ({
         entries: () => iterateItems(db, site, store, options) as AsyncIterable<T>,
         count: () => count(store, site),
     });
-    const sink = <T>(store: PgStore, keyOf: (record: T) => string, write: (rows: Row<T>[]) => Promise<unknown>): StoreSink<T> => {
+    const sink = <T>(
+        store: PgStore,
+        keyOf: (record: T) => string,
+        write: (rows: Row<T>[]) => Promise<unknown>,
+    ): StoreSink<T> => {
         const ordinals = new Map<string, number>();
         // The rows' keys and positions are fixed when pushed: a batch written again (its connection
         // broke after the INSERT landed) conflicts with itself and adds nothing.
-        const writer = new BatchWriter<Row<T>>({ write: (rows) => retryTransient(() => write(rows), options).then(() => {}), maxBatchSize: options.writeBatchSize ?? 500 });
+        const writer = new BatchWriter<Row<T>>({
+            write: (rows) => retryTransient(() => write(rows), options).then(() => {}),
+            maxBatchSize: options.writeBatchSize ?? 500,
+        });
         return {
             push: (record) => {
                 const key = keyOf(record);
@@ -77,7 +92,11 @@ export async function pgResults(db: PgDatabase, site: string, options: PgResults
         };
     };
     const records = (table: 'items' | 'quarantine') => (rows: Row<unknown>[]) =>
-        insertRecords(db, db, table, next, { keys: rows.map((row) => row.key), ordinals: rows.map((row) => row.ordinal), json: rows.map((row) => jsonb(row.record)) });
+        insertRecords(db, db, table, next, {
+            keys: rows.map((row) => row.key),
+            ordinals: rows.map((row) => row.ordinal),
+            json: rows.map((row) => jsonb(row.record)),
+        });
     const deadLetters = (rows: Row<DeadLetterEntry>[]) => {
         const columns = deadLetterColumns(rows.map((row) => [row.key, row.record] as const));
         return db.query(
@@ -89,7 +108,11 @@ export async function pgResults(db: PgDatabase, site: string, options: PgResults
     };
 
     return {
-        current: { items: reader<StoredItem>('items'), quarantine: reader<QuarantineEntry>('quarantine'), deadLetter: reader<DeadLetterEntry>('deadLetter') },
+        current: {
+            items: reader<StoredItem>('items'),
+            quarantine: reader<QuarantineEntry>('quarantine'),
+            deadLetter: reader<DeadLetterEntry>('deadLetter'),
+        },
         next: {
             items: sink<StoredItem>('items', (item) => item._url, records('items')),
             quarantine: sink<QuarantineEntry>('quarantine', (entry) => entry.url, records('quarantine')),

@@ -16,7 +16,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DeadLetterEntry, FailureClass } from '../../vocabulary/failure.js';
 import { type QuarantineEntry, storedDeadLetter, type StoredItem } from '../records.js';
-import { isConnectionError, jsonb, type PgDatabase } from './database.js';
+import { isConnectionError, jsonb, onlyRow, type PgDatabase } from './database.js';
 
 /** What became of one request, by the key its job had. */
 export interface PgOutcome {
@@ -94,7 +94,13 @@ const RECORD_COLUMN = { items: 'item', quarantine: 'entry' } as const;
  * Inserts items or quarantine entries of `site` in one statement; a row whose request key and
  * position are stored already is kept as it was, so the same rows inserted twice are stored once.
  */
-export async function insertRecords(client: Queryable, db: PgDatabase, table: 'items' | 'quarantine', site: string, rows: RecordRows): Promise<void> {
+export async function insertRecords(
+    client: Queryable,
+    db: PgDatabase,
+    table: 'items' | 'quarantine',
+    site: string,
+    rows: RecordRows,
+): Promise<void> {
     if (rows.keys.length === 0) return;
     await client.query(
         `INSERT INTO ${db.table(table)} (site, request_key, ordinal, ${RECORD_COLUMN[table]})
@@ -130,7 +136,8 @@ export class PgSink {
      */
     async commit(site: string, outcomes: readonly PgOutcome[]): Promise<void> {
         const rows = rowsOf(outcomes);
-        if (rows.items.keys.length + rows.quarantine.keys.length + rows.judged.length + rows.dead.keys.length === 0) return;
+        if (rows.items.keys.length + rows.quarantine.keys.length + rows.judged.length + rows.dead.keys.length === 0)
+            return;
         const items = this.db.table('items');
         const quarantine = this.db.table('quarantine');
         const deadLetter = this.db.table('dead_letter');
@@ -140,20 +147,34 @@ export class PgSink {
                     await insertRecords(client, this.db, 'items', site, rows.items);
                     await insertRecords(client, this.db, 'quarantine', site, rows.quarantine);
                     if (rows.judged.length > 0) {
-                        await client.query(`DELETE FROM ${deadLetter} WHERE site = $1 AND request_key = ANY($2::text[])`, [site, rows.judged]);
+                        await client.query(
+                            `DELETE FROM ${deadLetter} WHERE site = $1 AND request_key = ANY($2::text[])`,
+                            [site, rows.judged],
+                        );
                     }
                     if (rows.dead.keys.length > 0) {
                         // Not for a request judged already, in this group or before; the latest entry wins.
                         await client.query(
-                            `INSERT INTO ${deadLetter} AS stored (site, request_key, entry, reason, failure_class, dead_lettered_at)
+                            `INSERT INTO ${deadLetter} AS stored (site, request_key, entry, reason, failure_class, \
+dead_lettered_at)
                              SELECT $1, d.key, d.json, d.reason, d.class, d.at
-                             FROM unnest($2::text[], $3::json[], $4::text[], $5::text[], $6::timestamptz[]) AS d(key, json, reason, class, at)
+                             FROM unnest($2::text[], $3::json[], $4::text[], $5::text[], $6::timestamptz[]) AS d(key, \
+json, reason, class, at)
                              WHERE NOT EXISTS (SELECT 1 FROM ${items} i WHERE i.site = $1 AND i.request_key = d.key)
-                               AND NOT EXISTS (SELECT 1 FROM ${quarantine} q WHERE q.site = $1 AND q.request_key = d.key)
-                             ON CONFLICT (site, request_key) DO UPDATE SET entry = EXCLUDED.entry, reason = EXCLUDED.reason,
+                               AND NOT EXISTS (SELECT 1 FROM ${quarantine} q WHERE q.site = $1 AND q.request_key = \
+d.key)
+                             ON CONFLICT (site, request_key) DO UPDATE SET entry = EXCLUDED.entry, reason = \
+EXCLUDED.reason,
                                  failure_class = EXCLUDED.failure_class, dead_lettered_at = EXCLUDED.dead_lettered_at
                              WHERE stored.dead_lettered_at <= EXCLUDED.dead_lettered_at`,
-                            [site, rows.dead.keys, rows.dead.json, rows.dead.reasons, rows.dead.classes, rows.dead.times],
+                            [
+                                site,
+                                rows.dead.keys,
+                                rows.dead.json,
+                                rows.dead.reasons,
+                                rows.dead.classes,
+                                rows.dead.times,
+                            ],
                         );
                     }
                 }),
@@ -173,14 +194,20 @@ export class PgSink {
 
     /** Rows of the site in each table (a count scans the site's rows: a status command, not a hot path). */
     async counts(site: string): Promise<SiteCounts> {
-        const count = (table: Parameters<PgDatabase['table']>[0]) => `(SELECT count(*) FROM ${this.db.table(table)} WHERE site = $1)::bigint`;
-        const { rows } = await this.db.query<Record<keyof SiteCounts, string>>(
+        const count = (table: Parameters<PgDatabase['table']>[0]) =>
+            `(SELECT count(*) FROM ${this.db.table(table)} WHERE site = $1)::bigint`;
+        const result = await this.db.query<Record<keyof SiteCounts, string>>(
             `SELECT ${count('items')} AS items, ${count('quarantine')} AS quarantine,
                     ${count('dead_letter')} AS "deadLetter", ${count('raw_pages')} AS "rawPages"`,
             [site],
         );
-        const row = rows[0]!;
-        return { items: Number(row.items), quarantine: Number(row.quarantine), deadLetter: Number(row.deadLetter), rawPages: Number(row.rawPages) };
+        const row = onlyRow(result);
+        return {
+            items: Number(row.items),
+            quarantine: Number(row.quarantine),
+            deadLetter: Number(row.deadLetter),
+            rawPages: Number(row.rawPages),
+        };
     }
 
     /** Deletes every row of the site, raw pages included, in one transaction. */
@@ -208,7 +235,9 @@ function rowsOf(outcomes: readonly PgOutcome[]) {
     const judged: string[] = [];
     // One entry per request (the last), as one statement may not update a row twice.
     const dead = new Map<string, DeadLetterEntry>();
-    const sorted = [...outcomes].sort((a, b) => (a.requestKey < b.requestKey ? -1 : a.requestKey > b.requestKey ? 1 : 0));
+    const sorted = [...outcomes].sort((a, b) =>
+        a.requestKey < b.requestKey ? -1 : a.requestKey > b.requestKey ? 1 : 0,
+    );
     for (const { requestKey, items: stored = [], quarantine: quarantined = [], deadLetter } of sorted) {
         stored.forEach((item, ordinal) => {
             items.keys.push(requestKey);

@@ -19,7 +19,10 @@ import { type Configuration, RequestProvider, RequestQueue, type RequestProvider
 
 type SeenCache = BoundedRequestQueue['requestSeenCache'];
 
-/** A Crawlee RequestQueue field (3.18) the reclaim below sets as Crawlee's own does: re-list soon, forefront requests are waiting. */
+/**
+ * A Crawlee RequestQueue field (3.18) the reclaim below sets as
+ * Crawlee's own does: re-list soon, forefront requests are waiting.
+ */
 interface ForefrontFlag {
     shouldCheckForForefrontRequests: boolean;
 }
@@ -38,9 +41,13 @@ export class BoundedRequestQueue extends RequestQueue {
         if (
             typeof this.requestCache?.maxLength !== 'number' ||
             typeof this.requestSeenCache?.constructor !== 'function' ||
+            // The flag is private in Crawlee's types.
             typeof (this as unknown as ForefrontFlag).shouldCheckForForefrontRequests !== 'boolean'
         ) {
-            throw new Error('BoundedRequestQueue: Crawlee RequestQueue internals changed (requestCache, requestSeenCache, shouldCheckForForefrontRequests)');
+            throw new Error(
+                'BoundedRequestQueue: Crawlee RequestQueue internals changed (requestCache, requestSeenCache, ' +
+                    'shouldCheckForForefrontRequests)',
+            );
         }
         this.requestCache.maxLength = requestCacheSize;
         // The dedup table's size is fixed at construction; its class is not exported, so take it from the instance.
@@ -56,15 +63,17 @@ export class BoundedRequestQueue extends RequestQueue {
      * handed out a second time while that attempt runs (seen: one URL dead-lettered twice). Here
      * the reclaim is the store alone.
      */
-    override async reclaimRequest(...[request, options]: Parameters<RequestQueue['reclaimRequest']>): ReturnType<RequestQueue['reclaimRequest']> {
+    override async reclaimRequest(
+        ...[request, options]: Parameters<RequestQueue['reclaimRequest']>
+    ): ReturnType<RequestQueue['reclaimRequest']> {
         const result = await RequestProvider.prototype.reclaimRequest.call(this, request, options);
+        // The flag is private in Crawlee's types.
         if (result && options?.forefront) (this as unknown as ForefrontFlag).shouldCheckForForefrontRequests = true;
         return result;
     }
 
-    static override async open(...args: Parameters<typeof RequestQueue.open>): Promise<BoundedRequestQueue> {
-        return (await super.open(...args)) as BoundedRequestQueue;
-    }
+    /** Crawlee's own `open`, which builds the queue through the class it is called on: typed here only. */
+    declare static open: (...args: Parameters<typeof RequestQueue.open>) => Promise<BoundedRequestQueue>;
 }
 
 // Crawlee's StorageManager picks the storage client's methods by class name ("RequestQueue" →

@@ -151,14 +151,20 @@ export function openDatabase(storageDir: string, options: DatabaseOptions = {}):
     return db;
 }
 
-/** The database file, made with its dir when missing; a dir that cannot hold it (a file, no permission) is a ConfigError. */
+/**
+ * The database file, made with its dir when missing; a dir that
+ * cannot hold it (a file, no permission) is a ConfigError.
+ */
 function createDatabase(storageDir: string, file: string): SqliteDb {
     try {
         mkdirSync(resolve(storageDir), { recursive: true });
         return new Database(file);
     } catch (error) {
         const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-        throw new ConfigError(`the storage dir ${storageDir} cannot hold the run's database (${DATABASE_FILE}): ${reason} (see --storage-dir)`);
+        throw new ConfigError(
+            `the storage dir ${storageDir} cannot hold the run's database (${DATABASE_FILE}): ${reason} (see ` +
+                `--storage-dir)`,
+        );
     }
 }
 
@@ -179,7 +185,7 @@ function migrate(db: SqliteDb): void {
     // IMMEDIATE: two processes opening a fresh dir at once must not both run the same step.
     db.transaction(() => {
         const version = db.pragma('user_version', { simple: true }) as number;
-        for (let step = version; step < MIGRATIONS.length; step++) db.exec(MIGRATIONS[step]!);
+        for (const [step, migration] of MIGRATIONS.entries()) if (step >= version) db.exec(migration);
         if (version < MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);
     }).immediate();
 }

@@ -40,7 +40,9 @@ export interface IterateItemsOptions {
 
 function prepare(db: SqliteDb) {
     return {
-        insert: db.prepare<[number, number, string]>('INSERT INTO dataset_items (dataset_seq, idx, json) VALUES (?, ?, ?)'),
+        insert: db.prepare<[number, number, string]>(
+            'INSERT INTO dataset_items (dataset_seq, idx, json) VALUES (?, ?, ?)',
+        ),
         setCount: db.prepare<[number, number, number, number]>(
             'UPDATE datasets SET item_count = ?, modified_at = ?, accessed_at = ? WHERE seq = ?',
         ),
@@ -52,7 +54,9 @@ function prepare(db: SqliteDb) {
         ),
         deleteItems: db.prepare<[number]>('DELETE FROM dataset_items WHERE dataset_seq = ?'),
         deleteItem: db.prepare<[number, number]>('DELETE FROM dataset_items WHERE dataset_seq = ? AND idx = ?'),
-        moveItem: db.prepare<[number, number, number]>('UPDATE dataset_items SET idx = ? WHERE dataset_seq = ? AND idx = ?'),
+        moveItem: db.prepare<[number, number, number]>(
+            'UPDATE dataset_items SET idx = ? WHERE dataset_seq = ? AND idx = ?',
+        ),
         deleteDataset: db.prepare<[number]>('DELETE FROM datasets WHERE seq = ?'),
         transaction: db.transaction((work: () => unknown) => work()),
     };
@@ -61,7 +65,10 @@ function prepare(db: SqliteDb) {
 const prepared = new WeakMap<SqliteDb, ReturnType<typeof prepare>>();
 function statements(db: SqliteDb) {
     let st = prepared.get(db);
-    if (!st) prepared.set(db, (st = prepare(db)));
+    if (!st) {
+        st = prepare(db);
+        prepared.set(db, st);
+    }
     return st;
 }
 
@@ -85,7 +92,9 @@ export class SqliteDatasetClient<Data extends Dictionary = Dictionary> implement
     async update(newFields: DatasetClientUpdateOptions = {}): Promise<Partial<DatasetInfo>> {
         const row = this.datasets.require(this.idOrName);
         if (newFields.name) this.datasets.rename(row.seq, newFields.name);
-        return toDatasetInfo(this.datasets.findBySeq(row.seq)!);
+        const renamed = this.datasets.findBySeq(row.seq);
+        if (!renamed) throw new Error(`${this.datasets.label} with id "${this.idOrName}" does not exist.`);
+        return toDatasetInfo(renamed);
     }
 
     async delete(): Promise<void> {
@@ -101,7 +110,9 @@ export class SqliteDatasetClient<Data extends Dictionary = Dictionary> implement
         throw new Error('downloadItems is not supported by the SQLite storage; use listItems or iterateItems.');
     }
 
-    /** Accepts what Crawlee's `Dataset.pushData` sends: JSON strings of an item or an array of items, or the objects. */
+    /**
+     * Accepts what Crawlee's `Dataset.pushData` sends: JSON strings of an item or an array of items, or the objects.
+     */
     async pushItems(items: Data | Data[] | string | string[]): Promise<void> {
         this.appendItems(normalizeItems(items));
     }
@@ -141,8 +152,9 @@ export class SqliteDatasetClient<Data extends Dictionary = Dictionary> implement
                     }
                 }
                 // Moved items sit below the cursor now, so the next batch starts with unread ones.
-                if (rows.length < batchSize) break;
-                cursor = rows[rows.length - 1]!.idx;
+                const last = rows.at(-1);
+                if (!last || rows.length < batchSize) break;
+                cursor = last.idx;
             }
             if (removed.length > 0) {
                 const now = Date.now();
@@ -157,7 +169,9 @@ export class SqliteDatasetClient<Data extends Dictionary = Dictionary> implement
     }
 
     /** Entries are `[index, item]`, the index 0-based from the start of the dataset. */
-    listEntries(options: DatasetClientListOptions = {}): AsyncIterable<[number, Data]> & Promise<PaginatedList<[number, Data]>> {
+    listEntries(
+        options: DatasetClientListOptions = {},
+    ): AsyncIterable<[number, Data]> & Promise<PaginatedList<[number, Data]>> {
         return this.listing(options, (idx, item): [number, Data] => [idx - 1, item]);
     }
 
@@ -166,7 +180,12 @@ export class SqliteDatasetClient<Data extends Dictionary = Dictionary> implement
         const readPage = (): PaginatedList<T> => {
             const row = this.datasets.require(this.idOrName);
             const items: T[] = [];
-            for (const [idx, item] of readRows(this.st, row, { offset, limit: limit ?? NO_LIMIT, desc, batchSize: NO_LIMIT })) {
+            for (const [idx, item] of readRows(this.st, row, {
+                offset,
+                limit: limit ?? NO_LIMIT,
+                desc,
+                batchSize: NO_LIMIT,
+            })) {
                 items.push(shape(idx, item as Data));
             }
             return { total: row.item_count, count: items.length, offset, limit: limit ?? NO_LIMIT, desc, items };
@@ -222,8 +241,9 @@ function* readRows(
         const want = Math.min(batchSize, remaining);
         const rows = desc ? st.before.all(row.seq, cursor, want) : st.after.all(row.seq, cursor, want);
         for (const { idx, json } of rows) yield [idx, JSON.parse(json) as Dictionary];
-        if (rows.length < want) return;
-        cursor = rows[rows.length - 1]!.idx;
+        const last = rows.at(-1);
+        if (!last || rows.length < want) return;
+        cursor = last.idx;
         remaining -= rows.length;
     }
 }

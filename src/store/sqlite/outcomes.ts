@@ -1,9 +1,9 @@
 /**
  * The embedded backend's outcomes (see store/outcomes.ts): a request's items and quarantine
- * entries, or its dead-letter entry, stored in the same SQLite transaction that marks the request handled in its queue and saves the run's
- * counters. A process killed at any moment leaves all of it or none of it, so a request is never
- * handled without its records (lost) nor stored while still pending (stored twice when it is
- * fetched again after a resume).
+ * entries, or its dead-letter entry, stored in the same SQLite transaction that marks the
+ * request handled in its queue and saves the run's counters. A process killed at any moment
+ * leaves all of it or none of it, so a request is never handled without its records (lost) nor
+ * stored while still pending (stored twice when it is fetched again after a resume).
  *
  * Outcomes are committed in groups (turnGroup.ts): every outcome settled in one turn of the event
  * loop goes in one transaction at the end of that turn, each in a savepoint of its own, so an
@@ -50,14 +50,16 @@ export class SqliteOutcomes implements Outcomes {
         this.items = new SqliteDatasetClient(storage.db, names.items);
         this.quarantine = new SqliteDatasetClient(storage.db, names.quarantine);
         this.deadLetter = new SqliteDatasetClient(storage.db, names.deadLetter);
-        // Called inside the group's transaction, a better-sqlite3 transaction is a savepoint: rolled back alone when it throws.
+        // Called inside the group's transaction, a better-sqlite3
+        // transaction is a savepoint: rolled back alone when it throws.
         const store = storage.db.transaction(({ queue, request, outcome }: Settling) => {
             // Its outcome is stored already: this is a second attempt of one request, which stores nothing more.
             if (queue.markHandled(request) === 'handled-already') return;
             this.items.appendItems(outcome.items ?? []);
             this.quarantine.appendItems(outcome.quarantine ?? []);
             // Without secrets; the request's id leads a requeue back to it should the URL be masked.
-            if (outcome.deadLetter) this.deadLetter.appendItems([storedDeadLetter(outcome.deadLetter, requestIdOf(request))]);
+            if (outcome.deadLetter)
+                this.deadLetter.appendItems([storedDeadLetter(outcome.deadLetter, requestIdOf(request))]);
             if (outcome.claim) runState.addClaim(outcome.claim);
             outcome.count?.(stats);
         });

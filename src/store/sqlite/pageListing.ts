@@ -15,6 +15,7 @@ export class PageListing<T> implements Promise<PaginatedList<T>>, AsyncIterable<
         private readonly iterate: () => AsyncIterator<T>,
     ) {}
 
+    // biome-ignore lint/suspicious/noThenProperty: Crawlee's listItems() must return a thenable (awaited: one page)
     then<A = PaginatedList<T>, B = never>(
         onfulfilled?: ((value: PaginatedList<T>) => A | PromiseLike<A>) | null,
         onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
@@ -36,6 +37,7 @@ export class PageListing<T> implements Promise<PaginatedList<T>>, AsyncIterable<
 
     private settle(): Promise<PaginatedList<T>> {
         // Read on first use, once; later awaits see the same page.
-        return (this.page ??= new Promise((resolve) => resolve(this.readPage())));
+        this.page ??= new Promise((resolve) => resolve(this.readPage()));
+        return this.page;
     }
 }

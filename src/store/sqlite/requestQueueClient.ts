@@ -47,7 +47,15 @@ import type {
 import type { SqliteDb } from './database.js';
 import { type ListedRequest, ListedRequests } from './listedRequests.js';
 import { type QueueRow, RETRY_WAIT, type RequestRow, statements } from './requestQueueSql.js';
-import { isHandled, parseRequest, QueueTable, requestIdOf, serialize, toQueueInfo, waitingUntil } from './requestQueueTable.js';
+import {
+    isHandled,
+    parseRequest,
+    QueueTable,
+    requestIdOf,
+    serialize,
+    toQueueInfo,
+    waitingUntil,
+} from './requestQueueTable.js';
 import { StorageTable } from './storageTable.js';
 
 export interface SqliteRequestQueueOptions {
@@ -63,7 +71,12 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
     private readonly table: QueueTable;
     private readonly listed = new ListedRequests();
 
-    constructor(db: SqliteDb, idOrName: string, options: RequestQueueOptions = {}, { randomOrder = false }: SqliteRequestQueueOptions = {}) {
+    constructor(
+        db: SqliteDb,
+        idOrName: string,
+        options: RequestQueueOptions = {},
+        { randomOrder = false }: SqliteRequestQueueOptions = {},
+    ) {
         this.st = statements(db);
         // Locks belong to a client key: Crawlee's `RequestQueue` passes its own.
         this.table = new QueueTable(db, idOrName, options.clientKey ?? randomUUID(), randomOrder);
@@ -92,7 +105,9 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
             limit,
             queueModifiedAt: new Date(queue.modified_at),
             hadMultipleClients: queue.had_multiple_clients === 1,
-            items: this.table.head(queue.seq, Date.now(), limit).map((row) => parseRequest<RequestQueueHeadItem>(row.json)),
+            items: this.table
+                .head(queue.seq, Date.now(), limit)
+                .map((row) => parseRequest<RequestQueueHeadItem>(row.json)),
         };
     }
 
@@ -124,26 +139,35 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
      */
     async prolongRequestLock(id: string, options: ProlongRequestLockOptions): Promise<ProlongRequestLockResult> {
         const slack = Math.min(1000, options.lockSecs * 100);
-        const fresh = (lockedUntil: number, now: number) => !options.forefront && lockedUntil >= now + options.lockSecs * 1000 - slack;
-        const keep = (row: RequestRow | undefined, now: number) =>
-            row?.order_no !== null && row?.locked_by === this.table.clientKey && fresh(row.locked_until!, now);
+        const fresh = (lockedUntil: number, now: number) =>
+            !options.forefront && lockedUntil >= now + options.lockSecs * 1000 - slack;
+        // A lock this client holds and that is fresh enough to keep as it is.
+        const keep = (row: RequestRow | undefined, now: number): row is RequestRow & { locked_until: number } =>
+            row !== undefined &&
+            row.order_no !== null &&
+            row.locked_by === this.table.clientKey &&
+            row.locked_until !== null &&
+            fresh(row.locked_until, now);
         const listedUntil = this.listed.lockedUntil(id) ?? 0;
         if (fresh(listedUntil, Date.now())) return { lockExpiresAt: new Date(listedUntil) };
         // Read first, outside a write transaction: only this client can change a lock it holds.
         const current = this.st.state.get(this.table.seq(), id);
-        if (keep(current, Date.now())) return { lockExpiresAt: new Date(current!.locked_until!) };
+        if (keep(current, Date.now())) return { lockExpiresAt: new Date(current.locked_until) };
         this.listed.forget(id);
         return this.table.mutate((m) => {
             const row = this.table.lockable(m, id);
-            if (keep(row, m.now)) return { lockExpiresAt: new Date(row.locked_until!) };
+            if (keep(row, m.now)) return { lockExpiresAt: new Date(row.locked_until) };
             const lockedUntil = Math.max(row.locked_until ?? 0, m.now + options.lockSecs * 1000);
-            const orderNo = options.forefront ? this.table.position(m, true) : row.order_no!;
+            const orderNo = options.forefront ? this.table.position(m, true) : row.order_no;
             this.st.setLock.run(orderNo, lockedUntil, this.table.clientKey, row.rowid);
             return { lockExpiresAt: new Date(lockedUntil) };
         });
     }
 
-    /** Releases this client's lock and moves the request to the back, or the front with `forefront`; committed with the turn's. */
+    /**
+     * Releases this client's lock and moves the request to the back,
+     * or the front with `forefront`; committed with the turn's.
+     */
     deleteRequestLock(id: string, options: DeleteRequestLockOptions = {}): Promise<void> {
         this.listed.forget(id);
         return this.table.mutateInTurn((m) => {
@@ -157,14 +181,17 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
 
     async addRequest(request: RequestSchema, options: RequestOptions = {}): Promise<QueueOperationInfo> {
         const [result] = (await this.batchAddRequests([request], options)).processedRequests;
-        const { requestId, wasAlreadyPresent, wasAlreadyHandled } = result!;
+        if (!result) throw new Error('batchAddRequests gave no result for the one request it was given');
+        const { requestId, wasAlreadyPresent, wasAlreadyHandled } = result;
         return { requestId, wasAlreadyPresent, wasAlreadyHandled };
     }
 
     /** Adds the whole batch: all of it is stored, or (on a crash) none of it. Committed at the end of the turn. */
     async batchAddRequests(requests: RequestSchema[], options: RequestOptions = {}): Promise<BatchAddRequestsResult> {
         const forefront = options.forefront === true;
-        const processedRequests = await this.table.mutateInTurn((m) => requests.map((request) => this.table.insert(m, request, forefront)));
+        const processedRequests = await this.table.mutateInTurn((m) =>
+            requests.map((request) => this.table.insert(m, request, forefront)),
+        );
         return { processedRequests, unprocessedRequests: [] };
     }
 
@@ -182,23 +209,31 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
      * added. A request handled already stays as it was stored when it was handled.
      */
     async updateRequest(request: UpdateRequestSchema, options: RequestOptions = {}): Promise<QueueOperationInfo> {
-        // Crawlee's `markRequestHandled` follows every outcome commit (outcomes.ts), which has marked the request handled
-        // already: answered from one read, with no write transaction (a handled request stays as it was stored when handled).
+        // Crawlee's `markRequestHandled` follows every outcome commit (outcomes.ts),
+        // which has marked the request handled already: answered from one read, with no
+        // write transaction (a handled request stays as it was stored when handled).
         const handledId = isHandled(request) ? requestIdOf(request) : undefined;
-        if (handledId && this.st.state.get(this.table.seq(), handledId)?.order_no === null) return { requestId: handledId, wasAlreadyPresent: true, wasAlreadyHandled: true };
+        if (handledId && this.st.state.get(this.table.seq(), handledId)?.order_no === null)
+            return { requestId: handledId, wasAlreadyPresent: true, wasAlreadyHandled: true };
         return this.table.mutate((m) => {
             const { id, json } = serialize(request);
             this.listed.forget(id);
             const existing = this.st.state.get(m.queue.seq, id);
             if (!existing) {
-                const { requestId, wasAlreadyPresent, wasAlreadyHandled } = this.table.insert(m, request, options.forefront === true);
+                const { requestId, wasAlreadyPresent, wasAlreadyHandled } = this.table.insert(
+                    m,
+                    request,
+                    options.forefront === true,
+                );
                 return { requestId, wasAlreadyPresent, wasAlreadyHandled };
             }
             const handled = isHandled(request);
             const wasHandled = existing.order_no === null;
             if (handled && wasHandled) return { requestId: id, wasAlreadyPresent: true, wasAlreadyHandled: true };
             const retryAt = handled ? undefined : waitingUntil(request, m.now);
-            const orderNo = handled ? null : this.table.position(m, options.forefront === true || retryAt !== undefined);
+            const orderNo = handled
+                ? null
+                : this.table.position(m, options.forefront === true || retryAt !== undefined);
             this.st.rewrite.run(orderNo, retryAt ?? null, retryAt ? RETRY_WAIT : null, json, existing.rowid);
             m.handledCount += Number(handled) - Number(wasHandled);
             m.modified = true;
@@ -212,7 +247,10 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
      */
     markHandled(request: RequestSchema): 'marked' | 'handled-already' | 'not-here' {
         return this.table.mutate((m) => {
-            const { id, json } = serialize({ ...request, handledAt: request.handledAt ?? new Date(m.now).toISOString() });
+            const { id, json } = serialize({
+                ...request,
+                handledAt: request.handledAt ?? new Date(m.now).toISOString(),
+            });
             this.listed.forget(id);
             const existing = this.st.state.get(m.queue.seq, id);
             if (!existing || existing.order_no === null) return existing ? 'handled-already' : 'not-here';
@@ -247,7 +285,13 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
             }
             if (existing.order_no !== null) return 'pending';
             const retryAt = waitingUntil(request, m.now);
-            this.st.rewrite.run(this.table.position(m, false), retryAt ?? null, retryAt ? RETRY_WAIT : null, json, existing.rowid);
+            this.st.rewrite.run(
+                this.table.position(m, false),
+                retryAt ?? null,
+                retryAt ? RETRY_WAIT : null,
+                json,
+                existing.rowid,
+            );
             m.handledCount -= 1;
             m.modified = true;
             return 'requeued';
@@ -283,7 +327,8 @@ export class SqliteRequestQueueClient implements RequestQueueClient {
 
 /** The SQLite client behind a Crawlee RequestQueue; throws when the queue is on another storage. */
 export function sqliteClientOf(queue: { client: unknown; name?: string; id: string }): SqliteRequestQueueClient {
-    if (!(queue.client instanceof SqliteRequestQueueClient)) throw new Error(`queue ${queue.name ?? queue.id} is not on the SQLite storage`);
+    if (!(queue.client instanceof SqliteRequestQueueClient))
+        throw new Error(`queue ${queue.name ?? queue.id} is not on the SQLite storage`);
     return queue.client;
 }
 export class SqliteRequestQueueCollectionClient implements RequestQueueCollectionClient {

@@ -20,6 +20,13 @@ export interface RequestRow {
     locked_by: string | null;
 }
 
+/** A request still to be handled: it has a position in the queue. */
+export type PendingRow = RequestRow & { order_no: number };
+
+export function isPending(row: RequestRow): row is PendingRow {
+    return row.order_no !== null;
+}
+
 export interface HeadRow {
     rowid: number;
     order_no: number;
@@ -30,12 +37,15 @@ export interface HeadRow {
 function prepare(db: SqliteDb) {
     return {
         insert: db.prepare<[number, string, number | null, string]>(
-            'INSERT INTO requests (queue_seq, id, order_no, json) VALUES (?, ?, ?, ?) ON CONFLICT (queue_seq, id) DO NOTHING',
+            'INSERT INTO requests (queue_seq, id, order_no, json) VALUES (?, ?, ?, ?) ON CONFLICT (queue_seq, id) DO ' +
+                'NOTHING',
         ),
         state: db.prepare<[number, string], RequestRow>(
             'SELECT rowid, order_no, locked_until, locked_by FROM requests WHERE queue_seq = ? AND id = ?',
         ),
-        json: db.prepare<[number, string], { json: string }>('SELECT json FROM requests WHERE queue_seq = ? AND id = ?'),
+        json: db.prepare<[number, string], { json: string }>(
+            'SELECT json FROM requests WHERE queue_seq = ? AND id = ?',
+        ),
         rewrite: db.prepare<[number | null, number | null, string | null, string, number]>(
             'UPDATE requests SET order_no = ?, locked_until = ?, locked_by = ?, json = ? WHERE rowid = ?',
         ),
@@ -55,7 +65,14 @@ function prepare(db: SqliteDb) {
         anyLocked: db.prepare<[number, number], 1>(
             'SELECT 1 FROM requests WHERE queue_seq = ? AND locked_until IS NOT NULL AND locked_until > ? LIMIT 1',
         ),
-        touch: db.prepare<{ seq: number; added: number; handled: number; nextOrder: number; now: number; clientKey: string }>(
+        touch: db.prepare<{
+            seq: number;
+            added: number;
+            handled: number;
+            nextOrder: number;
+            now: number;
+            clientKey: string;
+        }>(
             `UPDATE request_queues SET total_count = total_count + @added, handled_count = handled_count + @handled,
                 next_order = @nextOrder, modified_at = @now, accessed_at = @now,
                 had_multiple_clients = had_multiple_clients OR coalesce(last_client_key <> @clientKey, 0),
@@ -63,13 +80,17 @@ function prepare(db: SqliteDb) {
              WHERE seq = @seq`,
         ),
         releaseQueueLocks: db.prepare<[number, string]>(
-            'UPDATE requests SET locked_until = NULL, locked_by = NULL WHERE queue_seq = ? AND locked_until IS NOT NULL AND locked_by IS NOT ?',
+            'UPDATE requests SET locked_until = NULL, locked_by = NULL WHERE queue_seq = ? AND locked_until IS NOT ' +
+                'NULL AND locked_by IS NOT ?',
         ),
-        urls: db.prepare<[number], string>("SELECT json_extract(json, '$.url') FROM requests WHERE queue_seq = ?").pluck(),
+        urls: db
+            .prepare<[number], string>("SELECT json_extract(json, '$.url') FROM requests WHERE queue_seq = ?")
+            .pluck(),
         deleteRequests: db.prepare<[number]>('DELETE FROM requests WHERE queue_seq = ?'),
         deleteQueue: db.prepare<[number]>('DELETE FROM request_queues WHERE seq = ?'),
         releaseLocks: db.prepare<[string]>(
-            'UPDATE requests SET locked_until = NULL, locked_by = NULL WHERE locked_until IS NOT NULL AND locked_by IS NOT ?',
+            'UPDATE requests SET locked_until = NULL, locked_by = NULL WHERE locked_until IS NOT NULL AND locked_by ' +
+                'IS NOT ?',
         ),
         // One transaction wrapper, given the work as a closure; `.immediate()` takes the write lock
         // up front so two processes never deadlock upgrading a read to a write.
@@ -80,7 +101,10 @@ function prepare(db: SqliteDb) {
 const prepared = new WeakMap<SqliteDb, ReturnType<typeof prepare>>();
 export function statements(db: SqliteDb) {
     let st = prepared.get(db);
-    if (!st) prepared.set(db, (st = prepare(db)));
+    if (!st) {
+        st = prepare(db);
+        prepared.set(db, st);
+    }
     return st;
 }
 

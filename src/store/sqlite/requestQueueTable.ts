@@ -9,7 +9,7 @@ import { getRequestId } from '@crawlee/core';
 import type { ProcessedRequest, RequestOptions, RequestQueueInfo, RequestSchema } from '@crawlee/types';
 import { scrubText } from '../../vocabulary/redact.js';
 import type { SqliteDb } from './database.js';
-import { type HeadRow, type QueueRow, type RequestRow, statements } from './requestQueueSql.js';
+import { type HeadRow, isPending, type PendingRow, type QueueRow, statements } from './requestQueueSql.js';
 import { StorageTable, storageInfo } from './storageTable.js';
 import { attempt, type Committed, TurnGroup } from './turnGroup.js';
 
@@ -27,7 +27,9 @@ export class QueueTable {
     private readonly st;
     private readonly queues: StorageTable<QueueRow>;
     private seqCache: number | undefined;
-    private readonly turnWrites = new TurnGroup<() => unknown, unknown>((writes) => this.st.transaction.immediate(() => writes.map(attempt)) as Committed<unknown>[]);
+    private readonly turnWrites = new TurnGroup<() => unknown, unknown>(
+        (writes) => this.st.transaction.immediate(() => writes.map(attempt)) as Committed<unknown>[],
+    );
 
     constructor(
         db: SqliteDb,
@@ -66,7 +68,9 @@ export class QueueTable {
         const orderNo = handled ? null : this.position(m, forefront);
         const { uniqueKey } = request;
         if (this.st.insert.run(m.queue.seq, id, orderNo, json).changes === 0) {
-            const existing = this.st.state.get(m.queue.seq, id)!;
+            const existing = this.st.state.get(m.queue.seq, id);
+            if (!existing)
+                throw new Error(`Request with ID ${id} was neither inserted nor found in queue ${this.idOrName}`);
             return { requestId: id, uniqueKey, wasAlreadyPresent: true, wasAlreadyHandled: existing.order_no === null };
         }
         m.addedCount += 1;
@@ -88,11 +92,17 @@ export class QueueTable {
     }
 
     /** The request, if this client may lock, prolong or unlock it. */
-    lockable(m: Mutation, id: string): RequestRow {
+    lockable(m: Mutation, id: string): PendingRow {
         const row = this.st.state.get(m.queue.seq, id);
         if (!row) throw new Error(`Request with ID ${id} not found in queue ${this.idOrName}`);
-        if (row.order_no === null) throw new Error(`Request with ID ${id} has already been handled in queue ${this.idOrName}`);
-        if (row.locked_by !== null && row.locked_by !== this.clientKey && row.locked_until! > m.now) {
+        if (!isPending(row))
+            throw new Error(`Request with ID ${id} has already been handled in queue ${this.idOrName}`);
+        if (
+            row.locked_by !== null &&
+            row.locked_by !== this.clientKey &&
+            row.locked_until !== null &&
+            row.locked_until > m.now
+        ) {
             throw new Error(`Request with ID ${id} is locked by another client in queue ${this.idOrName}`);
         }
         return row;
@@ -110,7 +120,14 @@ export class QueueTable {
     mutate<T>(change: (m: Mutation) => T): T {
         return this.st.transaction.immediate(() => {
             const queue = this.queueRow();
-            const m: Mutation = { queue, now: Date.now(), nextOrder: queue.next_order, addedCount: 0, handledCount: 0, modified: false };
+            const m: Mutation = {
+                queue,
+                now: Date.now(),
+                nextOrder: queue.next_order,
+                addedCount: 0,
+                handledCount: 0,
+                modified: false,
+            };
             const result = change(m);
             if (m.modified) {
                 this.st.touch.run({
@@ -137,7 +154,8 @@ export class QueueTable {
     }
 
     seq(): number {
-        return (this.seqCache ??= this.queues.require(this.idOrName).seq);
+        this.seqCache ??= this.queues.require(this.idOrName).seq;
+        return this.seqCache;
     }
 
     queueRow(): QueueRow {
@@ -198,4 +216,3 @@ export function parseRequest<T = RequestOptions>(json: string): T {
     for (const key of Object.keys(request)) if (request[key] === null) delete request[key];
     return request as T;
 }
-

@@ -13,8 +13,14 @@ const STATISTICS = /^SDK_CRAWLER_STATISTICS_/;
 /** `client`, saving Crawlee's statistics records scrubbed. */
 export function scrubbingStatistics(client: KeyValueStoreClient): KeyValueStoreClient {
     const setRecord = (record: KeyValueStoreRecord, options?: Parameters<KeyValueStoreClient['setRecord']>[1]) =>
-        // Crawlee hands the record over as its JSON text: only the URL passwords are masked, which leaves the JSON whole.
-        client.setRecord(STATISTICS.test(record.key) && typeof record.value === 'string' ? { ...record, value: scrubUrls(record.value) } : record, options);
+        // Crawlee hands the record over as its JSON text: only the
+        // URL passwords are masked, which leaves the JSON whole.
+        client.setRecord(
+            STATISTICS.test(record.key) && typeof record.value === 'string'
+                ? { ...record, value: scrubUrls(record.value) }
+                : record,
+            options,
+        );
     return new Proxy(client, {
         get(target, property) {
             if (property === 'setRecord') return setRecord;

@@ -26,7 +26,12 @@ import type {
     StorageClient,
 } from '@crawlee/types';
 import { openDatabase, releaseDatabase, type SqliteDb } from './database.js';
-import { type IterateItemsOptions, iterateItems, SqliteDatasetClient, SqliteDatasetCollectionClient } from './datasetClient.js';
+import {
+    type IterateItemsOptions,
+    iterateItems,
+    SqliteDatasetClient,
+    SqliteDatasetCollectionClient,
+} from './datasetClient.js';
 import { SqliteRequestQueueClient, SqliteRequestQueueCollectionClient } from './requestQueueClient.js';
 import { releaseAllLocks } from './requestQueueSql.js';
 import { scrubbingStatistics } from './scrubbedStatistics.js';
@@ -61,7 +66,10 @@ export class SqliteStorageClient implements StorageClient {
 
     constructor(options: SqliteStorageClientOptions = {}) {
         this.storageDir = resolve(options.storageDir ?? process.env.CRAWLEE_STORAGE_DIR ?? './storage');
-        this.db = openDatabase(this.storageDir, { busyTimeoutMs: options.busyTimeoutMs, cacheSizeMb: options.cacheSizeMb });
+        this.db = openDatabase(this.storageDir, {
+            busyTimeoutMs: options.busyTimeoutMs,
+            cacheSizeMb: options.cacheSizeMb,
+        });
         if (options.releaseLocksOnOpen) releaseAllLocks(this.db);
         this.randomOrder = options.randomOrder ?? false;
         this.keyValueStorage = new MemoryStorage({
@@ -99,7 +107,10 @@ export class SqliteStorageClient implements StorageClient {
     }
 
     /** Every item of a dataset, read in batches (see `iterateItems` in datasetClient.ts). */
-    iterateItems<T extends Dictionary = Dictionary>(datasetIdOrName: string, options?: IterateItemsOptions): AsyncGenerator<T> {
+    iterateItems<T extends Dictionary = Dictionary>(
+        datasetIdOrName: string,
+        options?: IterateItemsOptions,
+    ): AsyncGenerator<T> {
         return iterateItems<T>(this.db, datasetIdOrName, options);
     }
 
@@ -111,10 +122,10 @@ export class SqliteStorageClient implements StorageClient {
     async purge(): Promise<void> {
         await this.keyValueStorage.purge();
         for (const { name } of (await this.requestQueues().list()).items) {
-            if (isPurgedOnStart(name)) await this.requestQueue(name!).delete();
+            if (isPurgedOnStart(name)) await this.requestQueue(name).delete();
         }
         for (const { name } of (await this.datasets().list()).items) {
-            if (isPurgedOnStart(name)) await this.dataset(name!).delete();
+            if (isPurgedOnStart(name)) await this.dataset(name).delete();
         }
     }
 
@@ -137,6 +148,6 @@ export class SqliteStorageClient implements StorageClient {
     }
 }
 
-function isPurgedOnStart(name: string | undefined): boolean {
+function isPurgedOnStart(name: string | undefined): name is string {
     return name === 'default' || (name?.startsWith('__CRAWLEE_TEMPORARY') ?? false);
 }

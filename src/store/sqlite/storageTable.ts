@@ -39,15 +39,23 @@ export class StorageTable<Row extends StorageRow> {
              ON CONFLICT DO NOTHING`,
         );
         this.listAll = db.prepare<[], Row>(`SELECT * FROM ${kind} ORDER BY created_at, seq`);
-        this.setName = db.prepare<[string, number, number]>(`UPDATE ${kind} SET name = ?, modified_at = ? WHERE seq = ?`);
+        this.setName = db.prepare<[string, number, number]>(
+            `UPDATE ${kind} SET name = ?, modified_at = ? WHERE seq = ?`,
+        );
     }
 
     /** The table of `kind` in `db`, its statements prepared once per database. */
     static of<Row extends StorageRow>(db: SqliteDb, kind: Kind): StorageTable<Row> {
         let tables = cache.get(db);
-        if (!tables) cache.set(db, (tables = new Map()));
+        if (!tables) {
+            tables = new Map();
+            cache.set(db, tables);
+        }
         let table = tables.get(kind);
-        if (!table) tables.set(kind, (table = new StorageTable<StorageRow>(db, kind)));
+        if (!table) {
+            table = new StorageTable<StorageRow>(db, kind);
+            tables.set(kind, table);
+        }
         return table as StorageTable<Row>;
     }
 
@@ -79,7 +87,7 @@ export class StorageTable<Row extends StorageRow> {
         const id = randomUUID();
         // ON CONFLICT DO NOTHING + re-read: another process may create the same name at the same moment.
         this.insert.run({ id, name: name ?? null, now: Date.now() });
-        return (name ? this.find(name) : this.find(id))!;
+        return this.require(name ? name : id);
     }
 
     list(): Row[] {
@@ -96,7 +104,13 @@ export class StorageTable<Row extends StorageRow> {
 const cache = new WeakMap<SqliteDb, Map<Kind, StorageTable<StorageRow>>>();
 
 /** What Crawlee's storage info says of any storage: its id, name and times. */
-export function storageInfo(row: StorageRow): { id: string; name?: string; createdAt: Date; modifiedAt: Date; accessedAt: Date } {
+export function storageInfo(row: StorageRow): {
+    id: string;
+    name?: string;
+    createdAt: Date;
+    modifiedAt: Date;
+    accessedAt: Date;
+} {
     return {
         id: row.id,
         name: row.name ?? undefined,

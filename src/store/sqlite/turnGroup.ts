@@ -42,7 +42,9 @@ export class TurnGroup<Entry, T> {
             results = group.map(() => ({ ok: false, error }));
         }
         group.forEach(({ stored, failed }, index) => {
-            const result = results[index]!;
+            const result = results[index];
+            if (!result)
+                throw new Error(`TurnGroup: the commit gave ${results.length} results for ${group.length} entries`);
             if (result.ok) stored(result.value);
             else failed(result.error);
         });
