@@ -50,7 +50,7 @@ function measured(result: SuiteResult): string[] {
         result.command,
         '```',
         '',
-        `${result.options ? `Medians of ${result.options.runs} run${result.options.runs === 1 ? '' : 's'} each, on` : 'On'} ` +
+        `${result.options ? (result.options.runs === 1 ? 'One run each, on' : `Medians of ${result.options.runs} runs each, on`) : 'On'} ` +
             `${machine.cores} cores (${machine.cpuModel}, ${(machine.totalMemoryMb / 1024).toFixed(1)} GB), load average ${load(machine.loadAverageAtStart)} at the start ` +
             `and ${load(machine.loadAverageAtEnd)} at the end; Node ${result.node}; ` +
             `commit ${commit.hash ? commit.hash.slice(0, 10) : 'unknown'}${commit.dirty ? ' with uncommitted changes' : ''}; ${when(result.startedAt)}.`,

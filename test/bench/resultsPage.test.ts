@@ -78,6 +78,12 @@ describe('renderSuiteBlock', () => {
         assert.match(renderSuiteBlock('cpu', result), /\| a \\\| b \|/);
     });
 
+    it('says "One run each" for --runs 1, where there are no medians', () => {
+        const result = cpuResult();
+        result.options = { ...result.options!, runs: 1 };
+        assert.match(renderSuiteBlock('cpu', result), /\nOne run each, on 2 cores \(AMD EPYC/);
+    });
+
     it('says "On" without medians for a script, which takes no --runs', () => {
         const result = { ...cpuResult(), suite: 'frontier', command: 'npm run -s bench -- frontier', options: null };
         assert.match(renderSuiteBlock('frontier', result), /\nOn 2 cores \(AMD EPYC/);
