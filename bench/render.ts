@@ -10,7 +10,7 @@
  * Each run is a fresh shop (same seed) in this process and a fresh crawler child
  * (crawlers/dragnetRender.ts) whose process tree — Node and every Chromium process under it —
  * is sampled from /proc every 250 ms. Figures per run and medians over runs; how each is taken
- * is in bench/README.md.
+ * is in docs/benchmarks.md ("render").
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';

@@ -3,16 +3,22 @@
  *
  * Runs the named suites (default: every suite with `runByDefault`), each a file `bench/<name>.ts`
  * that default-exports `defineSuite({...})` (lib/suite.ts). A file in bench/ that does not is a
- * standalone script: it runs, in a child process, only when named. Every case prints one JSON line on stdout as soon as it is done; a short table per suite goes
- * to stderr at the end. The machine is shared and noisy: suites report medians over runs and
- * ratios of medians, with the crawlers alternating run by run.
+ * standalone script: it runs, in a child process, only when named. Every case prints one JSON line on
+ * stdout as soon as it is done; a short table per suite goes to stderr at the end; and each suite's
+ * (or script's) whole result, with the machine, Node, commit and command, replaces
+ * bench/results/<name>.json (lib/results.ts), from which docs/benchmarks.md is generated. The
+ * machine is shared and noisy: suites report medians over runs and ratios of medians, with the
+ * crawlers alternating run by run.
  */
 import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { checkOutAgainst } from './lib/against.js';
+import { resultPath, scriptCases, startResult, writeResult } from './lib/results.js';
+import { takeLeftOut } from './lib/runCrawler.js';
 import type { BenchOptions, CaseReport, Suite, TableRow } from './lib/suite.js';
 import { formatTable } from './lib/table.js';
 
@@ -45,14 +51,20 @@ async function loadSuite(name: string): Promise<Suite> {
     return module.default;
 }
 
-/** A standalone script: run with its own defaults, its stdout (JSON lines) passed through as is. */
-async function runScript(name: string): Promise<void> {
+/** A standalone script: run with its own defaults, its stdout (JSON lines) passed through as is and kept as its cases. */
+async function runScript(name: string): Promise<CaseReport[]> {
     const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(`./${name}.ts`, benchDir))], {
         cwd: projectRoot,
-        stdio: ['ignore', 'inherit', 'inherit'],
+        stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        process.stdout.write(chunk);
+        output += chunk;
     });
     const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
     if (code !== 0) throw new Error(`bench/${name}.ts exited with code ${code}`);
+    return scriptCases(output);
 }
 
 function parseOptions(argv: string[]): { suites: string[]; options: BenchOptions; against?: string; help: boolean } {
@@ -93,6 +105,8 @@ async function help(entries: Entry[]): Promise<string> {
     lines.push('--page-weight W real (default): the shop\'s pages weigh what a real store\'s do; light: the small test pages');
     lines.push('--against REV   the cpu and latency suites also run dragnet at commit REV, in a temporary worktree, beside the working tree');
     lines.push('--dragnet-only  the cpu and latency suites leave out plain Crawlee and Scrapy: a cheaper A/B with --against');
+    lines.push('', 'Each suite\'s result replaces bench/results/<suite>.json (docs/benchmarks.md is generated from it by npm run docs);');
+    lines.push('a run with --against or --dragnet-only is an A/B and goes to bench/results/ab/<suite>.json instead, which git ignores.');
     return `${lines.join('\n')}\n`;
 }
 
@@ -129,17 +143,24 @@ async function main(): Promise<void> {
 async function runChosen(chosen: Array<{ name: string; suite?: Suite }>, options: BenchOptions): Promise<void> {
     const tables: string[] = [];
     for (const { name, suite } of chosen) {
+        // A script gets none of the flags: its result is its defaults', and never an A/B.
+        const result = startResult(projectRoot, name, suite ? options : undefined);
         if (!suite) {
-            await runScript(name);
-            continue;
+            result.cases.push(...(await runScript(name)));
+        } else {
+            const rows: TableRow[] = [];
+            takeLeftOut();
+            await suite.run(options, (report: CaseReport) => {
+                const machine = { node: process.version, cpus: cpus().length, loadAvg1m: Math.round(loadavg()[0]! * 100) / 100 };
+                process.stdout.write(`${JSON.stringify({ suite: name, ...report.json, machine })}\n`);
+                rows.push(...report.rows);
+                result.cases.push(report);
+            });
+            tables.push(formatTable(`bench ${name} (medians of ${options.runs} runs each)`, rows));
         }
-        const rows: TableRow[] = [];
-        await suite.run(options, (result: CaseReport) => {
-            const machine = { node: process.version, cpus: cpus().length, loadAvg1m: Math.round(loadavg()[0]! * 100) / 100 };
-            process.stdout.write(`${JSON.stringify({ suite: name, ...result.json, machine })}\n`);
-            rows.push(...result.rows);
-        });
-        tables.push(formatTable(`bench ${name} (medians of ${options.runs} runs each)`, rows));
+        const path = resultPath(projectRoot, name, suite ? options : undefined);
+        await writeResult(path, result.finish(suite ? takeLeftOut() : []));
+        process.stderr.write(`bench ${name}: wrote ${relative(projectRoot, path)}\n`);
     }
     if (tables.length > 0) process.stderr.write(`\n${tables.join('\n')}`);
 }

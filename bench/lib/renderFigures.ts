@@ -3,7 +3,7 @@
  * the shop (its ground truth and its request counts), the crawler child (cheap fetches and
  * browser requests as its own process saw them, its stored raw pages, its summary, its CPU),
  * and the bench parent's /proc samples of the child's process tree. How each figure is taken
- * is in bench/README.md ("render").
+ * is in docs/benchmarks.md ("render").
  */
 import type { ProductTruth, ShopStats } from '../../src/demo/shop.js';
 import type { RenderResult } from '../crawlers/dragnetRender.js';

@@ -67,17 +67,27 @@ export const crawlers = {
 } satisfies Record<string, Crawler>;
 
 const warnedUnavailable = new Set<string>();
+/** Crawlers left out since the last `takeLeftOut()`, by name, with why. */
+let leftOut = new Map<string, string>();
 
 /** The crawlers of `list` that can run here; says once per crawler on stderr why another is left out. */
 export function available<C extends Crawler>(list: C[]): C[] {
     return list.filter((crawler) => {
         if (crawler.unavailable === undefined) return true;
+        leftOut.set(crawler.name, crawler.unavailable);
         if (!warnedUnavailable.has(crawler.name)) {
             warnedUnavailable.add(crawler.name);
             process.stderr.write(`bench: ${crawler.unavailable}; running without ${crawler.name}\n`);
         }
         return false;
     });
+}
+
+/** The crawlers `available` has left out since the last call, with why: what a suite's result is missing. */
+export function takeLeftOut(): Array<{ crawler: string; reason: string }> {
+    const taken = [...leftOut].map(([crawler, reason]) => ({ crawler, reason }));
+    leftOut = new Map();
+    return taken;
 }
 
 export type RunOutcome =
