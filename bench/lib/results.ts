@@ -1,6 +1,6 @@
 /**
  * A suite's latest result as data: `bench/results/<suite>.json`, written by `npm run bench` when the
- * suite is done, read by the page generator (resultsPage.ts) that fills docs/benchmarks.md. One file
+ * suite is done, read back by the generator of docs/benchmarks.md (src/authoring/benchmarkResults.ts, benchmarkPage.ts). One file
  * per suite, replaced by each run; the past is in git.
  *
  * A run that is an A/B of dragnet against itself (`--against REV`, `--dragnet-only`) is not the suite's
@@ -8,59 +8,11 @@
  * the page is generated from.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { type Commit, commandFor, RESULTS_DIR, type SuiteResult } from '../../src/authoring/benchmarkResults.js';
 import type { BenchOptions, CaseReport, TableRow } from './suite.js';
-
-/** Where the results of the suites live, relative to the project's root. */
-export const RESULTS_DIR = 'bench/results';
-
-export interface Machine {
-    cores: number;
-    cpuModel: string;
-    totalMemoryMb: number;
-    /** 1-, 5- and 15-minute load averages when the suite started: above the core count, someone else was busy too. */
-    loadAverageAtStart: [number, number, number];
-    loadAverageAtEnd: [number, number, number];
-}
-
-export interface Commit {
-    /** The commit the tree was at, as `git rev-parse HEAD` gives it; null outside a git checkout. */
-    hash: string | null;
-    /** Uncommitted changes outside bench/results/ (which the runs themselves write) when the suite ran. */
-    dirty: boolean;
-}
-
-export interface SuiteResult {
-    suite: string;
-    /** The command that reproduces this result: the suite named alone, with the flags that shaped it. */
-    command: string;
-    /** The flags as the suite saw them. A standalone script runs with its own defaults: none. */
-    options: { runs: number; products: number[] | null; large: boolean; pageWeight: string } | null;
-    startedAt: string;
-    finishedAt: string;
-    machine: Machine;
-    node: string;
-    commit: Commit;
-    /** Crawlers a suite could not run here (Scrapy not installed), with why: their rows are missing from the table. */
-    leftOut: Array<{ crawler: string; reason: string }>;
-    /** Every case as the suite reported it: `json` (each run's figures, the medians, the ratios) and `rows` (its part of the table). */
-    cases: CaseReport[];
-}
-
-/** The command line that reproduces a suite's run: `npm run -s bench -- <suite>` and the flags that matter. */
-export function commandFor(suite: string, options?: BenchOptions): string {
-    const flags = options
-        ? [
-              ...(options.products ? [`--products ${options.products.join(',')}`] : []),
-              ...(options.large ? ['--large'] : []),
-              ...(options.pageWeight !== 'real' ? [`--page-weight ${options.pageWeight}`] : []),
-              `--runs ${options.runs}`,
-          ]
-        : [];
-    return ['npm run -s bench --', suite, ...flags].join(' ');
-}
 
 /** An A/B run (`--against`, `--dragnet-only`) compares dragnet with itself, not with the baselines. */
 export function isAbRun(options: Pick<BenchOptions, 'against' | 'dragnetOnly'>): boolean {
@@ -157,15 +109,3 @@ export async function writeResult(path: string, result: SuiteResult): Promise<vo
     await rename(temporary, path);
 }
 
-export async function readResult(path: string): Promise<SuiteResult> {
-    return JSON.parse(await readFile(path, 'utf8')) as SuiteResult;
-}
-
-/** Every suite's result in `bench/results/`, by suite name (the ab/ folder left out). */
-export async function readResults(root: string): Promise<Record<string, SuiteResult>> {
-    const dir = join(root, RESULTS_DIR);
-    const files = (await readdir(dir).catch(() => [] as string[])).filter((file) => file.endsWith('.json')).sort();
-    const results: Record<string, SuiteResult> = {};
-    for (const file of files) results[file.slice(0, -'.json'.length)] = await readResult(join(dir, file));
-    return results;
-}

@@ -4,6 +4,7 @@
  * when `runByDefault` is set. Adding a suite is adding that file.
  */
 import type { PageWeight } from '../../src/demo/dressing.js';
+import type { ResultCase as CaseReport } from '../../src/authoring/benchmarkResults.js';
 import type { Crawler } from './runCrawler.js';
 
 export interface BenchOptions {
@@ -25,14 +26,7 @@ export interface BenchOptions {
     dragnetOnly: boolean;
 }
 
-export type TableRow = Record<string, string | number | null>;
-
-export interface CaseReport {
-    /** Printed as one JSON line on stdout, with `suite` added. */
-    json: Record<string, unknown>;
-    /** Rows of the suite's table, printed on stderr at the end; the first row's keys are the columns. */
-    rows: TableRow[];
-}
+export type { ResultCase as CaseReport, TableRow } from '../../src/authoring/benchmarkResults.js';
 
 export interface Suite {
     /** One line for `--help`. */

@@ -9,17 +9,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import {
-    commandFor,
-    commitOf,
-    readResult,
-    readResults,
-    resultPath,
-    scriptCases,
-    startResult,
-    stringifyResult,
-    writeResult,
-} from '../../bench/lib/results.js';
+import { commitOf, resultPath, scriptCases, startResult, stringifyResult, writeResult } from '../../bench/lib/results.js';
+import { commandFor, readResult, readResults } from '../../src/authoring/benchmarkResults.js';
 import type { BenchOptions } from '../../bench/lib/suite.js';
 
 const options: BenchOptions = { runs: 3, large: false, pageWeight: 'real', dragnetOnly: false };

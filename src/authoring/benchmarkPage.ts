@@ -4,8 +4,7 @@
  * what `renderSuiteBlock` makes of `bench/results/<suite>.json` today. Pure: the files are read and
  * written by benchmarksPage.ts. The prose around the blocks is the page's own.
  */
-import { commandFor, type SuiteResult } from './results.js';
-import type { CaseReport, TableRow } from './suite.js';
+import { commandFor, type ResultCase, type SuiteResult, type TableRow } from './benchmarkResults.js';
 
 export const BLOCK_END = '<!-- bench: end -->';
 
@@ -18,12 +17,19 @@ const BLOCK = /<!-- bench: ([\w-]+)\b[^>]*-->\n([\s\S]*?)<!-- bench: end -->/g;
 
 /** One suite's block, markers included: its table and where it came from, or how to produce it. */
 export function renderSuiteBlock(suite: string, result: SuiteResult | undefined): string {
-    const body = result ? measured(result) : [`Not measured yet: \`${commandFor(suite)}\` writes \`bench/results/${suite}.json\`, and \`npm run docs\` puts its table here.`];
+    const body = result
+        ? measured(result)
+        : [
+              `Not measured yet: \`${commandFor(suite)}\` writes \`bench/results/${suite}.json\`, and \`npm run docs\` puts its table here.`,
+          ];
     return [blockBegin(suite), ...body, BLOCK_END].join('\n');
 }
 
 /** Every suite's block, by suite name. */
-export function renderBenchmarkBlocks(suites: readonly string[], results: Readonly<Record<string, SuiteResult>>): Record<string, string> {
+export function renderBenchmarkBlocks(
+    suites: readonly string[],
+    results: Readonly<Record<string, SuiteResult>>,
+): Record<string, string> {
     return Object.fromEntries(suites.map((suite) => [suite, renderSuiteBlock(suite, results[suite])]));
 }
 
@@ -32,7 +38,8 @@ export function updateBenchmarksPage(markdown: string, results: Readonly<Record<
     const updated = markdown.replace(BLOCK, (_block, suite: string) => renderSuiteBlock(suite, results[suite]));
     const begins = markdown.match(/<!-- bench: (?!end )[\w-]+/g)?.length ?? 0;
     const blocks = [...markdown.matchAll(BLOCK)].length;
-    if (begins !== blocks) throw new Error(`docs/benchmarks.md: ${begins - blocks} block(s) without a \`${BLOCK_END}\``);
+    if (begins !== blocks)
+        throw new Error(`docs/benchmarks.md: ${begins - blocks} block(s) without a \`${BLOCK_END}\``);
     return updated;
 }
 
@@ -55,7 +62,8 @@ function measured(result: SuiteResult): string[] {
             `and ${load(machine.loadAverageAtEnd)} at the end; Node ${result.node}; ` +
             `commit ${commit.hash ? commit.hash.slice(0, 10) : 'unknown'}${commit.dirty ? ' with uncommitted changes' : ''}; ${when(result.startedAt)}.`,
     ];
-    if (result.leftOut.length > 0) lines.push(`Left out: ${result.leftOut.map(({ crawler, reason }) => `${crawler} (${reason})`).join('; ')}.`);
+    if (result.leftOut.length > 0)
+        lines.push(`Left out: ${result.leftOut.map(({ crawler, reason }) => `${crawler} (${reason})`).join('; ')}.`);
     for (const rows of tables(result.cases)) lines.push('', ...markdownTable(rows));
     lines.push('');
     return lines;
@@ -66,7 +74,7 @@ function when(iso: string): string {
 }
 
 /** The cases' rows, those of cases with the same columns in one table, tables in the order of their first case. */
-export function tables(cases: readonly CaseReport[]): TableRow[][] {
+export function tables(cases: readonly ResultCase[]): TableRow[][] {
     const byColumns = new Map<string, TableRow[]>();
     for (const { rows } of cases) {
         if (rows.length === 0) continue;

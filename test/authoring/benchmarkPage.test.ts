@@ -1,12 +1,12 @@
 /**
- * docs/benchmarks.md's generated blocks (bench/lib/resultsPage.ts): a result rendered into its table
+ * docs/benchmarks.md's generated blocks (src/authoring/benchmarkPage.ts): a result rendered into its table
  * and the line that says where it came from, a suite without a result into the line that says how to
  * make one, and a page whose blocks are replaced while the prose around them is kept.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { SuiteResult } from '../../bench/lib/results.js';
-import { blockBegin, pageSuites, renderBenchmarkBlocks, renderSuiteBlock, tables, updateBenchmarksPage } from '../../bench/lib/resultsPage.js';
+import type { SuiteResult } from '../../src/authoring/benchmarkResults.js';
+import { blockBegin, pageSuites, renderBenchmarkBlocks, renderSuiteBlock, tables, updateBenchmarksPage } from '../../src/authoring/benchmarkPage.js';
 
 /** A cpu result as the suite writes one, cut to two crawlers and a few columns. */
 function cpuResult(pagesPerSec = 512.3): SuiteResult {

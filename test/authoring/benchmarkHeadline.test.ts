@@ -1,15 +1,14 @@
 /**
- * The README's headline figures (bench/lib/headline.ts), taken from result files shaped as the cpu,
+ * The README's headline figures (src/authoring/benchmarkHeadline.ts), taken from result files shaped as the cpu,
  * latency and render suites write them: the case where the baselines ran, dragnet's ratios to them,
  * and null for a suite not measured yet.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { headlineFigures, renderHeadlineTable } from '../../bench/lib/headline.js';
-import type { SuiteResult } from '../../bench/lib/results.js';
-import type { CaseReport } from '../../bench/lib/suite.js';
+import { headlineFigures, renderHeadlineTable } from '../../src/authoring/benchmarkHeadline.js';
+import type { ResultCase, SuiteResult } from '../../src/authoring/benchmarkResults.js';
 
-function result(suite: string, command: string, cases: Array<CaseReport['json']>): SuiteResult {
+function result(suite: string, command: string, cases: Array<ResultCase['json']>): SuiteResult {
     return {
         suite,
         command,
