@@ -3,7 +3,7 @@
  * other module sits in a room; the parts import one another only along the flow (the frontier is
  * the one way back), and so do the rooms of fetch/; monitor/ imports nothing it observes, the
  * vocabulary is a leaf, no module imports itself round a cycle, nothing in src/ reaches into test/
- * or bench/, no file grows past 300 lines and no folder past 15 files. Imports are read from the
+ * or bench/, no file grows past 300 lines of code and no folder past 15 files. Imports are read from the
  * source text, type-only ones and dynamic `import()` included. And what a command loads at its
  * start: the commands that never talk to Redis do not load its client and BullMQ, and a route
  * file's `import ... from 'dragnet'` loads the route API, not the pipeline.
@@ -190,9 +190,10 @@ describe('the layout of src/', () => {
         assert.deepEqual(cycles, [], `import cycles:\n${cycles.join('\n')}`);
     });
 
-    it(`has no file over ${MAX_LINES} lines`, () => {
+    // Lines of code, not of text: a comment that says why, or a call the formatter wraps, is no reason to split a file.
+    it(`has no file of more than ${MAX_LINES} lines of code`, () => {
         const long = files
-            .map((file) => ({ file, lines: readFileSync(join(SRC, file), 'utf8').split('\n').length - 1 }))
+            .map((file) => ({ file, lines: codeOf(file).split('\n').filter((line) => line.trim() !== '').length }))
             .filter(({ lines }) => lines > MAX_LINES);
         assert.deepEqual(long, []);
     });

@@ -9,6 +9,7 @@
  */
 import { slugify } from './html.js';
 import { inTurn, mulberry32, pick, pickShare, type Random, sampleOthers, shuffled, substream } from './random.js';
+import { ADJECTIVES, CATEGORY_NAMES, MATERIALS, NOUNS, PLACES, QUALITIES } from './words.js';
 
 export interface ProductTruth {
     id: number;
@@ -108,79 +109,6 @@ const OUT_OF_STOCK_RATE = 0.15;
 /** Ids of the separate random streams (see `substream`). */
 const PERSISTENT_FAILURE_STREAM = 1;
 const RETRY_AFTER_STREAM = 2;
-
-const CATEGORY_NAMES = [
-    'Kitchen',
-    'Garden',
-    'Lighting',
-    'Office',
-    'Outdoor',
-    'Bath',
-    'Bedroom',
-    'Tools',
-    'Travel',
-    'Pets',
-    'Kids',
-    'Storage',
-];
-const ADJECTIVES = [
-    'Rustic',
-    'Modern',
-    'Classic',
-    'Compact',
-    'Sleek',
-    'Vintage',
-    'Sturdy',
-    'Elegant',
-    'Handmade',
-    'Minimal',
-    'Deluxe',
-    'Everyday',
-    'Foldable',
-    'Portable',
-    'Heavy-Duty',
-    'Cozy',
-];
-const MATERIALS = [
-    'Steel',
-    'Oak',
-    'Bamboo',
-    'Ceramic',
-    'Linen',
-    'Copper',
-    'Walnut',
-    'Glass',
-    'Leather',
-    'Wool',
-    'Marble',
-    'Cotton',
-    'Brass',
-    'Concrete',
-    'Cork',
-    'Aluminum',
-];
-const NOUNS = [
-    'Lamp',
-    'Chair',
-    'Mug',
-    'Shelf',
-    'Basket',
-    'Clock',
-    'Vase',
-    'Bowl',
-    'Tray',
-    'Stool',
-    'Planter',
-    'Blanket',
-    'Kettle',
-    'Organizer',
-    'Mirror',
-    'Bench',
-    'Lantern',
-    'Jar',
-];
-const QUALITIES = ['durable', 'easy to clean', 'lightweight', 'built to last', 'made to order', 'gift-ready'];
-const PLACES = ['the kitchen', 'a small apartment', 'the patio', 'a home office', 'the guest room', 'a cabin'];
 
 export function buildCatalog(options: CatalogOptions): Catalog {
     const random = mulberry32(options.seed);

@@ -1,0 +1,76 @@
+/**
+ * The words the demo shop names and describes its categories and products with (catalog.ts): a
+ * seed picks from them in order, so the same seed always builds the same shop.
+ */
+export const CATEGORY_NAMES = [
+    'Kitchen',
+    'Garden',
+    'Lighting',
+    'Office',
+    'Outdoor',
+    'Bath',
+    'Bedroom',
+    'Tools',
+    'Travel',
+    'Pets',
+    'Kids',
+    'Storage',
+];
+export const ADJECTIVES = [
+    'Rustic',
+    'Modern',
+    'Classic',
+    'Compact',
+    'Sleek',
+    'Vintage',
+    'Sturdy',
+    'Elegant',
+    'Handmade',
+    'Minimal',
+    'Deluxe',
+    'Everyday',
+    'Foldable',
+    'Portable',
+    'Heavy-Duty',
+    'Cozy',
+];
+export const MATERIALS = [
+    'Steel',
+    'Oak',
+    'Bamboo',
+    'Ceramic',
+    'Linen',
+    'Copper',
+    'Walnut',
+    'Glass',
+    'Leather',
+    'Wool',
+    'Marble',
+    'Cotton',
+    'Brass',
+    'Concrete',
+    'Cork',
+    'Aluminum',
+];
+export const NOUNS = [
+    'Lamp',
+    'Chair',
+    'Mug',
+    'Shelf',
+    'Basket',
+    'Clock',
+    'Vase',
+    'Bowl',
+    'Tray',
+    'Stool',
+    'Planter',
+    'Blanket',
+    'Kettle',
+    'Organizer',
+    'Mirror',
+    'Bench',
+    'Lantern',
+    'Jar',
+];
+export const QUALITIES = ['durable', 'easy to clean', 'lightweight', 'built to last', 'made to order', 'gift-ready'];
+export const PLACES = ['the kitchen', 'a small apartment', 'the patio', 'a home office', 'the guest room', 'a cabin'];
