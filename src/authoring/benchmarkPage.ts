@@ -20,7 +20,8 @@ export function renderSuiteBlock(suite: string, result: SuiteResult | undefined)
     const body = result
         ? measured(result)
         : [
-              `Not measured yet: \`${commandFor(suite)}\` writes \`bench/results/${suite}.json\`, and \`npm run docs\` puts its table here.`,
+              `Not measured yet: \`${commandFor(suite)}\` writes \`bench/results/${suite}.json\`, ` +
+                  'and `npm run docs` puts its table here.',
           ];
     return [blockBegin(suite), ...body, BLOCK_END].join('\n');
 }
@@ -45,22 +46,26 @@ export function updateBenchmarksPage(markdown: string, results: Readonly<Record<
 
 /** The suites the page has a block for, in its order. */
 export function pageSuites(markdown: string): string[] {
-    return [...markdown.matchAll(BLOCK)].map((match) => match[1]!);
+    return [...markdown.matchAll(BLOCK)].map(([, suite]) => suite ?? '');
 }
 
 function measured(result: SuiteResult): string[] {
     const { machine, commit } = result;
     const load = (loads: readonly number[]) => loads[0];
+    const runs = result.options?.runs;
+    const how = runs === undefined ? 'On' : runs === 1 ? 'One run each, on' : `Medians of ${runs} runs each, on`;
+    const memoryGb = (machine.totalMemoryMb / 1024).toFixed(1);
+    const at = `${commit.hash?.slice(0, 10) ?? 'unknown'}${commit.dirty ? ' with uncommitted changes' : ''}`;
     const lines = [
         '',
         '```sh',
         result.command,
         '```',
         '',
-        `${result.options ? (result.options.runs === 1 ? 'One run each, on' : `Medians of ${result.options.runs} runs each, on`) : 'On'} ` +
-            `${machine.cores} cores (${machine.cpuModel}, ${(machine.totalMemoryMb / 1024).toFixed(1)} GB), load average ${load(machine.loadAverageAtStart)} at the start ` +
-            `and ${load(machine.loadAverageAtEnd)} at the end; Node ${result.node}; ` +
-            `commit ${commit.hash ? commit.hash.slice(0, 10) : 'unknown'}${commit.dirty ? ' with uncommitted changes' : ''}; ${when(result.startedAt)}.`,
+        `${how} ${machine.cores} cores (${machine.cpuModel}, ${memoryGb} GB), ` +
+            `load average ${load(machine.loadAverageAtStart)} at the start ` +
+            `and ${load(machine.loadAverageAtEnd)} at the end; ` +
+            `Node ${result.node}; commit ${at}; ${when(result.startedAt)}.`,
     ];
     if (result.leftOut.length > 0)
         lines.push(`Left out: ${result.leftOut.map(({ crawler, reason }) => `${crawler} (${reason})`).join('; ')}.`);

@@ -39,7 +39,10 @@ export interface SuiteResult {
     commit: Commit;
     /** Crawlers a suite could not run here (Scrapy not installed), with why: their rows are missing from the table. */
     leftOut: Array<{ crawler: string; reason: string }>;
-    /** Every case as the suite reported it: `json` (each run's figures, the medians, the ratios) and `rows` (its part of the table). */
+    /**
+     * Every case as the suite reported it: `json` (each run's figures, the medians, the ratios) and
+     * `rows` (its part of the table).
+     */
     cases: ResultCase[];
 }
 

@@ -32,7 +32,7 @@ import type { FrontierQueue } from '../vocabulary/queue.js';
  * as the request manager (BasicCrawler.initializeRequestManager), so any FrontierQueue goes there.
  */
 export function queueOption(queue: FrontierQueue): { requestQueue: RequestProvider } {
-    // Crawlee checks the option by shape (above); a FrontierQueue is not a RequestProvider's type.
+    // biome-ignore lint/plugin/noDoubleCast: Crawlee checks the option by shape (above), not by its type
     return { requestQueue: queue as unknown as RequestProvider };
 }
 
@@ -185,6 +185,7 @@ interface RequestFunctionOptions {
 
 // Crawlee's methods the hooks call are protected: the crawler is seen as a class that shows them.
 const HttpCrawlerWithHooks = withHooks(
+    // biome-ignore lint/plugin/noDoubleCast: Crawlee's hooks are protected: the mixin types them loosely inside
     HttpCrawler as unknown as new (
         ...args: unknown[]
     ) => CrawleeInternals & HttpCrawlerInternals,
@@ -259,7 +260,7 @@ class HttpCrawlerReadingBodies extends HttpCrawlerWithHooks {
 
 // The browser stage's PlaywrightCrawler gets its hooks in browserStage.ts, so that Playwright is
 // loaded only by a run that renders a page (see browserStageRunner.ts).
-// Crawlee's methods used above are protected, so the mixin is typed loosely inside and precisely outside.
+// biome-ignore lint/plugin/noDoubleCast: Crawlee's hooks are protected: typed loosely inside, precisely outside
 export const HookedHttpCrawler = HttpCrawlerReadingBodies as unknown as new (
     ...args: ConstructorParameters<typeof HttpCrawler<HttpCrawlingContext>>
 ) => HttpCrawler<HttpCrawlingContext> & CrawlerHooks & { readBody: BodyReader };

@@ -191,7 +191,7 @@ export type LuaScript = (keys: readonly string[], args: readonly (string | Buffe
 
 export function luaScript(redis: Redis, name: string, lua: string): LuaScript {
     if (!(name in redis)) redis.defineCommand(name, { lua });
-    // defineCommand adds the command as a method of the connection, which Redis's type cannot know of.
+    // biome-ignore lint/plugin/noDoubleCast: defineCommand made the command a method Redis's type cannot know of
     const command = (redis as unknown as Record<string, ((...args: unknown[]) => Promise<unknown>) | undefined>)[name];
     if (!command) throw new Error(`ioredis did not define the command ${name}`);
     return (keys, args) => command.call(redis, keys.length, ...keys, ...args);

@@ -21,7 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import robotsParserModule from 'robots-parser';
 
-// robots-parser is CommonJS (`module.exports` is the function) but types itself with an ES default export.
+// biome-ignore lint/plugin/noDoubleCast: robots-parser is CommonJS but types itself with an ES default export
 const robotsParser = robotsParserModule as unknown as typeof robotsParserModule.default;
 
 /** Fetches a robots.txt; throws when there is no answer (unreachable, timed out). */

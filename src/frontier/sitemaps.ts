@@ -27,7 +27,7 @@ import type { Link } from '../vocabulary/request.js';
 import type { RobotsFetch } from './robots.js';
 import { SitemapFailure, SitemapParser } from './sitemapParser.js';
 
-// robots-parser is CommonJS (`module.exports` is the function) but types itself with an ES default export.
+// biome-ignore lint/plugin/noDoubleCast: robots-parser is CommonJS but types itself with an ES default export
 const robotsParser = robotsParserModule as unknown as typeof robotsParserModule.default;
 
 /**

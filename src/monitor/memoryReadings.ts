@@ -10,6 +10,7 @@ import { type Configuration, type EventManager, LocalEventManager } from '@crawl
 import type { MemoryInfo } from '@crawlee/utils';
 
 /** LocalEventManager with its memory reading (private in Crawlee's types) in view. */
+// biome-ignore lint/plugin/noDoubleCast: the memory reading is private in Crawlee's types
 const CrawleeEventManager = LocalEventManager as unknown as new (
     config: Configuration,
 ) => EventManager & { getMemoryInfo(): Promise<MemoryInfo> };

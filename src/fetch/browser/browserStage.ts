@@ -58,6 +58,7 @@ export interface BrowserStageOptions extends Omit<StageOptions, 'maxConcurrency'
 
 // Crawlee's methods the hooks use are protected: the mixin sees a class that shows them, and the
 // class it makes is given PlaywrightCrawler's own constructor and the hooks (as in crawlerHooks.ts).
+// biome-ignore lint/plugin/noDoubleCast: Crawlee's hooks are protected: the mixin types them loosely inside
 const HookedPlaywrightCrawler = withHooks(PlaywrightCrawler as unknown as CrawlerClass) as unknown as new (
     ...args: ConstructorParameters<typeof PlaywrightCrawler>
 ) => PlaywrightCrawler & CrawlerHooks;

@@ -86,10 +86,10 @@ export class RedisTierCounts implements TierCounts {
         const sent = this.pending;
         this.pending = new Map();
         const args = [...sent].flatMap(([field, { ok, blocked }]) => [field, ok, blocked]);
-        // defineCommand added the script as a method of the connection, which Redis's type cannot know of.
-        const sync = (
-            this.redis as unknown as { dragnetTierSync(key: string, ...args: (string | number)[]): Promise<string[]> }
-        ).dragnetTierSync;
+        const sync =
+            // biome-ignore lint/plugin/noDoubleCast: defineCommand made the script a method Redis's type cannot know of
+            (this.redis as unknown as { dragnetTierSync(key: string, ...args: (string | number)[]): Promise<string[]> })
+                .dragnetTierSync;
         const table = await sync.call(this.redis, this.key, now, this.halfLifeMillis, ...args);
         this.view = MemoryTierCounts.fromTable(table, this.halfLifeMillis);
         // Outcomes added while the call was out are in `pending` for the next sync; the view gets them now.

@@ -260,7 +260,7 @@ function decoded(body: Readable, contentEncoding: string | string[] | undefined)
     if (codings.length === 0 || codings.length > MAX_CODINGS || !codings.every((coding) => coding in DECODERS))
         return body;
     const decoders = codings.reverse().map(decoderFor);
-    // pipeline() returns its last stream, a decoder, which @types/node types as a bare writable stream.
+    // biome-ignore lint/plugin/noDoubleCast: pipeline() returns its last stream, a decoder, typed as a writable
     return pipeline([body, ...decoders], () => undefined) as unknown as Readable;
 }
 

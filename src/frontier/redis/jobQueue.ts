@@ -314,6 +314,7 @@ export class JobQueue implements FrontierQueue {
             await this.queue.addBulk(
                 jobs.map(({ jobId, priority, data }) => ({
                     name: 'page',
+                    // biome-ignore lint/plugin/noDoubleCast: the backlog gives spilled JobData back as a record
                     data: data as unknown as JobData,
                     opts: { jobId, priority },
                 })),

@@ -41,7 +41,7 @@ export class BoundedRequestQueue extends RequestQueue {
         if (
             typeof this.requestCache?.maxLength !== 'number' ||
             typeof this.requestSeenCache?.constructor !== 'function' ||
-            // The flag is private in Crawlee's types.
+            // biome-ignore lint/plugin/noDoubleCast: the flag is private in Crawlee's types
             typeof (this as unknown as ForefrontFlag).shouldCheckForForefrontRequests !== 'boolean'
         ) {
             throw new Error(
@@ -67,7 +67,7 @@ export class BoundedRequestQueue extends RequestQueue {
         ...[request, options]: Parameters<RequestQueue['reclaimRequest']>
     ): ReturnType<RequestQueue['reclaimRequest']> {
         const result = await RequestProvider.prototype.reclaimRequest.call(this, request, options);
-        // The flag is private in Crawlee's types.
+        // biome-ignore lint/plugin/noDoubleCast: the flag is private in Crawlee's types
         if (result && options?.forefront) (this as unknown as ForefrontFlag).shouldCheckForForefrontRequests = true;
         return result;
     }
