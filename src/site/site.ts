@@ -75,8 +75,8 @@ export interface RouteDefinition<Schema extends z.ZodType = z.ZodType> {
     /**
      * Browser stage: what else to wait for, instead of a fixed sleep. `load` (default): the load
      * event; `networkidle`: no network traffic for 500 ms; `fields`: until the extractor's records
-     * pass the schema (checked every 100 ms). Each gives up at the wait timeout and lets the
-     * schema judge what is there.
+     * pass the schema (read again each time the page's DOM changes, and at least every second).
+     * Each gives up at the wait timeout and lets the schema judge what is there.
      */
     waitUntil?: 'load' | 'networkidle' | 'fields';
     /**
