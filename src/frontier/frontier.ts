@@ -182,7 +182,7 @@ export class Frontier {
             queued.forEach(({ index }, i) => {
                 // Another worker marked it in between. It queued it too (the queue kept one job)
                 // and counts it; or, rarely, it claimed it as a canonical URL, and the URL is
-                // fetched and stored beside the page that claimed it (see the README, Distributed).
+                // fetched and stored beside the page that claimed it (docs/distributed.md, the seen-set).
                 if (isNew[i]) return;
                 admissions[index] = 'seen';
                 stats.admitted -= 1;

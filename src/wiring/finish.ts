@@ -24,7 +24,7 @@ export async function closeRun(stores: RunStores, pipeline: Pipeline | undefined
 }
 
 /**
- * The run's exit code (README, "Exit codes"): 128 + the signal that stopped it; 3 when the drift
+ * The run's exit code (docs/failures-and-resume.md, "Exit codes"): 128 + the signal that stopped it; 3 when the drift
  * breaker stopped a route; 1 when the dead-letter holds pages that needed a browser and got none
  * (none was there, `renderer-unavailable`, or none started for them, `browser-launch-failed`);
  * else 0. Counted over the whole run, as its summary is: a resumed run's earlier sessions too, and

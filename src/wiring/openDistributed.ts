@@ -103,7 +103,7 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
     const keys = fleetKeys(prefix, site);
     const { redis, db } = await connectParts(options.redisUrl, options.databaseUrl, `${prefix}:worker`);
     for (const problem of await redisSettingProblems(redis))
-        log.warn(`Redis: ${problem} (see the README's distributed mode)`);
+        log.warn(`Redis: ${problem} (see docs/distributed.md, "Redis and PostgreSQL")`);
     const stats = new RunStats();
     const sink = new PgSink(db);
     const outcomes = new PgOutcomes({ sink, site, stats });
