@@ -75,7 +75,7 @@ async function main(): Promise<number> {
             chromiumPath: provisioned ? provisioned.path : chromiumOf(site, log),
             log,
         });
-        process.stdout.write(`${formatSummary(summary)}\n`);
+        process.stdout.write(`${formatSummary(summary, { resumable: shop === undefined })}\n`);
         if (provisioned && (!provisioned.path || provisioned.attempts.length > 0))
             process.stdout.write(`  chromium   ${provisioned.note}\n`);
         if (config.summaryJson) await writeFile(config.summaryJson, `${JSON.stringify(summary, null, 2)}\n`);

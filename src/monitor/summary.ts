@@ -79,15 +79,22 @@ export function buildSummary(
     };
 }
 
-export function formatSummary(summary: RunSummary): string {
+/**
+ * The summary as `npm start` prints it. A stopped run says how to go on: run the same command again,
+ * unless it is not `resumable` (the built-in demo starts a new shop, and a fresh run, each time).
+ */
+export function formatSummary(summary: RunSummary, { resumable = true }: { resumable?: boolean } = {}): string {
     const { requests, items } = summary;
+    const resume = resumable
+        ? 'run the same command again: it continues where this one stopped'
+        : 'the built-in demo starts afresh each time; a run of a site continues where it stopped';
     return [
         `dragnet: ${summary.site} ${summary.stopped ? `stopped by ${summary.stopped}` : 'finished'} ` +
             `in ${summary.durationSec}s (${summary.pagesPerSec} pages/s)` +
             (summary.resumed
                 ? `, resuming a run begun ${summary.resumed.firstStartedAt} (session ${summary.resumed.sessions + 1})`
                 : ''),
-        ...(summary.stopped ? [`  resume     run the same command again: it continues where this one stopped`] : []),
+        ...(summary.stopped ? [`  resume     ${resume}`] : []),
         `  requests   ${requests.total} total: ${requests.succeeded} succeeded, ${requests.deadLettered} ` +
             `dead-lettered, ${requests.retried} retried (${requests.retries} retries), ` +
             `${requests.redirects} redirects, ${requests.duplicates} duplicates`,
