@@ -82,7 +82,14 @@ async function rounds(
             if (stopped) break;
             browserStage.start();
             httpStage = nextHttpStage();
-            await runAtControlledConcurrency(httpStage, concurrency);
+            try {
+                await runAtControlledConcurrency(httpStage, concurrency);
+            } catch (error) {
+                // Left running, the browser stage keeps the process alive; its own failure matters less than this one.
+                browserStage.stop();
+                await browserStage.finish().catch(() => undefined);
+                throw error;
+            }
             await browserStage.finish();
         }
     } finally {
