@@ -6,7 +6,7 @@
 # other commands: --entrypoint node ... --import tsx src/commands/status.ts --site S.
 
 # Dependencies, built where a compiler is at hand: better-sqlite3 compiles its native module on install.
-FROM node:20-bookworm-slim AS deps
+FROM node:26-bookworm-slim AS deps
 RUN apt-get update \
     && apt-get install -y --no-install-recommends python3 make g++ \
     && rm -rf /var/lib/apt/lists/*
@@ -17,7 +17,7 @@ COPY vendor ./vendor
 ENV PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 RUN npm ci --omit=dev && npm cache clean --force
 
-FROM node:20-bookworm-slim
+FROM node:26-bookworm-slim
 LABEL org.opencontainers.image.title="dragnet" \
       org.opencontainers.image.description="Large-scale web scraping on Crawlee: the npm start pipeline as an image for a cloud runner" \
       org.opencontainers.image.licenses="MIT"

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Shop, startShop } from '../src/demo/shop.js';
 import { ROOT, runScript, startScript } from './helpers/cli.js';
+import { ltsVersion } from './lts/ltsNode.js';
 
 const DOCKERFILE = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
 /** The runtime stage: from the last FROM on. */
@@ -45,6 +46,12 @@ async function freePort(): Promise<number> {
 }
 
 describe('the image', () => {
+    it("builds and runs on Node's current LTS line, the one `npm test` runs the demo under", () => {
+        const froms = [...DOCKERFILE.matchAll(/^FROM (\S+)/gm)].map(([, image]) => image);
+        const major = ltsVersion().split('.')[0];
+        assert.deepEqual(froms, [`node:${major}-bookworm-slim`, `node:${major}-bookworm-slim`]);
+    });
+
     it('runs as the node user, owns only the storage dir, starts under tini, is labelled', () => {
         const lines = RUNTIME.split('\n');
         const user = lines.findIndex((line) => line.startsWith('USER '));
