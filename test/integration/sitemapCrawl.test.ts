@@ -4,7 +4,7 @@
  * named by robots.txt), and the memory that reading a sitemap takes.
  *
  * - A sitemap of 200,000 URLs is read with no more heap than one of 20,000.
- * - 20,000 products found only through the sitemaps (`sitemaps: true`: robots.txt's `Sitemap:`
+ * - 5,000 products found only through the sitemaps (`sitemaps: true`: robots.txt's `Sitemap:`
  *   line) are each fetched once and stored with their lastmod.
  * - Beside the start URLs, sitemaps that are malformed, missing, forbidden or off-site are counted
  *   and logged with their reasons, and the crawl of everything else goes on.
@@ -39,9 +39,9 @@ import type { RunSummary } from '../../src/vocabulary/report.js';
 import { crawlShop, type ShopCrawl } from '../helpers/crawlShop.js';
 import { readDataset } from '../helpers/stores.js';
 
-const PRODUCTS = 20_000;
+const PRODUCTS = 5_000;
 
-// As the CLI does (main.ts): left to V8's default, the heap of this 20,000-page crawl grows to ~1.1 GB before it is collected.
+// As the CLI does (main.ts): left to V8's default, the heap of a crawl of this size grows to far more before it is collected.
 limitHeapGrowth();
 const productRoute = siteDefinition.routes.get('product')!;
 
