@@ -74,3 +74,39 @@ describe('the printed summary on proxies', () => {
         assert.match(printed(proxies), /^ {2}proxies {4}datacenter 20 requests \(0 blocked, 0 429s, 0 exit faults\); 0 tier moves$/m);
     });
 });
+
+describe('the printed summary of a stopped run', () => {
+    const storage = {
+        dir: './storage',
+        dataset: 'shop',
+        quarantine: 'shop-quarantine',
+        deadLetter: 'shop-dead-letter',
+        rawPages: './storage/raw_pages/shop',
+    };
+    const finished = () =>
+        buildSummary(new RunStats(), {
+            site: 'shop',
+            seenSet: new MemorySeenSet(),
+            render: {},
+            drift: [],
+            browserAvailable: true,
+            storage,
+            proxies: directProxies(),
+        });
+    const stopped = () => ({ ...finished(), stopped: 'SIGINT' as const });
+    const resumeLine = (text: string) => text.split('\n').find((line) => line.startsWith('  resume '));
+
+    it('tells the user of a site to run the same command again to continue', () => {
+        assert.match(resumeLine(formatSummary(stopped())) ?? '', /run the same command again: it continues/);
+    });
+
+    it('tells the user of the built-in demo that it starts afresh instead', () => {
+        const line = resumeLine(formatSummary(stopped(), { resumable: false })) ?? '';
+        assert.match(line, /the built-in demo starts afresh each time/);
+        assert.doesNotMatch(line, /run the same command again/);
+    });
+
+    it('has no resume line for a run that finished', () => {
+        assert.equal(resumeLine(formatSummary(finished())), undefined);
+    });
+});
