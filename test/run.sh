@@ -5,7 +5,7 @@
 # Playwright's download when its host answers; else, as root with apt-get, Debian's `chromium`;
 # else we say what to run.
 # The distributed-mode tests need Redis on 127.0.0.1:6379 and PostgreSQL on 127.0.0.1:5432 (trust
-# auth, database `test`); one that is installed but not running is started (README, Tests).
+# auth, database `test`); one that is installed but not running is started (docs/contributing.md, "What npm test does").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,5 +1,5 @@
 /**
- * Fixture files are written by `try --save-fixture` and edited by hand (README, Contributing): one
+ * Fixture files are written by `try --save-fixture` and edited by hand (docs/contributing.md, "Fixtures"): one
  * that is no longer a fixture says which file, and what in it, instead of failing somewhere after.
  */
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 /**
  * A proxy whose port is dead (nothing listens): every connection to it is refused. That is the
- * exit's fault, not the site's (README, "Exits are not the site"): the exit rests and the request
+ * exit's fault, not the site's (docs/proxies.md, "Exits are not the site"): the exit rests and the request
  * goes out by another at once, no attempt charged, and the site's transient errors stay at none.
  */
 import assert from 'node:assert/strict';
@@ -16,7 +16,7 @@ describe('a proxy tier whose one proxy has a dead port, before a direct tier', (
                 maxConcurrency: 4,
                 chromiumPath: undefined,
                 // robots.txt goes out by the cheapest tier too, and through the dead proxy it is unreachable
-                // for its 30 s: a matter of its own (README, robots.txt), left out here.
+                // for its 30 s: a matter of its own (docs/proxies.md, "robots.txt"), left out here.
                 respectRobotsTxt: false,
                 proxies: { tiers: [{ name: 'dead', proxyUrls: ['http://127.0.0.1:1'] }, { name: 'direct', proxyUrls: 'direct' }] },
             },
