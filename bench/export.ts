@@ -75,16 +75,30 @@ interface ExportRun {
 }
 
 /** Runs `npm run export -- --site SITE --format F --out OUT --storage-dir DIR` the way a user would. */
-async function runExport(format: Format, out: string, storageDir: string): Promise<ExportRun & { code: number | null; stderr: string }> {
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('DRAGNET_') && !name.startsWith('CRAWLEE_')));
+async function runExport(
+    format: Format,
+    out: string,
+    storageDir: string,
+): Promise<ExportRun & { code: number | null; stderr: string }> {
+    const env = Object.fromEntries(
+        Object.entries(process.env).filter(([name]) => !name.startsWith('DRAGNET_') && !name.startsWith('CRAWLEE_')),
+    );
     const args = ['--site', SITE, '--format', format, '--out', out, '--storage-dir', storageDir];
     const started = performance.now();
-    const child = spawn('npm', ['run', '-s', 'export', '--', ...args], { cwd: projectRoot, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn('npm', ['run', '-s', 'export', '--', ...args], {
+        cwd: projectRoot,
+        env,
+        stdio: ['ignore', 'ignore', 'pipe'],
+    });
     const sampler = sampleTree({ pid: child.pid!, intervalMs: 250 });
     // The file appears when the export starts writing (createWriteStream opens it first thing); looked for every 20 ms.
     let createdAt: number | undefined;
     const watch = setInterval(() => {
-        if (createdAt === undefined) void stat(out).then(() => (createdAt ??= performance.now()), () => undefined);
+        if (createdAt === undefined)
+            void stat(out).then(
+                () => (createdAt ??= performance.now()),
+                () => undefined,
+            );
     }, 20);
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
@@ -112,7 +126,8 @@ async function countLines(path: string): Promise<number> {
 }
 
 export default defineSuite({
-    description: 'npm run export of a 100,000-item dataset (and a tenth of it) to JSONL and CSV: seconds, items/s, peak RSS',
+    description:
+        'npm run export of a 100,000-item dataset (and a tenth of it) to JSONL and CSV: seconds, items/s, peak RSS',
     runByDefault: false,
     async run(options, report) {
         for (const items of options.products ?? (options.large ? LARGE_ITEMS : DEFAULT_ITEMS)) {
@@ -138,7 +153,8 @@ export default defineSuite({
                             const ok = result.code === 0 && result.lines === expected;
                             process.stderr.write(
                                 `bench export ${format} ${size}: run ${run}/${options.runs}: ` +
-                                    (ok ? `${round(result.seconds, 2)}s, peak RSS ${round(result.peakRssMb)} MB, ${round(result.outputMb)} MB written\n`
+                                    (ok
+                                        ? `${round(result.seconds, 2)}s, peak RSS ${round(result.peakRssMb)} MB, ${round(result.outputMb)} MB written\n`
                                         : `FAILED (exit ${result.code}, ${result.lines} lines of ${expected}: ${result.stderr.trim().split('\n').slice(-3).join(' | ')})\n`),
                             );
                             if (!ok) {
@@ -162,7 +178,12 @@ export default defineSuite({
                             peakRssMb: median(runs.map((r) => round(r.peakRssMb))),
                             treePeakRssMb: median(runs.map((r) => round(r.treePeakRssMb))),
                             outputMb: median(runs.map((r) => round(r.outputMb, 1))),
-                            perRun: runs.map((r) => ({ seconds: round(r.seconds, 2), exportSec: r.exportSec === null ? null : round(r.exportSec, 2), peakRssMb: round(r.peakRssMb), treePeakRssMb: round(r.treePeakRssMb) })),
+                            perRun: runs.map((r) => ({
+                                seconds: round(r.seconds, 2),
+                                exportSec: r.exportSec === null ? null : round(r.exportSec, 2),
+                                peakRssMb: round(r.peakRssMb),
+                                treePeakRssMb: round(r.treePeakRssMb),
+                            })),
                         };
                     };
                     const [tenth, full] = [figures(sizes[0]!), figures(items)];

@@ -65,7 +65,9 @@ export default defineSuite({
                     args: ['--request-timeout', String(REQUEST_TIMEOUT_SECS)],
                 },
             });
-            const results = Object.fromEntries([...records].map(([name, runs]) => [name, summarizeRuns(runs, metrics, details)]));
+            const results = Object.fromEntries(
+                [...records].map(([name, runs]) => [name, summarizeRuns(runs, metrics, details)]),
+            );
             const without = results[clean.name]!.median;
             const withFailures = results[failing.name]!.median;
             // Products per second: both runs store every product, and the failing one makes ~5% more requests for them.

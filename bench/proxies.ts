@@ -25,7 +25,11 @@ const SAMPLE_INTERVAL_MS = 250;
 function proxiesFor(count: number, tiersOf: (urls: string[]) => string[]): () => Promise<Sidecar> {
     return async () => {
         const proxy = await startProxyProcess(count);
-        return { args: tiersOf(proxy.urls).flatMap((tier) => ['--proxy-tier', tier]), report: () => proxy.report(), close: () => proxy.close() };
+        return {
+            args: tiersOf(proxy.urls).flatMap((tier) => ['--proxy-tier', tier]),
+            report: () => proxy.report(),
+            close: () => proxy.close(),
+        };
     };
 }
 
@@ -87,9 +91,15 @@ export default defineSuite({
                 crawlers: cases,
                 runs: options.runs,
                 shop: { ...CLEAN_SHOP, pageWeight: options.pageWeight, products, latencyMs: 0 },
-                crawl: { maxConcurrency: CONCURRENCY, timeLimitSec: timeLimitSec(products), sampleIntervalMs: SAMPLE_INTERVAL_MS },
+                crawl: {
+                    maxConcurrency: CONCURRENCY,
+                    timeLimitSec: timeLimitSec(products),
+                    sampleIntervalMs: SAMPLE_INTERVAL_MS,
+                },
             });
-            const results = Object.fromEntries([...records].map(([name, runs]) => [name, summarizeRuns(runs, metrics, details)]));
+            const results = Object.fromEntries(
+                [...records].map(([name, runs]) => [name, summarizeRuns(runs, metrics, details)]),
+            );
             const base = results[direct.name]!.median;
             const versusDirect = (name: string) => {
                 const median = results[name]!.median;
@@ -98,12 +108,26 @@ export default defineSuite({
                     cpuMsPerPage: ratio(median.cpuMsPerPage, base.cpuMsPerPage),
                     peakRssMb: ratio(median.peakRssMb, base.peakRssMb),
                     // dragnet's CPU per page over direct's (difference of medians): what its proxy layer adds, the proxy's own CPU not included.
-                    addedCpuMsPerPage: median.cpuMsPerPage === null || base.cpuMsPerPage === null ? null : round(median.cpuMsPerPage - base.cpuMsPerPage, 3),
+                    addedCpuMsPerPage:
+                        median.cpuMsPerPage === null || base.cpuMsPerPage === null
+                            ? null
+                            : round(median.cpuMsPerPage - base.cpuMsPerPage, 3),
                 };
             };
-            const ratios = Object.fromEntries([oneProxy, twoTiers].map(({ name }) => [`${name}/direct`, versusDirect(name)]));
+            const ratios = Object.fromEntries(
+                [oneProxy, twoTiers].map(({ name }) => [`${name}/direct`, versusDirect(name)]),
+            );
             report({
-                json: { case: `proxies-${products}`, products, pageWeight: options.pageWeight, concurrency: CONCURRENCY, latencyMs: 0, runs: options.runs, crawlers: results, ratios },
+                json: {
+                    case: `proxies-${products}`,
+                    products,
+                    pageWeight: options.pageWeight,
+                    concurrency: CONCURRENCY,
+                    latencyMs: 0,
+                    runs: options.runs,
+                    crawlers: results,
+                    ratios,
+                },
                 rows: cases.map((crawler) => {
                     const { median, failedRuns } = results[crawler.name]!;
                     const versus = crawler === direct ? undefined : ratios[`${crawler.name}/direct`];

@@ -20,7 +20,11 @@ export function productFields($: CheerioAPI, url: string) {
     return {
         url,
         title: $('h1.product-title').text().trim(),
-        price: Number($('.buy-box .price').text().replace(/[^0-9.]/g, '')),
+        price: Number(
+            $('.buy-box .price')
+                .text()
+                .replace(/[^0-9.]/g, ''),
+        ),
         currency: $('.buy-box .price').attr('data-currency'),
         sku: $('.buy-box .sku').text().trim(),
         availability: inStock ? 'in_stock' : 'out_of_stock',

@@ -46,7 +46,9 @@ export async function compareCrawlers(options: ComparisonOptions): Promise<Map<s
         for (const crawler of options.crawlers) {
             const record = await runOnce(crawler, run, options);
             records.get(crawler.name)!.push(record);
-            process.stderr.write(`bench ${options.title}: ${crawler.name} run ${run}/${options.runs}: ${describe(record)}\n`);
+            process.stderr.write(
+                `bench ${options.title}: ${crawler.name} run ${run}/${options.runs}: ${describe(record)}\n`,
+            );
         }
         await options.afterRound?.();
     }
@@ -61,11 +63,17 @@ async function runOnce(crawler: Crawler, run: number, options: ComparisonOptions
         sidecar = await crawler.sidecar?.();
         const args = [...(options.crawl.args ?? []), ...(sidecar?.args ?? [])];
         const shopCpuBefore = process.cpuUsage();
-        const outcome = await runCrawler(crawler, { ...options.crawl, ...(args.length > 0 ? { args } : {}), shopUrl: shop.shop.url, storageDir });
+        const outcome = await runCrawler(crawler, {
+            ...options.crawl,
+            ...(args.length > 0 ? { args } : {}),
+            shopUrl: shop.shop.url,
+            storageDir,
+        });
         const shopCpu = process.cpuUsage(shopCpuBefore);
         const shopCpuSec = round((shopCpu.user + shopCpu.system) / 1e6, 2);
         const sidecarReport = await sidecar?.report();
-        if (!outcome.ok) return { run, outcome, shopInflightSamples: [], shopCpuSec, sidecar: sidecarReport, othersCpuShare: null };
+        if (!outcome.ok)
+            return { run, outcome, shopInflightSamples: [], shopCpuSec, sidecar: sidecarReport, othersCpuShare: null };
         const { result } = outcome;
         const shopInflightSamples = shop
             .samples()
@@ -73,7 +81,14 @@ async function runOnce(crawler: Crawler, run: number, options: ComparisonOptions
             .map((s) => s.inflight);
         // The shop and the sidecar are idle outside the crawl, so all of their CPU time falls in the crawl's window.
         const ours = (result.cpuSec + shopCpuSec + (sidecarReport?.cpuSec ?? 0)) / (cpus().length * result.durationSec);
-        return { run, outcome, shopInflightSamples, shopCpuSec, sidecar: sidecarReport, othersCpuShare: round(Math.max(0, result.machineCpuBusy - ours), 3) };
+        return {
+            run,
+            outcome,
+            shopInflightSamples,
+            shopCpuSec,
+            sidecar: sidecarReport,
+            othersCpuShare: round(Math.max(0, result.machineCpuBusy - ours), 3),
+        };
     } finally {
         await sidecar?.close();
         await shop.close();
@@ -92,7 +107,10 @@ export interface RunsSummary<K extends string> {
     /** Median of each metric over the runs that completed without error. */
     median: Record<K, number | null>;
     /** Each run's metrics, or its error. */
-    runs: Array<({ run: number } & Record<K, number | null> & Record<string, unknown>) | { run: number; error: string; peakRssMb?: number }>;
+    runs: Array<
+        | ({ run: number } & Record<K, number | null> & Record<string, unknown>)
+        | { run: number; error: string; peakRssMb?: number }
+    >;
     failedRuns: number;
 }
 
@@ -120,6 +138,9 @@ export function summarizeRuns<K extends string>(
         }
         runs.push({ run: record.run, ...picked, ...details(ok) });
     }
-    const median = Object.fromEntries([...values].map(([name, list]) => [name, medianOf(list)])) as Record<K, number | null>;
+    const median = Object.fromEntries([...values].map(([name, list]) => [name, medianOf(list)])) as Record<
+        K,
+        number | null
+    >;
     return { median, runs, failedRuns: records.filter((r) => !r.outcome.ok).length };
 }

@@ -96,7 +96,10 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
         const exitedAtMs = Math.max(...exits.map((exit) => exit.atMs));
         const workers = await Promise.all(
             exits.map(async (exit, index): Promise<WorkerOutcome> => {
-                const summary = await readFile(join(dir, `w${index}.json`), 'utf8').then((text) => JSON.parse(text) as RunSummary, () => undefined);
+                const summary = await readFile(join(dir, `w${index}.json`), 'utf8').then(
+                    (text) => JSON.parse(text) as RunSummary,
+                    () => undefined,
+                );
                 const failed = exit.code !== 0;
                 return {
                     exitCode: exit.code,
@@ -110,9 +113,21 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
                 };
             }),
         );
-        const tables = await db.query<{ n: string }>('SELECT count(*) AS n FROM pg_tables WHERE schemaname = $1 AND tablename = $2', [schema, 'items']);
-        const items = Number(tables.rows[0]!.n) > 0 ? Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".items`)).rows[0]!.n) : 0;
-        return { spawnedAtMs, exitedAtMs, finished: finished && workers.every((worker) => worker.exitCode === 0), workers, items };
+        const tables = await db.query<{ n: string }>(
+            'SELECT count(*) AS n FROM pg_tables WHERE schemaname = $1 AND tablename = $2',
+            [schema, 'items'],
+        );
+        const items =
+            Number(tables.rows[0]!.n) > 0
+                ? Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".items`)).rows[0]!.n)
+                : 0;
+        return {
+            spawnedAtMs,
+            exitedAtMs,
+            finished: finished && workers.every((worker) => worker.exitCode === 0),
+            workers,
+            items,
+        };
     } finally {
         await deleteKeysUnder(options.redis, prefix);
         await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
@@ -128,14 +143,26 @@ interface WorkerExit {
     stderr: string;
 }
 
-function startWorker(index: number, dir: string, options: FleetRunOptions, env: NodeJS.ProcessEnv): { child: ChildProcess; exit: Promise<WorkerExit> } {
+function startWorker(
+    index: number,
+    dir: string,
+    options: FleetRunOptions,
+    env: NodeJS.ProcessEnv,
+): { child: ChildProcess; exit: Promise<WorkerExit> } {
     const args = [
-        '--import', 'tsx', 'src/main.ts',
-        '--site', 'demo-shop',
-        '--start-url', `${options.shopUrl}/`,
-        '--max-concurrency', String(options.maxConcurrency),
-        '--storage-dir', join(dir, `w${index}`),
-        '--summary-json', join(dir, `w${index}.json`),
+        '--import',
+        'tsx',
+        'src/main.ts',
+        '--site',
+        'demo-shop',
+        '--start-url',
+        `${options.shopUrl}/`,
+        '--max-concurrency',
+        String(options.maxConcurrency),
+        '--storage-dir',
+        join(dir, `w${index}`),
+        '--summary-json',
+        join(dir, `w${index}.json`),
     ];
     const child = spawn(process.execPath, args, { cwd: projectRoot, env, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';

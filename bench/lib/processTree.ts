@@ -157,13 +157,22 @@ export function sampleTree(options: TreeSamplerOptions): TreeSampler {
                     rssMb += rss;
                     rssMbByGroup[name] = (rssMbByGroup[name] ?? 0) + rss;
                 }
-                if (peak !== undefined && peak > (hwm.get(process.pid)?.hwmMb ?? 0)) hwm.set(process.pid, { comm: process.comm, hwmMb: peak });
+                if (peak !== undefined && peak > (hwm.get(process.pid)?.hwmMb ?? 0))
+                    hwm.set(process.pid, { comm: process.comm, hwmMb: peak });
                 pssMb += pss ?? 0;
             }),
         );
         const cpuSecByGroup: Record<string, number> = {};
-        for (const { group: name, cpuSec } of lastCpu.values()) cpuSecByGroup[name] = (cpuSecByGroup[name] ?? 0) + cpuSec;
-        samples.push({ atMs, processes: tree.length, rssMb, rssMbByGroup, ...(options.pss ? { pssMb } : {}), cpuSecByGroup });
+        for (const { group: name, cpuSec } of lastCpu.values())
+            cpuSecByGroup[name] = (cpuSecByGroup[name] ?? 0) + cpuSec;
+        samples.push({
+            atMs,
+            processes: tree.length,
+            rssMb,
+            rssMbByGroup,
+            ...(options.pss ? { pssMb } : {}),
+            cpuSecByGroup,
+        });
     }
 
     let timer: NodeJS.Timeout | undefined;

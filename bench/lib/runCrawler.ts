@@ -49,7 +49,12 @@ const scrapy = findScrapy();
 
 export const crawlers = {
     dragnet: { name: 'dragnet', label: 'dragnet', script: `${crawlersDir}dragnet.ts` },
-    plainCrawlee: { name: 'plain-crawlee', label: 'plain Crawlee (default storage)', script: `${crawlersDir}plainCrawlee.ts`, nodeFlags: AS_PUBLISHED },
+    plainCrawlee: {
+        name: 'plain-crawlee',
+        label: 'plain Crawlee (default storage)',
+        script: `${crawlersDir}plainCrawlee.ts`,
+        nodeFlags: AS_PUBLISHED,
+    },
     plainCrawleeMemory: {
         name: 'plain-crawlee-memory',
         label: 'plain Crawlee (persistStorage: false)',
@@ -115,7 +120,11 @@ export async function runCrawler(crawler: Crawler, crawlerCase: CrawlerCase): Pr
 
     if (code === 0 && resultLine) return { ok: true, result: JSON.parse(resultLine) as CrawlerResult };
     const how = signal ? `killed by ${signal}` : `exit code ${code}`;
-    return { ok: false, error: `${crawler.name} ${how}${stderrTail ? `: ${stderrTail}` : ''}`, peakRssMb: lastPeakRssMb };
+    return {
+        ok: false,
+        error: `${crawler.name} ${how}${stderrTail ? `: ${stderrTail}` : ''}`,
+        peakRssMb: lastPeakRssMb,
+    };
 }
 
 /** VmHWM (the kernel's peak resident set) of a live process, in MB; undefined where /proc is not there. */

@@ -6,7 +6,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SuiteResult } from '../../src/authoring/benchmarkResults.js';
-import { blockBegin, pageSuites, renderBenchmarkBlocks, renderSuiteBlock, tables, updateBenchmarksPage } from '../../src/authoring/benchmarkPage.js';
+import {
+    blockBegin,
+    pageSuites,
+    renderBenchmarkBlocks,
+    renderSuiteBlock,
+    tables,
+    updateBenchmarksPage,
+} from '../../src/authoring/benchmarkPage.js';
 
 /** A cpu result as the suite writes one, cut to two crawlers and a few columns. */
 function cpuResult(pagesPerSec = 512.3): SuiteResult {
@@ -16,7 +23,13 @@ function cpuResult(pagesPerSec = 512.3): SuiteResult {
         options: { runs: 3, products: null, large: false, pageWeight: 'real' },
         startedAt: '2030-01-02T03:04:05.678Z',
         finishedAt: '2030-01-02T03:09:00.000Z',
-        machine: { cores: 2, cpuModel: 'AMD EPYC', totalMemoryMb: 24105, loadAverageAtStart: [1.5, 1.2, 0.9], loadAverageAtEnd: [2.25, 1.8, 1.1] },
+        machine: {
+            cores: 2,
+            cpuModel: 'AMD EPYC',
+            totalMemoryMb: 24105,
+            loadAverageAtStart: [1.5, 1.2, 0.9],
+            loadAverageAtEnd: [2.25, 1.8, 1.1],
+        },
         node: 'v20.20.2',
         commit: { hash: '0123456789abcdef0123456789abcdef01234567', dirty: false },
         leftOut: [],
@@ -93,7 +106,13 @@ describe('renderSuiteBlock', () => {
 describe('tables', () => {
     it('puts the rows of cases with the same columns in one table, in the order of their first case', () => {
         const mixed = { json: {}, rows: [{ case: 'mixed', rendered: 200 }] };
-        const versus = { json: {}, rows: [{ case: 'always vs Crawlee', crawler: 'dragnet' }, { case: 'dragnet / plain', crawler: null }] };
+        const versus = {
+            json: {},
+            rows: [
+                { case: 'always vs Crawlee', crawler: 'dragnet' },
+                { case: 'dragnet / plain', crawler: null },
+            ],
+        };
         const always = { json: {}, rows: [{ case: 'always', rendered: 199 }] };
         assert.deepEqual(tables([mixed, versus, always]), [[...mixed.rows, ...always.rows], versus.rows]);
     });
@@ -105,7 +124,10 @@ describe('updateBenchmarksPage', () => {
 
     it('replaces each block with what the results give, and keeps the prose around it', () => {
         const stale = page(`${blockBegin('cpu')}\n| an old table |\n<!-- bench: end -->`);
-        assert.equal(updateBenchmarksPage(stale, { cpu: cpuResult() }), page(CPU_BLOCK, renderSuiteBlock('render', undefined)));
+        assert.equal(
+            updateBenchmarksPage(stale, { cpu: cpuResult() }),
+            page(CPU_BLOCK, renderSuiteBlock('render', undefined)),
+        );
     });
 
     it('gives the page back unchanged when it already shows the results, and changes it when a result changes', () => {

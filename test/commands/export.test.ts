@@ -37,17 +37,33 @@ async function seeded(t: TestContext) {
         { requestKey: 'http://shop.test/b', items: [items[1]!] },
         {
             requestKey: 'http://shop.test/c',
-            deadLetter: { url: 'http://shop.test/c', failureClass: 'permanent', reason: 'http-404', error: 'Not Found', status: 404, attempts: 1, stage: 'http', deadLetteredAt: '2024-01-01T00:00:00.000Z' },
+            deadLetter: {
+                url: 'http://shop.test/c',
+                failureClass: 'permanent',
+                reason: 'http-404',
+                error: 'Not Found',
+                status: 404,
+                attempts: 1,
+                stage: 'http',
+                deadLetteredAt: '2024-01-01T00:00:00.000Z',
+            },
         },
     ]);
-    await sink.commit('other-shop', [{ requestKey: 'http://other.test/a', items: [{ id: 99 } as unknown as StoredItem] }]);
+    await sink.commit('other-shop', [
+        { requestKey: 'http://other.test/a', items: [{ id: 99 } as unknown as StoredItem] },
+    ]);
     return { db, url };
 }
 
-const jsonLines = (text: string) => text.trimEnd().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+const jsonLines = (text: string) =>
+    text
+        .trimEnd()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe('npm run export --database-url (child process)', () => {
-    it('writes the site\'s items from PostgreSQL as JSON lines to standard output, in the order stored', async (t) => {
+    it("writes the site's items from PostgreSQL as JSON lines to standard output, in the order stored", async (t) => {
         const { url } = await seeded(t);
         const run = await runScript(EXPORT, ['--format', 'jsonl', '--database-url', url, '--site', SITE]);
         assert.equal(run.code, 0, run.stderr);
@@ -68,10 +84,31 @@ describe('npm run export --database-url (child process)', () => {
 
     it('writes the dead-letter and the quarantine', async (t) => {
         const { url } = await seeded(t);
-        const dead = await runScript(EXPORT, ['--format', 'jsonl', '--store', 'dead-letter', '--database-url', url, '--site', SITE]);
+        const dead = await runScript(EXPORT, [
+            '--format',
+            'jsonl',
+            '--store',
+            'dead-letter',
+            '--database-url',
+            url,
+            '--site',
+            SITE,
+        ]);
         assert.equal(dead.code, 0, dead.stderr);
-        assert.deepEqual(jsonLines(dead.stdout).map((entry) => [entry.url, entry.reason]), [['http://shop.test/c', 'http-404']]);
-        const quarantine = await runScript(EXPORT, ['--format', 'jsonl', '--store', 'quarantine', '--database-url', url, '--site', SITE]);
+        assert.deepEqual(
+            jsonLines(dead.stdout).map((entry) => [entry.url, entry.reason]),
+            [['http://shop.test/c', 'http-404']],
+        );
+        const quarantine = await runScript(EXPORT, [
+            '--format',
+            'jsonl',
+            '--store',
+            'quarantine',
+            '--database-url',
+            url,
+            '--site',
+            SITE,
+        ]);
         assert.equal(quarantine.code, 0, quarantine.stderr);
         assert.equal(quarantine.stdout, '');
         assert.equal(quarantine.stderr, `dragnet: exported 0 quarantine of ${SITE}\n`);
@@ -89,7 +126,10 @@ describe('npm run export --database-url (child process)', () => {
             const fromDir = await runScript(EXPORT, ['--format', 'jsonl', '--store', store, '--storage-dir', dir]);
             assert.equal(fromPg.code, 0, fromPg.stderr);
             assert.equal(fromDir.code, 0, fromDir.stderr);
-            const sorted = (text: string) => jsonLines(text).sort((a, b) => JSON.stringify(a.url ?? a._url).localeCompare(JSON.stringify(b.url ?? b._url)));
+            const sorted = (text: string) =>
+                jsonLines(text).sort((a, b) =>
+                    JSON.stringify(a.url ?? a._url).localeCompare(JSON.stringify(b.url ?? b._url)),
+                );
             assert.ok(jsonLines(fromPg.stdout).length > 0, store);
             assert.deepEqual(sorted(fromPg.stdout), sorted(fromDir.stdout), store);
             assert.equal(fromPg.stderr, fromDir.stderr);
@@ -97,8 +137,19 @@ describe('npm run export --database-url (child process)', () => {
     });
 
     it('says in one line, exit code 2, that PostgreSQL is unreachable', async () => {
-        const run = await runScript(EXPORT, ['--format', 'jsonl', '--database-url', 'postgres://127.0.0.1:1/test', '--site', SITE]);
-        assertOneLineError(run, 2, /PostgreSQL is unreachable at 127\.0\.0\.1:1 .*check --database-url \/ DATABASE_URL/);
+        const run = await runScript(EXPORT, [
+            '--format',
+            'jsonl',
+            '--database-url',
+            'postgres://127.0.0.1:1/test',
+            '--site',
+            SITE,
+        ]);
+        assertOneLineError(
+            run,
+            2,
+            /PostgreSQL is unreachable at 127\.0\.0\.1:1 .*check --database-url \/ DATABASE_URL/,
+        );
     });
 });
 
@@ -115,9 +166,17 @@ describe('npm run export of a storage dir, given what it cannot use (child proce
             runScript(EXPORT, [...crawled, '--site', 'routes/demo-shop.ts']),
         ]);
         assert.equal(byPath.code, 0, byPath.stderr);
-        assert.equal(byPath.stderr, 'dragnet: exported 3 items of demo-shop\n', 'a path names the site its module declares');
+        assert.equal(
+            byPath.stderr,
+            'dragnet: exported 3 items of demo-shop\n',
+            'a path names the site its module declares',
+        );
         assertOneLineError(unwritable, 2, /cannot write --out .*no-such-dir.*: ENOENT/);
-        assertOneLineError(emptyDir, 2, /nothing of demo-shop in .*never-crawled: no run of the site stored anything there/);
+        assertOneLineError(
+            emptyDir,
+            2,
+            /nothing of demo-shop in .*never-crawled: no run of the site stored anything there/,
+        );
         assert.equal(existsSync(join(dir, 'never-crawled')), false, 'the mistyped storage dir was created');
         assertOneLineError(otherSite, 2, /nothing of demo-shopp in /);
     });

@@ -45,20 +45,38 @@ describe('new-site → try --save-fixture → the fixture test', () => {
         assert.match(written, /name: 'pinewood'/);
         assert.ok(written.includes(`startUrls: ["${shop.url}/"]`), written);
 
-        assertOneLineError(await runScript(NEW_SITE, ['pinewood', '--start-url', `${shop.url}/`, '--root', project]), 2, /site "pinewood" exists/);
-        assertOneLineError(await runScript(NEW_SITE, ['Pine_wood', '--start-url', `${shop.url}/`, '--root', project]), 2, /site name "Pine_wood" must be lower-case/);
-        assertOneLineError(await runScript(NEW_SITE, ['other', '--start-url', 'not a url', '--root', project]), 2, /--start-url: invalid URL/);
+        assertOneLineError(
+            await runScript(NEW_SITE, ['pinewood', '--start-url', `${shop.url}/`, '--root', project]),
+            2,
+            /site "pinewood" exists/,
+        );
+        assertOneLineError(
+            await runScript(NEW_SITE, ['Pine_wood', '--start-url', `${shop.url}/`, '--root', project]),
+            2,
+            /site name "Pine_wood" must be lower-case/,
+        );
+        assertOneLineError(
+            await runScript(NEW_SITE, ['other', '--start-url', 'not a url', '--root', project]),
+            2,
+            /--start-url: invalid URL/,
+        );
     });
 
     it('the template type-checks as written, and after the selectors are filled in', async () => {
-        await writeFile(join(project, 'tsconfig.json'), JSON.stringify({ extends: join(ROOT, 'tsconfig.json'), include: ['routes'] }));
+        await writeFile(
+            join(project, 'tsconfig.json'),
+            JSON.stringify({ extends: join(ROOT, 'tsconfig.json'), include: ['routes'] }),
+        );
         const tsc = () => promisify(execFile)(process.execPath, [TSC, '--noEmit', '-p', project], { cwd: project });
         await tsc();
         // What a contributor fills in for the fixture shop: its categories are listings, its product page's title and price.
         const template = await readFile(routeFile, 'utf8');
         const filled = template
             .replace("url.searchParams.has('page')", "url.pathname.startsWith('/category/')")
-            .replace("{ selector: 'a.next', label: 'listing' },", "{ selector: 'a.next', label: 'listing' },\n                { selector: 'a.category-link', label: 'listing' },")
+            .replace(
+                "{ selector: 'a.next', label: 'listing' },",
+                "{ selector: 'a.next', label: 'listing' },\n                { selector: 'a.category-link', label: 'listing' },",
+            )
             .replace("textOf($, 'h1')", "textOf($, 'h1.product-title')")
             .replace("numberOf($, '.price')", "numberOf($, '.buy-box .price')");
         assert.notEqual(filled, template);
@@ -68,7 +86,14 @@ describe('new-site → try --save-fixture → the fixture test', () => {
 
     it('try --save-fixture saves the product page, and the fixture test passes with it, then fails field by field when it drifts', async () => {
         const product = `${shop.url}${shop.products[0]!.path}`;
-        const tried = await runScript(TRY, ['--site', routeFile, '--url', product, '--allow-private-network', '--save-fixture']);
+        const tried = await runScript(TRY, [
+            '--site',
+            routeFile,
+            '--url',
+            product,
+            '--allow-private-network',
+            '--save-fixture',
+        ]);
         assert.equal(tried.code, 0, tried.stderr);
         assert.match(tried.stdout, /✓ title +"/);
         assert.match(tried.stdout, /complete: a run stores the records/);
@@ -80,11 +105,15 @@ describe('new-site → try --save-fixture → the fixture test', () => {
         assert.equal(expected.records[0].title, shop.products[0]!.title);
 
         const fixtureTest = () =>
-            promisify(execFile)(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', 'test/routes/fixtures.test.ts'], {
-                cwd: ROOT,
-                // Without the runner's own NODE_TEST_CONTEXT, which would make the child report to this runner instead of printing.
-                env: { ...withoutTestContext(process.env), DRAGNET_FIXTURES_PROJECT: project },
-            }).then(
+            promisify(execFile)(
+                process.execPath,
+                ['--import', 'tsx', '--test', '--test-reporter=spec', 'test/routes/fixtures.test.ts'],
+                {
+                    cwd: ROOT,
+                    // Without the runner's own NODE_TEST_CONTEXT, which would make the child report to this runner instead of printing.
+                    env: { ...withoutTestContext(process.env), DRAGNET_FIXTURES_PROJECT: project },
+                },
+            ).then(
                 ({ stdout }) => ({ code: 0, stdout }),
                 (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
             );
@@ -93,7 +122,10 @@ describe('new-site → try --save-fixture → the fixture test', () => {
         assert.match(passing.stdout, /fixtures of pinewood/);
         assert.match(passing.stdout, /ℹ pass 2/);
 
-        await writeFile(expectedFile, JSON.stringify({ ...expected, records: [{ ...expected.records[0], title: 'Something Else' }] }));
+        await writeFile(
+            expectedFile,
+            JSON.stringify({ ...expected, records: [{ ...expected.records[0], title: 'Something Else' }] }),
+        );
         const failing = await fixtureTest();
         assert.notEqual(failing.code, 0);
         assert.match(failing.stdout, /records\[0\]\.title: expected "Something Else", got "/);

@@ -17,7 +17,13 @@ import { it, type TestContext } from 'node:test';
 import { PlaywrightCrawler } from '@crawlee/playwright';
 import type { Page } from 'playwright';
 import { findChromium } from '../../src/fetch/browser/chromium.js';
-import { attemptSettler, type CrawlerClass, HookedHttpCrawler, queueOption, withHooks } from '../../src/fetch/crawlerHooks.js';
+import {
+    attemptSettler,
+    type CrawlerClass,
+    HookedHttpCrawler,
+    queueOption,
+    withHooks,
+} from '../../src/fetch/crawlerHooks.js';
 import { HttpClient } from '../../src/fetch/http/httpClient.js';
 import { readBody } from '../../src/fetch/http/responseBody.js';
 import { SqliteDatasetClient } from '../../src/store/sqlite/datasetClient.js';
@@ -27,7 +33,16 @@ import { openSiteStores, type SiteStores } from '../../src/wiring/open.js';
 const chromiumPath = findChromium();
 
 /** A loopback page that counts its fetches, and the embedded stores with its URL queued. */
-async function world(t: TestContext, name: string): Promise<{ url: string; fetches: () => number; stores: SiteStores; outcomes: SqliteOutcomes; items: () => Promise<unknown[]> }> {
+async function world(
+    t: TestContext,
+    name: string,
+): Promise<{
+    url: string;
+    fetches: () => number;
+    stores: SiteStores;
+    outcomes: SqliteOutcomes;
+    items: () => Promise<unknown[]>;
+}> {
     let fetches = 0;
     const server: Server = createServer((request, response) => {
         if (request.url === '/page') fetches += 1; // Chromium asks for /favicon.ico too
@@ -45,11 +60,29 @@ async function world(t: TestContext, name: string): Promise<{ url: string; fetch
         await rm(dir, { recursive: true, force: true });
     });
     const dataset = new SqliteDatasetClient(stores.storage.db, stores.names.items);
-    return { url, fetches: () => fetches, stores, outcomes: new SqliteOutcomes(stores), items: async () => (await dataset.listItems()).items };
+    return {
+        url,
+        fetches: () => fetches,
+        stores,
+        outcomes: new SqliteOutcomes(stores),
+        items: async () => (await dataset.listItems()).items,
+    };
 }
 
-function httpCrawler(stores: SiteStores, options: NonNullable<ConstructorParameters<typeof HookedHttpCrawler>[0]>): InstanceType<typeof HookedHttpCrawler> {
-    const crawler = new HookedHttpCrawler({ ...queueOption(stores.httpQueue), maxRequestRetries: 1, navigationTimeoutSecs: 5, httpClient: new HttpClient(), ...options }, stores.config);
+function httpCrawler(
+    stores: SiteStores,
+    options: NonNullable<ConstructorParameters<typeof HookedHttpCrawler>[0]>,
+): InstanceType<typeof HookedHttpCrawler> {
+    const crawler = new HookedHttpCrawler(
+        {
+            ...queueOption(stores.httpQueue),
+            maxRequestRetries: 1,
+            navigationTimeoutSecs: 5,
+            httpClient: new HttpClient(),
+            ...options,
+        },
+        stores.config,
+    );
     crawler.readBody = (_request, response) => readBody(response, 1_000_000);
     return crawler;
 }
@@ -64,7 +97,11 @@ it('HTTP: an attempt whose time ran out while it waited before its fetch never f
         preNavigationHooks: [async () => void (++waits === 1 && (await sleep(600)))],
         async requestHandler(context) {
             handled.push(context.request.retryCount);
-            await attemptSettler(context, outcomes, stores.httpQueue)({ items: [{ url: context.request.url, retryCount: context.request.retryCount }] as never });
+            await attemptSettler(
+                context,
+                outcomes,
+                stores.httpQueue,
+            )({ items: [{ url: context.request.url, retryCount: context.request.retryCount }] as never });
         },
     });
     (crawler as unknown as { requestHandlerTimeoutMillis: number }).requestHandlerTimeoutMillis = 300;
@@ -86,7 +123,11 @@ it('HTTP: an attempt whose handler ran past its time stores nothing; the retry s
         async requestHandler(context) {
             const { retryCount } = context.request;
             if (retryCount === 0) await sleep(600);
-            await attemptSettler(context, outcomes, stores.httpQueue)({ items: [{ retryCount }] as never }).catch((error: unknown) => refused.push(error));
+            await attemptSettler(
+                context,
+                outcomes,
+                stores.httpQueue,
+            )({ items: [{ retryCount }] as never }).catch((error: unknown) => refused.push(error));
         },
     });
     await crawler.run();
@@ -98,7 +139,9 @@ it('HTTP: an attempt whose handler ran past its time stores nothing; the retry s
     assert.match(String(refused[0]), /attempt ended/);
 });
 
-it('browser: an attempt whose time ran out while its page was created never navigates, and its page is closed', { skip: chromiumPath ? false : 'no Chromium found' }, async (t) => {
+it('browser: an attempt whose time ran out while its page was created never navigates, and its page is closed', {
+    skip: chromiumPath ? false : 'no Chromium found',
+}, async (t) => {
     const { url, fetches, stores, outcomes, items } = await world(t, 'browser-wait');
     await stores.browserQueue.addRequest({ url });
     const Crawler = withHooks(PlaywrightCrawler as unknown as CrawlerClass) as unknown as typeof PlaywrightCrawler;
@@ -113,7 +156,9 @@ it('browser: an attempt whose time ran out while its page was created never navi
             navigationTimeoutSecs: 10,
             launchContext: { launchOptions: { executablePath: chromiumPath, headless: true } },
             // The retry gets all the time it needs, however long Chromium took to start.
-            errorHandler: () => void ((crawler as unknown as { requestHandlerTimeoutMillis: number }).requestHandlerTimeoutMillis = 60_000),
+            errorHandler: () =>
+                void ((crawler as unknown as { requestHandlerTimeoutMillis: number }).requestHandlerTimeoutMillis =
+                    60_000),
             browserPoolOptions: {
                 // The first page is created after its attempt's time is up, whenever the browser came up (its time ran
                 // from before the launch). The pool creates pages one at a time, so it comes before the retry's.
@@ -125,7 +170,11 @@ it('browser: an attempt whose time ran out while its page was created never navi
                     latePageClosed = pages[0] !== context.page && pages[0]!.isClosed();
                     await sleep(50);
                 }
-                await attemptSettler(context, outcomes, stores.browserQueue)({ items: [{ retryCount: context.request.retryCount }] as never });
+                await attemptSettler(
+                    context,
+                    outcomes,
+                    stores.browserQueue,
+                )({ items: [{ retryCount: context.request.retryCount }] as never });
             },
         },
         stores.config,

@@ -48,7 +48,11 @@ export function startScript(script: string, args: string[], env: NodeJS.ProcessE
     Object.assign(childEnv, env);
     // Elsewhere than here, `tsx` and the script are found by their paths in this project.
     const loader = cwd === ROOT ? 'tsx' : pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-    const child = spawn(process.execPath, ['--import', loader, resolve(ROOT, script), ...args], { cwd, env: childEnv, timeout: CHILD_TIMEOUT_MS });
+    const child = spawn(process.execPath, ['--import', loader, resolve(ROOT, script), ...args], {
+        cwd,
+        env: childEnv,
+        timeout: CHILD_TIMEOUT_MS,
+    });
     const result = new Promise<CliResult>((resolve, reject) => {
         let stdout = '';
         let stderr = '';
@@ -71,7 +75,11 @@ export function runScript(script: string, args: string[], env?: NodeJS.ProcessEn
 }
 
 /** A command that ended with `code` and said why in one line on stderr, `dragnet: ...`, matching `message`, and nothing on stdout. */
-export function assertOneLineError(run: Pick<CliResult, 'code' | 'stdout' | 'stderr'>, code: number, message: RegExp): void {
+export function assertOneLineError(
+    run: Pick<CliResult, 'code' | 'stdout' | 'stderr'>,
+    code: number,
+    message: RegExp,
+): void {
     assert.equal(run.code, code, `exit code; stderr: ${run.stderr}`);
     const lines = run.stderr.split('\n').filter(Boolean);
     assert.equal(lines.length, 1, `one line on stderr: ${run.stderr}`);

@@ -125,7 +125,9 @@ describe('the memory a sitemap takes to read', () => {
         };
         const small = await growth(20_000);
         const large = await growth(200_000);
-        t.diagnostic(`heap growth while reading: ${(small / 1024 / 1024).toFixed(2)} MB for 20,000 URLs, ${(large / 1024 / 1024).toFixed(2)} MB for 200,000`);
+        t.diagnostic(
+            `heap growth while reading: ${(small / 1024 / 1024).toFixed(2)} MB for 20,000 URLs, ${(large / 1024 / 1024).toFixed(2)} MB for 200,000`,
+        );
         // Held whole, 200,000 URLs would be ~18 MB of XML, or ~30 MB as links; one batch of 1,000 is ~0.2 MB.
         assert.ok(large < 8 * 1024 * 1024, `${large} bytes`);
         assert.ok(large - small < 4 * 1024 * 1024, `${large - small} bytes more for 10x the URLs`);
@@ -140,7 +142,14 @@ describe(`a crawl started from the sitemaps of a shop of ${PRODUCTS.toLocaleStri
     before(async () => {
         startedAt = Date.now();
         run = await crawlShop(
-            { seed: 41, products: PRODUCTS, sitemaps: true, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0 },
+            {
+                seed: 41,
+                products: PRODUCTS,
+                sitemaps: true,
+                scriptOnlyRate: 0,
+                transientFailureRate: 0,
+                notFoundLinks: 0,
+            },
             // Adaptive timeouts off: this test counts fetches exactly, and a stall of the loaded machine past 5x a fast shop's p99 would retry pages.
             { site: sitemapOnlySite, maxConcurrency: 100, adaptiveTimeout: false, chromiumPath: undefined },
         );
@@ -149,12 +158,21 @@ describe(`a crawl started from the sitemaps of a shop of ${PRODUCTS.toLocaleStri
     after(() => run?.close());
 
     it('reads robots.txt, the index and both gzip sitemaps once each, and counts what they gave', (t) => {
-        t.diagnostic(`crawl took ${((Date.now() - startedAt) / 1000).toFixed(1)} s, peak RSS of the test process ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`);
+        t.diagnostic(
+            `crawl took ${((Date.now() - startedAt) / 1000).toFixed(1)} s, peak RSS of the test process ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`,
+        );
         const { byPath } = shop.stats();
         const paths = shop.sitemapPaths!;
         for (const path of [paths.index, ...paths.products]) assert.deepEqual(byPath[path], { 200: 1 }, path);
         assert.ok(byPath['/robots.txt']?.['200']);
-        assert.deepEqual(run.summary.sitemaps, { read: 3, failed: 0, skipped: 0, urls: PRODUCTS, queued: PRODUCTS, reasons: {} });
+        assert.deepEqual(run.summary.sitemaps, {
+            read: 3,
+            failed: 0,
+            skipped: 0,
+            urls: PRODUCTS,
+            queued: PRODUCTS,
+            reasons: {},
+        });
         assert.equal(run.summary.requests.total, PRODUCTS);
     });
 
@@ -183,7 +201,14 @@ describe('sitemaps beside the start URLs: the ones that fail are counted, and th
     let records: ReturnType<typeof recordingLog>['records'];
 
     before(async () => {
-        shop = await startShop({ seed: 43, products: 200, sitemaps: true, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0 });
+        shop = await startShop({
+            seed: 43,
+            products: 200,
+            sitemaps: true,
+            scriptOnlyRate: 0,
+            transientFailureRate: 0,
+            notFoundLinks: 0,
+        });
         // On the shop's port but another loopback address: only the address is wrong.
         elsewhere = createServer((_req, res) => res.end('<urlset></urlset>'));
         elsewhere.on('connection', () => (connectionsElsewhere += 1));
@@ -240,18 +265,32 @@ describe('sitemaps beside the start URLs: the ones that fail are counted, and th
         // Queued from the sitemaps: what the start URL's crawl had not queued first.
         assert.ok(queued <= 101);
         const warned = records.filter((record) => record.level === 40 && record.msg.startsWith('sitemap not read'));
-        assert.deepEqual(warned.map((record) => record.reason).sort(), ['forbidden-address', 'http-404', 'malformed', 'offsite']);
-        assert.match(warned.find((record) => record.reason === 'forbidden-address')!.msg, /127\.0\.0\.2 is a loopback address/);
+        assert.deepEqual(warned.map((record) => record.reason).sort(), [
+            'forbidden-address',
+            'http-404',
+            'malformed',
+            'offsite',
+        ]);
+        assert.match(
+            warned.find((record) => record.reason === 'forbidden-address')!.msg,
+            /127\.0\.0\.2 is a loopback address/,
+        );
         assert.match(warned.find((record) => record.reason === 'malformed')!.msg, /malformed XML/);
         assert.equal(connectionsElsewhere, 0, 'nothing connected to 127.0.0.2');
-        assert.match(formatSummary(summary), /sitemaps {3}1 read, 4 failed, 0 skipped \(1 malformed, 1 http-404, 1 forbidden-address, 1 offsite\); 101 URLs listed/);
+        assert.match(
+            formatSummary(summary),
+            /sitemaps {3}1 read, 4 failed, 0 skipped \(1 malformed, 1 http-404, 1 forbidden-address, 1 offsite\); 101 URLs listed/,
+        );
     });
 });
 
 function* sitemapOf(entries: number): Generator<string> {
     yield '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n';
     for (let from = 0; from < entries; from += 100) {
-        yield Array.from({ length: Math.min(100, entries - from) }, (_, i) => `<url><loc>http://127.0.0.1/products/item-${from + i}</loc><lastmod>2024-05-01</lastmod></url>\n`).join('');
+        yield Array.from(
+            { length: Math.min(100, entries - from) },
+            (_, i) => `<url><loc>http://127.0.0.1/products/item-${from + i}</loc><lastmod>2024-05-01</lastmod></url>\n`,
+        ).join('');
     }
     yield '</urlset>\n';
 }

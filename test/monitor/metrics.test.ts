@@ -56,7 +56,7 @@ describe('Metrics', () => {
         assert.match(body, /dragnet_fetch_duration_seconds_bucket\{le="0.01",stage="http"\} [01]\n/);
     });
 
-    it('reads the counts RunStats keeps at scrape time, and the stages\' load', async () => {
+    it("reads the counts RunStats keeps at scrape time, and the stages' load", async () => {
         const stats = new RunStats();
         const metrics = new Metrics({ stats, load: () => load, processMetrics: false });
         const before = await metrics.scrape();
@@ -111,7 +111,10 @@ describe('Metrics', () => {
         assert.equal(valueOf(body, `dragnet_proxy_requests_total{${exit('datacenter', 8001)},outcome="ok"}`), 280);
         assert.equal(valueOf(body, `dragnet_proxy_requests_total{${exit('datacenter', 8001)},outcome="blocked"}`), 12);
         assert.equal(valueOf(body, `dragnet_proxy_requests_total{${exit('datacenter', 8001)},outcome="limited"}`), 5);
-        assert.equal(valueOf(body, `dragnet_proxy_requests_total{${exit('datacenter', 8004)},outcome="exit_fault"}`), 40);
+        assert.equal(
+            valueOf(body, `dragnet_proxy_requests_total{${exit('datacenter', 8004)},outcome="exit_fault"}`),
+            40,
+        );
         assert.equal(valueOf(body, `dragnet_proxy_requests_total{${exit('residential', 8005)},outcome="blocked"}`), 1);
         assert.equal(valueOf(body, `dragnet_proxy_bytes_total{${exit('residential', 8006)}}`), 650_000);
         assert.equal(valueOf(body, `dragnet_exit_breaker_opened_total{${exit('datacenter', 8004)}}`), 4);
@@ -132,7 +135,11 @@ describe('Metrics', () => {
     it('keeps anything before an @ out of the exit label', async () => {
         const proxies = tieredProxies();
         proxies.exits[0]!.name = 'scraper:hunter2@127.0.0.1:8001';
-        const { body } = await new Metrics({ stats: new RunStats(), proxies: () => proxies, processMetrics: false }).scrape();
+        const { body } = await new Metrics({
+            stats: new RunStats(),
+            proxies: () => proxies,
+            processMetrics: false,
+        }).scrape();
         assert.ok(!body.includes('hunter2'), 'the password is in /metrics');
         assert.equal(valueOf(body, 'dragnet_proxy_bytes_total{tier="datacenter",exit="127.0.0.1:8001"}'), 3_000_000);
     });
@@ -194,7 +201,18 @@ describe('startStatusServer', () => {
         assert.equal(response.status, 200);
         assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
         const status = (await response.json()) as Record<string, unknown>;
-        for (const field of ['elapsedSec', 'pages', 'pagesPerSec', 'queued', 'inFlight', 'retries', 'deadLettered', 'escalations', 'invalidShare', 'etaSec']) {
+        for (const field of [
+            'elapsedSec',
+            'pages',
+            'pagesPerSec',
+            'queued',
+            'inFlight',
+            'retries',
+            'deadLettered',
+            'escalations',
+            'invalidShare',
+            'etaSec',
+        ]) {
             assert.ok(field in status, `/status has ${field}`);
         }
         assert.equal(status.pages, 10);
@@ -215,7 +233,10 @@ describe('startStatusServer', () => {
 
     it('says which port is taken', async () => {
         const metrics = new Metrics({ stats, processMetrics: false });
-        await assert.rejects(startStatusServer({ port: server.port, metrics, status: () => ({}) }), /cannot serve metrics on 127\.0\.0\.1:\d+: EADDRINUSE/);
+        await assert.rejects(
+            startStatusServer({ port: server.port, metrics, status: () => ({}) }),
+            /cannot serve metrics on 127\.0\.0\.1:\d+: EADDRINUSE/,
+        );
     });
 
     it('stops listening when closed, even with a keep-alive connection open', async () => {
@@ -247,7 +268,13 @@ describe('a crawl with --metrics-port', () => {
 
     before(async () => {
         // 300 products answering after 20 ms: a run of several seconds (Crawlee's pool starts at one request in flight); no page needs a browser.
-        shop = await startShop({ seed: 5, products: 300, latencyMs: 20, scriptOnlyRate: 0, transientFailureRate: 0.03 });
+        shop = await startShop({
+            seed: 5,
+            products: 300,
+            latencyMs: 20,
+            scriptOnlyRate: 0,
+            transientFailureRate: 0.03,
+        });
         storageDir = await mkdtemp(join(tmpdir(), 'dragnet-metrics-'));
         port = await freePort();
         const running = crawl({
@@ -296,7 +323,10 @@ describe('a crawl with --metrics-port', () => {
         assert.ok(scrapes.length >= 2, `scraped ${scrapes.length} times during the run`);
         const ok = scrapes.map(({ text }) => valueOf(text, 'dragnet_requests_total{stage="http",status="200"}'));
         const pages = scrapes.map(({ text }) => valueOf(text, 'dragnet_pages_succeeded_total'));
-        assert.ok(ok.some((count, index) => index > 0 && count > ok[index - 1]!), `200s per scrape: ${ok.join(', ')}`);
+        assert.ok(
+            ok.some((count, index) => index > 0 && count > ok[index - 1]!),
+            `200s per scrape: ${ok.join(', ')}`,
+        );
         assert.ok(pages.at(-1)! > pages[0]!, `pages per scrape: ${pages.join(', ')}`);
         const last = scrapes.at(-1)!.text;
         assert.ok(valueOf(last, 'dragnet_fetch_duration_seconds_count{stage="http"}') > 0);

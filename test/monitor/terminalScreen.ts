@@ -23,16 +23,21 @@ export class TerminalScreen {
                 // As a terminal in its usual mode (ONLCR) takes it: to the start of the next row.
                 this.moveTo(this.row + 1);
                 this.column = 0;
-            }
-            else if (command !== undefined) this.control(parameters!, command, token);
+            } else if (command !== undefined) this.control(parameters!, command, token);
             else this.print(token);
         }
-        if (TOKEN.lastIndex !== output.length) throw new Error(`unreadable output at ${JSON.stringify(output.slice(TOKEN.lastIndex, TOKEN.lastIndex + 20))}`);
+        if (TOKEN.lastIndex !== output.length)
+            throw new Error(
+                `unreadable output at ${JSON.stringify(output.slice(TOKEN.lastIndex, TOKEN.lastIndex + 20))}`,
+            );
     }
 
     /** The screen as text, rows without their trailing blanks, blank rows at the bottom left off. */
     text(): string {
-        return this.rows.map((row) => row.trimEnd()).join('\n').trimEnd();
+        return this.rows
+            .map((row) => row.trimEnd())
+            .join('\n')
+            .trimEnd();
     }
 
     private control(parameters: string, command: string, token: string): void {
@@ -60,5 +65,5 @@ export class TerminalScreen {
 
 /** `output` without colours. */
 export function withoutColours(output: string): string {
-        return output.replace(/\x1b\[[\d;]*m/g, '');
+    return output.replace(/\x1b\[[\d;]*m/g, '');
 }

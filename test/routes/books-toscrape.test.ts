@@ -123,7 +123,11 @@ test('routeFor: listing and book URLs', () => {
     }
     assert.equal(label(BOOK_PATH), 'book');
     assert.equal(site.routeFor(undefined, new URL(`http://127.0.0.1:8080${BOOK_PATH}`))?.label, 'book');
-    for (const path of ['/media/cache/fe/72/x.jpg', '/static/oscar/css/styles.css', '/catalogue/a-light-in-the-attic_1000/']) {
+    for (const path of [
+        '/media/cache/fe/72/x.jpg',
+        '/static/oscar/css/styles.css',
+        '/catalogue/a-light-in-the-attic_1000/',
+    ]) {
         assert.equal(label(path), undefined, path);
     }
 });

@@ -81,7 +81,10 @@ describe('BatchWriter', () => {
         await Promise.all(records.map((record) => writer.add(record)));
         await writer.flush();
         assert.deepEqual(batches.flat(), records);
-        assert.ok(batches.every((batch) => batch.length >= 1 && batch.length <= 4), JSON.stringify(batches));
+        assert.ok(
+            batches.every((batch) => batch.length >= 1 && batch.length <= 4),
+            JSON.stringify(batches),
+        );
     });
 
     it('flush() resolves only after writes already under way have landed', async () => {

@@ -26,7 +26,10 @@ describe('exportDataset', () => {
         const out = join(dir, 'items.jsonl');
         assert.equal(await exportDataset({ dataset, format: 'jsonl', out, pageSize: 7 }), 25);
         const lines = (await readFile(out, 'utf8')).trimEnd().split('\n');
-        assert.deepEqual(lines.map((line) => JSON.parse(line)), items);
+        assert.deepEqual(
+            lines.map((line) => JSON.parse(line)),
+            items,
+        );
     });
 
     it('writes CSV with the union of all columns, in first-seen order, and empty cells for missing fields', async (t) => {
@@ -37,9 +40,16 @@ describe('exportDataset', () => {
     });
 
     it('rejects when its file cannot be opened, in either format, rather than end as if all were written', async (t) => {
-        const { dataset, dir } = await datasetWith(t, Array.from({ length: 3000 }, (_, n) => ({ n })));
+        const { dataset, dir } = await datasetWith(
+            t,
+            Array.from({ length: 3000 }, (_, n) => ({ n })),
+        );
         for (const format of ['jsonl', 'csv'] as const) {
-            await assert.rejects(exportDataset({ dataset, format, out: join(dir, 'no-such-dir', `items.${format}`) }), { code: 'ENOENT' }, format);
+            await assert.rejects(
+                exportDataset({ dataset, format, out: join(dir, 'no-such-dir', `items.${format}`) }),
+                { code: 'ENOENT' },
+                format,
+            );
         }
     });
 });

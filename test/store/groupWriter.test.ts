@@ -5,7 +5,9 @@ import { setImmediate as tick } from 'node:timers/promises';
 import { GroupWriter } from '../../src/store/groupWriter.js';
 
 /** A writer whose storage records every batch it is handed; each write takes until `release()` when `manual`. */
-function recordingWriter(options: { maxBatchSize?: number; manual?: boolean; failWhen?: (batch: number[]) => boolean } = {}) {
+function recordingWriter(
+    options: { maxBatchSize?: number; manual?: boolean; failWhen?: (batch: number[]) => boolean } = {},
+) {
     const batches: number[][] = [];
     const releases: (() => void)[] = [];
     let writesAtOnce = 0;
@@ -90,7 +92,13 @@ describe('GroupWriter', () => {
         for (let record = 1; record <= 120; record++) adds.push(writer.add(record));
         for (let i = 0; i < 4; i++) await release();
         await Promise.all(adds);
-        assert.deepEqual(batches.map((batch) => batch.length), [1, 50, 50, 20]);
-        assert.deepEqual(batches.flat(), Array.from({ length: 121 }, (_, index) => index));
+        assert.deepEqual(
+            batches.map((batch) => batch.length),
+            [1, 50, 50, 20],
+        );
+        assert.deepEqual(
+            batches.flat(),
+            Array.from({ length: 121 }, (_, index) => index),
+        );
     });
 });

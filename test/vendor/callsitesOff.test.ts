@@ -23,7 +23,7 @@ function owOf(dependent: string): { owPath: string; callsitesPath: string } {
 }
 
 describe("callsites is turned off for Crawlee's ow", () => {
-    it("the ow Crawlee uses resolves the stand-in, which gives no frames", async () => {
+    it('the ow Crawlee uses resolves the stand-in, which gives no frames', async () => {
         const { callsitesPath } = owOf('@crawlee/core');
         assert.equal(realpathSync(callsitesPath), vendored, `Crawlee's ow resolves ${callsitesPath}`);
         const callsites = (await import(pathToFileURL(callsitesPath).href)).default as () => unknown[];
@@ -34,7 +34,10 @@ describe("callsites is turned off for Crawlee's ow", () => {
         const { owPath } = owOf('@crawlee/core');
         const ow = createRequire(owPath)(dirname(owPath));
         const validate = ow.default ?? ow;
-        assert.throws(() => validate(5, validate.string), { name: 'ArgumentError', message: /Expected .*string.*number/ });
+        assert.throws(() => validate(5, validate.string), {
+            name: 'ArgumentError',
+            message: /Expected .*string.*number/,
+        });
         assert.doesNotThrow(() => validate('ok', validate.string));
     });
 });

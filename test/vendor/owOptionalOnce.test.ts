@@ -29,7 +29,11 @@ describe("Crawlee's ow builds ow.optional once", () => {
     });
 
     it('gives one ow.optional, where the published ow builds a new one at every access', () => {
-        assert.notEqual(published.optional, published.optional, 'the published ow builds ow.optional anew: the wrapper has a reason to be');
+        assert.notEqual(
+            published.optional,
+            published.optional,
+            'the published ow builds ow.optional anew: the wrapper has a reason to be',
+        );
         assert.equal(ow.optional, ow.optional);
     });
 
@@ -62,7 +66,14 @@ describe("Crawlee's ow builds ow.optional once", () => {
             assert.equal(outcome(ow), outcome(published), `ow(${JSON.stringify(value)}, ...)`);
             assert.equal(ow.isValid(value, predicate(ow)), published.isValid(value, predicate(published)));
         }
-        assert.ok(['valid', 'ArgumentError'].every((kind) => cases.some(([value, predicate]) => (ow.isValid(value, predicate(ow)) ? 'valid' : 'ArgumentError') === kind)), 'both outcomes are tried');
+        assert.ok(
+            ['valid', 'ArgumentError'].every((kind) =>
+                cases.some(
+                    ([value, predicate]) => (ow.isValid(value, predicate(ow)) ? 'valid' : 'ArgumentError') === kind,
+                ),
+            ),
+            'both outcomes are tried',
+        );
         assert.throws(() => ow.create(ow.number)('no', 'count'), { name: 'ArgumentError', message: /count/ });
     });
 

@@ -16,7 +16,10 @@ describe('exitCodeOf', () => {
 
     it('is 1 while the dead-letter holds pages that got no browser, whichever way and in whichever session of the run', () => {
         // A resumed run's counters carry its earlier sessions' entries, until they are re-queued.
-        assert.equal(exitCodeOf({ ...done, deadLetterByReason: { ...done.deadLetterByReason, 'renderer-unavailable': 2 } }), 1);
+        assert.equal(
+            exitCodeOf({ ...done, deadLetterByReason: { ...done.deadLetterByReason, 'renderer-unavailable': 2 } }),
+            1,
+        );
         assert.equal(exitCodeOf({ ...done, deadLetterByReason: { 'browser-launch-failed': 1 } }), 1);
     });
 

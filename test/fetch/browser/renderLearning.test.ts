@@ -28,10 +28,17 @@ describe('RenderLearner', () => {
 
     it('decides nothing before minSamples, and keeps a route whose pages mostly do not need the browser on the cheap path', () => {
         const learner = new RenderLearner({ minSamples: 20 });
-        assert.equal(crawlPages(learner, 'product', 19, () => true), 19);
+        assert.equal(
+            crawlPages(learner, 'product', 19, () => true),
+            19,
+        );
         assert.equal(learner.decisions().product!.mode, 'http-first');
         const mixed = new RenderLearner();
-        assert.equal(crawlPages(mixed, 'product', 1000, (page) => page % 5 === 0), 1000, '20% script-only stays cheap-first');
+        assert.equal(
+            crawlPages(mixed, 'product', 1000, (page) => page % 5 === 0),
+            1000,
+            '20% script-only stays cheap-first',
+        );
     });
 
     it('goes back to the cheap path when the probes stop needing the browser', () => {

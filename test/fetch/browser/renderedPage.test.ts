@@ -49,7 +49,10 @@ describe('renderedHtml with Chromium', { skip: executablePath ? false : 'no Chro
         const first = await page.goto(`${url}/`);
         assert.match(await renderedHtml(page, first), /Café/);
         const second = await page.goto(`${url}/next`);
-        assert.equal(await renderedHtml(page, second), '<!DOCTYPE html><html><head></head><body><p>next</p></body></html>');
+        assert.equal(
+            await renderedHtml(page, second),
+            '<!DOCTYPE html><html><head></head><body><p>next</p></body></html>',
+        );
         await page.close();
     });
 });

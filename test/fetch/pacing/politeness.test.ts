@@ -6,7 +6,11 @@ import { randomUUID } from 'node:crypto';
 import { after, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { PolitenessClosedError, SitePoliteness, type SitePolitenessOptions } from '../../../src/fetch/pacing/politeness.js';
+import {
+    PolitenessClosedError,
+    SitePoliteness,
+    type SitePolitenessOptions,
+} from '../../../src/fetch/pacing/politeness.js';
 import { deleteKeysUnder } from '../../../src/frontier/redisSeenSet.js';
 
 const PAGE = new URL('http://127.0.0.1:9/products/1');
@@ -91,7 +95,9 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
         const seenLate = assertSpaced(times, 50);
         const total = times.at(-1)! - times[0]!;
         assert.ok(total < SLOW * 19 * 50, `20 acquires took ${Math.round(total)} ms`);
-        t.diagnostic(`memory, 50 ms: min gap ${Math.min(...gaps).toFixed(1)} ms, max ${Math.max(...gaps).toFixed(1)} ms, total ${Math.round(total)} ms, seen late ${seenLate}`);
+        t.diagnostic(
+            `memory, 50 ms: min gap ${Math.min(...gaps).toFixed(1)} ms, max ${Math.max(...gaps).toFixed(1)} ms, total ${Math.round(total)} ms, seen late ${seenLate}`,
+        );
         const report = site.report();
         assert.equal(report.acquired, 20);
         assert.ok(report.spaced >= 18 && report.waitedMs > 0, JSON.stringify(report));
@@ -109,8 +115,13 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
         const total = times.at(-1)! - times[0]!;
         assert.ok(total < SLOW * 19 * 50, `20 acquires took ${Math.round(total)} ms`);
         const split = workers.map((worker) => worker.report().acquired - 1);
-        assert.ok(split.every((turns) => turns >= 3), `turns per worker ${split}`);
-        t.diagnostic(`redis, two workers (${split}), 50 ms: min gap ${Math.min(...gaps).toFixed(1)} ms, max ${Math.max(...gaps).toFixed(1)} ms, total ${Math.round(total)} ms, seen late ${seenLate}`);
+        assert.ok(
+            split.every((turns) => turns >= 3),
+            `turns per worker ${split}`,
+        );
+        t.diagnostic(
+            `redis, two workers (${split}), 50 ms: min gap ${Math.min(...gaps).toFixed(1)} ms, max ${Math.max(...gaps).toFixed(1)} ms, total ${Math.round(total)} ms, seen late ${seenLate}`,
+        );
         assert.deepEqual(await admin.keys(`${keyPrefix}*`), [`${keyPrefix}:politeness`], 'one key for the site');
     });
 
@@ -124,8 +135,15 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
         assert.equal(capped.spacingMs(PAGE), 60);
         const cappedTimes = await grantTimes([capped], 5, 3);
         assertSpaced(cappedTimes, 60);
-        assert.ok(cappedTimes.at(-1)! - cappedTimes[0]! < SLOW * 4 * 60, `gaps ${round(gapsOf(cappedTimes))}, not 30 s`);
-        assert.equal(politeness(t, { maxRate: 5, crawlDelaySecs: () => 0.1 }).spacingMs(PAGE), 200, 'the rate is the larger');
+        assert.ok(
+            cappedTimes.at(-1)! - cappedTimes[0]! < SLOW * 4 * 60,
+            `gaps ${round(gapsOf(cappedTimes))}, not 30 s`,
+        );
+        assert.equal(
+            politeness(t, { maxRate: 5, crawlDelaySecs: () => 0.1 }).spacingMs(PAGE),
+            200,
+            'the rate is the larger',
+        );
         assert.equal(politeness(t, { crawlDelaySecs: () => undefined }).spacingMs(PAGE), 0, 'no Crawl-delay: none');
     });
 
@@ -167,9 +185,14 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
         const cooledAt = performance.now();
         await site.cool(150, 'retry-after');
         await site.cool(50, 'retry-after');
-        const waits = await Promise.all([1, 2, 3, 4].map(() => site.acquire(PAGE).then(() => performance.now() - cooledAt)));
+        const waits = await Promise.all(
+            [1, 2, 3, 4].map(() => site.acquire(PAGE).then(() => performance.now() - cooledAt)),
+        );
         assert.ok(Math.min(...waits) >= 150 - TOLERANCE_MS, `waited ${round(waits)} ms`);
-        assert.ok(Math.max(...waits) - Math.min(...waits) >= 3 * 20 - TOLERANCE_MS, `waited ${round(waits)} ms: spaced again after it`);
+        assert.ok(
+            Math.max(...waits) - Math.min(...waits) >= 3 * 20 - TOLERANCE_MS,
+            `waited ${round(waits)} ms: spaced again after it`,
+        );
         const { coolings, cooledMs } = site.report();
         assert.equal(coolings, 1);
         assert.ok(Math.abs(cooledMs - 150) <= 1, `cooled ${cooledMs} ms`);
@@ -182,7 +205,9 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
 
     it("cools every worker through Redis: one worker's cool(ms) holds the other's callers, limited or not", async (t) => {
         const { keyPrefix } = redisStore(t);
-        const [cooling, other] = [0, 1].map(() => politeness(t, { maxRate: 20, jitter: 0, store: redisStore(t, keyPrefix) }));
+        const [cooling, other] = [0, 1].map(() =>
+            politeness(t, { maxRate: 20, jitter: 0, store: redisStore(t, keyPrefix) }),
+        );
         const unlimited = politeness(t, { coolCheckSecs: 0.05, store: redisStore(t, keyPrefix) });
         await Promise.all([cooling!.acquire(PAGE), unlimited.acquire(PAGE)]);
         await sleep(60); // the spacing key is gone, and so is the unlimited one's last look at the store
@@ -214,20 +239,36 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
             site.close();
             const outcomes = await Promise.allSettled(waiting);
             assert.ok(performance.now() - started < 50, 'released promptly');
-            assert.ok(outcomes.every((outcome) => outcome.status === 'rejected' && outcome.reason instanceof PolitenessClosedError));
+            assert.ok(
+                outcomes.every(
+                    (outcome) => outcome.status === 'rejected' && outcome.reason instanceof PolitenessClosedError,
+                ),
+            );
             await assert.rejects(site.acquire(PAGE), PolitenessClosedError);
         }
     });
 
     it('cools this worker even when the store cannot be written, without rejecting (callers leave cool() unawaited)', async (t) => {
-        const unreachable = new Redis({ host: '127.0.0.1', port: 1, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+        const unreachable = new Redis({
+            host: '127.0.0.1',
+            port: 1,
+            lazyConnect: true,
+            maxRetriesPerRequest: 0,
+            retryStrategy: () => null,
+        });
         unreachable.on('error', () => {});
         t.after(() => unreachable.disconnect());
         const site = politeness(t, { store: { redis: unreachable, keyPrefix: 'dragnet-test-unreachable' } });
         const cooledAt = performance.now();
         await site.cool(1000, 'retry-after');
         const held = site.acquire(PAGE);
-        const first = await Promise.race([held.then(() => 'acquired', () => 'refused'), sleep(300).then(() => 'held')]);
+        const first = await Promise.race([
+            held.then(
+                () => 'acquired',
+                () => 'refused',
+            ),
+            sleep(300).then(() => 'held'),
+        ]);
         assert.equal(first, 'held');
         assert.equal(site.report().coolings, 1);
         site.close();
