@@ -14,10 +14,10 @@ export class TerminalScreen {
     column = 0;
 
     write(output: string): void {
-        TOKEN.lastIndex = 0;
-        let match: RegExpExecArray | null;
-        while (TOKEN.lastIndex < output.length && (match = TOKEN.exec(output))) {
-            const [token, parameters, command] = match;
+        // TOKEN is sticky: its matches run on from the start, each where the last ended, up to the first non-token.
+        let read = 0;
+        for (const [token, parameters, command] of output.matchAll(TOKEN)) {
+            read += token.length;
             if (token === '\r') this.column = 0;
             else if (token === '\n') {
                 // As a terminal in its usual mode (ONLCR) takes it: to the start of the next row.
@@ -26,10 +26,8 @@ export class TerminalScreen {
             } else if (command !== undefined) this.control(parameters!, command, token);
             else this.print(token);
         }
-        if (TOKEN.lastIndex !== output.length)
-            throw new Error(
-                `unreadable output at ${JSON.stringify(output.slice(TOKEN.lastIndex, TOKEN.lastIndex + 20))}`,
-            );
+        if (read !== output.length)
+            throw new Error(`unreadable output at ${JSON.stringify(output.slice(read, read + 20))}`);
     }
 
     /** The screen as text, rows without their trailing blanks, blank rows at the bottom left off. */
