@@ -109,7 +109,8 @@ export default defineSuite({
                 domKeptMeasurements: rounds.map((cost) => cost.domKeptMsPerPage),
             };
             const dragnet = results[crawlers.dragnet.name]!.median;
-            const first = (smallest ??= { products, pagesPerSec: dragnet.pagesPerSec });
+            smallest ??= { products, pagesPerSec: dragnet.pagesPerSec };
+            const first = smallest;
             const ratios: Record<string, Record<string, number | null>> = Object.fromEntries(
                 baselines.map((baseline) => {
                     const plain = results[baseline.name]!.median;

@@ -82,7 +82,8 @@ export function startMeasurement(options: MeasurementOptions): Measurement {
         inflightSamples.push(inflight);
         loopSamples.push({ atMs: Date.now(), loop: performance.eventLoopUtilization() });
         for (const [name, read] of extraReaders) {
-            (extraSeries[name] ??= []).push(read() ?? 0);
+            extraSeries[name] ??= [];
+            extraSeries[name].push(read() ?? 0);
         }
     }, options.sampleIntervalMs);
 

@@ -70,7 +70,9 @@ it("the HTTP stage holds no page's HTML while its raw write and its outcome are 
     });
     let looked: Promise<boolean> | undefined;
     const put = RawStore.prototype.put;
-    t.after(() => void (RawStore.prototype.put = put));
+    t.after(() => {
+        RawStore.prototype.put = put;
+    });
     // The page is parsed, and its handler has returned to the stage, long before the look.
     RawStore.prototype.put = function (this: RawStore, raw: RawPage) {
         const written = put.call(this, raw);

@@ -84,7 +84,10 @@ export function storedShop(
                 trackingParams: site.trackingParams,
             });
         let parsed = judge(page);
-        if (isIncomplete(parsed.verdict) && route.render === 'auto') parsed = judge((page = fetch('browser')));
+        if (isIncomplete(parsed.verdict) && route.render === 'auto') {
+            page = fetch('browser');
+            parsed = judge(page);
+        }
         const origin = {
             url: parsed.canonical ?? url,
             route: 'product',

@@ -331,7 +331,8 @@ const MiB = 1 << 20;
 
 export async function startHostileSite(options: HostileSiteOptions = {}): Promise<HostileSite> {
     const host = options.host ?? '127.0.0.1';
-    const [gzipBomb, brotliBomb] = await (bombs ??= Promise.all([gzipOfZeros(BOMB_BYTES), brotliOfZeros(BOMB_BYTES)]));
+    bombs ??= Promise.all([gzipOfZeros(BOMB_BYTES), brotliOfZeros(BOMB_BYTES)]);
+    const [gzipBomb, brotliBomb] = await bombs;
     const asked: HostileSite['asked'] = [];
     const open = new Set<ServerResponse>();
     let peakBytesSent = 0;
@@ -396,31 +397,25 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
         '/redirect-loop-b': (res) => redirect(res, 301, '/redirect-loop-a'),
         '/redirect-offsite': (res) => redirect(res, 302, `${offsiteOrigin}/x`),
         '/redirect-metadata': (res) => redirect(res, 302, METADATA_URL),
-        '/many-links': (res) =>
-            send(
-                res,
-                200,
-                HTML,
-                (manyLinksPage ??= page(
-                    'Many links',
-                    Array.from(
-                        { length: MANY_LINKS },
-                        (_, n) => `<a class="m" href="/many-links/item/${n}">${n}</a>`,
-                    ).join('\n'),
-                )),
-            ),
-        '/deep': (res) =>
-            send(
-                res,
-                200,
-                HTML,
-                (deepPage ??= page(
-                    'Deep',
-                    `<p class="price">£9.99</p>\n${'<div>'.repeat(DEEP_NESTING)}<h1 class="title">Deep title</h1>${'</div>'.repeat(DEEP_NESTING)}`,
-                    undefined,
-                    '',
-                )),
-            ),
+        '/many-links': (res) => {
+            manyLinksPage ??= page(
+                'Many links',
+                Array.from({ length: MANY_LINKS }, (_, n) => `<a class="m" href="/many-links/item/${n}">${n}</a>`).join(
+                    '\n',
+                ),
+            );
+            send(res, 200, HTML, manyLinksPage);
+        },
+        '/deep': (res) => {
+            deepPage ??= page(
+                'Deep',
+                `<p class="price">£9.99</p>\n${'<div>'.repeat(DEEP_NESTING)}` +
+                    `<h1 class="title">Deep title</h1>${'</div>'.repeat(DEEP_NESTING)}`,
+                undefined,
+                '',
+            );
+            send(res, 200, HTML, deepPage);
+        },
         '/malformed': (res) => send(res, 200, HTML, MALFORMED),
         '/invalid-utf8': (res) => send(res, 200, HTML, INVALID_UTF8),
         '/cp1252-meta': (res) =>
@@ -440,7 +435,10 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
                 Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(page('UTF-16 ünïcödé', ''), 'utf16le')]),
             ),
         '/header-vs-meta': (res) => send(res, 200, HTML, page('Ünïcode wins', '', '<meta charset="windows-1252">')),
-        '/binary': (res) => send(res, 200, 'text/html', (binaryBody ??= noisyBytes(64 * 1024))),
+        '/binary': (res) => {
+            binaryBody ??= noisyBytes(64 * 1024);
+            send(res, 200, 'text/html', binaryBody);
+        },
         '/pdf': (res) =>
             send(
                 res,

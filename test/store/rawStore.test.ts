@@ -124,7 +124,9 @@ describe('RawStore', () => {
         let pending: Promise<void> | undefined;
         const kept = (() => {
             const p = page(1);
-            pending = store.put(p).then(() => void (written = true));
+            pending = store.put(p).then(() => {
+                written = true;
+            });
             return new WeakRef(p);
         })();
         // A WeakRef holds its target until the end of the job that made it.

@@ -82,7 +82,13 @@ describe("Crawlee's @apify/timeout without AsyncLocalStorage", () => {
             RangeError,
         );
         let finished = false;
-        const slow = () => new Promise<void>((resolve) => setTimeout(() => resolve(void (finished = true)), 100));
+        const slow = () =>
+            new Promise<void>((resolve) =>
+                setTimeout(() => {
+                    finished = true;
+                    resolve();
+                }, 100),
+            );
         await assert.rejects(
             addTimeoutToPromise(slow, 20, 'took too long'),
             (error: Error) => error instanceof TimeoutError && error.message === 'took too long',

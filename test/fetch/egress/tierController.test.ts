@@ -371,5 +371,8 @@ describe('RedisTierCounts (Redis on 127.0.0.1:6379)', () => {
 /** A small deterministic random (Park–Miller), so a test's probes fall the same each run. */
 function seeded(seed: number): () => number {
     let state = seed;
-    return () => (state = (state * 16807) % 2147483647) / 2147483647;
+    return () => {
+        state = (state * 16807) % 2147483647;
+        return state / 2147483647;
+    };
 }

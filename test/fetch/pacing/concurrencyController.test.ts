@@ -277,7 +277,10 @@ describe('concurrency controller', () => {
         failureRate: (limit: number) => number,
     ): number {
         let seed = 7;
-        const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+        const random = () => {
+            seed = (seed * 48271) % 2147483647;
+            return seed / 2147483647;
+        };
         let sum = 0;
         for (let w = 0; w < windows; w++) {
             const limit = controller.limit('a.test');

@@ -40,7 +40,10 @@ function fakeRun(routes = { listing: 'category', detail: 'product' }): {
         }),
     });
     let seed = 42;
-    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    const random = () => {
+        seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+        return seed / 2 ** 31;
+    };
     const seenSet = new MemorySeenSet();
 
     stats.admitted = 1;
