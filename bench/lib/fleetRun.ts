@@ -89,7 +89,9 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
         const stopTimer = setTimeout(() => {
             finished = false;
             for (const { child } of children) child.kill('SIGTERM');
-            setTimeout(() => children.forEach(({ child }) => child.kill('SIGKILL')), 10_000).unref();
+            setTimeout(() => {
+                for (const { child } of children) child.kill('SIGKILL');
+            }, 10_000).unref();
         }, options.timeLimitSec * 1000);
         const exits = await Promise.all(children.map(({ exit }) => exit));
         clearTimeout(stopTimer);

@@ -106,13 +106,12 @@ export async function itemsReach(world: FleetWorld, count: number): Promise<void
 }
 
 export function assertExited(results: CliResult[], code = 0): void {
-    results.forEach((result, index) =>
+    for (const [index, result] of results.entries())
         assert.equal(
             result.code,
             code,
             `worker ${index} exited ${result.code ?? result.signal}: ${result.stderr.slice(-2000)}`,
-        ),
-    );
+        );
 }
 
 /** Every product stored exactly once, with the shop's values, and nothing in dead-letter. */

@@ -107,9 +107,8 @@ describe('RawStore', () => {
         // JSON.stringify escapes a lone surrogate, so it survives UTF-8 too. Compared one by one: a failure names the page, not 600 K characters.
         const read = await readAll(store);
         assert.equal(read.length, bodies.length);
-        read.forEach((stored, i) =>
-            assert.ok(stored.body === bodies[i], `page ${i + 1} (${bodies[i]!.length} characters) came back changed`),
-        );
+        for (const [i, stored] of read.entries())
+            assert.ok(stored.body === bodies[i], `page ${i + 1} (${bodies[i]!.length} characters) came back changed`);
         assert.equal(lineCount(join(store.dir, (await segments(store))[0]!)), bodies.length);
     });
 
@@ -159,9 +158,8 @@ describe('RawStore', () => {
         const file = join(store.dir, 'pages-000001.jsonl.gz');
         // Lines on disk when each put resolves: at least up to its own page, and whole writes only.
         const linesWhenStored = await Promise.all(written.map((p) => store.put(p).then(() => lineCount(file))));
-        linesWhenStored.forEach((lines, index) =>
-            assert.ok(lines >= index + 1, `page ${index + 1} resolved with ${lines} lines on disk`),
-        );
+        for (const [index, lines] of linesWhenStored.entries())
+            assert.ok(lines >= index + 1, `page ${index + 1} resolved with ${lines} lines on disk`);
         // The first page is written alone, at once; the nine put meanwhile go three by three.
         assert.ok(
             linesWhenStored.every((lines) => [1, 4, 7, 10].includes(lines)),

@@ -67,7 +67,7 @@ describe('SessionPages with Chromium', { skip: executablePath ? false : 'no Chro
     it('makes room oldest first and waits until the pages it closes are closed', async () => {
         const pages = new SessionPages();
         const parked = [await open(), await open(), await open()];
-        parked.forEach((page, index) => pages.park(`s${index}`, page));
+        for (const [index, page] of parked.entries()) pages.park(`s${index}`, page);
         await pages.makeRoom(1);
         assert.deepEqual(
             parked.map((page) => page.isClosed()),

@@ -24,7 +24,7 @@ function controllerAt(options: Partial<ConcurrencyControllerOptions> = {}) {
 function burst(controller: ConcurrencyController, url: string, outcomes: Outcome[]): void {
     const requests = outcomes.map(() => ({}));
     for (const request of requests) controller.started(request, url);
-    outcomes.forEach((outcome, index) => controller.finished(requests[index]!, outcome));
+    for (const [index, outcome] of outcomes.entries()) controller.finished(requests[index]!, outcome);
 }
 
 /** Like `burst`, with each fetch taking `latencyMs` on the test's clock. */
@@ -38,7 +38,7 @@ function timedBurst(
     const requests = outcomes.map(() => ({}));
     for (const request of requests) controller.started(request, url);
     clock.now += latencyMs;
-    outcomes.forEach((outcome, index) => controller.finished(requests[index]!, outcome));
+    for (const [index, outcome] of outcomes.entries()) controller.finished(requests[index]!, outcome);
 }
 
 const oks = (count: number): Outcome[] => Array<Outcome>(count).fill('ok');
@@ -244,7 +244,7 @@ describe('concurrency controller', () => {
         const { controller } = controllerAt();
         const requests = Array.from({ length: 20 }, () => ({}));
         for (const request of requests) controller.started(request, A);
-        requests.slice(0, 15).forEach((request) => controller.responded(request, 200));
+        for (const request of requests.slice(0, 15)) controller.responded(request, 200);
         controller.responded(requests[15]!, 404); // an answer, not a sign of load
         controller.responded(requests[16]!, 429);
         controller.responded(requests[17]!, 503);
