@@ -453,18 +453,20 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
 
     function respond(path: string, res: ServerResponse): void {
         const handler = exact[path];
-        if (handler) return handler(res);
+        if (handler) {
+            handler(res);
+            return;
+        }
         const [, kind, n] = /^\/(products|chain|many-links\/item)\/(\d+)$/.exec(path) ?? [];
         const number = Number(n);
         if (kind === 'products' && number >= 1 && number <= NORMAL_PRODUCTS.length) {
             const { title, price } = NORMAL_PRODUCTS[number - 1]!.expected;
-            return send(res, 200, HTML, page(title, `<p class="price">£${price.toFixed(2)}</p>`));
-        }
-        if (kind === 'chain' && number < CHAIN_HOPS) return redirect(res, 302, `/chain/${number + 1}`);
-        if (kind === 'chain' && number === CHAIN_HOPS)
-            return send(res, 200, HTML, page('Chain end', '<p class="price">£30.00</p>'));
-        if (kind === 'many-links/item' && number < MANY_LINKS) return send(res, 200, HTML, page(`Item ${n}`, ''));
-        send(res, 404, HTML, page('Not found', ''));
+            send(res, 200, HTML, page(title, `<p class="price">£${price.toFixed(2)}</p>`));
+        } else if (kind === 'chain' && number < CHAIN_HOPS) redirect(res, 302, `/chain/${number + 1}`);
+        else if (kind === 'chain' && number === CHAIN_HOPS)
+            send(res, 200, HTML, page('Chain end', '<p class="price">£30.00</p>'));
+        else if (kind === 'many-links/item' && number < MANY_LINKS) send(res, 200, HTML, page(`Item ${n}`, ''));
+        else send(res, 404, HTML, page('Not found', ''));
     }
 
     // Heads up to 256 KiB, so that a crawler asking for the 100 KiB link is seen here rather than refused by Node (16 KiB).
