@@ -593,7 +593,10 @@ test('requestTimes: the arrival time of every counted request, in order; resetSt
     // Refusals and 404s count, /__stats does not; the result is a copy.
     const [served, refused] = await Promise.all([
         get(shop, '/nope'),
-        (async () => (await sleep(50), get(shop, '/nope')))(),
+        (async () => {
+            await sleep(50);
+            return get(shop, '/nope');
+        })(),
     ]);
     assert.deepEqual([served.status, refused.status], [404, 429]);
     assert.equal(shop.requestTimes('/nope').length, 2);

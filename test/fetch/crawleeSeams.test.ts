@@ -323,7 +323,10 @@ describe('the rest of what a run relies on', () => {
         const reading = events as unknown as { getMemoryInfo(): Promise<unknown> };
         let readings = 0;
         const getMemoryInfo = reading.getMemoryInfo;
-        reading.getMemoryInfo = () => ((readings += 1), getMemoryInfo.call(events));
+        reading.getMemoryInfo = () => {
+            readings += 1;
+            return getMemoryInfo.call(events);
+        };
         const systemInfo = new Promise<void>((resolve) => events.on('systemInfo', () => resolve()));
         await events.init();
         t.after(() => events.close());

@@ -297,7 +297,11 @@ describe('the hostile site', () => {
                     });
                 });
                 request.on('error', () => undefined);
-                if (leaveAfterMs !== undefined) setTimeout(() => (request.destroy(), resolve()), leaveAfterMs);
+                if (leaveAfterMs !== undefined)
+                    setTimeout(() => {
+                        request.destroy();
+                        resolve();
+                    }, leaveAfterMs);
             });
 
         await openThenLeave('/huge-streamed', (res, leave) => {

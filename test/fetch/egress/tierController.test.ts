@@ -185,7 +185,12 @@ describe('TierController', () => {
         const lines: string[] = [];
         const log = pino(
             { level: 'info' },
-            new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }),
+            new Writable({
+                write: (chunk, _encoding, done) => {
+                    lines.push(String(chunk));
+                    done();
+                },
+            }),
         );
         const options: TierControllerOptions = { now: () => Date.UTC(2024, 0, 2, 3, 4, 5), random: NO_PROBES, log };
         const controller = new TierController(TWO, options);

@@ -182,7 +182,14 @@ describe('the HTTP client', () => {
         const offers: string[][] = [];
         // A TLS server that only records the offer and answers one HTTP/1.1 response.
         const server = tls.createServer(
-            { key, cert, ALPNCallback: ({ protocols }) => (offers.push(protocols), 'http/1.1') },
+            {
+                key,
+                cert,
+                ALPNCallback: ({ protocols }) => {
+                    offers.push(protocols);
+                    return 'http/1.1';
+                },
+            },
             (socket) => {
                 socket.once('data', () =>
                     socket.end('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok'),
