@@ -203,7 +203,7 @@ describe('RobotsPolicy', { timeout: 20_000 }, () => {
     it('reads only the first 500 KiB of a 2 MB robots.txt: a rule before 600 KiB is obeyed, one after is not', async () => {
         const filler = (bytes: number) => `# ${'x'.repeat(97)}\n`.repeat(Math.ceil(bytes / 100));
         let body = `User-agent: *\nDisallow: /early/\n${filler(400 * 1024)}Disallow: /middle/\n`;
-        body += filler(600 * 1024 - body.length) + 'Disallow: /late/\n';
+        body += `${filler(600 * 1024 - body.length)}Disallow: /late/\n`;
         body += filler(2 * 1024 * 1024 - body.length);
         const { origin } = await robotsServer(200, () => body);
         const robots = policy();

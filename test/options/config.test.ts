@@ -325,8 +325,8 @@ describe('helpText', () => {
     });
 
     it('shows the defaults', () => {
-        assert.match(text, /^  --max-concurrency .*default: 20/m);
-        assert.match(text, /^  --site .*default: demo-shop/m);
-        assert.match(text, /^  --storage-dir .*default: \.\/storage/m);
+        assert.match(text, /^ {2}--max-concurrency .*default: 20/m);
+        assert.match(text, /^ {2}--site .*default: demo-shop/m);
+        assert.match(text, /^ {2}--storage-dir .*default: \.\/storage/m);
     });
 });

@@ -22,7 +22,7 @@ import { classifyError } from '../../../src/fetch/failures/failures.js';
 import { type ClientResponse, HttpClient } from '../../../src/fetch/http/httpClient.js';
 import { readBody } from '../../../src/fetch/http/responseBody.js';
 
-const PAGE = '<html><body>' + 'hello, world. '.repeat(500) + '</body></html>';
+const PAGE = `<html><body>${'hello, world. '.repeat(500)}</body></html>`;
 
 /** What a server saw of one request. */
 interface Seen {

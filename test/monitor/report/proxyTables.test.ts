@@ -182,7 +182,7 @@ describe('the report on proxies', () => {
             summaryWith((startedAt) => {
                 const proxies = tieredProxies(startedAt);
                 proxies.exits[0]!.name = hostile;
-                proxies.sections = { [`product /<img src=x onerror=alert(2)>`]: 'residential' };
+                proxies.sections = { 'product /<img src=x onerror=alert(2)>': 'residential' };
                 proxies.tierMoves[0]!.section = hostile;
                 return proxies;
             }),
