@@ -31,7 +31,7 @@ async function zeroBomb(compressor: zlib.Gzip | zlib.BrotliCompress): Promise<Bu
             })(),
         ),
         compressor,
-        async function* (source) {
+        async (source) => {
             for await (const chunk of source) out.push(chunk as Buffer);
         },
     );
