@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { type Browser, chromium } from 'playwright';
+import { type Browser, chromium, type Page } from 'playwright';
 import { CHROMIUM_ARGS, findChromium } from '../../../src/fetch/browser/chromium.js';
 import { MemorySeenSet } from '../../../src/frontier/seenSet.js';
 import type { Trip } from '../../../src/vocabulary/report.js';
@@ -265,6 +265,12 @@ describe('run report', () => {
             return { page, problems };
         }
 
+        /** The text of `selector` as it is shown: Playwright's innerText, which leaves out what is hidden. */
+        function shownText(page: Page, selector: string): Promise<string> {
+            // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText(): the text as shown
+            return page.innerText(selector);
+        }
+
         it('draws the charts and the headline numbers; saves a screenshot', async () => {
             const { summary, timeline } = fakeRun();
             const path = await writeReport(
@@ -307,8 +313,8 @@ describe('run report', () => {
                 );
             }
 
-            const text = await page.innerText('body');
-            const headline = await page.innerText('header');
+            const text = await shownText(page, 'body');
+            const headline = await shownText(page, 'header');
             assert.match(headline, /demo-shop/);
             assert.match(headline, /with dead-letters/);
             assert.match(headline, new RegExp(`${summary.pagesPerSec} pages/s`));
@@ -333,8 +339,8 @@ describe('run report', () => {
             const summary = driftedRun();
             const path = await writeReport(dir, 'drift', renderReport(summary, fakeRun().timeline));
             const { page, problems } = await open(path);
-            assert.match(await page.innerText('header'), /failed/);
-            assert.match(await page.innerText('.alert'), /route “product” stopped after 212 pages/);
+            assert.match(await shownText(page, 'header'), /failed/);
+            assert.match(await shownText(page, '.alert'), /route “product” stopped after 212 pages/);
             await page.screenshot({ path: 'test-results/report-drift.png', fullPage: false });
             assert.deepEqual(problems, []);
             await page.close();
@@ -358,7 +364,7 @@ describe('run report', () => {
                 pwned: (window as unknown as { __pwned?: number }).__pwned ?? null,
             }));
             assert.deepEqual(found, { scripts: 0, images: 0, bolds: 0, pwned: null });
-            const text = await page.innerText('body');
+            const text = await shownText(page, 'body');
             assert.ok(text.includes(hostile.listing), 'the listing route name is shown as text');
             assert.ok(text.includes(hostile.detail), 'the detail route name is shown as text');
             assert.equal(await page.title(), 'dragnet · <script>window.__pwned=3</script> · with dead-letters');
