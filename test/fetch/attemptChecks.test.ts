@@ -69,6 +69,15 @@ async function world(
     };
 }
 
+/**
+ * Gives each attempt of `crawler` (a Crawlee crawler) `millis`, all its time. Crawlee sets that
+ * field, protected in its types, from requestHandlerTimeoutSecs, adding the navigation's time and a
+ * margin; the tests need it exact.
+ */
+function setAttemptMillis(crawler: object, millis: number): void {
+    (crawler as { requestHandlerTimeoutMillis: number }).requestHandlerTimeoutMillis = millis;
+}
+
 function httpCrawler(
     stores: SiteStores,
     options: NonNullable<ConstructorParameters<typeof HookedHttpCrawler>[0]>,
@@ -104,7 +113,7 @@ it('HTTP: an attempt whose time ran out while it waited before its fetch never f
             )({ items: [{ url: context.request.url, retryCount: context.request.retryCount }] as never });
         },
     });
-    (crawler as unknown as { requestHandlerTimeoutMillis: number }).requestHandlerTimeoutMillis = 300;
+    setAttemptMillis(crawler, 300);
     await crawler.run();
     await sleep(700); // the first attempt's wait is over: it would fetch now
 
@@ -156,9 +165,7 @@ it('browser: an attempt whose time ran out while its page was created never navi
             navigationTimeoutSecs: 10,
             launchContext: { launchOptions: { executablePath: chromiumPath, headless: true } },
             // The retry gets all the time it needs, however long Chromium took to start.
-            errorHandler: () =>
-                void ((crawler as unknown as { requestHandlerTimeoutMillis: number }).requestHandlerTimeoutMillis =
-                    60_000),
+            errorHandler: () => setAttemptMillis(crawler, 60_000),
             browserPoolOptions: {
                 // The first page is created after its attempt's time is up, whenever the browser came up (its time ran
                 // from before the launch). The pool creates pages one at a time, so it comes before the retry's.
@@ -179,7 +186,7 @@ it('browser: an attempt whose time ran out while its page was created never navi
         },
         stores.config,
     );
-    (crawler as unknown as { requestHandlerTimeoutMillis: number }).requestHandlerTimeoutMillis = firstAttemptMillis;
+    setAttemptMillis(crawler, firstAttemptMillis);
     await crawler.run();
 
     assert.equal(creations, 2);

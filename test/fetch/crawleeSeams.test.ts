@@ -118,7 +118,7 @@ describe("Crawlee's internals where dragnet expects them", () => {
             { requestHandler: async () => undefined },
             new Configuration({ persistStorage: false }),
         );
-        const requestAsBrowser = (crawler as unknown as Record<string, unknown>)._requestAsBrowser;
+        const requestAsBrowser: unknown = Reflect.get(crawler, '_requestAsBrowser');
         assert.equal(typeof requestAsBrowser, 'function');
         assert.equal((requestAsBrowser as () => unknown).length, 2);
     });

@@ -58,6 +58,20 @@ async function openFrontier(t: TestContext, options: Partial<FrontierOptions> = 
     return { frontier, stats, seenSet, httpQueue, browserQueue };
 }
 
+/** A robots.txt that allows every URL, fetched from nowhere, counting the URLs it is asked about. */
+class RobotsAllowingAll extends RobotsPolicy {
+    asked = 0;
+
+    constructor() {
+        super({ fetch: async () => ({ status: 404, body: '' }) });
+    }
+
+    override async isAllowed(): Promise<boolean> {
+        this.asked += 1;
+        return true;
+    }
+}
+
 /** Everything waiting in a queue, in queue order. */
 async function drain(
     queue: RequestQueue,
@@ -109,8 +123,7 @@ describe('Frontier.enqueue', () => {
     });
 
     it('skips links outside the site scope as offsite, before robots.txt is asked, and refuses a redirect out of it', async (t) => {
-        let robotsAsked = 0;
-        const robots = { isAllowed: async () => (robotsAsked++, true) } as unknown as RobotsPolicy;
+        const robots = new RobotsAllowingAll();
         const scope = new SiteScope({ startUrls: [`${ORIGIN}/`], allowedDomains: ['shop.example'] });
         const { frontier, stats, httpQueue } = await openFrontier(t, { scope, robots });
         const queued = await frontier.enqueue([
@@ -121,7 +134,7 @@ describe('Frontier.enqueue', () => {
         ]);
         assert.equal(queued, 2);
         assert.equal(stats.linksSkipped.offsite, 2);
-        assert.equal(robotsAsked, 2, 'robots.txt is asked only for hosts in scope');
+        assert.equal(robots.asked, 2, 'robots.txt is asked only for hosts in scope');
         assert.deepEqual(await urls(httpQueue), ['http://cdn.shop.example/products/2', `${ORIGIN}/products/4`]);
         assert.equal(
             await frontier.followRedirect(

@@ -121,7 +121,7 @@ describe('Outcomes', () => {
 
     it('stores nothing and leaves the request pending when the outcome cannot be stored', async (t) => {
         const { dir, stores, outcomes, a } = await oneInFlight(t);
-        const unstorable = { ...item('a'), size: 10n } as unknown as StoredItem; // JSON.stringify throws on a BigInt
+        const unstorable: StoredItem = { ...item('a'), size: 10n }; // JSON.stringify throws on a BigInt
         await assert.rejects(
             outcomes.settle(stores.httpQueue, a, {
                 items: [item('ok'), unstorable],
@@ -144,7 +144,7 @@ describe('Outcomes', () => {
             (await stores.httpQueue.fetchNextRequest())!,
             (await stores.httpQueue.fetchNextRequest())!,
         ];
-        const unstorable = { ...item('b'), size: 10n } as unknown as StoredItem;
+        const unstorable: StoredItem = { ...item('b'), size: 10n };
         const settling = requests.map((request, index) =>
             outcomes.settle(stores.httpQueue, request, {
                 items: [index === 1 ? unstorable : item(request.url.slice(-1))],

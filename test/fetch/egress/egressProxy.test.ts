@@ -121,10 +121,10 @@ fetch('http://127.0.0.2:${port}/xhr').catch(() => {});
         page.on('websocket', (socket) => webSockets.push(socket.url()));
         await page.goto(`http://127.0.0.1:${port}/`, { waitUntil: 'load', timeout: 20_000 });
         await page.waitForTimeout(500); // the WebSockets and the fetch
-        reached = await page.evaluate(() => ({
-            ok: (window as unknown as Record<string, unknown>).okLoaded,
-            canary: (window as unknown as Record<string, unknown>).canaryReached,
-        }));
+        reached = await page.evaluate(() => {
+            const set = window as Window & { okLoaded?: unknown; canaryReached?: unknown }; // by the page's scripts
+            return { ok: set.okLoaded, canary: set.canaryReached };
+        });
         await page.close();
     });
 

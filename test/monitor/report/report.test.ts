@@ -361,7 +361,7 @@ describe('run report', () => {
                 scripts: document.querySelectorAll('script').length,
                 images: document.querySelectorAll('img').length,
                 bolds: document.querySelectorAll('b[onmouseover]').length,
-                pwned: (window as unknown as { __pwned?: number }).__pwned ?? null,
+                pwned: (window as Window & { __pwned?: number }).__pwned ?? null,
             }));
             assert.deepEqual(found, { scripts: 0, images: 0, bolds: 0, pwned: null });
             const text = await shownText(page, 'body');
