@@ -153,6 +153,7 @@ it('browser: an attempt whose time ran out while its page was created never navi
 }, async (t) => {
     const { url, fetches, stores, outcomes, items } = await world(t, 'browser-wait');
     await stores.browserQueue.addRequest({ url });
+    // biome-ignore lint/plugin/noDoubleCast: Crawlee's hooks are protected: the mixin types them loosely inside
     const Crawler = withHooks(PlaywrightCrawler as unknown as CrawlerClass) as unknown as typeof PlaywrightCrawler;
     const firstAttemptMillis = 1500;
     const pages: Page[] = [];

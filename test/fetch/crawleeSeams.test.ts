@@ -134,6 +134,7 @@ describe("Crawlee's internals where dragnet expects them", () => {
             await storage.close();
             await rm(dir, { recursive: true, force: true });
         });
+        // biome-ignore lint/plugin/noDoubleCast: the request LRU and the dedup table are private in Crawlee's types
         const queue = (await BoundedRequestQueue.open('bounded', { config })) as unknown as {
             requestCache: { maxLength: number };
             requestSeenCache: { size: number };
@@ -319,7 +320,8 @@ describe('the rest of what a run relies on', () => {
             await rm(dir, { recursive: true, force: true });
         });
         const events = config.getEventManager();
-        // getMemoryInfo is private in Crawlee's types: dragnet's subclass overrides it (monitor/memoryReadings.ts).
+        // dragnet's subclass overrides getMemoryInfo (monitor/memoryReadings.ts).
+        // biome-ignore lint/plugin/noDoubleCast: getMemoryInfo is private in Crawlee's types
         const reading = events as unknown as { getMemoryInfo(): Promise<unknown> };
         let readings = 0;
         const getMemoryInfo = reading.getMemoryInfo;

@@ -136,6 +136,7 @@ describe('JobQueue', () => {
         queue.start();
         // BullMQ's worker emits `completed` once Redis has completed the job and handed it the next
         // one in the same call: closing then is closing with a fetch under way, every time.
+        // biome-ignore lint/plugin/noDoubleCast: the queue's BullMQ worker is private; the test waits on its events
         const worker = (queue as unknown as { worker: Worker }).worker;
         const closed = new Promise<void>((resolve, reject) =>
             worker.once('completed', () => queue.close().then(resolve, reject)),

@@ -32,6 +32,7 @@ export class FakeTerminal extends EventEmitter {
     }
 
     asTerminal(): Terminal {
+        // biome-ignore lint/plugin/noDoubleCast: a WriteStream's on() and off() return the stream, which this fake is not
         return this as unknown as Terminal;
     }
 }

@@ -18,6 +18,7 @@ describe('memory readings for the autoscaled pools', () => {
     let calls: string;
     const path = process.env.PATH;
     const reading = () =>
+        // biome-ignore lint/plugin/noDoubleCast: the memory reading is private in Crawlee's types
         readOwnMemoryWithoutChildren(new Configuration()).getEventManager() as unknown as {
             getMemoryInfo(): Promise<MemoryInfo>;
         };

@@ -389,6 +389,7 @@ describe('BoundedRequestQueue', () => {
         assert.equal(await queue.handledCount(), 21);
         const handled = await queue.addRequest({ url: url('r0') });
         assert.deepEqual([handled.wasAlreadyPresent, handled.wasAlreadyHandled], [true, true]);
+        // biome-ignore lint/plugin/noDoubleCast: the request LRU is private in Crawlee's types
         assert.ok((queue as unknown as { requestCache: { length(): number } }).requestCache.length() <= 3);
     });
 
