@@ -52,13 +52,17 @@ describe('formatLiveLine', () => {
     });
 
     it('colours the bar and what went wrong only when asked to, at the same width', () => {
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: no ESC (\x1b): no colour unless asked for
         assert.doesNotMatch(formatLiveLine(snapshot, { width: 200, total: 200 }), /\x1b/);
         const coloured = formatLiveLine(snapshot, { width: 200, total: 200, color: true });
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colours begin with ESC (\x1b)
         assert.match(coloured, /\x1b\[36m█+\x1b\[39m\x1b\[90m░+\x1b\[39m 60%/);
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colours begin with ESC (\x1b)
         assert.match(coloured, /\x1b\[31merrors 5\x1b\[39m/);
         assert.equal(withoutColours(coloured), formatLiveLine(snapshot, { width: 200, total: 200 }));
         assert.doesNotMatch(
             formatLiveLine({ ...snapshot, errors: 0, deadLettered: 0 }, { width: 200, color: true }),
+            // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colours begin with ESC (\x1b)
             /\x1b\[31m/,
         );
     });

@@ -26,6 +26,7 @@ const SHOP: ShopOptions = { seed: 7, products: 200, scriptOnlyRate: 0, transient
 const RUN = ['--max-requests', '60', '--max-concurrency', '4', '--progress-interval', '1'];
 const COLUMNS = { before: 100, after: 50 };
 const HAS_SCRIPT = spawnSync('script', ['--version']).status === 0;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the sync markers begin with ESC (\x1b)
 const SYNCHRONIZED = /\x1b\[\?2026h([\s\S]*?)\x1b\[\?2026l/g;
 const ERASE_LINE_AND_UP = '\x1b[2K\x1b[1A\x1b[2K\x1b[G';
 
@@ -68,6 +69,7 @@ async function runInTerminal(args: string[], env: NodeJS.ProcessEnv): Promise<{ 
             let narrowed = false;
             child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
                 output += chunk;
+                // biome-ignore lint/suspicious/noControlCharactersInRegex: the sync marker begins with ESC (\x1b)
                 if (!narrowed && /\x1b\[\?2026h[^\x1b]*pages \d+/.test(output)) {
                     narrowed = true;
                     void writeFile(narrow, '');
@@ -84,6 +86,7 @@ async function runInTerminal(args: string[], env: NodeJS.ProcessEnv): Promise<{ 
 
 /** What a synchronized block drew, without its control sequences; '' for a block that only erased. */
 function drawnBy(block: string): string {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI control sequences begin with ESC (\x1b)
     return block.replace(/\x1b\[[?\d;]*[A-Za-z]/g, '').trim();
 }
 
@@ -106,6 +109,7 @@ describe('the progress view', { concurrency: true }, () => {
             NO_COLOR: '1',
         });
         assert.equal(code, 0, output);
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colours begin with ESC (\x1b)
         assert.doesNotMatch(output, /\x1b\[[\d;]*m/, 'no colour under NO_COLOR');
 
         const blocks = [...output.matchAll(SYNCHRONIZED)].map((match) => match[1]!);
@@ -139,6 +143,7 @@ describe('the progress view', { concurrency: true }, () => {
         // Replayed: after every draw the line is the last row, the cursor just below it; a log line
         // written while it is up comes between the line taken away and the line drawn again.
         const screen = new TerminalScreen();
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: the sync markers begin with ESC (\x1b)
         const pieces = output.split(/(\x1b\[\?2026h[\s\S]*?\x1b\[\?2026l)/).filter((piece) => piece !== '');
         const kinds = pieces.map((piece) =>
             !piece.startsWith('\x1b[?2026h') ? 'text' : drawnBy(piece) === '' ? 'clear' : 'draw',
@@ -183,6 +188,7 @@ describe('the progress view', { concurrency: true }, () => {
         try {
             const { code, stderr, stdout } = await runCli([...run(), '--storage-dir', dir], { LOG_LEVEL: 'info' });
             assert.equal(code, 0, stderr);
+            // biome-ignore lint/suspicious/noControlCharactersInRegex: no ESC (\x1b): no control sequence off a TTY
             assert.doesNotMatch(stderr + stdout, /\x1b/);
             const lines = stderr
                 .trim()

@@ -6,6 +6,7 @@
  * and never wraps, and a long log line is still one line of what was written.
  */
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI control sequences begin with ESC (\x1b)
 const TOKEN = /\x1b\[([?\d;]*)([A-Za-z])|\r|\n|[^\x1b\r\n]+/gy;
 
 export class TerminalScreen {
@@ -63,5 +64,6 @@ export class TerminalScreen {
 
 /** `output` without colours. */
 export function withoutColours(output: string): string {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colours begin with ESC (\x1b)
     return output.replace(/\x1b\[[\d;]*m/g, '');
 }
