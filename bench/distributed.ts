@@ -110,7 +110,10 @@ interface FleetFigures {
     startupSec: number;
     /** From the shop's last answer to the last worker's exit: the finish grace and shutting down. */
     tailSec: number;
-    /** Part of the tail: from the shop's last answer to the last worker's crawl end (its summary's finishedAt): noticing the end, the grace included. */
+    /**
+     * Part of the tail: from the shop's last answer to the last worker's crawl
+     * end (its summary's finishedAt): noticing the end, the grace included.
+     */
     endDetectSec: number | null;
     /** The rest: from the last crawl end to the last exit (report, closing queues and pools, process exit). */
     shutdownSec: number | null;

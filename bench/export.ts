@@ -25,7 +25,10 @@ const projectRoot = fileURLToPath(new URL('../', import.meta.url));
 
 type Format = (typeof FORMATS)[number];
 
-/** One item as a crawl of the demo shop stores it: the route's fields and the `_` fields dragnet adds (~600 bytes of JSON). */
+/**
+ * One item as a crawl of the demo shop stores it: the route's
+ * fields and the `_` fields dragnet adds (~600 bytes of JSON).
+ */
 function item(n: number): Record<string, unknown> {
     const id = String(n).padStart(6, '0');
     return {
@@ -64,9 +67,15 @@ async function filledStore(count: number): Promise<{ dir: string; fillSec: numbe
 interface ExportRun {
     /** Wall time of the whole command, from spawning npm to its exit. */
     seconds: number;
-    /** From the output file's creation (the export's first step, once modules are loaded and storage is open) to the command's exit. */
+    /**
+     * From the output file's creation (the export's first step, once
+     * modules are loaded and storage is open) to the command's exit.
+     */
     exportSec: number | null;
-    /** Highest VmHWM of any one process of the tree: the exporting Node process (npm and tsx's launcher take far less). */
+    /**
+     * Highest VmHWM of any one process of the tree: the exporting
+     * Node process (npm and tsx's launcher take far less).
+     */
     peakRssMb: number;
     /** Highest sum of VmRSS over the whole tree at one sample (npm + sh + tsx + node). */
     treePeakRssMb: number;

@@ -74,7 +74,8 @@ const metrics = ({ outcome: { result }, sidecar, othersCpuShare }: RunRecord & {
 const details = ({ outcome: { result }, sidecar }: RunRecord & { outcome: { ok: true } }) => ({
     finished: result.finished,
     crawlerPages: result.crawlerPages,
-    // What the proxies saw (forwarded, tunnels, refusedAuth, failed) and what dragnet's summary says of its tiers and failures.
+    // What the proxies saw (forwarded, tunnels, refusedAuth, failed)
+    // and what dragnet's summary says of its tiers and failures.
     proxy: sidecar ?? null,
     // Responses that did not come through the proxies (robots.txt is fetched directly, tiers or not).
     notThroughProxy: sidecar ? result.pages - sidecar.forwarded! - sidecar.tunnels! : null,
@@ -107,7 +108,8 @@ export default defineSuite({
                     pagesPerSec: ratio(median.pagesPerSec, base.pagesPerSec),
                     cpuMsPerPage: ratio(median.cpuMsPerPage, base.cpuMsPerPage),
                     peakRssMb: ratio(median.peakRssMb, base.peakRssMb),
-                    // dragnet's CPU per page over direct's (difference of medians): what its proxy layer adds, the proxy's own CPU not included.
+                    // dragnet's CPU per page over direct's (difference of medians):
+                    // what its proxy layer adds, the proxy's own CPU not included.
                     addedCpuMsPerPage:
                         median.cpuMsPerPage === null || base.cpuMsPerPage === null
                             ? null

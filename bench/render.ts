@@ -87,7 +87,8 @@ async function runOnce(benchCase: RenderBenchCase, run: number): Promise<RunOutc
             learningMinSamples: LEARNING_MIN_SAMPLES,
         });
 
-        // Others' share of the machine during the crawl: everything busy that was neither the crawler's tree nor this process (the shop, the sampler).
+        // Others' share of the machine during the crawl: everything busy that was
+        // neither the crawler's tree nor this process (the shop, the sampler).
         const machine = machineTicks();
         const own = process.cpuUsage(ownBefore);
         const tree = Object.values(samples.at(-1)?.cpuSecByGroup ?? {}).reduce((sum, sec) => sum + sec, 0);

@@ -55,7 +55,10 @@ async function loadSuite(name: string): Promise<Suite> {
     return module.default;
 }
 
-/** A standalone script: run with its own defaults, its stdout (JSON lines) passed through as is and kept as its cases. */
+/**
+ * A standalone script: run with its own defaults, its stdout
+ * (JSON lines) passed through as is and kept as its cases.
+ */
 async function runScript(name: string): Promise<CaseReport[]> {
     const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(`./${name}.ts`, benchDir))], {
         cwd: projectRoot,

@@ -119,7 +119,10 @@ export function startMeasurement(options: MeasurementOptions): Measurement {
     };
 }
 
-/** The event loop's utilization between the first sample at or after `fromMs` and the last before `toMs` (0 with fewer than two). */
+/**
+ * The event loop's utilization between the first sample at or after
+ * `fromMs` and the last before `toMs` (0 with fewer than two).
+ */
 function loopBusyBetween(
     samples: Array<{ atMs: number; loop: EventLoopUtilization }>,
     fromMs: number,

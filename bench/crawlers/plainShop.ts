@@ -1,4 +1,7 @@
-/** How the plain Crawlee crawlers (plainCrawlee.ts, plainPlaywright.ts) read the fixture shop, as a Crawlee user would write it. */
+/**
+ * How the plain Crawlee crawlers (plainCrawlee.ts, plainPlaywright.ts)
+ * read the fixture shop, as a Crawlee user would write it.
+ */
 import type { CheerioAPI, RequestOptions } from 'crawlee';
 
 /**

@@ -19,7 +19,10 @@ export interface ComparisonOptions {
     runs: number;
     shop: ShopOptions;
     crawl: Omit<CrawlerCase, 'shopUrl' | 'storageDir'>;
-    /** Runs after each round (every crawler run once more), so a measurement taken there drifts with the machine as the runs do. */
+    /**
+     * Runs after each round (every crawler run once more), so a
+     * measurement taken there drifts with the machine as the runs do.
+     */
     afterRound?: () => Promise<void>;
 }
 

@@ -44,7 +44,10 @@ export interface WorkerOutcome {
     signal: NodeJS.Signals | null;
     /** Seconds from the fleet's spawn to this worker's exit. */
     exitSec: number;
-    /** Seconds from the fleet's spawn to this worker's crawl start (its summary's startedAt): loading tsx, the modules, connecting. */
+    /**
+     * Seconds from the fleet's spawn to this worker's crawl start (its
+     * summary's startedAt): loading tsx, the modules, connecting.
+     */
     startupSec: number | null;
     /** Seconds from the fleet's spawn to this worker's crawl end (its summary's finishedAt), before it shuts down. */
     finishedSec: number | null;

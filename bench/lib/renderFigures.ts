@@ -125,7 +125,8 @@ export function renderFigures(input: {
         .map(([, , atMs]) => atMs)
         .sort((a, b) => a - b);
     const lastCheapMs = httpTimes.length > 0 ? Math.max(...httpTimes) : startedAtMs;
-    // The browser has work from the first escalation (a cheap fetch of a page it then rendered ends) or the first direct page.
+    // The browser has work from the first escalation (a cheap fetch
+    // of a page it then rendered ends) or the first direct page.
     const firstNeedMs = Math.min(
         ...cheap
             .filter(([path, , doneMs]) => doneMs !== null && browserByPath.has(path))

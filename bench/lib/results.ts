@@ -1,7 +1,8 @@
 /**
  * A suite's latest result as data: `bench/results/<suite>.json`, written by `npm run bench` when the
- * suite is done, read back by the generator of docs/benchmarks.md (src/authoring/benchmarkResults.ts, benchmarkPage.ts). One file
- * per suite, replaced by each run; the past is in git.
+ * suite is done, read back by the generator of docs/benchmarks.md
+ * (src/authoring/benchmarkResults.ts, benchmarkPage.ts). One file per suite, replaced by each run;
+ * the past is in git.
  *
  * A run that is an A/B of dragnet against itself (`--against REV`, `--dragnet-only`) is not the suite's
  * result: it goes to `bench/results/ab/<suite>.json`, which git ignores, so it never replaces the file
@@ -103,7 +104,10 @@ export function scriptCases(output: string): CaseReport[] {
         });
 }
 
-/** A line's scalar figures, nested objects' as `outer.inner`; arrays and a top-level `bench` (the script's name) left out. */
+/**
+ * A line's scalar figures, nested objects' as `outer.inner`;
+ * arrays and a top-level `bench` (the script's name) left out.
+ */
 function flatRow(json: Record<string, unknown>, prefix = ''): TableRow {
     const row: TableRow = {};
     for (const [key, value] of Object.entries(json)) {

@@ -31,7 +31,10 @@ interface CrawlerDescription {
     caseOverrides?: Partial<CrawlerCase>;
     /** Overrides for the shop it crawls (the failures suite's failing shop). */
     shopOverrides?: ShopOptions;
-    /** A process its runs go through (the proxies suite's proxies), started fresh before each run and closed after it. */
+    /**
+     * A process its runs go through (the proxies suite's proxies),
+     * started fresh before each run and closed after it.
+     */
     sidecar?: () => Promise<Sidecar>;
 }
 
@@ -39,7 +42,10 @@ interface CrawlerDescription {
 export interface Sidecar {
     /** Command-line flags added to the case's (dragnet's `--proxy-tier …`). */
     args: string[];
-    /** What it saw over the run, read once the crawler has exited; `cpuSec` is its CPU time, kept out of `others' CPU`. */
+    /**
+     * What it saw over the run, read once the crawler has exited;
+     * `cpuSec` is its CPU time, kept out of `others' CPU`.
+     */
     report(): Promise<{ cpuSec: number } & Record<string, number>>;
     close(): Promise<void>;
 }

@@ -28,7 +28,10 @@ import { platformEvents } from './platform.js';
 /** Enough, at its latency, for the crawl to outlast the feed's first pushes (every 2 s). */
 const PRODUCTS = 600;
 
-/** A shop and a work dir holding the actor's input in ./storage, and the project's .actor/ (whose input schema's defaults the SDK adds locally). */
+/**
+ * A shop and a work dir holding the actor's input in ./storage, and the
+ * project's .actor/ (whose input schema's defaults the SDK adds locally).
+ */
 async function setUp(
     t: TestContext,
     shopOptions: ShopOptions,
@@ -70,7 +73,10 @@ function startActor(workDir: string, eventsUrl: string) {
     );
 }
 
-/** The files of the SDK's default dataset as its local layout keeps it: one JSON file per item, numbered in push order. */
+/**
+ * The files of the SDK's default dataset as its local layout
+ * keeps it: one JSON file per item, numbered in push order.
+ */
 async function actorDatasetFiles(storageDir: string): Promise<string[]> {
     const dir = join(storageDir, 'datasets', 'default');
     const names = existsSync(dir) ? await readdir(dir) : [];

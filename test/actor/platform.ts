@@ -90,7 +90,8 @@ export async function platformApi(t: TestContext, input: unknown): Promise<Platf
             if (route === `GET /v2/datasets/${DATASET_ID}`)
                 return json(200, { data: { id: DATASET_ID, itemCount: api.items.length } });
             if (route === `POST /v2/datasets/${DATASET_ID}/items`) {
-                // One item or several, as the API takes them: Crawlee's pushData sends a batch of one as the bare object.
+                // One item or several, as the API takes them: Crawlee's
+                // pushData sends a batch of one as the bare object.
                 const pushed = JSON.parse(body) as Record<string, unknown> | Record<string, unknown>[];
                 api.items.push(...(Array.isArray(pushed) ? pushed : [pushed]));
                 return json(201);

@@ -165,7 +165,10 @@ interface Run {
     stderr: string;
 }
 
-/** `node --import tsx src/commands/deadLetter.ts …` as `npm run dead-letter` runs it, with no DRAGNET_* from outside. */
+/**
+ * `node --import tsx src/commands/deadLetter.ts …` as
+ * `npm run dead-letter` runs it, with no DRAGNET_* from outside.
+ */
 function runCommand(args: string[]): Promise<Run> {
     const env = { ...process.env, DRAGNET_SITE: '', DRAGNET_STORAGE_DIR: '' };
     return new Promise((resolve) => {

@@ -1,8 +1,9 @@
 /**
  * The contributor's loop, end to end, in a project of its own (a temp dir with this project's src/,
- * node_modules/ and package.json linked in, so the route file's `'dragnet'` resolves as in this one): `new-site` writes the route file, the test fills in the selectors of
- * the fixture shop's product page, `try --save-fixture` saves a fixture, and the fixture test then
- * runs it (and fails, field by field, when the page stops giving what it saved).
+ * node_modules/ and package.json linked in, so the route file's `'dragnet'` resolves as in this
+ * one): `new-site` writes the route file, the test fills in the selectors of the fixture shop's
+ * product page, `try --save-fixture` saves a fixture, and the fixture test then runs it (and fails,
+ * field by field, when the page stops giving what it saved).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -69,7 +70,8 @@ describe('new-site → try --save-fixture → the fixture test', () => {
         );
         const tsc = () => promisify(execFile)(process.execPath, [TSC, '--noEmit', '-p', project], { cwd: project });
         await tsc();
-        // What a contributor fills in for the fixture shop: its categories are listings, its product page's title and price.
+        // What a contributor fills in for the fixture shop: its
+        // categories are listings, its product page's title and price.
         const template = await readFile(routeFile, 'utf8');
         const filled = template
             .replace("url.searchParams.has('page')", "url.pathname.startsWith('/category/')")
@@ -110,7 +112,8 @@ describe('new-site → try --save-fixture → the fixture test', () => {
                 ['--import', 'tsx', '--test', '--test-reporter=spec', 'test/routes/fixtures.test.ts'],
                 {
                     cwd: ROOT,
-                    // Without the runner's own NODE_TEST_CONTEXT, which would make the child report to this runner instead of printing.
+                    // Without the runner's own NODE_TEST_CONTEXT, which would
+                    // make the child report to this runner instead of printing.
                     env: { ...withoutTestContext(process.env), DRAGNET_FIXTURES_PROJECT: project },
                 },
             ).then(

@@ -58,9 +58,9 @@ describe('a route stopped by the drift breaker of one worker', {
             ...dead.map((entry) => entry.url),
         ];
         assert.equal(new Set(places).size, places.length, 'no URL in two places, nor twice in one');
-        // A featured alias (`/p/<n>`, a 301 to the shop's n-th product) is a URL of the frontier's own. Fetched before the
-        // trip, it is a redirect and leaves no entry of its own; after it, it is dead-lettered under its own URL,
-        // and that entry stands for its product.
+        // A featured alias (`/p/<n>`, a 301 to the shop's n-th product) is a URL of the frontier's own. Fetched
+        // before the trip, it is a redirect and leaves no entry of its own; after it, it is dead-lettered under
+        // its own URL, and that entry stands for its product.
         const productUrlOfAlias = new Map(
             shop.products.map((product, index) => [`${shop.url}/p/${index + 1}`, `${shop.url}${product.path}`]),
         );

@@ -15,7 +15,8 @@ describe('three workers on one frontier', { skip: chromiumPath ? false : 'no Chr
     before(async () => {
         // Adaptive timeouts off: this file counts fetches exactly, and on a loaded machine a pause past
         // the shop's fast p99 times out a page the shop answered, and its retry is a second 200 (CI:
-        // "retrying in 0.7 s: request timeout: no whole answer within 500 ms"). test/fetch/pacing/adaptiveTimeout.test.ts covers them.
+        // "retrying in 0.7 s: request timeout: no whole answer within 500 ms").
+        // test/fetch/pacing/adaptiveTimeout.test.ts covers them.
         fleet = await startFleet(3, SHOP, { args: () => ['--adaptive-timeout', 'off'] });
         results = await fleet.results();
     });

@@ -129,7 +129,8 @@ export function flagProblems(line: string, known: Known): string[] {
         }).find(Boolean);
         if (invocation) {
             const flags = known.commandFlags.get(invocation.script);
-            // `npm run x -s` without ` -- `: any flags are npm's own. A script that is no dragnet command (test, typecheck) is not checked.
+            // `npm run x -s` without ` -- `: any flags are npm's own. A script
+            // that is no dragnet command (test, typecheck) is not checked.
             if (!flags || (invocation.npm && !/ -- |^-- /.test(part.slice(part.search(/\bnpm\b/))))) continue;
             for (const [, flag] of invocation.after.matchAll(FLAG)) {
                 if (!flags.has(flag!))

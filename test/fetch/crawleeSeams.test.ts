@@ -48,7 +48,10 @@ const chromiumPath = findChromium();
 /** The demo crawl below takes a fraction of this. */
 const CRAWL_DEADLINE_MS = 120_000;
 
-/** Each seam: the class dragnet's code meets it on, the method, the class that defines it there, and its declared arity. */
+/**
+ * Each seam: the class dragnet's code meets it on, the method,
+ * the class that defines it there, and its declared arity.
+ */
 const SEAMS: [
     meetsOn: { name: string; prototype: object },
     method: string,

@@ -31,7 +31,10 @@ function pageStart(marker: string): Buffer {
     return Buffer.concat([Buffer.from('<!--'), Buffer.from(marker)]);
 }
 
-/** Whether, after a full collection, a string of the heap starts with `needle` (a snapshot names each string by its first 1,024 characters). */
+/**
+ * Whether, after a full collection, a string of the heap starts with
+ * `needle` (a snapshot names each string by its first 1,024 characters).
+ */
 async function heapHolds(needle: Buffer): Promise<boolean> {
     gc();
     const chunks: Buffer[] = [];

@@ -209,7 +209,8 @@ describe('the sitemap reader', () => {
         const started = Date.now();
         await reader.read([`${ORIGIN}/flaky.xml`]);
         assert.ok(Date.now() - started >= 0.05 * 1000 + 0.1 * 1000 - 20, 'waited 0.05 s, then 0.1 s');
-        // The first attempt handed on a batch of four, then the two whole entries it had when it broke off; the last skips those six.
+        // The first attempt handed on a batch of four, then the two whole
+        // entries it had when it broke off; the last skips those six.
         assert.deepEqual(
             batches.map((batch) => batch.map((link) => new URL(link.url).pathname.slice(10))),
             [

@@ -11,7 +11,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { helpText } from '../../src/options/config.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-/** The type checker `npm run typecheck` runs: TypeScript's native compiler (the package `typescript` is the one TypeDoc needs). */
+/**
+ * The type checker `npm run typecheck` runs: TypeScript's native
+ * compiler (the package `typescript` is the one TypeDoc needs).
+ */
 export const TSC = join(ROOT, 'node_modules/typescript-native/bin/tsc');
 /** A hang fails the test instead of blocking the suite. */
 const CHILD_TIMEOUT_MS = 120_000;
@@ -74,7 +77,10 @@ export function runScript(script: string, args: string[], env?: NodeJS.ProcessEn
     return startScript(script, args, env, cwd).result;
 }
 
-/** A command that ended with `code` and said why in one line on stderr, `dragnet: ...`, matching `message`, and nothing on stdout. */
+/**
+ * A command that ended with `code` and said why in one line on
+ * stderr, `dragnet: ...`, matching `message`, and nothing on stdout.
+ */
 export function assertOneLineError(
     run: Pick<CliResult, 'code' | 'stdout' | 'stderr'>,
     code: number,

@@ -49,7 +49,10 @@ export function direct(target: string, headers: Record<string, string> = {}): Pr
     return answer(request(target, { agent: false, headers }));
 }
 
-/** CONNECT to `target`'s host and port through the proxy, then GET its path inside the tunnel. A refused CONNECT is the answer. */
+/**
+ * CONNECT to `target`'s host and port through the proxy, then GET
+ * its path inside the tunnel. A refused CONNECT is the answer.
+ */
 export async function viaTunnel(
     proxyUrl: string,
     target: string,

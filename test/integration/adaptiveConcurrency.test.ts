@@ -162,7 +162,10 @@ describe('adaptive concurrency against the shop in rate-limited mode', () => {
     });
 });
 
-/** The limit over [from, to], weighted by how long it was held, from the decisions (the limit starts at the maximum). */
+/**
+ * The limit over [from, to], weighted by how long it was
+ * held, from the decisions (the limit starts at the maximum).
+ */
 function limitAfter(
     decisions: ConcurrencyDecision[],
     from: number,

@@ -24,7 +24,10 @@ const LATENCY_MS = 300;
  */
 const LONGEST_NEAR_IDLE_MS = 800;
 
-/** The longest stretch, from the first arrival to the last, in which the shop held at most one request (each held `latencyMs` from its arrival). */
+/**
+ * The longest stretch, from the first arrival to the last, in which the
+ * shop held at most one request (each held `latencyMs` from its arrival).
+ */
 function longestNearIdleMs(arrivals: number[], latencyMs: number): number {
     const events = arrivals
         .flatMap(
@@ -76,7 +79,8 @@ describe('a crawl whose thread cannot keep up', () => {
             storageDir,
             '--max-concurrency',
             String(MAX_CONCURRENCY),
-            // Parsed in the crawling thread, and no failures to adapt to: the pool alone decides how many are in flight.
+            // Parsed in the crawling thread, and no failures to adapt
+            // to: the pool alone decides how many are in flight.
             '--parse-workers',
             '0',
             '--adaptive-concurrency',

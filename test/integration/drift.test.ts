@@ -125,7 +125,8 @@ describe('drift breaker against a shop that redesigns its product page', {
         assert.equal(reparsed.length, result.items.after);
         const byUrl = new Map(shop.products.map((product) => [`${shop.url}${product.path}`, product]));
         for (const item of reparsed) assert.equal(item.title, byUrl.get(item._url)?.title, item._url);
-        // Still exactly one place per product: pages fetched before the stop are items now; the rest wait in dead-letter.
+        // Still exactly one place per product: pages fetched before
+        // the stop are items now; the rest wait in dead-letter.
         const places = [...reparsed.map((item) => item._url), ...deadAfter.map((entry) => entry.url)];
         assert.equal(new Set(places).size, places.length, 'no product in two places');
         for (const url of byUrl.keys()) assert.ok(places.includes(url), `${url} ended somewhere`);

@@ -163,7 +163,8 @@ describe('Retry-After on a 503', () => {
                 products.filter((path) => run.shop.requestTimes(path).some((time) => time > start && time < end))
                     .length,
         );
-        // With both slots held by waiting pages nothing else could be fetched; at 20 ms a page, two slots do ~150 in 1.5 s.
+        // With both slots held by waiting pages nothing else could
+        // be fetched; at 20 ms a page, two slots do ~150 in 1.5 s.
         assert.ok(Math.max(...fetchedDuring) >= 50, `pages fetched during the waits: ${fetchedDuring.join(', ')}`);
         assert.equal(run.items.length, 200);
     });

@@ -120,7 +120,10 @@ describe('a crawl of the hostile site', () => {
         await rm(storageDir, { recursive: true, force: true });
     });
 
-    /** The dead-letter entries of a path: its own, or a redirect chain's that began there (dead-lettered at its last hop). */
+    /**
+     * The dead-letter entries of a path: its own, or a redirect
+     * chain's that began there (dead-lettered at its last hop).
+     */
     const deadAt = (path: string) =>
         dead.filter((entry) =>
             [entry.url, ...(entry.redirectedFrom ?? []).slice(0, 1)].some((url) => new URL(url).pathname === path),

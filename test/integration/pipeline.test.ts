@@ -40,9 +40,9 @@ describe('crawl of the fixture shop (1,000 products)', { skip: chromiumPath ? fa
                 transientFailureRate: 0.03,
                 notFoundLinks: 5,
             },
-            // Adaptive timeouts off: this test counts fetches and retries exactly, and on a loaded machine a pause (Chromium
-            // starting) past 5x a fast shop's p99 timed out pages the shop had answered, retrying them (CI: 37 retries, not 30).
-            // test/fetch/pacing/adaptiveTimeout.test.ts covers the adaptive timeout.
+            // Adaptive timeouts off: this test counts fetches and retries exactly, and on a loaded machine a pause
+            // (Chromium starting) past 5x a fast shop's p99 timed out pages the shop had answered, retrying them (CI:
+            // 37 retries, not 30). test/fetch/pacing/adaptiveTimeout.test.ts covers the adaptive timeout.
             {
                 maxConcurrency: 20,
                 browserConcurrency: 4,

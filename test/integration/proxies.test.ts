@@ -75,7 +75,8 @@ describe('a crawl of 1,000 products through 6 proxies in 2 tiers, one proxy brok
         const stats = run.shop.antiBotStats();
         for (const [address, counts] of Object.entries(stats.byAddress))
             assert.equal(counts.overBudget, 0, `${address} went over its budget`);
-        // The turns are at least 25 ms apart (the Crawl-delay, over 1 / 50 s); arrivals through different proxies may be a few ms out of order.
+        // The turns are at least 25 ms apart (the Crawl-delay, over 1 / 50 s);
+        // arrivals through different proxies may be a few ms out of order.
         const perSecond = 1000 / Math.max(CRAWL_DELAY_SECS * 1000, 1000 / MAX_RATE);
         const peak = peakInWindow(stats.arrivals, 1000);
         assert.ok(peak <= perSecond + 2, `${peak} requests arrived within one second (at most ${perSecond} allowed)`);

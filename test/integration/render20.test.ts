@@ -30,8 +30,8 @@ describe('rendering of the fixture shop (1,000 products, 20% script-only)', {
         run = await crawlShop(
             { seed: 20, products: 1000, scriptOnlyRate: 0.2, transientFailureRate: 0.02, notFoundLinks: 3 },
             // Browser concurrency is the stage's own default, what the machine holds (browserConcurrency.ts).
-            // Adaptive timeouts off, as in pipeline.test.ts: the counts here are exact, and a pause on a loaded machine timed out
-            // pages the shop had answered (CI: 34 retries, not 20).
+            // Adaptive timeouts off, as in pipeline.test.ts: the counts here are exact, and a pause on a
+            // loaded machine timed out pages the shop had answered (CI: 34 retries, not 20).
             {
                 maxConcurrency: 20,
                 retry: { maxAttempts: 4 },

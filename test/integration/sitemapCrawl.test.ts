@@ -41,7 +41,8 @@ import { readDataset } from '../helpers/stores.js';
 
 const PRODUCTS = 20_000;
 
-// As the CLI does (main.ts): left to V8's default, the heap of this 20,000-page crawl grows to ~1.1 GB before it is collected.
+// As the CLI does (main.ts): left to V8's default, the heap of
+// this 20,000-page crawl grows to ~1.1 GB before it is collected.
 limitHeapGrowth();
 const productRoute = siteDefinition.routes.get('product')!;
 
@@ -99,7 +100,10 @@ describe('the memory a sitemap takes to read', () => {
         setFlagsFromString('--expose-gc');
         const gc = runInNewContext('gc') as () => void;
         const egress = new Egress({ startUrls: [`${origin}/`] });
-        /** The most the heap grew over its size before the reading, sampled after a full GC at the first batch and four times in the reading. */
+        /**
+         * The most the heap grew over its size before the reading, sampled
+         * after a full GC at the first batch and four times in the reading.
+         */
         const growth = async (entries: number) => {
             const stats = new RunStats();
             const sampleEvery = entries / 1000 / 4;
@@ -150,7 +154,8 @@ describe(`a crawl started from the sitemaps of a shop of ${PRODUCTS.toLocaleStri
                 transientFailureRate: 0,
                 notFoundLinks: 0,
             },
-            // Adaptive timeouts off: this test counts fetches exactly, and a stall of the loaded machine past 5x a fast shop's p99 would retry pages.
+            // Adaptive timeouts off: this test counts fetches exactly, and a stall
+            // of the loaded machine past 5x a fast shop's p99 would retry pages.
             { site: sitemapOnlySite, maxConcurrency: 100, adaptiveTimeout: false, chromiumPath: undefined },
         );
         shop = run.shop;

@@ -24,7 +24,10 @@ import { tieredProxies } from './proxyReports.js';
 
 const load: Load = { http: { inFlight: 7, concurrencyLimit: 12 }, browser: { inFlight: 0, concurrencyLimit: 0 } };
 
-/** The value of one sample line of Prometheus text, e.g. `dragnet_requests_total{stage="http",status="200"}`; 0 when absent. */
+/**
+ * The value of one sample line of Prometheus text, e.g.
+ * `dragnet_requests_total{stage="http",status="200"}`; 0 when absent.
+ */
 function valueIn(text: string, series: string): number {
     const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
     return line ? Number(line.slice(series.length + 1)) : 0;
@@ -267,7 +270,8 @@ describe('a crawl with --metrics-port', () => {
     let port: number;
 
     before(async () => {
-        // 300 products answering after 20 ms: a run of several seconds (Crawlee's pool starts at one request in flight); no page needs a browser.
+        // 300 products answering after 20 ms: a run of several seconds (Crawlee's
+        // pool starts at one request in flight); no page needs a browser.
         shop = await startShop({
             seed: 5,
             products: 300,

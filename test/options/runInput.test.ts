@@ -122,8 +122,8 @@ describe('the run input', () => {
         let workDir: string;
 
         before(async () => {
-            // No dead links: which 12 requests --max-requests admits depends on the order links are found, and a 404 among them
-            // would leave 11 succeeded (1 in ~6 runs did).
+            // No dead links: which 12 requests --max-requests admits depends on the order links are found, and a 404
+            // among them would leave 11 succeeded (1 in ~6 runs did).
             shop = await startShop({ seed: 5, products: 30, scriptOnlyRate: 0, notFoundLinks: 0 });
             workDir = await mkdtemp(join(tmpdir(), 'dragnet-input-cli-'));
             await mkdir(join(workDir, 'storage', 'key_value_stores', 'default'), { recursive: true });

@@ -34,7 +34,10 @@ function routeWith(definition: RouteDefinition): Route {
 
 const verdictOf = (definition: RouteDefinition): Verdict => parsePage(routeWith(definition), PAGE).verdict;
 
-/** The page's one quarantine entry says `issue…`, carries the raw page key, and can be stored (JSON) and cloned to a worker. */
+/**
+ * The page's one quarantine entry says `issue…`, carries the raw
+ * page key, and can be stored (JSON) and cloned to a worker.
+ */
 function assertQuarantined(verdict: Verdict, issue: string | RegExp): void {
     assert.deepEqual(verdict.valid, []);
     const entries = quarantineEntries(verdict, ORIGIN);
@@ -213,7 +216,8 @@ describe('the time limit in the crawling thread', () => {
     const at = (query: string): PageToParse => ({ ...PAGE, finalUrl: `${PAGE.finalUrl}${query}` });
 
     it('judges a parse that returned past the limit as extractor-timeout, as a parse worker would have', async () => {
-        // A site defined in place has no module for workers to load: it is parsed in this thread whatever `workers` says.
+        // A site defined in place has no module for workers to load:
+        // it is parsed in this thread whatever `workers` says.
         const parser = createPageParser(slowSite, 2, { extractTimeoutSecs: 0.1 });
         const slow = await parser.parse(route, at('?holdMs=150'));
         assert.deepEqual(slow.links, []);

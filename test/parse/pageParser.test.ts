@@ -22,7 +22,8 @@ describe('parsePage', () => {
     it("parses the HTTP stage's HTML with htmlparser2, as Crawlee's CheerioCrawler does, and a browser's DOM with cheerio's default", async () => {
         const site = await loadSite('demo-shop');
         const route = site.routes.get('category')!;
-        // A fragment: parse5 wraps it in <html><body> and moves the link out of the <table>; htmlparser2 keeps it as written.
+        // A fragment: parse5 wraps it in <html><body> and moves the
+        // link out of the <table>; htmlparser2 keeps it as written.
         const html = '<table><a class="product-link" href="a">A</a></table><a class="next" href="/x?page=2">next</a>';
         const http = parsePage(route, page(html, 'http'));
         assert.deepEqual(http.links, [

@@ -162,7 +162,8 @@ describe('reparse in PostgreSQL', () => {
                 }
             },
         };
-        // Each row written as it is pushed, so what the failed reparse parsed is in the database, as a killed one leaves it.
+        // Each row written as it is pushed, so what the failed reparse
+        // parsed is in the database, as a killed one leaves it.
         await assert.rejects(reparsePg(db, failing, { writeBatchSize: 1 }), /broke for good/);
         assert.ok((await new PgSink(db).counts(`${SITE}-reparsed`)).items > 0, 'it left part of the next version');
         const crawled = shop.outcomes.flatMap((outcome) => outcome.items ?? []);

@@ -100,7 +100,8 @@ describe('the memory budget', () => {
             stderr += chunk;
             if (signalled || !stderr.includes('"heapLimitMb"') || !stderr.includes('crawling')) return;
             signalled = true;
-            // Past the seeding, when the rounds (and their stop handler) have begun: 40 pages at 150 ms, 2 at a time, take 3 s.
+            // Past the seeding, when the rounds (and their stop handler)
+            // have begun: 40 pages at 150 ms, 2 at a time, take 3 s.
             setTimeout(() => running.child.kill('SIGTERM'), 1000);
         });
         const result = await running.result;

@@ -112,7 +112,8 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
         serves: `Content-Encoding: br, ~13 KiB that decompresses to ${BOMB_BYTES} zero bytes`,
         expected: { reason: 'too-large' },
     },
-    // The client's word for a premature close varies (undici: "other side closed", UND_ERR_SOCKET; node:http: ECONNRESET); the class does not.
+    // The client's word for a premature close varies (undici: "other side
+    // closed", UND_ERR_SOCKET; node:http: ECONNRESET); the class does not.
     {
         path: '/lying-length',
         linkClass: 'p',
@@ -137,7 +138,8 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
         serves: '301 to /redirect-loop-b, which 301s back',
         expected: { reason: 'redirect-loop' },
     },
-    // With the frontier's default of 10 hops, the request that would take the 11th (/chain/10) is dead-lettered; /chain/11 on are never asked.
+    // With the frontier's default of 10 hops, the request that would take
+    // the 11th (/chain/10) is dead-lettered; /chain/11 on are never asked.
     {
         path: '/chain/0',
         linkClass: 'p',
@@ -212,7 +214,8 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
         expected: { linksSkipped: 'invalid' },
         neverAsked: true,
     },
-    // In scope (the run allows hostile.test); HOSTILE_DNS resolves it to 127.0.0.9, where nothing listens. Refused before connecting.
+    // In scope (the run allows hostile.test); HOSTILE_DNS resolves it
+    // to 127.0.0.9, where nothing listens. Refused before connecting.
     {
         path: '/secret',
         href: ({ port }) => `http://internal.hostile.test:${port}/secret`,
@@ -228,11 +231,11 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
         serves: `${MANY_LINKS} links (class m) to /many-links/item/N, each a page titled "Item N"`,
         expected: { title: 'Many links' },
     },
-    // A recursive walk of the tree overflows Node's default stack (it gives out near 11,000 levels). htmlparser2 parses it in ~0.3 s,
-    // but a selector's walk into it is O(depth²) (domutils' find() shifts and unshifts a stack as deep as
-    // the page): ~2 s to reach the title on the 2-core development machine, ~5 s for a selector that
-    // matches nothing. The price comes before the nesting so the product route's parse stays well inside
-    // the 10 s extract timeout and the page is stored.
+    // A recursive walk of the tree overflows Node's default stack (it gives out near 11,000 levels).
+    // htmlparser2 parses it in ~0.3 s, but a selector's walk into it is O(depth²) (domutils' find()
+    // shifts and unshifts a stack as deep as the page): ~2 s to reach the title on the 2-core development
+    // machine, ~5 s for a selector that matches nothing. The price comes before the nesting so the
+    // product route's parse stays well inside the 10 s extract timeout and the page is stored.
     {
         path: '/deep',
         linkClass: 'p',
@@ -245,7 +248,8 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
         serves: 'stray </div>s, unquoted attributes, unclosed tags, <h1 class=title>Malformed ok to the end of the file',
         expected: { title: 'Malformed ok' },
     },
-    // Each bad sequence is replaced per the WHATWG decoder (maximal subparts): FF → 1, C3 28 → 1 and "(", E2 82 → 1, C0 AF → 2, ED A0 80 (a surrogate) → 3.
+    // Each bad sequence is replaced per the WHATWG decoder (maximal subparts): FF
+    // → 1, C3 28 → 1 and "(", E2 82 → 1, C0 AF → 2, ED A0 80 (a surrogate) → 3.
     {
         path: '/invalid-utf8',
         linkClass: 'p',
@@ -293,7 +297,8 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
         serves: "a product page titled THROW; hostileSite's extractor throws on it",
         expected: { quarantine: 'extractor-error' },
     },
-    // Ended by the parse worker's timeout: the crawl needs --parse-workers 1 or more (default 0 on 2 cores), or it hangs.
+    // Ended by the parse worker's timeout: the crawl needs
+    // --parse-workers 1 or more (default 0 on 2 cores), or it hangs.
     {
         path: '/hangs',
         linkClass: 'p',
@@ -307,7 +312,10 @@ export interface HostileSiteOptions {
     host?: string;
     /** Default: 0, a free port. */
     port?: number;
-    /** Where /offsite and /redirect-offsite point. Default: `http://127.0.0.2:<port>`, where nothing of ours listens. */
+    /**
+     * Where /offsite and /redirect-offsite point. Default:
+     * `http://127.0.0.2:<port>`, where nothing of ours listens.
+     */
     offsiteOrigin?: string;
 }
 
@@ -469,7 +477,8 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
         else send(res, 404, HTML, page('Not found', ''));
     }
 
-    // Heads up to 256 KiB, so that a crawler asking for the 100 KiB link is seen here rather than refused by Node (16 KiB).
+    // Heads up to 256 KiB, so that a crawler asking for the 100
+    // KiB link is seen here rather than refused by Node (16 KiB).
     const server = createServer({ maxHeaderSize: 256 * 1024 }, (req: IncomingMessage, res: ServerResponse) => {
         const target = req.url ?? '/';
         asked.push({ host: req.headers.host ?? '', path: target });

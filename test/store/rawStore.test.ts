@@ -95,7 +95,8 @@ describe('RawStore', () => {
             'latin-1 only: café ÿ',
             '★ two-byte ’ … €',
             'astral: 😀𝄞 and a lone surrogate \ud800 between',
-            // Just under the 256 K UTF-16 units the store encodes through its buffer, each unit 3 bytes of UTF-8: the buffer's worst case.
+            // Just under the 256 K UTF-16 units the store encodes through its
+            // buffer, each unit 3 bytes of UTF-8: the buffer's worst case.
             '€'.repeat(255_000),
             // Past them, and then a short one again after it.
             `<p>${'€😀'.repeat(100_000)}</p>`,
@@ -104,7 +105,8 @@ describe('RawStore', () => {
         ];
         const written = bodies.map((body, i) => ({ ...page(i + 1), body }));
         await Promise.all(written.map((p) => store.put(p)));
-        // JSON.stringify escapes a lone surrogate, so it survives UTF-8 too. Compared one by one: a failure names the page, not 600 K characters.
+        // JSON.stringify escapes a lone surrogate, so it survives UTF-8 too.
+        // Compared one by one: a failure names the page, not 600 K characters.
         const read = await readAll(store);
         assert.equal(read.length, bodies.length);
         for (const [i, stored] of read.entries())

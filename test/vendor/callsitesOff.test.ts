@@ -14,7 +14,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 const vendored = fileURLToPath(new URL('../../vendor/callsites-off/index.cjs', import.meta.url));
 
-/** The published ow behind the `ow` a package resolves (from its installed directory), and the callsites that ow resolves. */
+/**
+ * The published ow behind the `ow` a package resolves (from its
+ * installed directory), and the callsites that ow resolves.
+ */
 function owOf(dependent: string): { owPath: string; callsitesPath: string } {
     const wrapperPath = createRequire(join(projectRoot, 'node_modules', dependent, 'package.json')).resolve('ow');
     const owPath = createRequire(wrapperPath).resolve('ow-as-published');

@@ -84,7 +84,8 @@ it('tears down a stage whose creation a stop overtook: its egress proxy stops li
         },
     });
 
-    // Closed here too when the runner did not close it, so a failure ends the test instead of keeping the process alive.
+    // Closed here too when the runner did not close it, so a
+    // failure ends the test instead of keeping the process alive.
     t.after(() => proxy?.close().catch(() => undefined));
     runner.start();
     await createCalled;

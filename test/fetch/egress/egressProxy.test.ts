@@ -10,7 +10,10 @@ import { CHROMIUM_ARGS } from '../../../src/fetch/browser/chromium.js';
 import { Egress, type LookupFunction } from '../../../src/fetch/egress/egress.js';
 import { startEgressProxy, type EgressProxy } from '../../../src/fetch/egress/egressProxy.js';
 
-/** A server that must never be reached: counts TCP connections (a CONNECT tunnel or WebSocket included) and requests. */
+/**
+ * A server that must never be reached: counts TCP connections
+ * (a CONNECT tunnel or WebSocket included) and requests.
+ */
 interface Canary {
     server: http.Server;
     connections: number;

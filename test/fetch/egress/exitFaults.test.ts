@@ -215,12 +215,13 @@ describe('exit faults from real proxies (the HTTP client through proxy-chain)', 
         assert.deepEqual(pick(classifyError(error, { viaProxy: true })), ['transient', 'econnreset'], error.message);
     });
 
-    // A fixed bug, kept as a test (src/fetch/failures/failures.ts, isProxyUpstreamStatus, line 49, used by classifyStatus line 54):
-    // proxy-chain answers an http:// request whose *target* refused the connection with 594
-    // ("Connection Refused", its badGatewayStatusCodes.CONNECTION_REFUSED; 593 is the target's DNS,
-    // 595 a reset by the target, 504 its timeout). Taking all of 590-599 as the exit's makes a site
-    // that is down an exit fault: no attempt charged, each retry puts another proxy on its breaker,
-    // and after MAX_EXIT_RETRIES (10) it is dead-lettered as `exits-failing`.
+    // A fixed bug, kept as a test (src/fetch/failures/failures.ts, isProxyUpstreamStatus, line 49,
+    // used by classifyStatus line 54): proxy-chain answers an http:// request whose *target*
+    // refused the connection with 594 ("Connection Refused", its
+    // badGatewayStatusCodes.CONNECTION_REFUSED; 593 is the target's DNS, 595 a reset by the target,
+    // 504 its timeout). Taking all of 590-599 as the exit's makes a site that is down an exit
+    // fault: no attempt charged, each retry puts another proxy on its breaker, and after
+    // MAX_EXIT_RETRIES (10) it is dead-lettered as `exits-failing`.
     it('an http:// target refusing behind a working proxy is not an exit fault', async () => {
         const outcome = await get(`http://127.0.0.1:${closedPort}/`, working);
         assert.equal(statusOf(outcome), 594);

@@ -100,15 +100,17 @@ describe('Identity', () => {
         const [one, two] = [new Identity(exit), new Identity(exit)];
         assert.notEqual(one.id, two.id);
         assert.notEqual(one.cookieJar, two.cookieJar, 'a jar of its own');
-        // A fixed bug, kept as a test (src/fetch/egress/identities.ts, browserHeaders, line 113): the check takes `"Chromium";v=N` alone
-        // as a match, so about 14% of sessions (2,000 draws: Brave 12%, bare Chromium 2.5%, DuckDuckGo,
-        // now and then an `Atom/26` user agent) are another browser, against "Chrome on the desktop" (line 45).
+        // A fixed bug, kept as a test (src/fetch/egress/identities.ts, browserHeaders, line 113): the
+        // check takes `"Chromium";v=N` alone as a match, so about 14% of sessions (2,000 draws: Brave
+        // 12%, bare Chromium 2.5%, DuckDuckGo, now and then an `Atom/26` user agent) are another
+        // browser, against "Chrome on the desktop" (line 45).
         assert.deepEqual(notChrome, [], `${notChrome.length} of 200 sets have no "Google Chrome" brand`);
     });
 
-    // A fixed bug, kept as a test (src/fetch/egress/identities.ts, browserHeaders, line 113): a set without sec-ch-ua-platform (or
-    // -mobile) is kept, about 1 in 1,000; Chrome always sends these two low-entropy hints, so such a
-    // session is a bot manager's easy catch. 5,000 draws meet one almost surely (P(none) < 1%).
+    // A fixed bug, kept as a test (src/fetch/egress/identities.ts, browserHeaders, line 113): a set
+    // without sec-ch-ua-platform (or -mobile) is kept, about 1 in 1,000; Chrome always sends these
+    // two low-entropy hints, so such a session is a bot manager's easy catch. 5,000 draws meet one
+    // almost surely (P(none) < 1%).
     it('always sends sec-ch-ua-platform agreeing with the user agent, and sec-ch-ua-mobile ?0 (5,000 draws)', () => {
         const exit: Exit = { tier: 0, tierName: 'home', name: 'direct' };
         const wrong: string[] = [];
@@ -349,9 +351,10 @@ describe('ExitBreaker', () => {
         assert.equal(breaker.allows(EXIT), false);
     });
 
-    // A fixed bug, kept as a test (src/fetch/egress/exitBreaker.ts, faulted, lines 63-69): the faults of requests that were already
-    // out when the exit opened count as further openings: each one doubles the opening again, so
-    // five requests in flight on a proxy that breaks put it out for 5 × 2^4 = 80 s, not 5 s.
+    // A fixed bug, kept as a test (src/fetch/egress/exitBreaker.ts, faulted, lines 63-69): the
+    // faults of requests that were already out when the exit opened count as further openings:
+    // each one doubles the opening again, so five requests in flight on a proxy that breaks put
+    // it out for 5 × 2^4 = 80 s, not 5 s.
     it('does not lengthen an opening for faults of requests already out when it opened', () => {
         const { time, now } = clock();
         const breaker = new ExitBreaker({ now, openSecs: 5, maxOpenSecs: 300 });
@@ -360,10 +363,11 @@ describe('ExitBreaker', () => {
         assert.equal(breaker.allows(EXIT), true, 'a trial after openSecs');
     });
 
-    // A fixed bug, kept as a test (src/fetch/egress/exitBreaker.ts, allows, lines 48-53): the half-open trial has no end. When the
-    // request given the trial never reports back (proxyRouting.begin picks the session, then the
-    // politeness wait throws TurnDeferred before the attempt is kept, so end() is never called),
-    // `trial` stays true and the exit is held out for the rest of the run.
+    // A fixed bug, kept as a test (src/fetch/egress/exitBreaker.ts, allows, lines 48-53): the
+    // half-open trial has no end. When the request given the trial never reports back
+    // (proxyRouting.begin picks the session, then the politeness wait throws TurnDeferred before
+    // the attempt is kept, so end() is never called), `trial` stays true and the exit is held
+    // out for the rest of the run.
     it('lets another trial through when the first one never reported back', () => {
         const { time, now } = clock();
         const breaker = new ExitBreaker({ now, openSecs: 5, maxOpenSecs: 60 });

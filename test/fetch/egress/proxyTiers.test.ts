@@ -199,10 +199,11 @@ describe('resolveTiers', () => {
         ]);
     });
 
-    // A fixed bug, kept as a test (src/fetch/egress/proxyTiers.ts parseTierSpec line 30, resolveTiers line 53, checkedProxyUrl line 71): a password with
-    // an unescaped `,` or `=` (both legal in userinfo) is cut by the spec's own separators, and the
-    // error then echoes the cut piece as a "URL" or a "tier name" that redactUrl cannot recognise as
-    // a URL with a password, so the part of the password before the separator is shown.
+    // A fixed bug, kept as a test (src/fetch/egress/proxyTiers.ts parseTierSpec line 30,
+    // resolveTiers line 53, checkedProxyUrl line 71): a password with an unescaped `,` or `=` (both
+    // legal in userinfo) is cut by the spec's own separators, and the error then echoes the cut
+    // piece as a "URL" or a "tier name" that redactUrl cannot recognise as a URL with a password, so
+    // the part of the password before the separator is shown.
     it('never shows a password cut by the spec separators (`,` or `=` in it)', () => {
         const shown = [
             tierError('dc=http://user:LEAKED1,rest@127.0.0.1:8000'), // today: proxy tier dc: "http://user:LEAKED1" is not a URL

@@ -164,9 +164,10 @@ describe('cookiesForBrowser', () => {
         assert.deepEqual(Object.keys(sub), ['wide'], 'only the domain cookie reaches a subdomain');
     });
 
-    // A fixed bug, kept as a test (src/fetch/egress/sessionCookies.ts, cookiesForBrowser, line 31): it reads `cookie.expires` only; a
-    // Max-Age cookie has `expires` 'Infinity' in tough-cookie (its lifetime is in `maxAge`), so the
-    // browser is handed a session cookie (-1). Use cookie.expiryTime() (ms, Infinity for none).
+    // A fixed bug, kept as a test (src/fetch/egress/sessionCookies.ts, cookiesForBrowser, line 31):
+    // it reads `cookie.expires` only; a Max-Age cookie has `expires` 'Infinity' in tough-cookie
+    // (its lifetime is in `maxAge`), so the browser is handed a session cookie (-1). Use
+    // cookie.expiryTime() (ms, Infinity for none).
     it('hands a Max-Age cookie to the browser with its expiry', async () => {
         const jar = sessionCookieJar();
         const before = Date.now() / 1000;
@@ -237,10 +238,11 @@ describe('keepBrowserCookies', () => {
         assert.deepEqual(back, byName(original));
     });
 
-    // A fixed bug, kept as a test (src/fetch/egress/sessionCookies.ts, keepBrowserCookies, lines 43-52): the browser cookie's sameSite
-    // is not put on the tough-cookie Cookie, so it comes back as 'Lax' whatever it was: a SameSite=None
-    // cookie handed on to the next browser context stops going with cross-site requests (an iframe
-    // challenge's, a third-party login's). Add `sameSite: cookie.sameSite.toLowerCase()`.
+    // A fixed bug, kept as a test (src/fetch/egress/sessionCookies.ts, keepBrowserCookies, lines
+    // 43-52): the browser cookie's sameSite is not put on the tough-cookie Cookie, so it comes back as
+    // 'Lax' whatever it was: a SameSite=None cookie handed on to the next browser context stops going
+    // with cross-site requests (an iframe challenge's, a third-party login's). Add
+    // `sameSite: cookie.sameSite.toLowerCase()`.
     it('keeps SameSite Strict and None through the jar', async () => {
         const jar = sessionCookieJar();
         await keepBrowserCookies(jar, [

@@ -110,11 +110,12 @@ describe('TierController', () => {
         assert.deepEqual(controller.moves, []);
     });
 
-    // A fixed bug, kept as a test (src/fetch/egress/tierController.ts, blockRate, line 136, with PRIOR_BLOCK_RATE line 55): the
-    // site's own rate has a prior worth one outcome, (blocked + 0.05) / (n + 1), so when the crawl's
-    // very first outcome is a block the site's tier-0 rate reads 52.5%, E = [11.5, 10], and the
-    // whole site moves to the 10x tier; with probes off it stays there ~74 s (until decay), with
-    // probes until one succeeds. A 20% site whose first of five is the block should not move.
+    // A fixed bug, kept as a test (src/fetch/egress/tierController.ts, blockRate, line 136, with
+    // PRIOR_BLOCK_RATE line 55): the site's own rate has a prior worth one outcome, (blocked + 0.05)
+    // / (n + 1), so when the crawl's very first outcome is a block the site's tier-0 rate reads
+    // 52.5%, E = [11.5, 10], and the whole site moves to the 10x tier; with probes off it stays
+    // there ~74 s (until decay), with probes until one succeeds. A 20% site whose first of five is
+    // the block should not move.
     it('does not move the site for a 20% block rate whose first outcome happens to be the block', () => {
         const { time, now } = clock();
         const controller = new TierController(TWO, { now, random: NO_PROBES });

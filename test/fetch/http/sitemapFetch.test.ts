@@ -15,7 +15,10 @@ import { createSitemapFetch, type SitemapFetchOptions } from '../../../src/fetch
 const SITEMAP =
     '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://127.0.0.1/products/1</loc></url></urlset>';
 const MIB = 1024 * 1024;
-/** 1,024 gzip members of 1 MiB of spaces each: 1 GiB unpacked from ~1 MB, a gzip file being many members read as one stream. */
+/**
+ * 1,024 gzip members of 1 MiB of spaces each: 1 GiB unpacked
+ * from ~1 MB, a gzip file being many members read as one stream.
+ */
 const BOMB = Buffer.concat([gzipSync('<urlset>'), ...Array<Buffer>(1024).fill(gzipSync(Buffer.alloc(MIB, 0x20)))]);
 
 interface Reply {

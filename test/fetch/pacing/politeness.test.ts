@@ -16,7 +16,10 @@ import { deleteKeysUnder } from '../../../src/frontier/redisSeenSet.js';
 const PAGE = new URL('http://127.0.0.1:9/products/1');
 /** Timers fire on whole ms and the clock reads whole ms: a gap may read up to this much short. */
 const TOLERANCE_MS = 2;
-/** "Not absurdly slow": waiting twice the spacing would take 2x; a loaded machine's late timers stay well under 1.6x. */
+/**
+ * "Not absurdly slow": waiting twice the spacing would take
+ * 2x; a loaded machine's late timers stay well under 1.6x.
+ */
 const SLOW = 1.6;
 
 const admin = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: true });
