@@ -138,7 +138,8 @@ describe('the layout of src/', () => {
         }
     });
 
-    it('lets each part import only the parts before it in the flow: frontier, store, quality and monitor nothing from fetch, monitor nothing it observes', () => {
+    it(`lets each part import only the parts before it in the flow: frontier, \
+store, quality and monitor nothing from fetch, monitor nothing it observes`, () => {
         const against: string[] = [];
         for (const [file, imports] of graph) {
             const allowed = MAY_IMPORT[partOf(file)];
@@ -180,7 +181,8 @@ describe('the layout of src/', () => {
         );
     });
 
-    it('keeps the route API, its selectors and ConfigError leaves (they import nothing from src/ but one another)', () => {
+    it(`keeps the route API, its selectors and ConfigError \
+leaves (they import nothing from src/ but one another)`, () => {
         for (const leaf of LEAVES)
             assert.deepEqual(
                 graph.get(leaf)!.filter((target) => !LEAVES.includes(target)),
@@ -222,7 +224,8 @@ describe('the layout of src/', () => {
 });
 
 describe('what a command loads', () => {
-    it('export and reparse, which may read PostgreSQL but never Redis, load neither BullMQ nor ioredis (~0.3 CPU-s of every start)', () => {
+    it(`export and reparse, which may read PostgreSQL but never Redis, \
+load neither BullMQ nor ioredis (~0.3 CPU-s of every start)`, () => {
         for (const command of ['commands/export.ts', 'commands/reparse.ts']) {
             const packages = packagesLoadedBy(command);
             assert.ok(
@@ -236,7 +239,8 @@ describe('what a command loads', () => {
 });
 
 describe("the public API ('dragnet', src/index.ts)", () => {
-    it('loads the route API and not the pipeline: a route file is loaded by every parse worker and by export and reparse', () => {
+    it(`loads the route API and not the pipeline: a route file \
+is loaded by every parse worker and by export and reparse`, () => {
         const packages = packagesLoadedBy('index.ts');
         assert.ok(
             packages.has('domutils'),

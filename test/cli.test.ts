@@ -185,7 +185,8 @@ describe('dragnet CLI: crawling the saved quotes.toscrape.com', () => {
 
     // Parsed in the crawling thread, and in two parse workers: the same crawl either way.
     for (const parseWorkers of ['0', '2'])
-        it(`stores every quote and author page there is, and dead-letters the 404s (--parse-workers ${parseWorkers})`, async (t) => {
+        it(`stores every quote and author page there is, and \
+dead-letters the 404s (--parse-workers ${parseWorkers})`, async (t) => {
             const expected = expectedCrawl('/');
             // The fixtures as MANIFEST.md describes them; the rest of the test follows whatever they hold.
             assert.equal(expected.listPages.length, 6);

@@ -96,7 +96,8 @@ describe('the image', () => {
             await rm(dir, { recursive: true, force: true });
         });
 
-        it('is healthy without metrics, healthy while the run answers /status, unhealthy when nothing does', async () => {
+        it(`is healthy without metrics, healthy while the run \
+answers /status, unhealthy when nothing does`, async () => {
             assert.equal(await healthCheck({}), 0, 'no metrics port: nothing to ask');
             const port = await freePort();
             assert.equal(await healthCheck({ DRAGNET_METRICS_PORT: String(port) }), 1, 'nothing listening');

@@ -64,7 +64,8 @@ describe("the actor's input as the run's input", () => {
         assert.equal(config([], {}, undefined).maxAttempts, 9);
     });
 
-    it('is refused in one line naming Actor.getInput() for an unknown key, a bad value, or what is not an object', () => {
+    it(`is refused in one line naming Actor.getInput() for \
+an unknown key, a bad value, or what is not an object`, () => {
         assert.throws(() => config([], {}, { maxConcurency: 5 }), {
             message: 'Actor.getInput(): unknown key "maxConcurency"',
         });

@@ -138,7 +138,8 @@ describe('the CLI as an actor, with the SDK in its local layout and the platform
         );
     });
 
-    it('stops gracefully on aborting, as on SIGTERM, and the next run resumes without fetching a product page again', async (t) => {
+    it(`stops gracefully on aborting, as on SIGTERM, and the next \
+run resumes without fetching a product page again`, async (t) => {
         const { shop, workDir, storageDir } = await setUp(t, { products: PRODUCTS, latencyMs: 50 });
         const events = await platformEvents(t);
         const first = startActor(workDir, events.url);

@@ -21,7 +21,8 @@ import { readDataset } from '../helpers/stores.js';
 import { atHomeEnv, platformApi, platformEvents } from './platform.js';
 
 describe('the CLI as an actor at home, against stand-ins for the platform on 127.0.0.1', () => {
-    it('takes its input from the API, pushes the items there, stops on aborting and goes on without pushing an item twice', async (t) => {
+    it(`takes its input from the API, pushes the items there, stops \
+on aborting and goes on without pushing an item twice`, async (t) => {
         const shop = await startShop({
             seed: 43,
             products: 500,

@@ -229,7 +229,8 @@ describe('DeadLetterStore', () => {
         assert.deepEqual(await collect(store, { failureClass: 'invalid' }), []);
     });
 
-    it('re-queues exactly the entries of a class: pending with fresh attempts, out of the dead-letter, out of the counters', async (t) => {
+    it(`re-queues exactly the entries of a class: pending with fresh \
+attempts, out of the dead-letter, out of the counters`, async (t) => {
         const dir = await storageDir(t);
         await seedStores(dir);
         const before = await inspect(dir);
@@ -354,7 +355,8 @@ describe('npm run dead-letter (child process)', () => {
         assert.equal(limited.stdout.trimEnd().split('\n').length, 1);
     });
 
-    it('re-queues and says where to and what to run next; a bad class or a missing store is a one-line error', async (t) => {
+    it(`re-queues and says where to and what to run next; a \
+bad class or a missing store is a one-line error`, async (t) => {
         const dir = await storageDir(t);
         await seedStores(dir);
         const requeue = await runCommand(['requeue', '--site', SITE, '--storage-dir', dir, '--reason', 'http-404']);
@@ -393,7 +395,8 @@ describe('npm run dead-letter (child process)', () => {
 });
 
 describe('re-queued entries in the next run', () => {
-    it('resumes and fetches exactly the re-queued requests; the 404s come back to the dead-letter, nothing is lost', async (t) => {
+    it(`resumes and fetches exactly the re-queued requests; the \
+404s come back to the dead-letter, nothing is lost`, async (t) => {
         const shop = await startShop({
             products: 40,
             notFoundLinks: 4,

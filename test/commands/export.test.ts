@@ -156,7 +156,8 @@ describe('npm run export --database-url (child process)', () => {
 });
 
 describe('npm run export of a storage dir, given what it cannot use (child process)', () => {
-    it('says in one line, exit code 2, that --out cannot be written, or that the dir holds nothing of the site; creates nothing; takes the site by path too', async (t) => {
+    it(`says in one line, exit code 2, that --out cannot be written, or that the dir \
+holds nothing of the site; creates nothing; takes the site by path too`, async (t) => {
         const dir = await mkdtemp(join(tmpdir(), 'dragnet-export-refused-'));
         t.after(() => rm(dir, { recursive: true, force: true }));
         await storeInDir(join(dir, 'crawled'), demoSite.name, storedShop(demoSite, { products: 3 }));

@@ -37,7 +37,8 @@ describe('new-site → try --save-fixture → the fixture test', () => {
         await rm(project, { recursive: true, force: true });
     });
 
-    it('writes routes/NAME.ts and test/fixtures/NAME/, and refuses a name that exists or is not a site name', async () => {
+    it(`writes routes/NAME.ts and test/fixtures/NAME/, and \
+refuses a name that exists or is not a site name`, async () => {
         const run = await runScript(NEW_SITE, ['pinewood', '--start-url', `${shop.url}/`, '--root', project]);
         assert.equal(run.code, 0, run.stderr);
         assert.match(run.stdout, /wrote .*routes\/pinewood\.ts/);
@@ -86,7 +87,8 @@ describe('new-site → try --save-fixture → the fixture test', () => {
         await tsc();
     });
 
-    it('try --save-fixture saves the product page, and the fixture test passes with it, then fails field by field when it drifts', async () => {
+    it(`try --save-fixture saves the product page, and the fixture test \
+passes with it, then fails field by field when it drifts`, async () => {
         const product = `${shop.url}${shop.products[0]!.path}`;
         const tried = await runScript(TRY, [
             '--site',

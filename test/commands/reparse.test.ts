@@ -73,7 +73,8 @@ describe('npm run reparse --database-url (child process)', () => {
 });
 
 describe('npm run reparse of a storage dir, given what it cannot use (child process)', () => {
-    it("says in one line, exit code 2, that the dir holds no raw pages of the site, or that the route is not the site's; creates nothing", async (t) => {
+    it(`says in one line, exit code 2, that the dir holds no raw pages of \
+the site, or that the route is not the site's; creates nothing`, async (t) => {
         const dir = await mkdtemp(join(tmpdir(), 'dragnet-reparse-refused-'));
         t.after(() => rm(dir, { recursive: true, force: true }));
         await storeInDir(join(dir, 'crawled'), SITE, storedShop(demoSite, { products: 3 }));

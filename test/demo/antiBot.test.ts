@@ -57,7 +57,8 @@ const FIREFOX_HEADERS: Record<string, string> = {
 
 const sidOf = (answer: Answer) => /^sid=([0-9a-f]+); Path=\/$/.exec(answer.headers['set-cookie']?.[0] ?? '')?.[1];
 
-test('past the rate an address gets 429 with Retry-After and a small page; after the wait it is served again', async (t) => {
+test(`past the rate an address gets 429 with Retry-After and \
+a small page; after the wait it is served again`, async (t) => {
     const shop = await openShop(t, { ratePerSec: 2, burst: 3, retryAfterSecs: 1, budget: 5 });
     for (let i = 0; i < 3; i++) assert.equal((await get(shop, dc1, '/')).status, 200);
     const limited = await get(shop, dc1, '/');
@@ -85,7 +86,8 @@ test('past the rate an address gets 429 with Retry-After and a small page; after
     assert.deepEqual(shop.stats().byPath['/'], { '200': 5, '429': 1 });
 });
 
-test('an address that has received budget 429s is refused for good, robots.txt too; other addresses are not', async (t) => {
+test(`an address that has received budget 429s is refused for \
+good, robots.txt too; other addresses are not`, async (t) => {
     const shop = await openShop(t, { ratePerSec: 1, burst: 1, budget: 2 });
     assert.deepEqual(
         [(await get(shop, dc1, '/')).status, (await get(shop, dc1, '/')).status, (await get(shop, dc1, '/')).status],
@@ -102,7 +104,8 @@ test('an address that has received budget 429s is refused for good, robots.txt t
     assert.deepEqual(stats.blockedAddresses, [dc1Address]);
 });
 
-test('browser headers: missing or inconsistent ones are refused, consistent ones served, robots.txt exempt', async (t) => {
+test(`browser headers: missing or inconsistent ones are refused, \
+consistent ones served, robots.txt exempt`, async (t) => {
     const shop = await openShop(t, { ratePerSec: 100, burst: 100 });
     const { 'sec-ch-ua': _hints, ...withoutHints } = CHROME_HEADERS;
     const { 'accept-language': _language, ...withoutLanguage } = CHROME_HEADERS;
@@ -136,7 +139,8 @@ test('browser headers: missing or inconsistent ones are refused, consistent ones
     assert.deepEqual(shop.antiBotStats().byAddress[dc1Address]!.badHeaders, 7);
 });
 
-test('a session cookie works from the address it was issued to only; user agents are recorded per session', async (t) => {
+test(`a session cookie works from the address it was issued \
+to only; user agents are recorded per session`, async (t) => {
     const shop = await openShop(t, { ratePerSec: 100, burst: 100 });
     const first = await get(shop, dc1, '/');
     const sid = sidOf(first);
@@ -217,7 +221,8 @@ test('a real Chromium behind a proxy passes the header check and solves the chal
     assert.equal(sessions.length, 1, 'the browser kept the one sid the challenge page set');
 });
 
-test('hard category: under /premium/, refused to datacenter addresses without taking a token, served to residential ones', async (t) => {
+test(`hard category: under /premium/, refused to datacenter addresses \
+without taking a token, served to residential ones`, async (t) => {
     const options: ShopOptions = { seed: 4, products: 30, categories: 3, productsPerPage: 5 };
     const shop = await openShop(
         t,
@@ -285,7 +290,8 @@ test('robots.txt: Crawl-delay when asked for, next to the Disallow it always has
     assert.equal((await get(without, dc1, '/robots.txt')).body, 'User-agent: *\nDisallow: /admin/\n');
 });
 
-test('stats: /__stats serves them under antiBot with every arrival; resetStats zeroes them but not the policy', async (t) => {
+test(`stats: /__stats serves them under antiBot with every \
+arrival; resetStats zeroes them but not the policy`, async (t) => {
     const shop = await openShop(t, { ratePerSec: 1, burst: 1, budget: 1 });
     const started = Date.now();
     await get(shop, dc1, '/');

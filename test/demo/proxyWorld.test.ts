@@ -17,7 +17,8 @@ async function setUp(t: TestContext, options: ProxyWorldOptions = {}): Promise<{
     return { world, shop };
 }
 
-test('the default world: 4 datacenter proxies (the last broken) and 2 residential, on 127.0.0.2-7, with their own credentials', async (t) => {
+test(`the default world: 4 datacenter proxies (the last broken) and 2 \
+residential, on 127.0.0.2-7, with their own credentials`, async (t) => {
     const { world } = await setUp(t);
     assert.deepEqual(
         world.tiers.map((tier) => [tier.name, tier.proxyUrls.length]),
@@ -62,7 +63,8 @@ test('the default world: 4 datacenter proxies (the last broken) and 2 residentia
     assert.ok(!JSON.stringify(world.stats()).includes(world.secrets[0]!), 'the stats hold no password');
 });
 
-test("the shop sees each working proxy's own source address, over plain HTTP and through a CONNECT tunnel", async (t) => {
+test(`the shop sees each working proxy's own source address, \
+over plain HTTP and through a CONNECT tunnel`, async (t) => {
     const { world, shop } = await setUp(t);
     const working = world.tiers.flatMap((tier) => tier.proxyUrls).filter((url) => !world.brokenUrls.includes(url));
     const addresses = [...world.addresses.datacenter, ...world.addresses.residential];
@@ -81,7 +83,8 @@ test("the shop sees each working proxy's own source address, over plain HTTP and
     }
 });
 
-test('the broken proxy answers 407 to requests and CONNECTs whatever the credentials, as a working one does to wrong ones', async (t) => {
+test(`the broken proxy answers 407 to requests and CONNECTs whatever \
+the credentials, as a working one does to wrong ones`, async (t) => {
     const { world, shop } = await setUp(t, { datacenter: 2, residential: 1, broken: 1 });
     const [broken] = world.brokenUrls;
     const plain = await viaProxy(broken!, `${shop.url}/`, CHROME_HEADERS);

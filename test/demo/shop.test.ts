@@ -247,7 +247,8 @@ test('rateLimit refuses, at once and counted, the requests beyond maxConcurrent 
     assert.deepEqual(statuses.sort(), [200, 503]);
 });
 
-test("pageWeight 'real': a real store's page weight and link count around the light shop's links and values", async (t) => {
+test(`pageWeight 'real': a real store's page weight and link \
+count around the light shop's links and values`, async (t) => {
     const options = { products: 200, scriptOnlyRate: 0 } satisfies ShopOptions;
     const [light, real] = await Promise.all([openShop(t, options), openShop(t, { ...options, pageWeight: 'real' })]);
     const routes = [...siteDefinition.routes.values()];
@@ -409,7 +410,8 @@ test('the opt-in failure modes leave the seeded catalog and its transient failur
     assert.equal(brokenCards, 4);
 });
 
-test('transientFailureKinds: the failing products cycle through the kinds; hang holds the request until the client gives up', {
+test(`transientFailureKinds: the failing products cycle through \
+the kinds; hang holds the request until the client gives up`, {
     timeout: 10_000,
 }, async (t) => {
     const shop = await openShop(t, {

@@ -53,7 +53,8 @@ describe('the parts failing under a running fleet', { skip: chromiumPath ? false
         await proxy?.close();
     });
 
-    it('the run completes with nothing lost after Redis drops every connection and PostgreSQL refuses for 4 s', async () => {
+    it(`the run completes with nothing lost after Redis drops \
+every connection and PostgreSQL refuses for 4 s`, async () => {
         assert.ok(connectionsKilled >= 6, `killed ${connectionsKilled} Redis connections`);
         assertExited(results);
         assert.ok(backlogMidRun > 100, `${backlogMidRun} in the backlog mid-run`);

@@ -74,14 +74,16 @@ const shown = (findings: Finding[]) =>
 describe('the docs', () => {
     const context = known();
 
-    it('name only links, anchors, scripts, flags, variables and paths that exist, and no dates or commit hashes in prose', () => {
+    it(`name only links, anchors, scripts, flags, variables and \
+paths that exist, and no dates or commit hashes in prose`, () => {
         const findings = pages().flatMap((page) =>
             checkMarkdown(page, readFileSync(join(ROOT, page), 'utf8'), context),
         );
         assert.deepEqual(findings, [], `\n${shown(findings)}`);
     });
 
-    it(`keep the README a front door: at most ${README_MAX_LINES} lines, from which every page of docs/ can be reached`, () => {
+    it(`keep the README a front door: at most ${README_MAX_LINES} \
+lines, from which every page of docs/ can be reached`, () => {
         const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
         assert.ok(
             readme.split('\n').length - 1 <= README_MAX_LINES,
@@ -142,7 +144,8 @@ describe('the docs check', () => {
         ]);
     });
 
-    it('finds a path of the tree that is not in it, and history in prose but not in literal output or a generated block', () => {
+    it(`finds a path of the tree that is not in it, and history \
+in prose but not in literal output or a generated block`, () => {
         const problems = check(
             [
                 'The stage is `src/fetch/httpStage.ts`; `src/fetch/http/httpStage.ts` is where it is.',

@@ -96,7 +96,8 @@ function httpCrawler(
     return crawler;
 }
 
-it('HTTP: an attempt whose time ran out while it waited before its fetch never fetches, and the retry stores the page once', async (t) => {
+it(`HTTP: an attempt whose time ran out while it waited before its \
+fetch never fetches, and the retry stores the page once`, async (t) => {
     const { url, fetches, stores, outcomes, items } = await world(t, 'http-wait');
     await stores.httpQueue.addRequest({ url });
     const handled: number[] = [];

@@ -126,11 +126,13 @@ describe("Crawlee's internals where dragnet expects them", () => {
         assert.equal((requestAsBrowser as () => unknown).length, 2);
     });
 
-    it("getRequestId: a request's id is derived from its unique key as the stored ids were (SQLite rows, BullMQ jobs, dead-letter entries)", () => {
+    it(`getRequestId: a request's id is derived from its unique key as the \
+stored ids were (SQLite rows, BullMQ jobs, dead-letter entries)`, () => {
         assert.equal(getRequestId('https://example.com/a'), 'Lc4KTFBEGzPqcr0');
     });
 
-    it('RequestQueue: the request LRU and the dedup table that BoundedRequestQueue bounds take the sizes it sets', async (t: TestContext) => {
+    it(`RequestQueue: the request LRU and the dedup table that \
+BoundedRequestQueue bounds take the sizes it sets`, async (t: TestContext) => {
         const dir = await mkdtemp(join(tmpdir(), 'dragnet-seams-queue-'));
         const { config, storage } = openStorage(dir);
         t.after(async () => {
@@ -254,7 +256,8 @@ describe('a real crawl of the demo shop through the overrides', () => {
         await rm(dir, { recursive: true, force: true });
     });
 
-    it("runs every request through the stages' _runRequestHandler, and its pre-fetch check, from Crawlee's task", () => {
+    it(`runs every request through the stages' _runRequestHandler, \
+and its pre-fetch check, from Crawlee's task`, () => {
         assert.deepEqual(missing, [], 'the crawlers have every method counted');
         assert.equal(exitCode, chromiumPath ? 0 : 1, 'without a browser, the script-only products are dead-lettered');
         for (const product of shop.products) assert.ok(shop.requestTimes(product.path).length >= 1, product.path);
@@ -265,7 +268,8 @@ describe('a real crawl of the demo shop through the overrides', () => {
         assert.equal(callsOf('http preFetchCheck'), callsOf('http _runRequestHandler'));
     });
 
-    it('sends each HTTP request through _applyCookies and _requestFunction, and each response through _abortDownloadOfBody and _parseResponse', () => {
+    it(`sends each HTTP request through _applyCookies and _requestFunction, \
+and each response through _abortDownloadOfBody and _parseResponse`, () => {
         const sent = callsOf('http _requestFunction');
         assert.ok(sent > shop.products.length, `${sent} sent`);
         assert.equal(callsOf('http _applyCookies'), sent);
@@ -277,7 +281,8 @@ describe('a real crawl of the demo shop through the overrides', () => {
         assert.equal(callsOf('http _abortDownloadOfBody'), callsOf('http _parseResponse'));
     });
 
-    it('hands every failed attempt to the failure hook inside _requestFunctionErrorHandler; a reset connection as a SessionError with its cause (isProxyError)', () => {
+    it(`hands every failed attempt to the failure hook inside _requestFunctionErrorHandler; \
+a reset connection as a SessionError with its cause (isProxyError)`, () => {
         assert.ok(callsOf('http _requestFunctionErrorHandler') > 0, 'failed attempts handled');
         for (const stage of ['http', 'browser'])
             assert.equal(callsOf(`${stage} onFailure`), callsOf(`${stage} _requestFunctionErrorHandler`), stage);
@@ -299,7 +304,8 @@ describe('a real crawl of the demo shop through the overrides', () => {
         );
     });
 
-    it('opens each browser page through browserPool.newPage with its crawling context id, and cleans each context up through _cleanupContext', {
+    it(`opens each browser page through browserPool.newPage with its \
+crawling context id, and cleans each context up through _cleanupContext`, {
         skip: chromiumPath ? false : 'no Chromium found',
     }, () => {
         const renders = callsOf('browser _runRequestHandler');
@@ -315,7 +321,8 @@ describe('a real crawl of the demo shop through the overrides', () => {
 });
 
 describe('the rest of what a run relies on', () => {
-    it("a crawler's run leaves an event manager it did not initialize running, and the pools' memory reading is dragnet's", async (t: TestContext) => {
+    it(`a crawler's run leaves an event manager it did not initialize running, \
+and the pools' memory reading is dragnet's`, async (t: TestContext) => {
         const dir = await mkdtemp(join(tmpdir(), 'dragnet-seams-events-'));
         const { config, storage } = openStorage(dir);
         t.after(async () => {
@@ -346,7 +353,8 @@ describe('the rest of what a run relies on', () => {
         assert.equal(events.isInitialized(), true, 'the crawler closed an event manager it did not initialize');
     });
 
-    it("a crawler takes a queue that is no RequestQueue (the distributed mode's) through its requestQueue option", async (t: TestContext) => {
+    it(`a crawler takes a queue that is no RequestQueue (the distributed \
+mode's) through its requestQueue option`, async (t: TestContext) => {
         const shop = await startShop({ seed: 3, products: 2, categories: 1 });
         const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
         const prefix = `dragnet-seams-${randomUUID().slice(0, 8)}`;

@@ -72,7 +72,8 @@ describe('the HTTP stage without got-scraping', () => {
         assert.equal((await importsRecorded(record)).length, 1);
     });
 
-    it("overrides and calls only methods Crawlee's HttpCrawler has, so an upgrade that renames one cannot leave an override dead", () => {
+    it(`overrides and calls only methods Crawlee's HttpCrawler has, \
+so an upgrade that renames one cannot leave an override dead`, () => {
         const names = [
             '_requestFunction',
             '_abortDownloadOfBody',

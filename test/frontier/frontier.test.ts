@@ -122,7 +122,8 @@ describe('Frontier.enqueue', () => {
         ]);
     });
 
-    it('skips links outside the site scope as offsite, before robots.txt is asked, and refuses a redirect out of it', async (t) => {
+    it(`skips links outside the site scope as offsite, before \
+robots.txt is asked, and refuses a redirect out of it`, async (t) => {
         const robots = new RobotsAllowingAll();
         const scope = new SiteScope({ startUrls: [`${ORIGIN}/`], allowedDomains: ['shop.example'] });
         const { frontier, stats, httpQueue } = await openFrontier(t, { scope, robots });
@@ -185,7 +186,8 @@ describe('Frontier.enqueue', () => {
         assert.deepEqual(await urls(httpQueue), [`${ORIGIN}/products/1`]);
     });
 
-    it('queues links to navigation pages (routes that only enqueue) at the front, so discovery stays ahead', async (t) => {
+    it(`queues links to navigation pages (routes that only \
+enqueue) at the front, so discovery stays ahead`, async (t) => {
         const { frontier, httpQueue } = await openFrontier(t);
         await frontier.enqueue([
             { url: `${ORIGIN}/products/1` },
@@ -415,7 +417,8 @@ describe('Frontier.followRedirect', () => {
         assert.deepEqual(await urls(httpQueue), []);
     });
 
-    it("calls a target kept out by the budget 'overBudget' (not a duplicate) and a Location that is no URL 'invalid'", async (t) => {
+    it(`calls a target kept out by the budget 'overBudget' (not a \
+duplicate) and a Location that is no URL 'invalid'`, async (t) => {
         const { frontier, stats } = await openFrontier(t, { maxRequests: 1 });
         await frontier.enqueue([{ url: `${ORIGIN}/products/1` }]);
         assert.equal(await frontier.followRedirect(request(`${ORIGIN}/products/1`), '/products/2'), 'overBudget');

@@ -100,7 +100,8 @@ async function waiting(queue: JobQueue): Promise<number> {
 
 for (const [kind, openSeenSet] of Object.entries(seenSets)) {
     describe(`the fleet's frontier (${kind} seen-set)`, () => {
-        it('loses no link when a worker dies between finding it and queuing it: the page, taken back, queues it', async () => {
+        it(`loses no link when a worker dies between finding it \
+and queuing it: the page, taken back, queues it`, async () => {
             const killed = stoppedAdds('killed-before-add');
             const dying = await openWorker(openSeenSet, killed.wrap);
             void dying.frontier.enqueue(products(20));
@@ -111,7 +112,8 @@ for (const [kind, openSeenSet] of Object.entries(seenSets)) {
             assert.equal(await waiting(survivor.queue), 20);
         });
 
-        it("keeps a page's canonical claim when another worker takes the page back, and refuses it to other pages", async () => {
+        it(`keeps a page's canonical claim when another worker \
+takes the page back, and refuses it to other pages`, async () => {
             const [first, second] = await Promise.all([openWorker(openSeenSet), openWorker(openSeenSet)]);
             const claim = { key: urlKey(`${ORIGIN}/products/1`) };
             assert.deepEqual(
@@ -139,7 +141,8 @@ for (const [kind, openSeenSet] of Object.entries(seenSets)) {
             );
         });
 
-        it('loses no link and queues none twice when a worker dies after queuing, before marking them seen', async () => {
+        it(`loses no link and queues none twice when a worker \
+dies after queuing, before marking them seen`, async () => {
             const killed = stoppedAdds('killed-after-add');
             const dying = await openWorker(openSeenSet, killed.wrap);
             void dying.frontier.enqueue(products(20));

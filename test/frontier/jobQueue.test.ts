@@ -103,7 +103,8 @@ describe('JobQueue', () => {
         assert.notDeepEqual(order, paths.map(url));
     });
 
-    it('is finished only when no job is waiting or in work anywhere, and has stayed so for the grace period', async () => {
+    it(`is finished only when no job is waiting or in work \
+anywhere, and has stayed so for the grace period`, async () => {
         const mine = openQueue({ prefetch: 1 });
         const other = openQueue({ prefetch: 1 });
         await mine.addRequests([{ url: url('x') }]);
@@ -130,7 +131,8 @@ describe('JobQueue', () => {
         assert.deepEqual((await drain(successor, 2)).sort(), [url('b'), url('c')]);
     });
 
-    it('closes, giving the job back, when BullMQ hands it one whose fetch was under way as close was called', async () => {
+    it(`closes, giving the job back, when BullMQ hands it one \
+whose fetch was under way as close was called`, async () => {
         const queue = openQueue({ prefetch: 1 });
         await queue.addRequests(['a', 'b', 'c'].map((p) => ({ url: url(p) })));
         queue.start();

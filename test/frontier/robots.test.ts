@@ -58,7 +58,8 @@ describe('RobotsPolicy', { timeout: 20_000 }, () => {
         assert.equal(await allowed(policy(), origin, '/products/1'), false, 'any other agent falls in the * group');
     });
 
-    it("answers the Crawl-delay of its user agent's group once robots.txt is read, none before or without one", async () => {
+    it(`answers the Crawl-delay of its user agent's group once \
+robots.txt is read, none before or without one`, async () => {
         const body =
             'User-agent: dragnet\nCrawl-delay: 2.5\nDisallow: /private/\n\nUser-agent: slowbot\nDisallow: /\n\nUser-agent: *\nCrawl-delay: 7\n';
         const { origin } = await robotsServer(200, () => body);
@@ -108,7 +109,8 @@ describe('RobotsPolicy', { timeout: 20_000 }, () => {
         assert.deepEqual(closed, { verdict: false, fetches: 3 });
     });
 
-    it('holds an origin that does not answer at all (a closed port), and obeys its robots.txt once it does', async () => {
+    it(`holds an origin that does not answer at all (a closed \
+port), and obeys its robots.txt once it does`, async () => {
         const probe = await serve(() => {});
         const port = Number(new URL(probe.origin).port);
         const server = servers.pop()!;
@@ -125,7 +127,8 @@ describe('RobotsPolicy', { timeout: 20_000 }, () => {
         assert.deepEqual(await answers, [true, false]);
     });
 
-    it('allows everything once an origin stayed unreachable allowAllAfterSecs, and obeys rules it serves later', async () => {
+    it(`allows everything once an origin stayed unreachable \
+allowAllAfterSecs, and obeys rules it serves later`, async () => {
         let up = false;
         const { origin } = await serve((_req, res) =>
             up ? res.writeHead(200).end('User-agent: *\nDisallow: /\n') : res.writeHead(503).end(),
@@ -162,7 +165,8 @@ describe('RobotsPolicy', { timeout: 20_000 }, () => {
         assert.deepEqual(asked, ['/robots.txt', '/robots.txt']);
     });
 
-    it('keeps obeying the last robots.txt read when a refetch after cacheSecs finds the origin unreachable', async () => {
+    it(`keeps obeying the last robots.txt read when a refetch \
+after cacheSecs finds the origin unreachable`, async () => {
         let up = true;
         const { origin, asked } = await serve((_req, res) =>
             up ? res.writeHead(200).end(PRIVATE) : res.writeHead(500).end(),
@@ -200,7 +204,8 @@ describe('RobotsPolicy', { timeout: 20_000 }, () => {
         assert.deepEqual(asked, ['/robots.txt', '/hop/1', '/hop/2', '/hop/3', '/hop/4', '/hop/5']);
     });
 
-    it('reads only the first 500 KiB of a 2 MB robots.txt: a rule before 600 KiB is obeyed, one after is not', async () => {
+    it(`reads only the first 500 KiB of a 2 MB robots.txt: a \
+rule before 600 KiB is obeyed, one after is not`, async () => {
         const filler = (bytes: number) => `# ${'x'.repeat(97)}\n`.repeat(Math.ceil(bytes / 100));
         let body = `User-agent: *\nDisallow: /early/\n${filler(400 * 1024)}Disallow: /middle/\n`;
         body += `${filler(600 * 1024 - body.length)}Disallow: /late/\n`;

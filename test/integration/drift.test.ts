@@ -81,7 +81,8 @@ describe('drift breaker against a shop that redesigns its product page', {
         );
     });
 
-    it('stops fetching the route: far fewer product pages asked than exist, and every product URL ends in one place', () => {
+    it(`stops fetching the route: far fewer product pages asked \
+than exist, and every product URL ends in one place`, () => {
         const productRequests = Object.entries(shop.stats().byPath)
             .filter(([path]) => path.startsWith('/products/'))
             .reduce((sum, [, counts]) => sum + Object.values(counts).reduce((a, b) => a + b, 0), 0);
@@ -102,7 +103,8 @@ describe('drift breaker against a shop that redesigns its product page', {
         assert.equal(items.length, REDESIGN_AFTER);
     });
 
-    it('after the extractor is fixed, reparse turns the quarantined items into valid ones without a request to the shop', async () => {
+    it(`after the extractor is fixed, reparse turns the quarantined \
+items into valid ones without a request to the shop`, async () => {
         // The fix a contributor would make: read the title from either layout.
         const fixed = withExtractor(siteDefinition, 'product', (broken) => ($, page) => ({
             ...(broken($, page) as object),

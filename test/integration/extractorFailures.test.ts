@@ -86,7 +86,8 @@ describe('a crawl whose product extractor throws on one page', () => {
     after(() => new Promise((resolve) => shop.server.close(resolve)));
 
     for (const parseWorkers of [0, 1]) {
-        it(`quarantines that page with the error and its raw page key, stores the others, and exits 0 (parse workers: ${parseWorkers})`, async (t) => {
+        it(`quarantines that page with the error and its raw page key, stores \
+the others, and exits 0 (parse workers: ${parseWorkers})`, async (t) => {
             const { summary, exitCode, items, quarantine, deadLetters, raw } = await crawlShop(
                 shop.origin,
                 { parseWorkers },

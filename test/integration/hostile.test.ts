@@ -193,7 +193,8 @@ describe('a crawl of the hostile site', () => {
         assert.deepEqual([...new Set(dnsAsked)].sort(), ['internal.hostile.test', 'shop.hostile.test']);
     });
 
-    it(`stays under ${PEAK_RSS_BOUND / 1024 / 1024} MB of resident memory while the bombs and endless bodies are served`, () => {
+    it(`stays under ${PEAK_RSS_BOUND / 1024 / 1024} MB of resident \
+memory while the bombs and endless bodies are served`, () => {
         assert.ok(run.peakRss < PEAK_RSS_BOUND, `peak RSS ${(run.peakRss / 1024 / 1024).toFixed(0)} MB`);
         assert.ok(
             shop.peakBytesSent < 64 * 1024 * 1024,

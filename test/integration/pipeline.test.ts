@@ -101,7 +101,8 @@ describe('crawl of the fixture shop (1,000 products)', { skip: chromiumPath ? fa
         }
     });
 
-    test('aliases redirect once and listing pages are fetched once, whatever tracking parameters were on the links', () => {
+    test(`aliases redirect once and listing pages are fetched \
+once, whatever tracking parameters were on the links`, () => {
         for (const path of shop.listingPaths) {
             const pathname = path.split('?')[0]!;
             const pages = shop.listingPaths.filter((other) => other.split('?')[0] === pathname).length;

@@ -60,7 +60,8 @@ describe('a crawl of 1,000 products through 6 proxies in 2 tiers, one proxy brok
         await world?.close();
     });
 
-    it("stores every product and dead-letters nothing, sending nothing from the machine's own address, robots.txt included", () => {
+    it(`stores every product and dead-letters nothing, sending \
+nothing from the machine's own address, robots.txt included`, () => {
         assert.equal(run.items.length, 1000);
         assert.equal(run.shop.antiBotStats().byAddress['127.0.0.1'], undefined);
         assert.equal(run.shop.stats().byPath['/robots.txt']?.['200'], 1);
@@ -86,7 +87,8 @@ describe('a crawl of 1,000 products through 6 proxies in 2 tiers, one proxy brok
         );
     });
 
-    it('serves the hard category through the residential tier only, and the rest mostly through the datacenter tier', () => {
+    it(`serves the hard category through the residential tier \
+only, and the rest mostly through the datacenter tier`, () => {
         const { servedByCategory } = run.shop.antiBotStats();
         const hard = run.shop.hardCategorySlug!;
         const served = (addresses: readonly string[], isHard: boolean) =>
@@ -137,7 +139,8 @@ describe('a crawl of 1,000 products through 6 proxies in 2 tiers, one proxy brok
         );
     });
 
-    it('shows the proxies by host and port in the summary, the report and /metrics, never with their passwords', async () => {
+    it(`shows the proxies by host and port in the summary, the \
+report and /metrics, never with their passwords`, async () => {
         const metrics = new Metrics({
             stats: new RunStats(),
             proxies: () => run.summary.proxies,

@@ -18,7 +18,8 @@ import { startShop } from '../../src/demo/shop.js';
 const chromiumPath = findChromium();
 
 describe('render learning', { skip: chromiumPath ? false : 'no Chromium found' }, () => {
-    it('a route whose pages all need the browser stops paying for the cheap fetch after the learning window', async (t) => {
+    it(`a route whose pages all need the browser stops paying \
+for the cheap fetch after the learning window`, async (t) => {
         const maxConcurrency = 4;
         const minSamples = 20;
         const run = await crawlShop(
@@ -61,7 +62,8 @@ describe('render learning', { skip: chromiumPath ? false : 'no Chromium found' }
 });
 
 describe('no browser available', () => {
-    it('completes the run, dead-letters exactly the script-only pages as renderer-unavailable, and exits non-zero with a clear message', async (t) => {
+    it(`completes the run, dead-letters exactly the script-only pages as \
+renderer-unavailable, and exits non-zero with a clear message`, async (t) => {
         const shop = await startShop({
             seed: 9,
             products: 100,

@@ -56,7 +56,8 @@ describe('rendering of the fixture shop (1,000 products, 20% script-only)', {
         assert.equal(shop.notFoundPaths.length, 3);
     });
 
-    test("the browser rendered exactly the script-only pages: precision and recall 100%, from the shop's request counts", () => {
+    test(`the browser rendered exactly the script-only pages: \
+precision and recall 100%, from the shop's request counts`, () => {
         // A product answered 200 twice was fetched cheaply and then by the browser; once, only cheaply.
         // A transient failure adds one failed request before the cheap fetch's 200, and nothing else.
         const { byPath } = shop.stats();

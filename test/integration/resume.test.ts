@@ -108,7 +108,8 @@ async function crawlUntilKilled(args: string[], killAfter: () => Promise<void>):
 }
 
 describe('crash-safe resume', () => {
-    it('killed with SIGKILL three times at random points and resumed each time, ends with every product once, none fetched more than twice', async (t) => {
+    it(`killed with SIGKILL three times at random points and resumed each \
+time, ends with every product once, none fetched more than twice`, async (t) => {
         const { shop, storageDir, args } = await setUp(t);
         // Each kill somewhere in the next 30..170 product pages: early, mid-batch, or between pages.
         const someProductPages = () =>
@@ -140,7 +141,8 @@ describe('crash-safe resume', () => {
         assert.equal(summary.items.stored, PRODUCTS, 'counters carried over the kills agree with the dataset');
     });
 
-    it('with pages only the browser can read, killed twice while the browser renders and resumed, ends with every product once, each script-only one rendered', async (t) => {
+    it(`with pages only the browser can read, killed twice while the browser renders \
+and resumed, ends with every product once, each script-only one rendered`, async (t) => {
         const { shop, storageDir, args } = await setUp(t, { products: 120, scriptOnlyRate: 0.1 });
         const scriptOnly = shop.products.filter((product) => product.scriptOnly);
         /** Script-only product pages served a second time: by the browser stage, after the HTTP stage's fetch. */
@@ -159,7 +161,8 @@ describe('crash-safe resume', () => {
             assert.equal(item._renderer, scriptOnlyUrls.has(item._url) ? 'browser' : 'http', item._url);
     });
 
-    it('SIGINT stops gracefully with a summary; the next run finishes without fetching any product page again', async (t) => {
+    it(`SIGINT stops gracefully with a summary; the next run \
+finishes without fetching any product page again`, async (t) => {
         const { shop, storageDir, args } = await setUp(t);
         const { child, result } = startCli(args);
         await waitForGrowth(() => productPagesServed(shop), 150, 'the crawl made no progress');

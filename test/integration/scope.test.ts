@@ -102,7 +102,8 @@ describe('the site scope, across two loopback hosts', () => {
         }
     }
 
-    it('skips the off-site link, dead-letters the off-site redirect, and never connects to the other host', async () => {
+    it(`skips the off-site link, dead-letters the off-site \
+redirect, and never connects to the other host`, async () => {
         const { summary, titles, dead } = await run([]);
         assert.deepEqual(titles, ['home /products/1', 'home /products/2']);
         assert.equal(summary.linksSkipped.offsite, 1);

@@ -181,7 +181,8 @@ describe('a run configured with secrets', () => {
         if (storageDir) await rm(storageDir, { recursive: true, force: true });
     });
 
-    it('runs with them: every request carried the credentials, and the run has a dataset, a dead-letter and a quarantine', async () => {
+    it(`runs with them: every request carried the credentials, and \
+the run has a dataset, a dead-letter and a quarantine`, async () => {
         assert.equal(result.code, 0, result.stderr.slice(-2000));
         assert.equal(shop.unauthorized(), 0);
         const summary = JSON.parse(await readFile(join(storageDir, 'summary.json'), 'utf8'));
@@ -201,7 +202,8 @@ describe('a run configured with secrets', () => {
         });
     }
 
-    it('writes no proxy password anywhere, though its requests went through the proxies and the broken one was logged', async () => {
+    it(`writes no proxy password anywhere, though its requests went \
+through the proxies and the broken one was logged`, async () => {
         const summary = JSON.parse(await readFile(join(storageDir, 'summary.json'), 'utf8'));
         assert.ok(summary.proxies.tiers[0].ok > 0, 'requests went out through the datacenter tier');
         assert.ok(

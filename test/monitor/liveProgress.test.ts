@@ -69,7 +69,8 @@ describe('formatLiveLine', () => {
 });
 
 describe('startLiveProgress', () => {
-    it('redraws the line from the run counters, with a bar once the frontier has admitted --max-requests, and takes it away when stopped', async () => {
+    it(`redraws the line from the run counters, with a bar once the frontier \
+has admitted --max-requests, and takes it away when stopped`, async () => {
         const terminal = new FakeTerminal(120);
         const stats = new RunStats();
         const stop = startLiveProgress({

@@ -98,7 +98,8 @@ describe('the progress view', { concurrency: true }, () => {
     after(() => shop.close());
     const run = () => [...RUN, '--start-url', `${shop.url}/`];
 
-    it('on a terminal: one line pinned below the log, redrawn in place, never inside a log line, gone before the summary', {
+    it(`on a terminal: one line pinned below the log, redrawn \
+in place, never inside a log line, gone before the summary`, {
         skip: HAS_SCRIPT ? false : 'needs `script` (util-linux)',
     }, async () => {
         // TERM says the terminal has colours, NO_COLOR says not to use them; at debug, the log is
@@ -183,7 +184,8 @@ describe('the progress view', { concurrency: true }, () => {
         assert.match(screen.text(), /\ndragnet: demo-shop finished in [\d.]+s[^\n]*\n {2}requests {3}60 total/);
     });
 
-    it('off a terminal: the progress log lines as ever, JSON with the numbers under `progress`, no control sequence', async () => {
+    it(`off a terminal: the progress log lines as ever, JSON with \
+the numbers under \`progress\`, no control sequence`, async () => {
         const dir = await mkdtemp(join(tmpdir(), 'dragnet-plain-'));
         try {
             const { code, stderr, stdout } = await runCli([...run(), '--storage-dir', dir], { LOG_LEVEL: 'info' });

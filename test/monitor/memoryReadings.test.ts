@@ -36,7 +36,8 @@ describe('memory readings for the autoscaled pools', () => {
         await rm(dir, { recursive: true, force: true });
     });
 
-    it("reads the process's own RSS without ps while it has no child process, after one reading of Crawlee's", async () => {
+    it(`reads the process's own RSS without ps while it has \
+no child process, after one reading of Crawlee's`, async () => {
         const events = reading();
         const first = await events.getMemoryInfo();
         assert.equal(await psCalls(), 1, "the first reading is Crawlee's: it learns the total");

@@ -106,7 +106,8 @@ describe('Metrics', () => {
         assert.equal(valueIn((await metrics.scrape()).body, 'dragnet_dead_lettered_total{reason="http-404"}'), 2);
     });
 
-    it("reads the proxy routing's report at scrape time: requests by tier, exit and outcome, bytes, sessions, moves, waits", async () => {
+    it(`reads the proxy routing's report at scrape time: requests by \
+tier, exit and outcome, bytes, sessions, moves, waits`, async () => {
         const proxies = tieredProxies();
         const metrics = new Metrics({ stats: new RunStats(), proxies: () => proxies, processMetrics: false });
         let { body } = await metrics.scrape();

@@ -242,7 +242,8 @@ describe('parseConfig', () => {
         assertConfigError(['--seen-set', 'fuzzy'], /^--seen-set must be exact or bloom$/);
     });
 
-    it('names the variable, and its flag, when the bad number comes from the variable; the flag when it was given', () => {
+    it(`names the variable, and its flag, when the bad number \
+comes from the variable; the flag when it was given`, () => {
         assertConfigError([], /^DRAGNET_MAX_CONCURRENCY \(--max-concurrency\) must be a number$/, {
             DRAGNET_MAX_CONCURRENCY: 'twenty',
         });

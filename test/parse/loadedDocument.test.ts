@@ -97,7 +97,8 @@ describe('readDocument', () => {
         );
     });
 
-    it("lets a parsed page's DOM die young: parsePage promotes a fraction of what a bare cheerio.load does", async () => {
+    it(`lets a parsed page's DOM die young: parsePage promotes \
+a fraction of what a bare cheerio.load does`, async () => {
         const [parsed, bare] = await Promise.all([promotedPerPage('parsePage'), promotedPerPage('cheerio')]);
         // A real-weight product page's DOM is ~150 KB; measured: ~3
         // KB a page through parsePage, ~150 KB through a bare load.

@@ -19,7 +19,8 @@ const page = (html: string, renderer: PageToParse['renderer'] = 'http'): PageToP
 });
 
 describe('parsePage', () => {
-    it("parses the HTTP stage's HTML with htmlparser2, as Crawlee's CheerioCrawler does, and a browser's DOM with cheerio's default", async () => {
+    it(`parses the HTTP stage's HTML with htmlparser2, as Crawlee's \
+CheerioCrawler does, and a browser's DOM with cheerio's default`, async () => {
         const site = await loadSite('demo-shop');
         const route = site.routes.get('category')!;
         // A fragment: parse5 wraps it in <html><body> and moves the

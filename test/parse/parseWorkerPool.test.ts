@@ -38,7 +38,8 @@ async function timed(parsing: Promise<ParsedPage>, since: number): Promise<{ par
 const titleOf = (parsed: ParsedPage) => parsed.verdict.valid[0]?.title;
 
 describe('parse workers and route code that hangs', () => {
-    it('end the hung page as extractor-timeout at the limit, and parse the pages that waited behind it in a new worker', async (t) => {
+    it(`end the hung page as extractor-timeout at the limit, and \
+parse the pages that waited behind it in a new worker`, async (t) => {
         const parser = await warmPool(t, 1);
         const started = performance.now();
         const hung = timed(parser.parse(route, at('/products/1?hang')), started);
@@ -78,7 +79,8 @@ describe('parse workers and route code that hangs', () => {
         );
     });
 
-    it('time each page from its own turn: two slow pages in one worker, each under the limit, are not cut for their sum', async (t) => {
+    it(`time each page from its own turn: two slow pages in one \
+worker, each under the limit, are not cut for their sum`, async (t) => {
         const parser = await warmPool(t, 1);
         const holdMs = Math.round(LIMIT_SECS * 1000 * 0.6);
         const pages = await Promise.all([

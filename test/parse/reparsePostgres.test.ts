@@ -43,7 +43,8 @@ async function reparsePg(db: PgDatabase, raw: RawPages = new PgRawPages(db, SITE
 }
 
 describe('reparse in PostgreSQL', () => {
-    it('moves the quarantined items to the items after an extractor fix, as in the embedded stores, keeping the version before as <site>-previous', async (t) => {
+    it(`moves the quarantined items to the items after an extractor fix, as in \
+the embedded stores, keeping the version before as <site>-previous`, async (t) => {
         const shop = storedShop(demoSite, SHOP);
         const crawled = shop.outcomes.flatMap((outcome) => outcome.items ?? []);
         assert.deepEqual(
@@ -122,7 +123,8 @@ describe('reparse in PostgreSQL', () => {
         assert.deepEqual(await storedRows(db, 'other-shop'), [other], 'another site in the same tables is left alone');
     });
 
-    it('run again with the same extractors, changes nothing and stores no row twice; the version before the last is dropped', async (t) => {
+    it(`run again with the same extractors, changes nothing and stores \
+no row twice; the version before the last is dropped`, async (t) => {
         const { db } = await testDatabase(t);
         await storeInPostgres(db, SITE, storedShop(demoSite, SHOP));
         await reparsePg(db);
@@ -142,7 +144,8 @@ describe('reparse in PostgreSQL', () => {
         assert.deepEqual(rows, []);
     });
 
-    it('leaves the current version as it was when it fails part-way, and the next reparse drops what it left', async (t) => {
+    it(`leaves the current version as it was when it fails \
+part-way, and the next reparse drops what it left`, async (t) => {
         const { db } = await testDatabase(t);
         const shop = storedShop(demoSite, SHOP);
         await storeInPostgres(db, SITE, shop);

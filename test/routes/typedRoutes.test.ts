@@ -33,7 +33,8 @@ async function errorsWithoutDirectives(): Promise<string[]> {
     }
 }
 
-test('defineSite rejects, at compile time, an extractor that breaks its own schema: a wrong type and a stray field, nothing else', async () => {
+test(`defineSite rejects, at compile time, an extractor that breaks its \
+own schema: a wrong type and a stray field, nothing else`, async () => {
     const lines = (await readFile(SITE, 'utf8')).split('\n');
     const expected = lines.flatMap((line, index) => (line.trim().startsWith('// @ts-expect-error') ? [index + 2] : []));
     assert.equal(expected.length, 2);

@@ -133,7 +133,8 @@ describe('the hostile site', () => {
         assert.deepEqual(site.asked.slice(from), [{ host: `shop.hostile.test:${site.port}`, path: '/products/2?x=1' }]);
     });
 
-    it('answers the 100 KiB link with 414, and records it (Node would refuse the head itself over 16 KiB)', async () => {
+    it(`answers the 100 KiB link with 414, and records it \
+(Node would refuse the head itself over 16 KiB)`, async () => {
         const { path } = HOSTILE_CASES.find(({ path }) => path.startsWith('/long/'))!;
         assert.equal((await get(path)).status, 414);
         assert.equal(site.asked.at(-1)?.path.length, LONG_LINK_LENGTH);
@@ -162,7 +163,8 @@ describe('the hostile site', () => {
         );
     });
 
-    it('builds each bomb as one valid stream of exactly BOMB_BYTES (its segments are repeated, not compressed)', async () => {
+    it(`builds each bomb as one valid stream of exactly BOMB_BYTES \
+(its segments are repeated, not compressed)`, async () => {
         for (const [path, decompressor] of [
             ['/gzip-bomb', createGunzip],
             ['/brotli-bomb', createBrotliDecompress],

@@ -158,7 +158,8 @@ describe('textOf', () => {
         assert.equal(textOf($, 'span.price', second), '£2');
     });
 
-    it('searches inside a root given as a selection, a list of elements or a selector, as $(selector, root) does', () => {
+    it(`searches inside a root given as a selection, a list \
+of elements or a selector, as $(selector, root) does`, () => {
         assert.equal(textOf($, 'span.price', $('div.card').last()), '£2');
         assert.equal(textOf($, 'span.price', $('div.card').toArray().slice(1)), '£2');
         assert.equal(textOf($, 'span.price', 'div.card:last'), '£2');
@@ -196,7 +197,8 @@ describe('elementsOf', () => {
         <ul><li><a class="item" href="/1">1</a></li><li><a class="item x" href="/2">2</a></li></ul>
         <a class="next" href="/page/2">next</a>`);
 
-    it('finds what $(selector).toArray() finds, in document order, for plain selectors, lists, pseudo-classes and positional ones', () => {
+    it(`finds what $(selector).toArray() finds, in document order, \
+for plain selectors, lists, pseudo-classes and positional ones`, () => {
         for (const selector of [
             'a.item',
             'ul a',

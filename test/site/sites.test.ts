@@ -53,7 +53,8 @@ describe('loadSite', () => {
         assert.equal((await loadSite(join(dir, 'my-crawl.ts'))).name, 'shop-b');
     });
 
-    it("finds a name's TypeScript module first, then <name>.yaml, .yml and .json, and lists each name once", async (t) => {
+    it(`finds a name's TypeScript module first, then <name>.yaml, \
+.yml and .json, and lists each name once`, async (t) => {
         const routesDir = await mkdtemp(join(tmpdir(), 'dragnet-routes-'));
         t.after(() => rm(routesDir, { recursive: true, force: true }));
         await writeFile(join(routesDir, 'both.ts'), siteModule('both'));

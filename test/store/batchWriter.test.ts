@@ -119,7 +119,8 @@ describe('BatchWriter', () => {
         assert.deepEqual(batches[1], [100]);
     });
 
-    it('a failed write loses nothing: the error reaches the caller and the records go out with the next flush', async () => {
+    it(`a failed write loses nothing: the error reaches the \
+caller and the records go out with the next flush`, async () => {
         const stored: number[][] = [];
         let failNext = true;
         const writer = new BatchWriter<number>({

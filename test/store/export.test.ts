@@ -32,14 +32,16 @@ describe('exportDataset', () => {
         );
     });
 
-    it('writes CSV with the union of all columns, in first-seen order, and empty cells for missing fields', async (t) => {
+    it(`writes CSV with the union of all columns, in first-seen \
+order, and empty cells for missing fields`, async (t) => {
         const { dataset, dir } = await datasetWith(t, [{ a: 1, b: 'x' }, { b: 'y', c: true }, { a: 3 }]);
         const out = join(dir, 'items.csv');
         assert.equal(await exportDataset({ dataset, format: 'csv', out, pageSize: 2 }), 3);
         assert.equal(await readFile(out, 'utf8'), 'a,b,c\r\n1,x,\r\ny,true\r\n3,,\r\n'.replace('y,true', ',y,true'));
     });
 
-    it('rejects when its file cannot be opened, in either format, rather than end as if all were written', async (t) => {
+    it(`rejects when its file cannot be opened, in either \
+format, rather than end as if all were written`, async (t) => {
         const { dataset, dir } = await datasetWith(
             t,
             Array.from({ length: 3000 }, (_, n) => ({ n })),

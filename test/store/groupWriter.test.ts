@@ -44,7 +44,8 @@ describe('GroupWriter', () => {
         assert.deepEqual(batches, [[1]]);
     });
 
-    it('writes at once, and records that arrive during a write go together in the next, at most maxBatchSize', async () => {
+    it(`writes at once, and records that arrive during a write \
+go together in the next, at most maxBatchSize`, async () => {
         const { writer, batches, release, mostAtOnce } = recordingWriter({ maxBatchSize: 3, manual: true });
         const adds = [writer.add(1)];
         await tick();
@@ -55,7 +56,8 @@ describe('GroupWriter', () => {
         assert.equal(mostAtOnce(), 1, 'one write at a time');
     });
 
-    it('a failed write rejects the add() of each of its records and forgets them; later records are written', async () => {
+    it(`a failed write rejects the add() of each of its records \
+and forgets them; later records are written`, async () => {
         const { writer, batches, release } = recordingWriter({ manual: true, failWhen: (batch) => batch.includes(2) });
         const first = writer.add(1);
         await tick();
@@ -70,7 +72,8 @@ describe('GroupWriter', () => {
         assert.deepEqual(batches, [[1], [4]]);
     });
 
-    it('flush() resolves once the writes under way and queued have landed, and at once when there are none', async () => {
+    it(`flush() resolves once the writes under way and queued \
+have landed, and at once when there are none`, async () => {
         const { writer, batches, release } = recordingWriter({ manual: true });
         await writer.flush();
         void writer.add(1);

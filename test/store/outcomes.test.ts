@@ -94,7 +94,8 @@ describe('Outcomes', () => {
         await stores.storage.close();
     });
 
-    it('stores one outcome for a request: a second attempt of a handled request stores and counts nothing', async (t) => {
+    it(`stores one outcome for a request: a second attempt \
+of a handled request stores and counts nothing`, async (t) => {
         const { dir, stores, outcomes, a } = await oneInFlight(t);
         const giveUp = () =>
             deadLetterOutcome({
@@ -134,7 +135,8 @@ describe('Outcomes', () => {
         assert.deepEqual(await readDataset(dir, SITE), []);
     });
 
-    it('commits the outcomes settled in one turn of the event loop together, after it; one that cannot be stored fails alone', async (t) => {
+    it(`commits the outcomes settled in one turn of the event loop \
+together, after it; one that cannot be stored fails alone`, async (t) => {
         const dir = await storageDir(t);
         const stores = await openStores(dir);
         const outcomes = new Outcomes(stores);
@@ -172,7 +174,8 @@ describe('Outcomes', () => {
 });
 
 describe('openSiteStores', () => {
-    it('resumes an unfinished run: counters, stored items, the seen-set and claims are back; stale locks are freed', async (t) => {
+    it(`resumes an unfinished run: counters, stored items, the \
+seen-set and claims are back; stale locks are freed`, async (t) => {
         const dir = await storageDir(t);
         const first = await openStores(dir);
         const outcomes = new Outcomes(first);

@@ -167,7 +167,8 @@ describe('PostgreSQL database', () => {
         await openPostgres(url).then((again) => again.close()); // and once more, on a database up to date
     });
 
-    it('keeps the first of jobs spilled twice when it adds the backlog index to a database from before it', async (t) => {
+    it(`keeps the first of jobs spilled twice when it adds \
+the backlog index to a database from before it`, async (t) => {
         const { url, schema } = freshSchema(t);
         const db = await openPostgres(url);
         t.after(() => db.close());
@@ -197,7 +198,8 @@ describe('PostgreSQL database', () => {
 });
 
 describe('PgSink', () => {
-    it('stores a group of items, quarantine entries and dead-letter entries, and reads them back in order', async (t) => {
+    it(`stores a group of items, quarantine entries and \
+dead-letter entries, and reads them back in order`, async (t) => {
         const { db, sink } = await open(t);
         await sink.commit('shop', group);
         assert.deepEqual(await sink.counts('shop'), { items: 4, quarantine: 1, deadLetter: 2, rawPages: 0 });
@@ -232,7 +234,8 @@ describe('PgSink', () => {
         assert.equal((await all(iterateItems(db, 'shop', 'items'))).length, 4);
     });
 
-    it('removes a dead-letter entry once its request has items, and keeps a judged request out of dead-letter', async (t) => {
+    it(`removes a dead-letter entry once its request has items, \
+and keeps a judged request out of dead-letter`, async (t) => {
         const { db, sink } = await open(t);
         await sink.commit('shop', [{ requestKey: 'p3', deadLetter: deadLetter('p3', 'timeout') }]);
         await sink.commit('shop', [
@@ -338,7 +341,8 @@ describe('PgRawPages', () => {
         assert.deepEqual([...stored.rows[0]!.body.subarray(0, 2)], [0x1f, 0x8b], 'gzip');
     });
 
-    it('puts pages that arrive while a write is under way in one INSERT, and a page fetched again becomes the newest', async (t) => {
+    it(`puts pages that arrive while a write is under way in one \
+INSERT, and a page fetched again becomes the newest`, async (t) => {
         const { db } = await open(t);
         const raw = new PgRawPages(db, 'shop', { maxBatchSize: 50 });
         const inserts: number[] = [];

@@ -87,7 +87,8 @@ describe('RawStore', () => {
         assert.deepEqual(await readAll(store), written);
     });
 
-    it('stores every text as it was: one-byte, two-byte and astral characters, lone surrogates, and pages past the encoding buffer', async (t) => {
+    it(`stores every text as it was: one-byte, two-byte and astral \
+characters, lone surrogates, and pages past the encoding buffer`, async (t) => {
         const dir = await storageDir(t);
         const store = await RawStore.open({ storageDir: dir, site: 'shop' });
         const bodies = [
@@ -114,7 +115,8 @@ describe('RawStore', () => {
         assert.equal(lineCount(join(store.dir, (await segments(store))[0]!)), bodies.length);
     });
 
-    it('put() keeps no hold of the page while its write is pending: a waiting page costs its encoded bytes, not its HTML', async (t) => {
+    it(`put() keeps no hold of the page while its write is pending: \
+a waiting page costs its encoded bytes, not its HTML`, async (t) => {
         const dir = await storageDir(t);
         const store = await RawStore.open({ storageDir: dir, site: 'shop' });
         setFlagsFromString('--expose-gc');

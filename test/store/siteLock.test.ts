@@ -36,7 +36,8 @@ async function holder(t: TestContext, dir: string): Promise<ChildProcess> {
 }
 
 describe('site lock', () => {
-    it('refuses a second process, naming the one that holds it, and is taken over once that one is killed', async (t) => {
+    it(`refuses a second process, naming the one that holds \
+it, and is taken over once that one is killed`, async (t) => {
         const dir = await storageDir(t);
         const child = await holder(t, dir);
         const db = openDatabase(dir);
@@ -75,7 +76,8 @@ describe('site lock', () => {
         lock.release();
     });
 
-    it('keeps a crawl (exit 2, one line) and a dead-letter requeue off a site another process is crawling', async (t) => {
+    it(`keeps a crawl (exit 2, one line) and a dead-letter \
+requeue off a site another process is crawling`, async (t) => {
         const dir = await storageDir(t);
         // A run of the site stored its (empty) datasets here, so the dead-letter exists.
         (await openSiteStores({ site: SITE, storageDir: dir })).lock.release();

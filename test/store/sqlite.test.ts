@@ -171,7 +171,8 @@ describe('SqliteStorageClient request queues', () => {
         );
     });
 
-    it('answers the prolong and the hydration right after a listing from what the listing read, and reads anew once the request changed', async (t) => {
+    it(`answers the prolong and the hydration right after a listing from \
+what the listing read, and reads anew once the request changed`, async (t) => {
         const { storage } = open(t, await storageDir(t));
         const info = await storage.requestQueues().getOrCreate('q');
         const client = storage.requestQueue(info.id, { clientKey: 'mine' }) as SqliteRequestQueueClient;
@@ -246,7 +247,8 @@ describe('SqliteStorageClient request queues', () => {
 });
 
 describe('SqliteStorageClient retry waits, random order and outcome commits', () => {
-    it('a reclaimed request with a future retryAt waits without blocking the rest, and the queue is not finished meanwhile', async (t) => {
+    it(`a reclaimed request with a future retryAt waits without blocking \
+the rest, and the queue is not finished meanwhile`, async (t) => {
         const { config } = open(t, await storageDir(t));
         const queue = await RequestQueue.open('q', { config });
         await queue.addRequests(['a', 'b', 'c'].map((p) => ({ url: url(p) })));
@@ -322,7 +324,8 @@ describe('SqliteStorageClient retry waits, random order and outcome commits', ()
         );
     });
 
-    it('random order hands out every request once, not in insertion order; forefront requests still come first', async (t) => {
+    it(`random order hands out every request once, not in \
+insertion order; forefront requests still come first`, async (t) => {
         const dir = await storageDir(t);
         const storage = new SqliteStorageClient({ storageDir: dir, randomOrder: true });
         t.after(() => storage.close());

@@ -46,7 +46,8 @@ async function runAndKill(dir: string, acked: Acknowledged, minMs: number, maxMs
     assert.equal(await exited, 'SIGKILL', 'the child was still working when killed');
 }
 
-it('a queue written by a process killed with SIGKILL three times reopens consistent, loses nothing and drains', async (t) => {
+it(`a queue written by a process killed with SIGKILL three times \
+reopens consistent, loses nothing and drains`, async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'dragnet-sqlite-crash-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
     const acked: Acknowledged = { added: new Set(), handled: new Set() };

@@ -72,7 +72,8 @@ describe("Crawlee's @apify/timeout without AsyncLocalStorage", () => {
         for (const name of used) assert.equal(typeof standIn[name], 'function', name);
     });
 
-    it('times out as the original does: the value, the error, or the timeout message, and the handler runs on', async () => {
+    it(`times out as the original does: the value, the error, \
+or the timeout message, and the handler runs on`, async () => {
         const { addTimeoutToPromise, TimeoutError } = createRequire(import.meta.url)(
             vendored,
         ) as typeof HooklessTimeout;

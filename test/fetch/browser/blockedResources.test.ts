@@ -17,7 +17,8 @@ const blocks = (patterns: string[], url: string) =>
 describe('blockedUrlPatterns', () => {
     const patterns = blockedUrlPatterns(['shop.example']);
 
-    it('blocks stylesheets, images, fonts and media, and the ad and analytics hosts, but no page or script of the site', () => {
+    it(`blocks stylesheets, images, fonts and media, and the ad \
+and analytics hosts, but no page or script of the site`, () => {
         for (const url of [
             'https://shop.example/assets/app.css',
             'https://cdn.shop.example/p/1-400.webp',

@@ -62,7 +62,8 @@ describe('Chromium crashing as it starts for a page', { skip: executablePath ? f
         );
     });
 
-    it('every time after the check: the launches stop after 5 failures in a row, its pages are dead-lettered as browser-launch-failed, the rest is crawled, and the exit code is 1', async (t) => {
+    it(`every time after the check: the launches stop after 5 failures in a row, its pages are \
+dead-lettered as browser-launch-failed, the rest is crawled, and the exit code is 1`, async (t) => {
         const { run, summary, launches } = await demoWithCrashingChromium(t, (launch) => launch > 1);
         // As when no browser is there at all (renderer-unavailable): pages that needed one were not rendered.
         assert.equal(run.code, 1, run.stderr);

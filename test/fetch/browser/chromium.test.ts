@@ -51,7 +51,8 @@ describe('CHROMIUM_ARGS', { skip: executablePath ? false : 'no Chromium found' }
 });
 
 describe('findChromium', () => {
-    it('looks for a system Chromium where DRAGNET_SYSTEM_CHROMIUM_PATHS says, in its order, instead of the usual places', () => {
+    it(`looks for a system Chromium where DRAGNET_SYSTEM_CHROMIUM_PATHS \
+says, in its order, instead of the usual places`, () => {
         const paths = ['/nonexistent/chromium', process.execPath, '/bin/sh'].join(delimiter);
         assert.equal(findChromium({ DRAGNET_SYSTEM_CHROMIUM_PATHS: paths }), process.execPath);
     });

@@ -136,7 +136,8 @@ describe('npm start on a machine without Chromium', () => {
         assert.ok(note.endsWith(`; \`${APT_INSTALL}\` succeeded: ${DEBIAN_CHROMIUM}`), note);
     });
 
-    it('when nothing can be installed: does not run the download its host refuses, dead-letters the 20 pages as renderer-unavailable, exits 1 and says what to run', async (t) => {
+    it(`when nothing can be installed: does not run the download its host refuses, \
+dead-letters the 20 pages as renderer-unavailable, exits 1 and says what to run`, async (t) => {
         const machine = await machineWithoutChromium(t, CLOSED_PORT_URL, { aptInstallFails: true });
         const run = await runCli(
             ['--storage-dir', join(machine.dir, 'storage'), '--summary-json', join(machine.dir, 'summary.json')],
@@ -174,7 +175,8 @@ describe('npm start on a machine without Chromium', () => {
 });
 
 describe('a crawl of a site (not the demo) on a machine without Chromium', () => {
-    it('installs nothing and says once, at the start, what to run; the pages that need a browser go to dead-letter', async (t) => {
+    it(`installs nothing and says once, at the start, what to run; \
+the pages that need a browser go to dead-letter`, async (t) => {
         const shop = await startShop({
             seed: 3,
             products: 10,

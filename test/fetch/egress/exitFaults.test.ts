@@ -150,7 +150,8 @@ describe('exit faults from real proxies (the HTTP client through proxy-chain)', 
         );
     });
 
-    it('an http:// target through a proxy that rejects the credentials: the 407 is a response, classed exit', async () => {
+    it(`an http:// target through a proxy that rejects the \
+credentials: the 407 is a response, classed exit`, async () => {
         const outcome = await get(`${plain}/200`, rejecting);
         assert.equal(statusOf(outcome), 407);
         assert.equal((outcome as { body: string }).body, 'Proxy credentials rejected');
@@ -204,7 +205,8 @@ describe('exit faults from real proxies (the HTTP client through proxy-chain)', 
         );
     });
 
-    it('an https:// target refusing behind a working proxy: proxy-chain closes the tunnel unanswered, transient econnreset, not exit', async () => {
+    it(`an https:// target refusing behind a working proxy: proxy-chain \
+closes the tunnel unanswered, transient econnreset, not exit`, async () => {
         const started = Date.now();
         const error = errorOf(await get(`https://127.0.0.1:${closedPort}/`, working));
         assert.ok(

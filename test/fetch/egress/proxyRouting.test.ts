@@ -13,7 +13,8 @@ import { resolveTiers } from '../../../src/fetch/egress/proxyTiers.js';
 import { sectionOf, TierController } from '../../../src/fetch/egress/tierController.js';
 
 describe('ProxyRouting.begin', () => {
-    it('chooses the tier once the turn comes: blocks seen while a request waited for it move that request up', async () => {
+    it(`chooses the tier once the turn comes: blocks seen while \
+a request waited for it move that request up`, async () => {
         const tiers = resolveTiers([
             { name: 'dc', proxyUrls: ['http://127.0.0.1:9'] },
             { name: 'res', proxyUrls: ['http://127.0.0.1:10'] },

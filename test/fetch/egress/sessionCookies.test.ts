@@ -125,7 +125,8 @@ describe('a session jar', () => {
 });
 
 describe('cookiesForBrowser', () => {
-    it('gives host-only cookies a bare domain and domain cookies a leading dot, with path, flags and SameSite', async () => {
+    it(`gives host-only cookies a bare domain and domain cookies \
+a leading dot, with path, flags and SameSite`, async () => {
         const jar = sessionCookieJar();
         await keepResponseCookies(jar, SHOP, [
             'sid=abc; Path=/; HttpOnly',

@@ -40,7 +40,8 @@ function round(controller: TierController, hardBlocks: boolean): { tier: number;
 }
 
 describe('TierController', () => {
-    it('moves a section blocked on every tier-0 request up within a handful of its outcomes; the site and other sections stay', () => {
+    it(`moves a section blocked on every tier-0 request up within \
+a handful of its outcomes; the site and other sections stay`, () => {
         const { time, now } = clock();
         const controller = new TierController(TWO, { now, random: NO_PROBES });
         let took = 0;
@@ -306,7 +307,8 @@ describe('RedisTierCounts (Redis on 127.0.0.1:6379)', () => {
         assert.deepEqual(first.get('detail /hard', 0, t + 120_000), { ok: 1, blocked: 3 });
     });
 
-    it('lets two controllers sharing the counts both move a hard section neither has seen enough of alone', async () => {
+    it(`lets two controllers sharing the counts both move a \
+hard section neither has seen enough of alone`, async () => {
         await one.del(key);
         const [first, second] = counts();
         const { time, now } = clock();
@@ -334,7 +336,8 @@ describe('RedisTierCounts (Redis on 127.0.0.1:6379)', () => {
         );
     });
 
-    it("moves a section at the next tierFor once the fleet's blocks arrive, though this worker recorded nothing there", async () => {
+    it(`moves a section at the next tierFor once the fleet's blocks \
+arrive, though this worker recorded nothing there`, async () => {
         await one.del(key);
         const [first, second] = counts();
         const { time, now } = clock();
@@ -349,7 +352,8 @@ describe('RedisTierCounts (Redis on 127.0.0.1:6379)', () => {
         assert.deepEqual(idle.sections(), { 'detail /hard': 'res' });
     });
 
-    it('sends a block within blockSyncMillis, without waiting for the periodic sync; other outcomes wait for it', async () => {
+    it(`sends a block within blockSyncMillis, without waiting \
+for the periodic sync; other outcomes wait for it`, async () => {
         await one.del(key);
         const sender = new RedisTierCounts({
             redis: one,

@@ -144,7 +144,8 @@ describe('classifyError', () => {
         assert.equal(classifyError(new Error('MaxRedirectsError: Redirected 10 times')).reason, 'redirect-loop');
     });
 
-    it('does not take a message that merely mentions redirects for a redirect loop (a browser closed while it launched)', () => {
+    it(`does not take a message that merely mentions redirects \
+for a redirect loop (a browser closed while it launched)`, () => {
         const launch =
             'browserType.launch: Target page, context or browser has been closed Browser logs: <launching> /usr/bin/chromium --disable-back-forward-cache --disable-features=AvoidUnnecessaryBeforeUnloadCheckSync,HttpsUpgrades,MaxRedirectsTest --no-first-run';
         assert.equal(classifyError(new Error(launch)).failureClass, 'transient');

@@ -33,7 +33,8 @@ describe('RetryPolicy', () => {
         assert.equal(policy.backoffMs(4), 4999);
     });
 
-    it('retries transient and blocked failures until maxAttempts fetches were made, then gives up with the reason', () => {
+    it(`retries transient and blocked failures until maxAttempts \
+fetches were made, then gives up with the reason`, () => {
         const policy = new RetryPolicy({ maxAttempts: 3 });
         assert.equal(policy.decide(transient, 1).retry, true);
         assert.equal(policy.decide({ ...transient, failureClass: 'blocked', reason: 'http-403' }, 2).retry, true);

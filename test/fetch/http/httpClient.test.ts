@@ -259,7 +259,8 @@ describe('the HTTP client', () => {
         assert.ok(plainConnections - before <= 1, `${plainConnections - before} connections for 10 requests`);
     });
 
-    it('goes through a proxy: https:// by one kept tunnel, http:// as absolute-form requests with the proxy’s credentials', async () => {
+    it(`goes through a proxy: https:// by one kept tunnel, http:// \
+as absolute-form requests with the proxy’s credentials`, async () => {
         const tunnelsBefore = tunnelsOpened;
         for (let i = 0; i < 5; i++)
             assert.equal(await text(await client.fetch({ url: `${secure}/page`, proxyUrl, timeoutMs: 5000 })), PAGE);

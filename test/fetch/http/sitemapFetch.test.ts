@@ -143,7 +143,8 @@ describe('the sitemap fetch', () => {
         assert.ok(Date.now() - started < 3000);
     });
 
-    it('refuses a sitemap, or a redirect, to a host the egress forbids or out of scope, without connecting', async () => {
+    it(`refuses a sitemap, or a redirect, to a host the egress \
+forbids or out of scope, without connecting`, async () => {
         const egress = new Egress({ startUrls: [`${origin}/`] });
         const inScope = (url: URL) => url.hostname === '127.0.0.1';
         const cases = [

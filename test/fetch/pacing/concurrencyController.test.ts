@@ -71,7 +71,8 @@ describe('concurrency controller', () => {
         );
     });
 
-    it('lowers at once when the errors alone already put the window over the threshold, without waiting for more outcomes', () => {
+    it(`lowers at once when the errors alone already put the window \
+over the threshold, without waiting for more outcomes`, () => {
         const { controller } = controllerAt();
         burst(controller, A, ['transient', 'transient', 'transient', 'transient']);
         assert.equal(controller.limit('a.test'), 15);

@@ -91,7 +91,8 @@ function assertSpaced(times: number[], spacingMs: number): number {
 }
 
 describe('SitePoliteness', { timeout: 30_000 }, () => {
-    it('spaces 20 acquires from 5 concurrent callers at least 1 / maxRate apart, and no slower than needed', async (t) => {
+    it(`spaces 20 acquires from 5 concurrent callers at least \
+1 / maxRate apart, and no slower than needed`, async (t) => {
         const site = politeness(t, { maxRate: 20, jitter: 0 });
         const times = await grantTimes([site], 20, 5);
         const gaps = gapsOf(times);
@@ -106,7 +107,8 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
         assert.ok(report.spaced >= 18 && report.waitedMs > 0, JSON.stringify(report));
     });
 
-    it('keeps the spacing of two workers on two Redis connections sharing one key: the rate of one, not twice it', async (t) => {
+    it(`keeps the spacing of two workers on two Redis connections \
+sharing one key: the rate of one, not twice it`, async (t) => {
         const { keyPrefix } = redisStore(t);
         const workers = [0, 1].map(() => politeness(t, { maxRate: 20, jitter: 0, store: redisStore(t, keyPrefix) }));
         // Connected and the script loaded first: the first turn seen is then as punctual as the others.
@@ -128,7 +130,8 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
         assert.deepEqual(await admin.keys(`${keyPrefix}*`), [`${keyPrefix}:politeness`], 'one key for the site');
     });
 
-    it("spaces by the robots.txt Crawl-delay, capped at maxCrawlDelaySecs, the larger of it and the rate's", async (t) => {
+    it(`spaces by the robots.txt Crawl-delay, capped at \
+maxCrawlDelaySecs, the larger of it and the rate's`, async (t) => {
         const delayed = politeness(t, { crawlDelaySecs: () => 0.1, jitter: 0 });
         assert.equal(delayed.spacingMs(PAGE), 100);
         const times = await grantTimes([delayed], 5, 3);
@@ -171,7 +174,8 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
         assert.deepEqual(memory.report(), { acquired: 10_001, spaced: 0, waitedMs: 0, coolings: 0, cooledMs: 0 });
     });
 
-    it('spreads the gaps with jitter: each between the spacing and spacing × (1 + jitter), not all equal', async (t) => {
+    it(`spreads the gaps with jitter: each between the spacing \
+and spacing × (1 + jitter), not all equal`, async (t) => {
         const site = politeness(t, { maxRate: 20, jitter: 0.5 });
         const times = await grantTimes([site], 16, 4);
         const gaps = gapsOf(times);
@@ -182,7 +186,8 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
         t.diagnostic(`jitter 0.5 over 50 ms: gaps ${round(gaps)}`);
     });
 
-    it('cools the whole site in memory: every caller waits, a shorter cooling does not cut a longer one short', async (t) => {
+    it(`cools the whole site in memory: every caller waits, a \
+shorter cooling does not cut a longer one short`, async (t) => {
         const site = politeness(t, { maxRate: 50, jitter: 0 });
         await site.acquire(PAGE);
         const cooledAt = performance.now();
@@ -206,7 +211,8 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
         assert.ok(performance.now() - started >= 100 - TOLERANCE_MS, 'a site with no limit cools too');
     });
 
-    it("cools every worker through Redis: one worker's cool(ms) holds the other's callers, limited or not", async (t) => {
+    it(`cools every worker through Redis: one worker's cool(ms) \
+holds the other's callers, limited or not`, async (t) => {
         const { keyPrefix } = redisStore(t);
         const [cooling, other] = [0, 1].map(() =>
             politeness(t, { maxRate: 20, jitter: 0, store: redisStore(t, keyPrefix) }),
@@ -228,7 +234,8 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
         assert.deepEqual(cooling!.report().coolings, 1);
     });
 
-    it('close() rejects the waiting acquires at once, and later ones; an aborted acquire leaves the queue', async (t) => {
+    it(`close() rejects the waiting acquires at once, and \
+later ones; an aborted acquire leaves the queue`, async (t) => {
         for (const store of ['memory' as const, redisStore(t)]) {
             const site = politeness(t, { maxRate: 1, store });
             await site.acquire(PAGE);
@@ -251,7 +258,8 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
         }
     });
 
-    it('cools this worker even when the store cannot be written, without rejecting (callers leave cool() unawaited)', async (t) => {
+    it(`cools this worker even when the store cannot be written, \
+without rejecting (callers leave cool() unawaited)`, async (t) => {
         const unreachable = new Redis({
             host: '127.0.0.1',
             port: 1,

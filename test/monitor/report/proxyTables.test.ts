@@ -49,7 +49,8 @@ function row(html: string, title: string, heading: string): string[] {
 }
 
 describe('the report on proxies', () => {
-    it('keeps a run through one direct tier compact: the empty state, the sessions and politeness among the tables', () => {
+    it(`keeps a run through one direct tier compact: the empty \
+state, the sessions and politeness among the tables`, () => {
         const html = renderReport(
             summaryWith(() => directProxies(900)),
             [],
@@ -126,7 +127,8 @@ describe('the report on proxies', () => {
         ]);
     });
 
-    it('shows the tier moves with time and expected costs, the tier of each section, the sessions and politeness', () => {
+    it(`shows the tier moves with time and expected costs, \
+the tier of each section, the sessions and politeness`, () => {
         const html = renderReport(summaryWith(tieredProxies), []);
         assert.deepEqual(table(html, 'Tier moves').slice(1), [
             ['12s', 'product /hard', 'datacenter', 'residential', 'datacenter 14.2 · residential 10'],

@@ -197,7 +197,8 @@ describe('a declarative file that is wrong is one line at its line, column and k
 });
 
 describe('what a declarative route reads', () => {
-    it("a shorthand field is the text of its selector's first match, collapsed and trimmed; a field not found is left out", async () => {
+    it(`a shorthand field is the text of its selector's first match, \
+collapsed and trimmed; a field not found is left out`, async () => {
         const site = readDeclarativeSite(
             await siteFile(withRoutes('  product:\n    fields: { title: h1, subtitle: h2 }\n')),
         );
@@ -207,7 +208,8 @@ describe('what a declarative route reads', () => {
         assert.equal(site.routes.get('product')!.minRecords, 1);
     });
 
-    it('one record per `records` match, fields read within it, `all` and `split` as lists, empty when nothing was found', async () => {
+    it(`one record per \`records\` match, fields read within it, \`all\` \
+and \`split\` as lists, empty when nothing was found`, async () => {
         const site = readDeclarativeSite(
             await siteFile(
                 withRoutes(
