@@ -63,7 +63,9 @@ function atSize(crawler: Crawler, products: number): Crawler {
 }
 
 export default defineSuite({
-    description: `CPU-bound (latency 0, concurrency ${CONCURRENCY}): pages/s, CPU per page and peak RSS, dragnet vs plain Crawlee and Scrapy`,
+    description:
+        `CPU-bound (latency 0, concurrency ${CONCURRENCY}): pages/s, ` +
+        `CPU per page and peak RSS, dragnet vs plain Crawlee and Scrapy`,
     runByDefault: true,
     async run(options, report) {
         const sizes = [...(options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS))].sort(

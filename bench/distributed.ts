@@ -70,7 +70,8 @@ type Report = (result: CaseReport) => void;
 
 export default defineSuite({
     description:
-        'distributed mode: 1/2/4 worker processes on a 250 ms shop (scaling), frontier ops/s, Redis bytes per URL and per queued request',
+        'distributed mode: 1/2/4 worker processes on a 250 ms shop ' +
+        '(scaling), frontier ops/s, Redis bytes per URL and per queued request',
     runByDefault: false,
     async run(options, report) {
         const redis = await connectRedis(REDIS_URL, { name: 'dragnet-bench' });
@@ -155,7 +156,8 @@ async function scalingCase(redis: Redis, products: number, runs: number, report:
             const record = await fleetOnce(redis, workers, products, shopOptions, run);
             records.get(workers)!.push(record);
             process.stderr.write(
-                `bench distributed scaling ${products}: ${workers} worker(s) run ${run}/${runs}: ${describeFleet(record)}\n`,
+                `bench distributed scaling ${products}: ${workers} ` +
+                    `worker(s) run ${run}/${runs}: ${describeFleet(record)}\n`,
             );
         }
     }
@@ -191,10 +193,13 @@ async function scalingCase(redis: Redis, products: number, runs: number, report:
             note: [
                 `${m.pages} pages in ${m.wallSec} s`,
                 r ? `x${r.pagesPerSec} of 1 (goal ${r.goal}${r.meetsGoal ? ', met' : ', missed'})` : null,
-                `crawl ${m.crawlPagesPerSec}/s = ${m.shareOfIdeal} of ${idealPagesPerSec(workers)}/s${r ? `, x${r.crawlPagesPerSec}` : ''}`,
-                `start ${m.startupSec} s, tail ${m.tailSec} s (end seen after ${m.endDetectSec} s, grace ${FINISH_GRACE_SECS} s; shutdown ${m.shutdownSec} s)`,
+                `crawl ${m.crawlPagesPerSec}/s = ${m.shareOfIdeal} ` +
+                    `of ${idealPagesPerSec(workers)}/s${r ? `, x${r.crawlPagesPerSec}` : ''}`,
+                `start ${m.startupSec} s, tail ${m.tailSec} s (end seen after ${m.endDetectSec} ` +
+                    `s, grace ${FINISH_GRACE_SECS} s; shutdown ${m.shutdownSec} s)`,
                 `in flight ${m.inflightMedian}`,
-                `workers ${m.workersCores} cores, ${m.workerCpuMsPerPage} ms CPU/page; redis ${m.redisCpuSec} s, pg ${m.postgresCpuSec} s`,
+                `workers ${m.workersCores} cores, ${m.workerCpuMsPerPage} ms ` +
+                    `CPU/page; redis ${m.redisCpuSec} s, pg ${m.postgresCpuSec} s`,
                 `machine ${m.machineBusy === null ? '-' : Math.round(m.machineBusy * 100)}% busy`,
                 failedRuns(records.get(workers)!),
             ]
@@ -318,7 +323,16 @@ function fleetFigures(
 function describeFleet(record: FleetRecord): string {
     if ('error' in record) return `FAILED (${record.error})`;
     const f = record.figures;
-    return `${f.pages} pages, ${f.items} items in ${f.wallSec}s: ${f.pagesPerSec} pages/s (crawl ${f.crawlPagesPerSec}/s over ${f.crawlSec}s, start ${f.startupSec}s, tail ${f.tailSec}s = end seen ${f.endDetectSec}s + shutdown ${f.shutdownSec}s), in flight ${f.inflightMedian}, workers ${f.workersCores} cores, redis ${f.redisCpuSec}s pg ${f.postgresCpuSec}s CPU, machine ${Math.round(f.machineBusy * 100)}% busy (others ${Math.round(f.othersCpuShare * 100)}%); per worker ${record.perWorker.map((w) => w.fetched).join('/')} pages`;
+    return (
+        `${f.pages} pages, ${f.items} items in ${f.wallSec}s: ${f.pagesPerSec} ` +
+        `pages/s (crawl ${f.crawlPagesPerSec}/s over ${f.crawlSec}s, ` +
+        `start ${f.startupSec}s, tail ${f.tailSec}s = end seen ${f.endDetectSec}s ` +
+        `+ shutdown ${f.shutdownSec}s), in flight ${f.inflightMedian}, ` +
+        `workers ${f.workersCores} cores, redis ${f.redisCpuSec}s ` +
+        `pg ${f.postgresCpuSec}s CPU, machine ${Math.round(f.machineBusy * 100)}% ` +
+        `busy (others ${Math.round(f.othersCpuShare * 100)}%); per ` +
+        `worker ${record.perWorker.map((w) => w.fetched).join('/')} pages`
+    );
 }
 
 /** The median of every figure over the runs that finished. */
@@ -346,7 +360,12 @@ async function frontierOpsCase(redis: Redis, requests: number, runs: number, rep
         const ops = await measureFrontierOps(redis, { requests, batch: FRONTIER_BATCH, prefetch: PREFETCH });
         results.push(ops);
         process.stderr.write(
-            `bench distributed frontier-ops run ${run}/${runs}: ${ops.addsPerSec} adds/s (redis ${ops.addCpu.redisCoreShare}, bench ${ops.addCpu.benchCoreShare} cores), ${ops.takeCompletePerSec} take+complete/s (redis ${ops.takeCompleteCpu.redisCoreShare}, bench ${ops.takeCompleteCpu.benchCoreShare} cores), seen-set ${ops.seenAddsPerSec.exact}/s exact, ${ops.seenAddsPerSec.bloom}/s bloom\n`,
+            `bench distributed frontier-ops run ${run}/${runs}: ${ops.addsPerSec} adds/s ` +
+                `(redis ${ops.addCpu.redisCoreShare}, ` +
+                `bench ${ops.addCpu.benchCoreShare} cores), ${ops.takeCompletePerSec} ` +
+                `take+complete/s (redis ${ops.takeCompleteCpu.redisCoreShare}, ` +
+                `bench ${ops.takeCompleteCpu.benchCoreShare} ` +
+                `cores), seen-set ${ops.seenAddsPerSec.exact}/s exact, ${ops.seenAddsPerSec.bloom}/s bloom\n`,
         );
     }
     const m = {
@@ -408,7 +427,8 @@ async function seenSetCaseRun(
 ): Promise<SeenSetMemory> {
     const measured = await measureSeenSetMemory(redis, seenSetCase);
     process.stderr.write(
-        `bench distributed seen-set ${seenSetCase.kind} ${seenSetCase.urls}: ${measured.bytesPerUrl} bytes/URL, ${measured.addsPerSec} adds/s\n`,
+        `bench distributed seen-set ${seenSetCase.kind} ${seenSetCase.urls}: ${measured.bytesPerUrl} ` +
+            `bytes/URL, ${measured.addsPerSec} adds/s\n`,
     );
     report({
         json: {
@@ -421,7 +441,10 @@ async function seenSetCaseRun(
                 case: `seen-set ${seenSetCase.kind} ${seenSetCase.urls}`,
                 figure: 'bytes/URL (MEMORY USAGE)',
                 value: measured.bytesPerUrl,
-                note: `used_memory delta ${round(measured.usedMemoryDelta / seenSetCase.urls, 2)}/URL; ${Math.round(measured.bytes / 1024 ** 2)} MB; ${measured.addsPerSec} adds/s (batches of 10,000, 4 in flight); admitted ${measured.admitted}`,
+                note:
+                    `used_memory ` +
+                    `delta ${round(measured.usedMemoryDelta / seenSetCase.urls, 2)}/URL; ${Math.round(measured.bytes / 1024 ** 2)} ` +
+                    `MB; ${measured.addsPerSec} adds/s (batches of 10,000, 4 in flight); admitted ${measured.admitted}`,
             },
         ],
     });
@@ -454,7 +477,8 @@ async function queueMemoryCase(redis: Redis, seenSets: readonly SeenSetMemory[],
         shareOfBudget: round(totalBytes / REDIS_BUDGET_BYTES, 2),
     };
     process.stderr.write(
-        `bench distributed queue-memory ${QUEUED_JOBS}: ${memory.bytesPerJob} bytes/job (used_memory), ${memory.bytesPerJobByKeys} by keys; 10M: ${gb(totalBytes)} GB with the seen-set\n`,
+        `bench distributed queue-memory ${QUEUED_JOBS}: ${memory.bytesPerJob} bytes/job ` +
+            `(used_memory), ${memory.bytesPerJobByKeys} by keys; 10M: ${gb(totalBytes)} GB with the seen-set\n`,
     );
     const caseName = `queue-memory ${QUEUED_JOBS}`;
     report({
@@ -470,13 +494,19 @@ async function queueMemoryCase(redis: Redis, seenSets: readonly SeenSetMemory[],
                 case: caseName,
                 figure: 'bytes/waiting request (MEMORY USAGE)',
                 value: memory.bytesPerJobByKeys,
-                note: `job hash ${memory.jobHashBytes} B (${memory.jobHashEncoding}; hash-max-listpack-value ${memory.hashMaxListpackValue}), prioritized zset ${round((memory.queueKeysBytes.prioritized ?? 0) / QUEUED_JOBS, 1)} B/job`,
+                note:
+                    `job hash ${memory.jobHashBytes} B (${memory.jobHashEncoding}; ` +
+                    `hash-max-listpack-value ${memory.hashMaxListpackValue}), ` +
+                    `prioritized zset ${round((memory.queueKeysBytes.prioritized ?? 0) / QUEUED_JOBS, 1)} B/job`,
             },
             {
                 case: caseName,
                 figure: `projected at ${EXTRAPOLATED_JOBS / 1e6}M queued, GB`,
                 value: gb(totalBytes),
-                note: `queue ${gb(jobsBytes)} GB + seen-set ${seenSetBytes === null ? '-' : gb(seenSetBytes)} GB; ${projection.fitsBudget ? 'fits' : 'does not fit'} a ${gb(REDIS_BUDGET_BYTES)} GB Redis (${Math.round(projection.shareOfBudget * 100)}%)`,
+                note:
+                    `queue ${gb(jobsBytes)} GB + seen-set ${seenSetBytes === null ? '-' : gb(seenSetBytes)} ` +
+                    `GB; ${projection.fitsBudget ? 'fits' : 'does not fit'} a ${gb(REDIS_BUDGET_BYTES)} ` +
+                    `GB Redis (${Math.round(projection.shareOfBudget * 100)}%)`,
             },
         ],
     });
@@ -491,7 +521,8 @@ async function spilledQueueCase(redis: Redis, report: Report): Promise<void> {
         maxWaiting: DISTRIBUTED_DEFAULTS.maxWaitingJobs,
     });
     process.stderr.write(
-        `bench distributed spilled-queue ${QUEUED_JOBS}: ${spill.inRedis} in Redis (${mb(spill.redisBytes)} MB), ${spill.spilled} spilled at ${spill.postgresBytesPerSpilledJob} B each\n`,
+        `bench distributed spilled-queue ${QUEUED_JOBS}: ${spill.inRedis} in Redis (${mb(spill.redisBytes)} ` +
+            `MB), ${spill.spilled} spilled at ${spill.postgresBytesPerSpilledJob} B each\n`,
     );
     const caseName = `spilled-queue ${QUEUED_JOBS}`;
     report({

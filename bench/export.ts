@@ -38,7 +38,9 @@ function item(n: number): Record<string, unknown> {
         sku: `SKU-${id}`,
         availability: n % 7 === 0 ? 'out_of_stock' : 'in_stock',
         stock: n % 7 === 0 ? 0 : n % 50,
-        description: `A sturdy oak lamp, built to last and easy to clean, for the kitchen, a small apartment or the patio. Item ${n}, "quoted", with a comma.`,
+        description:
+            `A sturdy oak lamp, built to last and easy to clean, for the kitchen, ` +
+            `a small apartment or the patio. Item ${n}, "quoted", with a comma.`,
         category: ['Kitchen', 'Garden', 'Lighting', 'Office', 'Outdoor'][n % 5],
         _url: `http://127.0.0.1:8080/products/sturdy-oak-lamp-${n}`,
         _route: 'product',
@@ -163,8 +165,10 @@ export default defineSuite({
                             process.stderr.write(
                                 `bench export ${format} ${size}: run ${run}/${options.runs}: ` +
                                     (ok
-                                        ? `${round(result.seconds, 2)}s, peak RSS ${round(result.peakRssMb)} MB, ${round(result.outputMb)} MB written\n`
-                                        : `FAILED (exit ${result.code}, ${result.lines} lines of ${expected}: ${result.stderr.trim().split('\n').slice(-3).join(' | ')})\n`),
+                                        ? `${round(result.seconds, 2)}s, peak RSS ${round(result.peakRssMb)} ` +
+                                          `MB, ${round(result.outputMb)} MB written\n`
+                                        : `FAILED (exit ${result.code}, ${result.lines} lines ` +
+                                          `of ${expected}: ${result.stderr.trim().split('\n').slice(-3).join(' | ')})\n`),
                             );
                             if (!ok) {
                                 failures.push(`${format} ${size} run ${run}`);

@@ -49,7 +49,9 @@ const details = ({ outcome: { result }, othersCpuShare }: RunRecord & { outcome:
 });
 
 export default defineSuite({
-    description: `${FAILURE_RATE * 100}% of pages failing once (503, reset, hang past a ${REQUEST_TIMEOUT_SECS} s timeout): throughput as a share of the same crawl without failures`,
+    description:
+        `${FAILURE_RATE * 100}% of pages failing once (503, reset, hang past ` +
+        `a ${REQUEST_TIMEOUT_SECS} s timeout): throughput as a share of the same crawl without failures`,
     runByDefault: false,
     async run(options, report) {
         for (const products of options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS)) {

@@ -71,7 +71,9 @@ const details = ({ outcome: { result }, shopInflightSamples }: RunRecord & { out
 });
 
 export default defineSuite({
-    description: `latency-bound (${LATENCY_MS} ms responses, concurrency ${CONCURRENCY}): steady pages/s as a share of ${IDEAL_PAGES_PER_SEC}/s, in-flight count`,
+    description:
+        `latency-bound (${LATENCY_MS} ms responses, concurrency ${CONCURRENCY}): ` +
+        `steady pages/s as a share of ${IDEAL_PAGES_PER_SEC}/s, in-flight count`,
     runByDefault: true,
     async run(options, report) {
         const compared = available([

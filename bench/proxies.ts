@@ -83,7 +83,9 @@ const details = ({ outcome: { result }, sidecar }: RunRecord & { outcome: { ok: 
 });
 
 export default defineSuite({
-    description: `pages/s and CPU per page through local proxies (1 proxy; 2 tiers) against direct, latency 0, concurrency ${CONCURRENCY}`,
+    description:
+        `pages/s and CPU per page through local proxies (1 proxy; 2 ` +
+        `tiers) against direct, latency 0, concurrency ${CONCURRENCY}`,
     runByDefault: false,
     async run(options, report) {
         for (const products of options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS)) {

@@ -116,7 +116,8 @@ function medians<T extends object>(runs: T[]): Record<string, number | null> {
 
 export default defineSuite({
     description:
-        'Chromium on the fixture shop, 20% and 100% script-only product pages: render precision/recall, cost per page, peak RSS; the 100% case against plain Crawlee PlaywrightCrawler',
+        'Chromium on the fixture shop, 20% and 100% script-only product pages: render precision/recall, ' +
+        'cost per page, peak RSS; the 100% case against plain Crawlee PlaywrightCrawler',
     runByDefault: false,
     async run(options, report) {
         for (const products of options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS)) {
@@ -127,13 +128,15 @@ export default defineSuite({
                     const outcome = await runOnce(benchCase, run);
                     outcomes.push(outcome);
                     process.stderr.write(
-                        `bench render ${benchCase.name} ${benchCase.shop.products}: run ${run}/${options.runs}: ${describe(outcome)}\n`,
+                        `bench render ${benchCase.name} ${benchCase.shop.products}: ` +
+                            `run ${run}/${options.runs}: ${describe(outcome)}\n`,
                     );
                     if (benchCase.name !== 'always') continue;
                     // The baseline alternates with dragnet, run for run, on a fresh shop of the same seed.
                     const plain = await runPlainRender(benchCase.shop, SAMPLE_INTERVAL_MS);
                     process.stderr.write(
-                        `bench render ${benchCase.name} ${benchCase.shop.products}: plain PlaywrightCrawler run ${run}/${options.runs}: ${'error' in plain ? `FAILED (${plain.error})` : describeVersus(plain)}\n`,
+                        `bench render ${benchCase.name} ${benchCase.shop.products}: plain PlaywrightCrawler ` +
+                            `run ${run}/${options.runs}: ${'error' in plain ? `FAILED (${plain.error})` : describeVersus(plain)}\n`,
                     );
                     if (!('error' in plain)) plainRuns.push(plain);
                 }
@@ -234,7 +237,11 @@ function versusReport(benchCase: RenderBenchCase, outcomes: RunOutcome[], plainR
 }
 
 function describeVersus(figures: VersusFigures): string {
-    return `${figures.items} products in ${figures.durationSec}s, ${figures.productsPerSec}/s, ${figures.cpuSecPerProduct} CPU-s/product, peak PSS ${figures.peakPssMb} MB, RSS ${figures.peakRssMb} MB`;
+    return (
+        `${figures.items} products ` +
+        `in ${figures.durationSec}s, ${figures.productsPerSec}/s, ${figures.cpuSecPerProduct} ` +
+        `CPU-s/product, peak PSS ${figures.peakPssMb} MB, RSS ${figures.peakRssMb} MB`
+    );
 }
 
 function describe(outcome: RunOutcome): string {
@@ -242,7 +249,9 @@ function describe(outcome: RunOutcome): string {
     const f = outcome.figures;
     return (
         `${f.rendered} rendered of ${f.needRender} needed (precision ${f.precision}, recall ${f.recall}), ` +
-        `${f.cheapProductFetches} cheap product fetches (${f.cheapProductFetchesAfterLearning ?? '-'} after learning), ${f.durationSec}s, cheap ${f.cheapPagesPerSec}/s, rendered ${f.renderedPagesPerSec}/s, ` +
-        `cost x${f.costRatio}, peak RSS ${f.peakRssMb} MB (PSS ${f.peakPssMb} MB), others ${Math.round(outcome.othersCpuShare * 100)}%`
+        `${f.cheapProductFetches} cheap product fetches (${f.cheapProductFetchesAfterLearning ?? '-'} after ` +
+        `learning), ${f.durationSec}s, cheap ${f.cheapPagesPerSec}/s, rendered ${f.renderedPagesPerSec}/s, ` +
+        `cost x${f.costRatio}, peak RSS ${f.peakRssMb} MB (PSS ${f.peakPssMb} ` +
+        `MB), others ${Math.round(outcome.othersCpuShare * 100)}%`
     );
 }

@@ -113,7 +113,8 @@ class UsageError extends Error {}
 
 async function help(entries: Entry[]): Promise<string> {
     const lines = [
-        'usage: npm run bench [-- <suite> ...] [--runs N] [--products N,N] [--large] [--page-weight real|light] [--against REV] [--dragnet-only]',
+        'usage: npm run bench [-- <suite> ...] [--runs N] [--products N,N] ' +
+            '[--large] [--page-weight real|light] [--against REV] [--dragnet-only]',
         '',
         'suites (* = run when none is named):',
     ];
@@ -123,7 +124,8 @@ async function help(entries: Entry[]): Promise<string> {
                 ? await loadSuite(name).then(
                       (suite) => `${suite.runByDefault ? '*' : ' '} ${name.padEnd(10)} ${suite.description}`,
                   )
-                : `  ${name.padEnd(10)} standalone script, run with its own defaults (no defineSuite); for its flags: npx tsx bench/${name}.ts`;
+                : `  ${name.padEnd(10)} standalone script, run with its own ` +
+                  `defaults (no defineSuite); for its flags: npx tsx bench/${name}.ts`;
         lines.push(`  ${description}`);
     }
     lines.push('', '--runs N        runs of each crawler per case (default 3); medians are reported');
@@ -133,17 +135,20 @@ async function help(entries: Entry[]): Promise<string> {
         "--page-weight W real (default): the shop's pages weigh what a real store's do; light: the small test pages",
     );
     lines.push(
-        '--against REV   the cpu and latency suites also run dragnet at commit REV, in a temporary worktree, beside the working tree',
+        '--against REV   the cpu and latency suites also run dragnet ' +
+            'at commit REV, in a temporary worktree, beside the working tree',
     );
     lines.push(
         '--dragnet-only  the cpu and latency suites leave out plain Crawlee and Scrapy: a cheaper A/B with --against',
     );
     lines.push(
         '',
-        "Each suite's result replaces bench/results/<suite>.json (docs/benchmarks.md is generated from it by npm run docs);",
+        "Each suite's result replaces bench/results/<suite>.json " +
+            '(docs/benchmarks.md is generated from it by npm run docs);',
     );
     lines.push(
-        'a run with --against or --dragnet-only is an A/B and goes to bench/results/ab/<suite>.json instead, which git ignores.',
+        'a run with --against or --dragnet-only is an A/B and goes ' +
+            'to bench/results/ab/<suite>.json instead, which git ignores.',
     );
     return `${lines.join('\n')}\n`;
 }

@@ -103,7 +103,12 @@ function describe({ outcome, othersCpuShare }: RunRecord): string {
     if (!outcome.ok) return `FAILED (${outcome.error})`;
     const r = outcome.result;
     const cut = r.finished ? '' : ' (cut at the time limit)';
-    return `${r.pages} pages in ${r.durationSec}s, ${r.pagesPerSec} pages/s, steady ${r.steadyPagesPerSec}/s, ${r.peakRssMb} MB, machine ${Math.round(r.machineCpuBusy * 100)}% busy (others ${Math.round((othersCpuShare ?? 0) * 100)}%), crawling thread ${Math.round(r.threadBusy * 100)}%${cut}`;
+    return (
+        `${r.pages} pages in ${r.durationSec}s, ${r.pagesPerSec} ` +
+        `pages/s, steady ${r.steadyPagesPerSec}/s, ${r.peakRssMb} MB, ` +
+        `machine ${Math.round(r.machineCpuBusy * 100)}% busy (others ${Math.round((othersCpuShare ?? 0) * 100)}%), ` +
+        `crawling thread ${Math.round(r.threadBusy * 100)}%${cut}`
+    );
 }
 
 export interface RunsSummary<K extends string> {

@@ -117,7 +117,8 @@ async function inspect(dir: string) {
                 .all(name) as string[];
         const deadLetter = storage.db
             .prepare(
-                `SELECT i.idx, i.json FROM dataset_items i JOIN datasets d ON d.seq = i.dataset_seq WHERE d.name = ? ORDER BY i.idx`,
+                `SELECT i.idx, i.json FROM dataset_items i JOIN datasets ` +
+                    `d ON d.seq = i.dataset_seq WHERE d.name = ? ORDER BY i.idx`,
             )
             .all(NAMES.deadLetter) as { idx: number; json: string }[];
         const itemCount =
@@ -452,7 +453,8 @@ describe('re-queued entries in the next run', () => {
         assert.match(
             requeue.stdout,
             new RegExp(
-                `re-queued ${shop.notFoundPaths.length} dead-letter entries of ${site} .*: ${shop.notFoundPaths.length} to ${names.httpQueue}`,
+                `re-queued ${shop.notFoundPaths.length} dead-letter entries ` +
+                    `of ${site} .*: ${shop.notFoundPaths.length} to ${names.httpQueue}`,
             ),
         );
         assert.deepEqual(

@@ -78,7 +78,8 @@ refuses a name that exists or is not a site name`, async () => {
             .replace("url.searchParams.has('page')", "url.pathname.startsWith('/category/')")
             .replace(
                 "{ selector: 'a.next', label: 'listing' },",
-                "{ selector: 'a.next', label: 'listing' },\n                { selector: 'a.category-link', label: 'listing' },",
+                "{ selector: 'a.next', label: 'listing' },\n" +
+                    "                { selector: 'a.category-link', label: 'listing' },",
             )
             .replace("textOf($, 'h1')", "textOf($, 'h1.product-title')")
             .replace("numberOf($, '.price')", "numberOf($, '.buy-box .price')");

@@ -129,7 +129,8 @@ consistent ones served, robots.txt exempt`, async (t) => {
         'HeadlessChrome with its Chromium brand': {
             ...CHROME_HEADERS,
             'user-agent':
-                'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.0.0 Safari/537.36',
+                'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 ' +
+                '(KHTML, like Gecko) HeadlessChrome/120.0.0.0 Safari/537.36',
             'sec-ch-ua': '"Chromium";v="120", "Not(A:Brand";v="24"',
         },
     };

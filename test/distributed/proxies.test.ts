@@ -73,7 +73,8 @@ describe('three workers through the same proxies', { skip: chromiumPath ? false 
         const hardPages = fleet.shop.products.filter((product) => product.path.startsWith('/premium/')).length;
         assert.ok(
             hardBlocked < hardPages / 2,
-            `${hardBlocked} datacenter requests were refused in the hard category of ${hardPages} pages: the fleet learned it`,
+            `${hardBlocked} datacenter requests were refused in the ` +
+                `hard category of ${hardPages} pages: the fleet learned it`,
         );
     });
 });

@@ -135,7 +135,8 @@ export function flagProblems(line: string, known: Known): string[] {
             for (const [, flag] of invocation.after.matchAll(FLAG)) {
                 if (!flags.has(flag!))
                     problems.push(
-                        `--${flag}: ${invocation.script === 'start' ? 'npm start' : `npm run ${invocation.script}`} takes no such flag`,
+                        `--${flag}: ${invocation.script === 'start' ? 'npm start' : `npm run ${invocation.script}`} ` +
+                            `takes no such flag`,
                     );
             }
         } else if (/^\s*--[a-z]/.test(part)) {

@@ -112,7 +112,8 @@ describe('the docs check', () => {
 
     it('finds a link to no file, and an anchor that no heading gives', () => {
         const problems = check(
-            '# Here\n\nSee [there](nowhere.md), [that](../README.md#no-such-heading), [this](#here) and [self](#gone).\n',
+            '# Here\n\nSee [there](nowhere.md), ' +
+                '[that](../README.md#no-such-heading), [this](#here) and [self](#gone).\n',
         );
         assert.deepEqual(problems, [
             'nowhere.md: no such file',

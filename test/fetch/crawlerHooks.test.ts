@@ -96,7 +96,8 @@ so an upgrade that renames one cannot leave an override dead`, () => {
         assert.equal(
             sha256,
             COPIED_REQUEST_FUNCTION_SHA256,
-            "Crawlee's HttpCrawler._requestFunction changed: compare it with HttpCrawlerReadingBodies._requestFunction (src/fetch/crawlerHooks.ts), mend the copy, then this hash",
+            "Crawlee's HttpCrawler._requestFunction changed: compare it with " +
+                'HttpCrawlerReadingBodies._requestFunction (src/fetch/crawlerHooks.ts), mend the copy, then this hash',
         );
     });
 });

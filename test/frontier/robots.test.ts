@@ -61,7 +61,8 @@ describe('RobotsPolicy', { timeout: 20_000 }, () => {
     it(`answers the Crawl-delay of its user agent's group once \
 robots.txt is read, none before or without one`, async () => {
         const body =
-            'User-agent: dragnet\nCrawl-delay: 2.5\nDisallow: /private/\n\nUser-agent: slowbot\nDisallow: /\n\nUser-agent: *\nCrawl-delay: 7\n';
+            'User-agent: dragnet\nCrawl-delay: 2.5\nDisallow: /private/\n\n' +
+            'User-agent: slowbot\nDisallow: /\n\nUser-agent: *\nCrawl-delay: 7\n';
         const { origin } = await robotsServer(200, () => body);
         const page = new URL('/products/1', origin);
         const dragnet = policy({ userAgent: 'dragnet/1.0' });

@@ -16,9 +16,11 @@ import type { Link } from '../../src/vocabulary/request.js';
 const ORIGIN = 'http://127.0.0.1:9';
 
 const urlset = (entries: string[]) =>
-    `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${entries.join('')}</urlset>`;
+    `<?xml version="1.0" encoding="UTF-8"?>\n` +
+    `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${entries.join('')}</urlset>`;
 const index = (locs: string[]) =>
-    `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${locs.map((loc) => `<sitemap><loc>${loc}</loc></sitemap>`).join('')}</sitemapindex>`;
+    `<sitemapindex ` +
+    `xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${locs.map((loc) => `<sitemap><loc>${loc}</loc></sitemap>`).join('')}</sitemapindex>`;
 const entry = (path: string, lastmod?: string) =>
     `<url><loc>${ORIGIN}${path}</loc>${lastmod ? `<lastmod>${lastmod}</lastmod>` : ''}</url>`;
 
@@ -79,7 +81,8 @@ describe('the sitemap reader', () => {
             entry('/products/3'),
             entry('/products/4', 'not a date'),
             // An extension's <image:loc> is not the page's URL; the entity is decoded.
-            `<url><loc>${ORIGIN}/products/5?a=1&amp;b=2</loc><image:image><image:loc>${ORIGIN}/img/5.jpg</image:loc></image:image></url>`,
+            `<url><loc>${ORIGIN}/products/5?a=1&amp;b=2</loc><image:image>` +
+                `<image:loc>${ORIGIN}/img/5.jpg</image:loc></image:image></url>`,
         ]);
         const { reader, stats, batches } = readerWith({
             fetch: fetchFrom({ [`${ORIGIN}/sitemap.xml`]: sitemap }),
@@ -308,7 +311,9 @@ describe('the sitemap reader', () => {
             'http://a.test/robots.txt': [
                 {
                     status: 200,
-                    body: 'User-agent: *\nDisallow: /admin/\nSitemap: http://a.test/sitemap.xml\nsitemap: http://a.test/news.xml.gz\n',
+                    body:
+                        'User-agent: *\nDisallow: /admin/\nSitemap: http://a.test/sitemap.xml\n' +
+                        'sitemap: http://a.test/news.xml.gz\n',
                 },
             ],
             'http://b.test/robots.txt': [{ status: 404, body: '' }],

@@ -110,11 +110,13 @@ describe('adaptive concurrency against the shop in rate-limited mode', () => {
 
     it("starts above the shop's limit, so the shop refuses requests and the controller lowers the limit", (t) => {
         t.diagnostic(
-            `run: ${((finishedAt - startedAt) / 1000).toFixed(1)} s; decisions (s from start: from → to, error rate, samples):`,
+            `run: ${((finishedAt - startedAt) / 1000).toFixed(1)} s; ` +
+                `decisions (s from start: from → to, error rate, samples):`,
         );
         for (const d of decisions)
             t.diagnostic(
-                `  ${((d.at - startedAt) / 1000).toFixed(2)}: ${d.from} → ${d.to} (${d.errorRate}, ${d.samples}, ${d.latencyMs} ms)`,
+                `  ${((d.at - startedAt) / 1000).toFixed(2)}: ${d.from} ` +
+                    `→ ${d.to} (${d.errorRate}, ${d.samples}, ${d.latencyMs} ms)`,
             );
         const first = decisions[0];
         assert.ok(first, 'the controller made decisions');
@@ -133,7 +135,8 @@ describe('adaptive concurrency against the shop in rate-limited mode', () => {
         const refused = end.refused - atWarmUp.refused;
         const rate = refused / requests;
         t.diagnostic(
-            `whole run: ${end.refused}/${end.total} refused; after warm-up: ${refused}/${requests} = ${(rate * 100).toFixed(2)}%`,
+            `whole run: ${end.refused}/${end.total} refused; after ` +
+                `warm-up: ${refused}/${requests} = ${(rate * 100).toFixed(2)}%`,
         );
         assert.ok(requests > PRODUCTS / 2, `most of the crawl comes after warm-up (${requests} requests)`);
         assert.ok(rate < 0.05, `error rate after warm-up ${(rate * 100).toFixed(2)}%`);
@@ -145,7 +148,9 @@ describe('adaptive concurrency against the shop in rate-limited mode', () => {
         const served = (samples.at(-1)!.total - atWarmUp.total) / ((finishedAt - atWarmUp.at) / 1000);
         // When this process cannot keep up (a starved CPU), it never presses the shop to its limit, so no
         // refusal ever says where the limit is: the served rate, against the shop's capacity, tells that apart.
-        const load = `the shop served ${served.toFixed(0)} requests/s after warm-up; its capacity is ${(SHOP_LIMIT * 1000) / LATENCY_MS}/s`;
+        const load =
+            `the shop served ${served.toFixed(0)} requests/s after ` +
+            `warm-up; its capacity is ${(SHOP_LIMIT * 1000) / LATENCY_MS}/s`;
         t.diagnostic(`limit after warm-up: mean ${mean.toFixed(1)}, lowest ${lowest}, highest ${highest}; ${load}`);
         assert.ok(
             mean <= SHOP_LIMIT && mean > SHOP_LIMIT / 2,

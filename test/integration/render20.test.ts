@@ -83,7 +83,8 @@ precision and recall 100%, from the shop's request counts`, () => {
         assert.equal(
             hits / needed.size,
             1,
-            `recall: ${[...needed].filter((path) => !rendered.has(path)).join(', ')} needed the browser and did not get it`,
+            `recall: ${[...needed].filter((path) => !rendered.has(path)).join(', ')} ` +
+                `needed the browser and did not get it`,
         );
         assert.equal(summary.browser.rendered, needed.size);
         assert.equal(summary.browser.direct, 0, 'at 20% the route keeps trying the cheap path first');

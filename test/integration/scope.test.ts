@@ -49,7 +49,9 @@ describe('the site scope, across two loopback hosts', () => {
                 const links = ['/products/1', '/products/2', `${other.origin}/products/3`, '/products/moved'];
                 return {
                     status: 200,
-                    body: `<html><body>${links.map((href) => `<a class="p" href="${href}">p</a>`).join('')}</body></html>`,
+                    body:
+                        `<html><body>${links.map((href) => `<a class="p" href="${href}">p</a>`).join('')}</body>` +
+                        `</html>`,
                 };
             }
             if (path === '/products/moved') return { status: 301, location: `${other.origin}/products/4` };

@@ -130,7 +130,8 @@ describe('the memory a sitemap takes to read', () => {
         const small = await growth(20_000);
         const large = await growth(200_000);
         t.diagnostic(
-            `heap growth while reading: ${(small / 1024 / 1024).toFixed(2)} MB for 20,000 URLs, ${(large / 1024 / 1024).toFixed(2)} MB for 200,000`,
+            `heap growth while reading: ${(small / 1024 / 1024).toFixed(2)} MB ` +
+                `for 20,000 URLs, ${(large / 1024 / 1024).toFixed(2)} MB for 200,000`,
         );
         // Held whole, 200,000 URLs would be ~18 MB of XML, or ~30 MB as links; one batch of 1,000 is ~0.2 MB.
         assert.ok(large < 8 * 1024 * 1024, `${large} bytes`);
@@ -164,7 +165,8 @@ describe(`a crawl started from the sitemaps of a shop of ${PRODUCTS.toLocaleStri
 
     it('reads robots.txt, the index and both gzip sitemaps once each, and counts what they gave', (t) => {
         t.diagnostic(
-            `crawl took ${((Date.now() - startedAt) / 1000).toFixed(1)} s, peak RSS of the test process ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`,
+            `crawl took ${((Date.now() - startedAt) / 1000).toFixed(1)} s, peak RSS of ` +
+                `the test process ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`,
         );
         const { byPath } = shop.stats();
         const paths = shop.sitemapPaths!;

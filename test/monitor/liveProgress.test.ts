@@ -26,7 +26,8 @@ const snapshot: LiveSnapshot = {
 };
 
 const FULL =
-    'pages 120 · 24.1/s · ETA 3s · queue 68 · in flight 12 · errors 5 · escalations 4 · retries 3 · dead 1 · items 110 (+2 invalid, 1.8%)';
+    'pages 120 · 24.1/s · ETA 3s · queue 68 · in flight 12 · errors 5 ' +
+    '· escalations 4 · retries 3 · dead 1 · items 110 (+2 invalid, 1.8%)';
 
 describe('formatLiveLine', () => {
     it('says what the progress line says, the most telling first, and no bar while the total is unknown', () => {

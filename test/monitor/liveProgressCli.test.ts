@@ -53,7 +53,8 @@ async function runInTerminal(args: string[], env: NodeJS.ProcessEnv): Promise<{ 
         .join(' ');
     const shell =
         `stty cols ${COLUMNS.before} rows 40; ` +
-        `(i=0; while [ ! -e ${quoted(narrow)} ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; stty cols ${COLUMNS.after} </dev/tty) & ` +
+        `(i=0; while [ ! -e ${quoted(narrow)} ] && [ $i -lt 600 ]; do sleep ` +
+        `0.1; i=$((i+1)); done; stty cols ${COLUMNS.after} </dev/tty) & ` +
         `exec ${cli}`;
     const childEnv = cliEnvironment(env);
     delete childEnv.FORCE_COLOR; // it would outweigh NO_COLOR

@@ -116,7 +116,8 @@ describe('the printed summary on proxies', () => {
         assert.deepEqual(
             lines.filter((line) => line.startsWith('  proxies ')),
             [
-                '  proxies    datacenter 940 requests (32 blocked, 18 429s, 40 exit faults), residential 135 requests (1 blocked, 0 429s, 0 exit faults); 1 tier move',
+                '  proxies    datacenter 940 requests (32 blocked, 18 429s, 40 exit faults), ' +
+                    'residential 135 requests (1 blocked, 0 429s, 0 exit faults); 1 tier move',
             ],
         );
         assert.ok(

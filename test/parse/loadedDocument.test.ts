@@ -104,7 +104,8 @@ a fraction of what a bare cheerio.load does`, async () => {
         // KB a page through parsePage, ~150 KB through a bare load.
         assert.ok(
             bare > 50_000,
-            `a bare cheerio.load promotes its DOM (${Math.round(bare)} B a page); if it no longer does, readDocument's release may be unneeded`,
+            `a bare cheerio.load promotes its DOM (${Math.round(bare)} B a ` +
+                `page); if it no longer does, readDocument's release may be unneeded`,
         );
         assert.ok(parsed < 20_000, `parsePage promoted ${Math.round(parsed)} B a page`);
     });

@@ -75,7 +75,8 @@ parse the pages that waited behind it in a new worker`, async (t) => {
         assert.match(parsed.verdict.extractorFailed ?? '', /^extractor-timeout: /);
         assert.ok(
             meanwhile.every((done) => done < ms),
-            `the other pages settled at ${meanwhile.map(Math.round).join(', ')} ms, the hung one at ${Math.round(ms)} ms`,
+            `the other pages settled at ${meanwhile.map(Math.round).join(', ')} ` +
+                `ms, the hung one at ${Math.round(ms)} ms`,
         );
     });
 

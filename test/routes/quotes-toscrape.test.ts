@@ -71,7 +71,9 @@ for (const [path, count, firstAuthor, firstText, tagTotal] of LIST_PAGES) {
 test('quotes: the first record on /page/1/ in full', () => {
     const [first] = extractQuotes(fixture('/page/1/'), context('/page/1/', 'quotes'));
     assert.deepEqual(first, {
-        text: '“The world as we have created it is a process of our thinking. It cannot be changed without changing our thinking.”',
+        text:
+            '“The world as we have created it is a process of our ' +
+            'thinking. It cannot be changed without changing our thinking.”',
         author: 'Albert Einstein',
         authorUrl: 'https://quotes.toscrape.com/author/Albert-Einstein',
         tags: ['change', 'deep-thoughts', 'thinking', 'world'],

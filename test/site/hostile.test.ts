@@ -159,7 +159,8 @@ describe('the hostile site', () => {
         const sinceStart = (process.memoryUsage().rss - rssBeforeStart) / MiB;
         assert.ok(
             sinceStart < 200,
-            `rss grew ${sinceStart.toFixed(0)} MiB since before the server started (the bombs are built without holding them)`,
+            `rss grew ${sinceStart.toFixed(0)} MiB since before the ` +
+                `server started (the bombs are built without holding them)`,
         );
     });
 

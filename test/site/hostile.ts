@@ -245,7 +245,9 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
     {
         path: '/malformed',
         linkClass: 'p',
-        serves: 'stray </div>s, unquoted attributes, unclosed tags, <h1 class=title>Malformed ok to the end of the file',
+        serves:
+            'stray </div>s, unquoted attributes, unclosed tags, ' +
+            '<h1 class=title>Malformed ok to the end of the file',
         expected: { title: 'Malformed ok' },
     },
     // Each bad sequence is replaced per the WHATWG decoder (maximal subparts): FF
@@ -568,7 +570,8 @@ const MALFORMED = `<!DOCTYPE html>
 
 const INVALID_UTF8 = Buffer.concat([
     Buffer.from(
-        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>Invalid UTF-8</title></head>\n<body><h1 class="title">',
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">' +
+            '<title>Invalid UTF-8</title></head>\n<body><h1 class="title">',
     ),
     Buffer.from('Bad '),
     Buffer.from([0xff]),

@@ -16,7 +16,8 @@ const SITE_MODULE = new URL('../../src/site/site.ts', import.meta.url).href;
 /** A site module that defines a site called `name`. */
 const siteModule = (name: string) =>
     `import { defineSite } from ${JSON.stringify(SITE_MODULE)};\n` +
-    `export default defineSite({ name: ${JSON.stringify(name)}, startUrls: ['http://127.0.0.1:9/'], routes: { page: { match: () => true } } });\n`;
+    `export default defineSite({ name: ${JSON.stringify(name)}, startUrls: ` +
+    `['http://127.0.0.1:9/'], routes: { page: { match: () => true } } });\n`;
 
 /** A declarative site file (YAML, and so JSON too) that defines a site called `name`. */
 const siteFile = (name: string) =>

@@ -106,7 +106,9 @@ function page(n: number, renderer: Renderer = 'http'): RawPage {
         fetchedAt: new Date(Date.UTC(2024, 0, 1, 0, 0, n % 60, n % 1000)).toISOString(),
         renderer,
         label: 'product',
-        body: `<html><body><h1>Product ${n}</h1>\n<p>“quoted” – ünïcode</p>${'<li>row</li>'.repeat(n % 50)}</body></html>`,
+        body:
+            `<html><body><h1>Product ${n}</h1>\n` +
+            `<p>“quoted” – ünïcode</p>${'<li>row</li>'.repeat(n % 50)}</body></html>`,
         // The encoding the HTTP stage read the page in: kept so a reparse knows it.
         ...(renderer === 'http' ? { charset: 'windows-1252' } : {}),
     };
@@ -177,7 +179,8 @@ the backlog index to a database from before it`, async (t) => {
         await db.query(`DELETE FROM ${db.table('dragnet_migrations')} WHERE version = 4`);
         await db.query(
             `INSERT INTO ${db.table('backlog')} (site, queue, job_id, priority, data) VALUES
-             ('shop', 'shop-http', 'a', 1, '{"n":1}'), ('shop', 'shop-http', 'b', 1, '{}'), ('shop', 'shop-http', 'a', 1, '{"n":2}'), ('shop', 'other', 'a', 1, '{}')`,
+             ('shop', 'shop-http', 'a', 1, '{"n":1}'), ('shop', 'shop-http', 'b', 1, '{}'), \
+('shop', 'shop-http', 'a', 1, '{"n":2}'), ('shop', 'other', 'a', 1, '{}')`,
         );
         await openPostgres(url).then((again) => again.close());
         const { rows } = await db.query(`SELECT queue, job_id, data FROM ${db.table('backlog')} ORDER BY seq`);

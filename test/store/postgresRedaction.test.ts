@@ -31,7 +31,9 @@ describe('the PostgreSQL stores keep no secrets', () => {
                     url: 'http://reader:urlpass@127.0.0.1:9/a',
                     failureClass: 'transient',
                     reason: 'proxy-refused',
-                    error: 'tunneling socket could not be established via http://scraper:proxypass@127.0.0.1:8000 (sink postgres://dragnet:s3cr3t@127.0.0.1:5432/test)',
+                    error:
+                        'tunneling socket could not be established via http://scraper:proxypass@127.0.0.1:8000 ' +
+                        '(sink postgres://dragnet:s3cr3t@127.0.0.1:5432/test)',
                     attempts: 3,
                     stage: 'http',
                     deadLetteredAt: fetchedAt,

@@ -49,7 +49,9 @@ describe('the stores keep no secrets', () => {
         await stores.httpQueue.addRequests(['a', 'b'].map((path) => ({ url: url(path) })));
 
         const a = (await stores.httpQueue.fetchNextRequest())!;
-        const error = `tunneling socket could not be established via ${PROXY_URL}; sink ${DATABASE_URL} (Authorization: Bearer tok3n)`;
+        const error =
+            `tunneling socket could not be established via ${PROXY_URL}; ` +
+            `sink ${DATABASE_URL} (Authorization: Bearer tok3n)`;
         // As Crawlee records a failed attempt on the request, which its queue row keeps: the stack, secrets and all.
         a.pushErrorMessage(new Error(error));
         await stores.outcomes.settle(
@@ -135,7 +137,8 @@ describe('the stores keep no secrets', () => {
         // A header line's value runs to the end of its line: the closing parenthesis goes with it.
         assert.equal(
             entry?.error,
-            'tunneling socket could not be established via http://scraper:***@127.0.0.1:8000; sink postgres://dragnet:***@127.0.0.1:5432/test (Authorization: [redacted]',
+            'tunneling socket could not be established via http://scraper:***@127.0.0.1:8000; ' +
+                'sink postgres://dragnet:***@127.0.0.1:5432/test (Authorization: [redacted]',
         );
         const [quarantined] = await readDataset<QuarantineEntry>(dir, `${SITE}-quarantine`);
         assert.deepEqual(quarantined?.record, {

@@ -79,7 +79,8 @@ reopens consistent, loses nothing and drains`, async (t) => {
                 (SELECT count(*) FROM requests r WHERE r.queue_seq = q.seq AND r.order_no IS NULL) AS handledRows,
                 (SELECT count(*) FROM requests r WHERE r.queue_seq = q.seq
                     AND (r.order_no IS NULL) <> (json_extract(r.json, '$.handledAt') IS NOT NULL)) AS inconsistent,
-                (SELECT count(*) FROM requests r WHERE r.queue_seq = q.seq AND r.order_no IS NULL AND r.locked_until IS NOT NULL) AS lockedHandled
+                (SELECT count(*) FROM requests r WHERE r.queue_seq = q.seq \
+AND r.order_no IS NULL AND r.locked_until IS NOT NULL) AS lockedHandled
              FROM request_queues q WHERE q.name = 'crash'`,
         )
         .get() as {

@@ -44,7 +44,8 @@ describe('redactUrl', () => {
 describe('scrubText', () => {
     it('masks every credentialed URL in an error message', () => {
         const message =
-            'tunneling socket could not be established, cause=connect ECONNREFUSED 127.0.0.1:8000 (proxy http://scraper:proxypass@127.0.0.1:8000); ' +
+            'tunneling socket could not be established, cause=connect ECONNREFUSED ' +
+            '127.0.0.1:8000 (proxy http://scraper:proxypass@127.0.0.1:8000); ' +
             'results at postgres://dragnet:s3cr3t@127.0.0.1:5432/test and redis://:pw@127.0.0.1:6379';
         const scrubbed = scrubText(message);
         for (const secret of ['proxypass', 's3cr3t', ':pw@']) assert.ok(!scrubbed.includes(secret), scrubbed);
@@ -72,8 +73,10 @@ describe('scrubText', () => {
 
     it('replaces the values of credential header lines, in any case, to the end of their line only', () => {
         const text =
-            'GET / HTTP/1.1\r\nHost: shop.test\r\nauthorization: Basic dXNlcjpwYXNz\r\nCOOKIE: sid=abc; theme=dark\r\n' +
-            'Proxy-Authorization: Basic cHJveHk6cGFzcw==\r\nAccept: */*\r\n\r\nSet-Cookie: session=xyz; HttpOnly\nafter';
+            'GET / HTTP/1.1\r\nHost: shop.test\r\n' +
+            'authorization: Basic dXNlcjpwYXNz\r\nCOOKIE: sid=abc; theme=dark\r\n' +
+            'Proxy-Authorization: Basic cHJveHk6cGFzcw==\r\n' +
+            'Accept: */*\r\n\r\nSet-Cookie: session=xyz; HttpOnly\nafter';
         assert.equal(
             scrubText(text),
             'GET / HTTP/1.1\r\nHost: shop.test\r\nauthorization: [redacted]\r\nCOOKIE: [redacted]\r\n' +

@@ -197,8 +197,10 @@ the pages that need a browser go to dead-letter`, async (t) => {
         const messages = logMessages(run.stderr);
         const warnings = messages.filter((message) => message.startsWith('no Chromium found: '));
         assert.deepEqual(warnings, [
-            'no Chromium found: pages that need a browser will go to dead-letter as renderer-unavailable; to render them, ' +
-                'install one (Debian/Ubuntu: `sudo apt-get install -y chromium`; elsewhere: `npx playwright install chromium`) or point CHROMIUM_PATH at a Chromium or Chrome binary',
+            'no Chromium found: pages that need a browser will go ' +
+                'to dead-letter as renderer-unavailable; to render them, ' +
+                'install one (Debian/Ubuntu: `sudo apt-get install -y chromium`; elsewhere: `npx ' +
+                'playwright install chromium`) or point CHROMIUM_PATH at a Chromium or Chrome binary',
         ]);
         assert.ok(
             messages.indexOf(warnings[0]!) < messages.findIndex((message) => message.startsWith('crawling demo-shop')),

@@ -147,7 +147,10 @@ describe('classifyError', () => {
     it(`does not take a message that merely mentions redirects \
 for a redirect loop (a browser closed while it launched)`, () => {
         const launch =
-            'browserType.launch: Target page, context or browser has been closed Browser logs: <launching> /usr/bin/chromium --disable-back-forward-cache --disable-features=AvoidUnnecessaryBeforeUnloadCheckSync,HttpsUpgrades,MaxRedirectsTest --no-first-run';
+            'browserType.launch: Target page, context or browser has ' +
+            'been closed Browser logs: <launching> /usr/bin/chromium ' +
+            '--disable-back-forward-cache ' +
+            '--disable-features=AvoidUnnecessaryBeforeUnloadCheckSync,HttpsUpgrades,MaxRedirectsTest --no-first-run';
         assert.equal(classifyError(new Error(launch)).failureClass, 'transient');
         assert.equal(
             classifyError(new Error('net::ERR_TOO_MANY_REDIRECTS at http://127.0.0.1:9/a')).reason,
@@ -191,7 +194,10 @@ function verdict(status: number, body = '', headers: ResponseSnapshot['headers']
 /** An ordinary page, padded past the interstitial size as real product and article pages are (50 KB and up). */
 function ordinaryPage(title: string, content: string): string {
     const filler = '<p>Ordinary catalogue text about products and prices.</p>'.repeat(800);
-    return `<!DOCTYPE html><html><head><title>${title}</title></head><body><nav>Home · Shop · Contact</nav>${content}${filler}</body></html>`;
+    return (
+        `<!DOCTYPE html><html><head><title>${title}</title></head><body>` +
+        `<nav>Home · Shop · Contact</nav>${content}${filler}</body></html>`
+    );
 }
 
 // Block pages below are trimmed renditions of what each vendor serves, written from the vendors' docs and the
@@ -200,7 +206,8 @@ function ordinaryPage(title: string, content: string): string {
 /** Cloudflare's managed challenge: its title, `_cf_chl_opt` and the orchestrate script it loads. */
 const CLOUDFLARE_CHALLENGE = `<!DOCTYPE html><html lang="en-US"><head><title>Just a moment...</title></head><body>
 <h1>shop.example</h1><p>Verifying you are human. This may take a few seconds.</p>
-<script>(function(){window._cf_chl_opt={cvId:'3',cZone:'shop.example',cType:'managed'};var a=document.createElement('script');
+<script>(function(){window._cf_chl_opt={cvId:'3',cZone:'shop.example',cType:'managed'};\
+var a=document.createElement('script');
 a.src='/cdn-cgi/challenge-platform/h/g/orchestrate/chl_page/v1?ray=8f2a1c4d5e6f0a1b';document.head.appendChild(a);}());</script></body></html>`;
 
 /** Cloudflare's Error 1020: a firewall rule refused the request. */
@@ -231,7 +238,8 @@ Reference&#32;&#35;18&#46;1a2b3c4d&#46;1700000000&#46;5e6f7a8b
 
 /** Akamai's edge outage page: same reference host, but an outage, not a refusal. */
 const AKAMAI_503 = `<HTML><HEAD><TITLE>Service Unavailable</TITLE></HEAD><BODY>
-<H1>Service Unavailable - Zero size object</H1>The server is temporarily unable to service your request. Please try again later.<P>
+<H1>Service Unavailable - Zero size object</H1>The server is \
+temporarily unable to service your request. Please try again later.<P>
 Reference&#32;&#35;15&#46;1a2b3c4d&#46;1700000000&#46;5e6f7a8b
 <P>https&#58;&#47;&#47;errors&#46;edgesuite&#46;net&#47;15&#46;1a2b3c4d&#46;1700000000&#46;5e6f7a8b</P></BODY></HTML>`;
 
@@ -256,7 +264,8 @@ Request unsuccessful. Incapsula incident ID: 473000110123456789-1234567890123456
 
 /** AWS WAF's challenge page: challenge.js and the keys it needs in window.gokuProps. */
 const AWS_WAF_CHALLENGE = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title></title>
-<script>window.awsWafCookieDomainList = [];window.gokuProps = {"key":"AQIDAHj","iv":"A6wUCgAh","context":"glDLQwA7"};</script>
+<script>window.awsWafCookieDomainList = [];window.gokuProps = \
+{"key":"AQIDAHj","iv":"A6wUCgAh","context":"glDLQwA7"};</script>
 <script src="https://1a2b3c4d.token.awswaf.com/1a2b3c4d/challenge.js"></script></head>
 <body><div id="challenge-container"></div></body></html>`;
 
@@ -364,7 +373,8 @@ describe('detectBlock', () => {
         assert.equal(verdict(200, robotOrHuman), 'blocked:captcha');
         assert.equal(verdict(403, '<script>window._pxCaptcha = true;</script>'), 'blocked:captcha');
         const refusal =
-            '<title>Access to this page has been denied</title><p>Access to this page has been denied because we believe you are using automation tools.</p>';
+            '<title>Access to this page has been denied</title><p>Access to this page ' +
+            'has been denied because we believe you are using automation tools.</p>';
         assert.equal(verdict(403, refusal), 'blocked:http-403-blocked');
     });
 
@@ -392,7 +402,8 @@ describe('detectBlock', () => {
             'blocked:http-403-blocked',
         );
         const injected =
-            '<script src="/_Incapsula_Resource?SWJIYLWA=719d34d31c8e3a6e6fffd425f7e032f3&ns=1&cb=12345" async></script>';
+            '<script src="/_Incapsula_Resource?SWJIYLWA=719d34d31c8e3a6e6fffd425f7e032f3&ns=1&cb=12345" ' +
+            'async></script>';
         assert.equal(verdict(200, ordinaryPage('Red shoes', injected)), 'none');
         assert.equal(
             verdict(

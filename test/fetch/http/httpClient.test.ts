@@ -292,7 +292,8 @@ as absolute-form requests with the proxy’s credentials`, async () => {
         // A server in a process of its own, so it answers while this thread is busy.
         const server = spawn(process.execPath, [
             '-e',
-            `require('node:http').createServer((q, s) => s.end(${JSON.stringify(PAGE)})).listen(0, '127.0.0.1', function () { console.log(this.address().port); })`,
+            `require('node:http').createServer((q, s) => s.end(${JSON.stringify(PAGE)})).listen(0, ` +
+                `'127.0.0.1', function () { console.log(this.address().port); })`,
         ]);
         try {
             const port = await new Promise<string>((resolve) =>

@@ -13,7 +13,8 @@ import type { FetchFailure } from '../../../src/fetch/failures/failures.js';
 import { createSitemapFetch, type SitemapFetchOptions } from '../../../src/fetch/http/sitemapFetch.js';
 
 const SITEMAP =
-    '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://127.0.0.1/products/1</loc></url></urlset>';
+    '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' +
+    '<url><loc>http://127.0.0.1/products/1</loc></url></urlset>';
 const MIB = 1024 * 1024;
 /**
  * 1,024 gzip members of 1 MiB of spaces each: 1 GiB unpacked

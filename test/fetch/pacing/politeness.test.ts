@@ -100,7 +100,8 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
         const total = times.at(-1)! - times[0]!;
         assert.ok(total < SLOW * 19 * 50, `20 acquires took ${Math.round(total)} ms`);
         t.diagnostic(
-            `memory, 50 ms: min gap ${Math.min(...gaps).toFixed(1)} ms, max ${Math.max(...gaps).toFixed(1)} ms, total ${Math.round(total)} ms, seen late ${seenLate}`,
+            `memory, 50 ms: min gap ${Math.min(...gaps).toFixed(1)} ms, ` +
+                `max ${Math.max(...gaps).toFixed(1)} ms, total ${Math.round(total)} ms, seen late ${seenLate}`,
         );
         const report = site.report();
         assert.equal(report.acquired, 20);
@@ -125,7 +126,8 @@ sharing one key: the rate of one, not twice it`, async (t) => {
             `turns per worker ${split}`,
         );
         t.diagnostic(
-            `redis, two workers (${split}), 50 ms: min gap ${Math.min(...gaps).toFixed(1)} ms, max ${Math.max(...gaps).toFixed(1)} ms, total ${Math.round(total)} ms, seen late ${seenLate}`,
+            `redis, two workers (${split}), 50 ms: min gap ${Math.min(...gaps).toFixed(1)} ms, ` +
+                `max ${Math.max(...gaps).toFixed(1)} ms, total ${Math.round(total)} ms, seen late ${seenLate}`,
         );
         assert.deepEqual(await admin.keys(`${keyPrefix}*`), [`${keyPrefix}:politeness`], 'one key for the site');
     });

@@ -86,7 +86,8 @@ describe('a declarative file that is wrong is one line at its line, column and k
 
     it('a JSON file, with lines too', async () => {
         const json = (fields: string) =>
-            `{\n  "name": "shop",\n  "startUrls": ["http://127.0.0.1:9/"],\n  "routes": {\n    "product": {\n      "fields": ${fields}\n    }\n  }\n}\n`;
+            `{\n  "name": "shop",\n  "startUrls": ["http://127.0.0.1:9/"],\n` +
+            `  "routes": {\n    "product": {\n      "fields": ${fields}\n    }\n  }\n}\n`;
         assert.equal(
             await refusal(await siteFile(json('{ "title": { "selector": "h1", "requird": true } }'), '.json')),
             '6:48: routes.product.fields.title: unknown key "requird"',
@@ -104,7 +105,8 @@ describe('a declarative file that is wrong is one line at its line, column and k
         );
         assert.equal(
             await refusal(file),
-            '7:26: routes.product.fields.price.selector: invalid CSS selector "p.price:first": Unknown pseudo-class :first',
+            '7:26: routes.product.fields.price.selector: invalid CSS ' +
+                'selector "p.price:first": Unknown pseudo-class :first',
         );
         const enqueue = await siteFile(
             withRoutes('  listing:\n    enqueue:\n      - { selector: "a[href", label: listing }\n'),
@@ -118,7 +120,8 @@ describe('a declarative file that is wrong is one line at its line, column and k
     it('a regular expression that does not compile, in a transform or a match', async () => {
         const transform = await siteFile(
             withRoutes(
-                "  product:\n    fields:\n      sku:\n        selector: .sku\n        transforms: [trim, { regex: '(\\d+' }]\n",
+                '  product:\n    fields:\n      sku:\n        selector: .sku\n' +
+                    "        transforms: [trim, { regex: '(\\d+' }]\n",
             ),
         );
         assert.match(
@@ -136,14 +139,16 @@ describe('a declarative file that is wrong is one line at its line, column and k
         const file = await siteFile(withRoutes("  product: { match: ['^https://shop\\.example/p/', '^/p/'] }\n"));
         assert.equal(
             await refusal(file),
-            '4:51: routes.product.match[1]: ^/p/ is tested against the whole URL (https://…), which never starts with /: write match: { path: ^/p/ }',
+            '4:51: routes.product.match[1]: ^/p/ is tested against the whole URL ' +
+                '(https://…), which never starts with /: write match: { path: ^/p/ }',
         );
     });
 
     it('an enqueue rule to a route the file does not have', async () => {
         const file = await siteFile(
             withRoutes(
-                '  listing:\n    enqueue:\n      - selector: a.product\n        label: prodcut\n  product:\n    fields: { title: h1 }\n',
+                '  listing:\n    enqueue:\n      - selector: a.product\n' +
+                    '        label: prodcut\n  product:\n    fields: { title: h1 }\n',
             ),
         );
         assert.equal(
@@ -161,15 +166,18 @@ describe('a declarative file that is wrong is one line at its line, column and k
         );
         assert.equal(
             await refusal(await siteFile(field('        type: number\n'))),
-            '8:15: routes.product.fields.price.type: type number does not fit the value, which is text after no transform',
+            '8:15: routes.product.fields.price.type: type number ' +
+                'does not fit the value, which is text after no transform',
         );
         assert.equal(
             await refusal(await siteFile(field('        transforms: [price]\n        minLength: 1\n'))),
-            '9:20: routes.product.fields.price.minLength: minLength is for string and url fields, and this one is number',
+            '9:20: routes.product.fields.price.minLength: minLength ' +
+                'is for string and url fields, and this one is number',
         );
         assert.equal(
             await refusal(await siteFile(field('        transforms: [trimm]\n'))),
-            '8:22: routes.product.fields.price.transforms[0]: unknown transform "trimm" (the named ones: trim, number, price, absoluteUrl)',
+            '8:22: routes.product.fields.price.transforms[0]: unknown transform ' +
+                '"trimm" (the named ones: trim, number, price, absoluteUrl)',
         );
         assert.equal(
             await refusal(await siteFile(field("        transforms: [{ regex: 'x', map: { a: 1 } }]\n"))),
@@ -226,7 +234,8 @@ and \`split\` as lists, empty when nothing was found`, async () => {
             ),
         );
         const html =
-            '<div class="quote"><span class="text"> One </span><a class="tag">a</a><a class="tag"> b </a><meta content="x, y,,z"></div>' +
+            '<div class="quote"><span class="text"> One </span><a class="tag">a</a>' +
+            '<a class="tag"> b </a><meta content="x, y,,z"></div>' +
             '<div class="quote"><span class="text">Two</span></div>';
         const records = extract(site, 'quotes', html) as Record<string, unknown>[];
         assert.deepEqual(records, [
@@ -249,7 +258,8 @@ and \`split\` as lists, empty when nothing was found`, async () => {
                     [
                         '  product:',
                         '    fields:',
-                        '      inStock: { selector: .stock, transforms: [{ matches: "in stock", flags: i }], required: true }',
+                        '      inStock: { selector: .stock, transforms: [{ ' +
+                            'matches: "in stock", flags: i }], required: true }',
                         '      size: { selector: .size, transforms: [{ map: { S: small, M: medium } }] }',
                         '',
                     ].join('\n'),
@@ -310,10 +320,14 @@ and \`split\` as lists, empty when nothing was found`, async () => {
         const site = readDeclarativeSite(
             await siteFile(
                 [
-                    '{ "name": "shop", "startUrls": ["http://127.0.0.1:9/"], "allowedDomains": ["cdn.example"], "trackingParams": ["sid"],',
-                    '  "maxLinksPerPage": 50, "headers": { "Authorization": "Bearer x" }, "maxRate": 2, "maxConcurrency": 3,',
-                    '  "proxyTiers": [{ "name": "direct", "proxyUrls": "direct" }], "sitemaps": ["http://127.0.0.1:9/sitemap.xml"],',
-                    '  "routes": { "page": { "match": "/", "render": "always", "waitFor": "#app", "waitUntil": "fields", "minRecords": 0,',
+                    '{ "name": "shop", "startUrls": ["http://127.0.0.1:9/"], ' +
+                        '"allowedDomains": ["cdn.example"], "trackingParams": ["sid"],',
+                    '  "maxLinksPerPage": 50, "headers": { "Authorization": ' +
+                        '"Bearer x" }, "maxRate": 2, "maxConcurrency": 3,',
+                    '  "proxyTiers": [{ "name": "direct", "proxyUrls": "direct" ' +
+                        '}], "sitemaps": ["http://127.0.0.1:9/sitemap.xml"],',
+                    '  "routes": { "page": { "match": "/", "render": "always", ' +
+                        '"waitFor": "#app", "waitUntil": "fields", "minRecords": 0,',
                     '    "contentTypes": ["text/html"], "fields": { "title": "h1" } } } }',
                 ].join('\n'),
                 '.json',
