@@ -67,7 +67,10 @@ describe('npm run reparse --database-url (child process)', () => {
         assert.equal(run.stdout, '');
         assert.match(
             run.stderr,
-            /^dragnet: PostgreSQL is unreachable at 127\.0\.0\.1:1 \(.*\); check --database-url \/ DATABASE_URL \(postgres:\/\/127\.0\.0\.1:1\/test\)\n$/,
+            new RegExp(
+                String.raw`^dragnet: PostgreSQL is unreachable at 127\.0\.0\.1:1 \(.*\); ` +
+                    String.raw`check --database-url \/ DATABASE_URL \(postgres:\/\/127\.0\.0\.1:1\/test\)\n$`,
+            ),
         );
     });
 });

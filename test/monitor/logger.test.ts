@@ -134,7 +134,10 @@ describe('the log', () => {
         assert.match(JSON.stringify(lines[1]!.err), /postgres:\/\/dragnet:\*\*\*@127\.0\.0\.1:5432\/test/);
         assert.match(
             String(lines[2]!.msg),
-            /^Reclaiming failed request back to the list or queue\. Error: could not reach postgres:\/\/dragnet:\*\*\*@/,
+            new RegExp(
+                String.raw`^Reclaiming failed request back to the list or queue\. ` +
+                    String.raw`Error: could not reach postgres:\/\/dragnet:\*\*\*@`,
+            ),
         );
         assert.equal(lines[3]!.msg, 'crawler started, Set-Cookie: [redacted]');
     });

@@ -257,7 +257,10 @@ comes from the variable; the flag when it was given`, () => {
         assertConfigError(['--storage-dir'], /--storage-dir.*\(see --help\)$/);
         assertConfigError(
             ['--max-retry-after', '-5'],
-            /^Option '--max-retry-after' argument is ambiguous\. To specify an option argument starting with a dash use '--max-retry-after=-XYZ'\. \(see --help\)$/,
+            new RegExp(
+                String.raw`^Option '--max-retry-after' argument is ambiguous\. To specify an option argument ` +
+                    String.raw`starting with a dash use '--max-retry-after=-XYZ'\. \(see --help\)$`,
+            ),
         );
         assertConfigError(['--max-retry-after=-5'], /^--max-retry-after must be 0 or more$/);
         assertConfigError(['quotes-toscrape'], /quotes-toscrape.*\(see --help\)$/);

@@ -123,7 +123,10 @@ describe('npm start on a machine without Chromium', () => {
         );
         assert.match(
             downloadFailed!,
-            /^`npx playwright install chromium` failed \(exit 1: Error: Download failed: server returned code 404.*\); trying the next way$/,
+            new RegExp(
+                '^`npx playwright install chromium` failed \\(exit 1: Error: Download failed: ' +
+                    'server returned code 404.*\\); trying the next way$',
+            ),
         );
         assert.equal(install, `no Chromium found; installing Debian's chromium (\`${APT_INSTALL}\`) …`);
         assert.equal(installed, `Debian's chromium is installed: ${DEBIAN_CHROMIUM}`);
@@ -131,7 +134,10 @@ describe('npm start on a machine without Chromium', () => {
         const note = run.stdout.split('\n').filter(Boolean).at(-1) ?? '';
         assert.match(
             note,
-            /^ {2}chromium {3}no Chromium was found: `npx playwright install chromium` failed \(exit 1: Error: Download failed: server returned code 404[^;]*; /,
+            new RegExp(
+                '^ {2}chromium {3}no Chromium was found: `npx playwright install chromium` failed ' +
+                    '\\(exit 1: Error: Download failed: server returned code 404[^;]*; ',
+            ),
         );
         assert.ok(note.endsWith(`; \`${APT_INSTALL}\` succeeded: ${DEBIAN_CHROMIUM}`), note);
     });
@@ -152,11 +158,18 @@ dead-letters the 20 pages as renderer-unavailable, exits 1 and says what to run`
         const note = run.stdout.split('\n').filter(Boolean).at(-1) ?? '';
         assert.match(
             note,
-            /^ {2}chromium {3}no Chromium found \(`npx playwright install chromium` not run: its download host is out of reach \(127\.0\.0\.1:9: ECONNREFUSED\)/,
+            new RegExp(
+                '^ {2}chromium {3}no Chromium found \\(`npx playwright install chromium` not run: ' +
+                    'its download host is out of reach \\(127\\.0\\.0\\.1:9: ECONNREFUSED\\)',
+            ),
         );
         assert.match(
             note,
-            /; to render pages that need a browser, install one \(Debian\/Ubuntu: `sudo apt-get install -y chromium`; elsewhere: `npx playwright install chromium`\) or point CHROMIUM_PATH at a Chromium or Chrome binary$/,
+            new RegExp(
+                '; to render pages that need a browser, install one \\(Debian\\/Ubuntu: ' +
+                    '`sudo apt-get install -y chromium`; elsewhere: `npx playwright install chromium`\\) ' +
+                    'or point CHROMIUM_PATH at a Chromium or Chrome binary$',
+            ),
         );
         if (asRoot) {
             assert.deepEqual(await machine.aptCalls(), [

@@ -126,7 +126,10 @@ describe('a declarative file that is wrong is one line at its line, column and k
         );
         assert.match(
             await refusal(transform),
-            /^8:37: routes\.product\.fields\.sku\.transforms\[1\]\.regex: Invalid regular expression: .*Unterminated group/,
+            new RegExp(
+                String.raw`^8:37: routes\.product\.fields\.sku\.transforms\[1\]\.regex: ` +
+                    'Invalid regular expression: .*Unterminated group',
+            ),
         );
         const match = await siteFile(withRoutes("  product:\n    match: { path: ['^/p/', '^/item/[' ] }\n"));
         assert.match(
