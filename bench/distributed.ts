@@ -442,9 +442,9 @@ async function seenSetCaseRun(
                 figure: 'bytes/URL (MEMORY USAGE)',
                 value: measured.bytesPerUrl,
                 note:
-                    `used_memory ` +
-                    `delta ${round(measured.usedMemoryDelta / seenSetCase.urls, 2)}/URL; ${Math.round(measured.bytes / 1024 ** 2)} ` +
-                    `MB; ${measured.addsPerSec} adds/s (batches of 10,000, 4 in flight); admitted ${measured.admitted}`,
+                    `used_memory delta ${round(measured.usedMemoryDelta / seenSetCase.urls, 2)}/URL; ` +
+                    `${Math.round(measured.bytes / 1024 ** 2)} MB; ${measured.addsPerSec} adds/s ` +
+                    `(batches of 10,000, 4 in flight); admitted ${measured.admitted}`,
             },
         ],
     });

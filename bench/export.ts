@@ -162,13 +162,13 @@ export default defineSuite({
                             await rm(out, { force: true });
                             const expected = size + (format === 'csv' ? 1 : 0);
                             const ok = result.code === 0 && result.lines === expected;
+                            const lastWords = result.stderr.trim().split('\n').slice(-3).join(' | ');
+                            const outcome = ok
+                                ? `${round(result.seconds, 2)}s, peak RSS ${round(result.peakRssMb)} MB, ` +
+                                  `${round(result.outputMb)} MB written`
+                                : `FAILED (exit ${result.code}, ${result.lines} lines of ${expected}: ${lastWords})`;
                             process.stderr.write(
-                                `bench export ${format} ${size}: run ${run}/${options.runs}: ` +
-                                    (ok
-                                        ? `${round(result.seconds, 2)}s, peak RSS ${round(result.peakRssMb)} ` +
-                                          `MB, ${round(result.outputMb)} MB written\n`
-                                        : `FAILED (exit ${result.code}, ${result.lines} lines ` +
-                                          `of ${expected}: ${result.stderr.trim().split('\n').slice(-3).join(' | ')})\n`),
+                                `bench export ${format} ${size}: run ${run}/${options.runs}: ${outcome}\n`,
                             );
                             if (!ok) {
                                 failures.push(`${format} ${size} run ${run}`);

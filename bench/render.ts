@@ -134,9 +134,10 @@ export default defineSuite({
                     if (benchCase.name !== 'always') continue;
                     // The baseline alternates with dragnet, run for run, on a fresh shop of the same seed.
                     const plain = await runPlainRender(benchCase.shop, SAMPLE_INTERVAL_MS);
+                    const plainOutcome = 'error' in plain ? `FAILED (${plain.error})` : describeVersus(plain);
                     process.stderr.write(
                         `bench render ${benchCase.name} ${benchCase.shop.products}: plain PlaywrightCrawler ` +
-                            `run ${run}/${options.runs}: ${'error' in plain ? `FAILED (${plain.error})` : describeVersus(plain)}\n`,
+                            `run ${run}/${options.runs}: ${plainOutcome}\n`,
                     );
                     if (!('error' in plain)) plainRuns.push(plain);
                 }

@@ -217,8 +217,11 @@ main().catch((error: unknown) => {
     const usage =
         error instanceof UsageError ||
         (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'));
-    process.stderr.write(
-        `bench: ${usage ? (error as Error).message : error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
+    const message = usage
+        ? (error as Error).message
+        : error instanceof Error
+          ? (error.stack ?? error.message)
+          : String(error);
+    process.stderr.write(`bench: ${message}\n`);
     process.exitCode = usage ? 2 : 1;
 });

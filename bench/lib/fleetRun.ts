@@ -72,7 +72,8 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
     const id = randomUUID().slice(0, 8);
     const prefix = `dragnet-bench-${id}`;
     const schema = `dragnet_bench_${id}`;
-    const databaseUrl = `${options.postgresUrl}${options.postgresUrl.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    const separator = options.postgresUrl.includes('?') ? '&' : '?';
+    const databaseUrl = `${options.postgresUrl}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
     const dir = await mkdtemp(join(tmpdir(), 'dragnet-bench-fleet-'));
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const [, name] of helpText().matchAll(/env: ([A-Z_]+)/g)) env[name as string] = '';

@@ -36,8 +36,9 @@ export async function measureSpilledQueue(
     const id = randomUUID().slice(0, 8);
     const prefix = `dragnet-bench-${id}`;
     const schema = `dragnet_bench_${id}`;
+    const separator = postgresUrl.includes('?') ? '&' : '?';
     const db = await openPostgres(
-        `${postgresUrl}${postgresUrl.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+        `${postgresUrl}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
     );
     const backlog = new PgBacklog(db, 'demo-shop', 'demo-shop-http');
     const queue = new JobQueue({ redis, prefix, name: 'demo-shop-http', backlog, maxWaiting });

@@ -166,7 +166,8 @@ describe('scriptCases', () => {
     it("makes each JSON line of a script's output a case, its nested figures columns of one row", () => {
         const output =
             'not json\n' +
-            '{"bench":"frontier","size":10000,"queue":"bounded","perCpuSec":{"add":5,"fetch":6},"ok":true,"list":[1]}\n';
+            '{"bench":"frontier","size":10000,"queue":"bounded",' +
+            '"perCpuSec":{"add":5,"fetch":6},"ok":true,"list":[1]}\n';
         assert.deepEqual(scriptCases(output), [
             {
                 json: {

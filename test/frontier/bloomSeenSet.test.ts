@@ -38,7 +38,8 @@ test('at capacity the false positives stay near the configured rate, and the est
     const expectedItems = 50_000;
     const seen = new BloomSeenSet({ expectedItems, falsePositiveRate: 0.01 });
     const answers = await seen.add(urls(0, expectedItems));
-    const wronglySeen = answers.filter((isNew) => !isNew).length; // all keys are distinct: every "seen" is a false positive
+    // All keys are distinct: every "seen" is a false positive.
+    const wronglySeen = answers.filter((isNew) => !isNew).length;
     assert.ok(wronglySeen > 0 && wronglySeen < expectedItems * 0.01, `false positives: ${wronglySeen}`);
     const { expectedSkipped = 0, falsePositiveRate = 0 } = seen.describe();
     assert.ok(Math.abs(falsePositiveRate - 0.01) < 0.003, `rate at capacity ${falsePositiveRate}`);

@@ -155,7 +155,8 @@ test('bloom: no false negatives, and false positives near the configured rate', 
     const seen = await RedisBloomSeenSet.open(redis, { key, expectedUrls: 10_000, falsePositiveRate: 0.01 });
     assert.equal(seen.hashCount, 7);
     const first = await seen.add(urls(0, 10_000));
-    const wronglySeenWhileFilling = first.filter((isNew) => !isNew).length; // all keys distinct: every "seen" is a false positive
+    // All keys distinct: every "seen" is a false positive.
+    const wronglySeenWhileFilling = first.filter((isNew) => !isNew).length;
     assert.ok(wronglySeenWhileFilling < 10_000 * 0.01, `false positives while filling: ${wronglySeenWhileFilling}`);
     assert.ok(
         (await seen.add(urls(0, 10_000))).every((isNew) => !isNew),
@@ -166,7 +167,8 @@ test('bloom: no false negatives, and false positives near the configured rate', 
     // 10,000 other keys probed against the full filter without adding them (adding would fill it
     // further), once with has() and once by reading the bitmap at the positions BloomSeenSet would use.
     const bitmap = (await redis.getBuffer(`${key}:bits:0`))!;
-    const isSet = (bit: number) => ((bitmap[bit >> 3] ?? 0) & (0x80 >> (bit & 7))) !== 0; // Redis numbers bits from the top of each byte
+    // Redis numbers bits from the top of each byte.
+    const isSet = (bit: number) => ((bitmap[bit >> 3] ?? 0) & (0x80 >> (bit & 7))) !== 0;
     const others = urls(1_000_000, 10_000);
     const heldByBits = others.map((other) => bloomPositions(other, seen.hashCount, seen.bitCount).every(isSet));
     const wronglySeen = heldByBits.filter(Boolean).length;

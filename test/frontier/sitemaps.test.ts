@@ -18,9 +18,10 @@ const ORIGIN = 'http://127.0.0.1:9';
 const urlset = (entries: string[]) =>
     `<?xml version="1.0" encoding="UTF-8"?>\n` +
     `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${entries.join('')}</urlset>`;
-const index = (locs: string[]) =>
-    `<sitemapindex ` +
-    `xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${locs.map((loc) => `<sitemap><loc>${loc}</loc></sitemap>`).join('')}</sitemapindex>`;
+const index = (locs: string[]) => {
+    const sitemaps = locs.map((loc) => `<sitemap><loc>${loc}</loc></sitemap>`).join('');
+    return `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${sitemaps}</sitemapindex>`;
+};
 const entry = (path: string, lastmod?: string) =>
     `<url><loc>${ORIGIN}${path}</loc>${lastmod ? `<lastmod>${lastmod}</lastmod>` : ''}</url>`;
 

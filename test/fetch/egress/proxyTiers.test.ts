@@ -206,8 +206,10 @@ describe('resolveTiers', () => {
     // the part of the password before the separator is shown.
     it('never shows a password cut by the spec separators (`,` or `=` in it)', () => {
         const shown = [
-            tierError('dc=http://user:LEAKED1,rest@127.0.0.1:8000'), // today: proxy tier dc: "http://user:LEAKED1" is not a URL
-            tierError('http://user:LEAKED2=rest@127.0.0.1:8000'), // today: proxy tier name "http://user:LEAKED2" must be letters, …
+            // today: proxy tier dc: "http://user:LEAKED1" is not a URL
+            tierError('dc=http://user:LEAKED1,rest@127.0.0.1:8000'),
+            // today: proxy tier name "http://user:LEAKED2" must be letters, …
+            tierError('http://user:LEAKED2=rest@127.0.0.1:8000'),
         ];
         assert.deepEqual(
             shown.filter((message) => /LEAKED/.test(message)),

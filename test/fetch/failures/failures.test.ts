@@ -208,7 +208,8 @@ const CLOUDFLARE_CHALLENGE = `<!DOCTYPE html><html lang="en-US"><head><title>Jus
 <h1>shop.example</h1><p>Verifying you are human. This may take a few seconds.</p>
 <script>(function(){window._cf_chl_opt={cvId:'3',cZone:'shop.example',cType:'managed'};\
 var a=document.createElement('script');
-a.src='/cdn-cgi/challenge-platform/h/g/orchestrate/chl_page/v1?ray=8f2a1c4d5e6f0a1b';document.head.appendChild(a);}());</script></body></html>`;
+a.src='/cdn-cgi/challenge-platform/h/g/orchestrate/chl_page/v1?ray=8f2a1c4d5e6f0a1b';\
+document.head.appendChild(a);}());</script></body></html>`;
 
 /** Cloudflare's Error 1020: a firewall rule refused the request. */
 const CLOUDFLARE_1020 = `<!DOCTYPE html><html><head><title>Attention Required! | Cloudflare</title></head>
