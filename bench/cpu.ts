@@ -55,20 +55,33 @@ const details = ({ outcome: { result } }: RunRecord & { outcome: { ok: true } })
 
 /** One crawler at one shop size: the suite runs every size in each round, so the machine's drift hits them alike. */
 function atSize(crawler: Crawler, products: number): Crawler {
-    return { ...crawler, name: `${crawler.name}-at-${products}`, shopOverrides: { ...crawler.shopOverrides, products } };
+    return {
+        ...crawler,
+        name: `${crawler.name}-at-${products}`,
+        shopOverrides: { ...crawler.shopOverrides, products },
+    };
 }
 
 export default defineSuite({
-    description: `CPU-bound (latency 0, concurrency ${CONCURRENCY}): pages/s, CPU per page and peak RSS, dragnet vs plain Crawlee and Scrapy`,
+    description:
+        `CPU-bound (latency 0, concurrency ${CONCURRENCY}): pages/s, ` +
+        `CPU per page and peak RSS, dragnet vs plain Crawlee and Scrapy`,
     runByDefault: true,
     async run(options, report) {
-        const sizes = [...(options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS))].sort((a, b) => a - b);
+        const sizes = [...(options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS))].sort(
+            (a, b) => a - b,
+        );
         const baselinesAt = (products: number) => [
             ...(options.against ? [options.against] : []),
             ...(products <= BASELINE_MAX_PRODUCTS && !options.dragnetOnly ? available(allBaselines) : []),
         ];
         const crawlersAt = (products: number) => [crawlers.dragnet, ...baselinesAt(products)];
-        const shopAt = (products: number) => ({ ...CLEAN_SHOP, pageWeight: options.pageWeight, products, latencyMs: 0 });
+        const shopAt = (products: number) => ({
+            ...CLEAN_SHOP,
+            pageWeight: options.pageWeight,
+            products,
+            latencyMs: 0,
+        });
         const parseOnlyRounds = new Map<number, ParseOnlyCost[]>(sizes.map((products) => [products, []]));
         // Round by round, every size: dragnet at 10,000, the baselines, dragnet at 100,000; then again.
         const records = await compareCrawlers({
@@ -78,19 +91,28 @@ export default defineSuite({
             shop: shopAt(sizes[0]!),
             crawl: { maxConcurrency: CONCURRENCY, timeLimitSec: timeLimitSec(sizes.at(-1)!), sampleIntervalMs: 250 },
             afterRound: async () => {
-                for (const products of sizes) parseOnlyRounds.get(products)!.push(await measureParseOnly(shopAt(products)));
+                for (const products of sizes)
+                    parseOnlyRounds.get(products)!.push(await measureParseOnly(shopAt(products)));
             },
         });
         let smallest: { products: number; pagesPerSec: number | null } | undefined;
         for (const products of sizes) {
             const baselines = baselinesAt(products);
             const results = Object.fromEntries(
-                [crawlers.dragnet, ...baselines].map((crawler) => [crawler.name, summarizeRuns(records.get(atSize(crawler, products).name)!, metrics, details)]),
+                [crawlers.dragnet, ...baselines].map((crawler) => [
+                    crawler.name,
+                    summarizeRuns(records.get(atSize(crawler, products).name)!, metrics, details),
+                ]),
             );
             const rounds = parseOnlyRounds.get(products)!;
-            const parseOnly = { ...medianCost(rounds), measurements: rounds.map((cost) => cost.msPerPage), domKeptMeasurements: rounds.map((cost) => cost.domKeptMsPerPage) };
+            const parseOnly = {
+                ...medianCost(rounds),
+                measurements: rounds.map((cost) => cost.msPerPage),
+                domKeptMeasurements: rounds.map((cost) => cost.domKeptMsPerPage),
+            };
             const dragnet = results[crawlers.dragnet.name]!.median;
-            const first = (smallest ??= { products, pagesPerSec: dragnet.pagesPerSec });
+            smallest ??= { products, pagesPerSec: dragnet.pagesPerSec };
+            const first = smallest;
             const ratios: Record<string, Record<string, number | null>> = Object.fromEntries(
                 baselines.map((baseline) => {
                     const plain = results[baseline.name]!.median;
@@ -104,14 +126,27 @@ export default defineSuite({
                     ];
                 }),
             );
-            if (products !== first.products) ratios[`dragnet/dragnet-${first.products}`] = { pagesPerSec: ratio(dragnet.pagesPerSec, first.pagesPerSec) };
+            if (products !== first.products)
+                ratios[`dragnet/dragnet-${first.products}`] = {
+                    pagesPerSec: ratio(dragnet.pagesPerSec, first.pagesPerSec),
+                };
             ratios['dragnet/parse-only'] = {
                 cpuMsPerPage: ratio(dragnet.cpuMsPerPage, parseOnly.msPerPage),
                 cpuMsPerPageToMedianRound: ratio(dragnet.cpuMsPerPage, parseOnly.medianRoundMsPerPage),
                 cpuMsPerPageToDomKept: ratio(dragnet.cpuMsPerPage, parseOnly.domKeptMsPerPage),
             };
             report({
-                json: { case: `cpu-${products}`, products, pageWeight: options.pageWeight, concurrency: CONCURRENCY, latencyMs: 0, runs: options.runs, crawlers: results, parseOnly, ratios },
+                json: {
+                    case: `cpu-${products}`,
+                    products,
+                    pageWeight: options.pageWeight,
+                    concurrency: CONCURRENCY,
+                    latencyMs: 0,
+                    runs: options.runs,
+                    crawlers: results,
+                    parseOnly,
+                    ratios,
+                },
                 rows: [crawlers.dragnet, ...baselines].map((crawler) => {
                     const { median, failedRuns } = results[crawler.name]!;
                     const versus = crawler === crawlers.dragnet ? undefined : ratios[`dragnet/${crawler.name}`];
@@ -135,4 +170,3 @@ export default defineSuite({
         }
     },
 });
-

@@ -69,15 +69,24 @@ const REDIS_BUDGET_BYTES = 4 * 1024 ** 3;
 type Report = (result: CaseReport) => void;
 
 export default defineSuite({
-    description: 'distributed mode: 1/2/4 worker processes on a 250 ms shop (scaling), frontier ops/s, Redis bytes per URL and per queued request',
+    description:
+        'distributed mode: 1/2/4 worker processes on a 250 ms shop ' +
+        '(scaling), frontier ops/s, Redis bytes per URL and per queued request',
     runByDefault: false,
     async run(options, report) {
         const redis = await connectRedis(REDIS_URL, { name: 'dragnet-bench' });
         try {
-            for (const products of options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS)) await scalingCase(redis, products, options.runs, report);
-            await frontierOpsCase(redis, options.large ? LARGE_FRONTIER_REQUESTS : FRONTIER_REQUESTS, options.runs, report);
+            for (const products of options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS))
+                await scalingCase(redis, products, options.runs, report);
+            await frontierOpsCase(
+                redis,
+                options.large ? LARGE_FRONTIER_REQUESTS : FRONTIER_REQUESTS,
+                options.runs,
+                report,
+            );
             const seenSets: SeenSetMemory[] = [];
-            for (const seenSetCase of [...SEEN_SET_CASES, ...(options.large ? LARGE_SEEN_SET_CASES : [])]) seenSets.push(await seenSetCaseRun(redis, seenSetCase, report));
+            for (const seenSetCase of [...SEEN_SET_CASES, ...(options.large ? LARGE_SEEN_SET_CASES : [])])
+                seenSets.push(await seenSetCaseRun(redis, seenSetCase, report));
             await queueMemoryCase(redis, seenSets, report);
             await spilledQueueCase(redis, report);
         } finally {
@@ -102,7 +111,10 @@ interface FleetFigures {
     startupSec: number;
     /** From the shop's last answer to the last worker's exit: the finish grace and shutting down. */
     tailSec: number;
-    /** Part of the tail: from the shop's last answer to the last worker's crawl end (its summary's finishedAt): noticing the end, the grace included. */
+    /**
+     * Part of the tail: from the shop's last answer to the last worker's crawl
+     * end (its summary's finishedAt): noticing the end, the grace included.
+     */
     endDetectSec: number | null;
     /** The rest: from the last crawl end to the last exit (report, closing queues and pools, process exit). */
     shutdownSec: number | null;
@@ -120,7 +132,19 @@ interface FleetFigures {
     othersCpuShare: number;
 }
 
-type FleetRecord = { run: number; figures: FleetFigures; perWorker: Array<{ fetched: number | null; stored: number | null; startupSec: number | null; finishedSec: number | null; exitSec: number }> } | { run: number; error: string };
+type FleetRecord =
+    | {
+          run: number;
+          figures: FleetFigures;
+          perWorker: Array<{
+              fetched: number | null;
+              stored: number | null;
+              startupSec: number | null;
+              finishedSec: number | null;
+              exitSec: number;
+          }>;
+      }
+    | { run: number; error: string };
 
 async function scalingCase(redis: Redis, products: number, runs: number, report: Report): Promise<void> {
     const categories = Math.max(1, Math.round(products / PRODUCTS_PER_CATEGORY));
@@ -131,23 +155,37 @@ async function scalingCase(redis: Redis, products: number, runs: number, report:
         for (const workers of WORKER_COUNTS) {
             const record = await fleetOnce(redis, workers, products, shopOptions, run);
             records.get(workers)!.push(record);
-            process.stderr.write(`bench distributed scaling ${products}: ${workers} worker(s) run ${run}/${runs}: ${describeFleet(record)}\n`);
+            process.stderr.write(
+                `bench distributed scaling ${products}: ${workers} ` +
+                    `worker(s) run ${run}/${runs}: ${describeFleet(record)}\n`,
+            );
         }
     }
-    const fleets = Object.fromEntries([...records].map(([workers, list]) => [workers, { median: medians(list), runs: list }]));
+    const fleets = Object.fromEntries(
+        [...records].map(([workers, list]) => [workers, { median: medians(list), runs: list }]),
+    );
     const one = fleets[1]!.median;
     const ratios = Object.fromEntries(
         WORKER_COUNTS.filter((workers) => workers > 1).map((workers) => {
             const m = fleets[workers]!.median;
             const wall = ratio(m.pagesPerSec, one.pagesPerSec);
-            return [workers, { pagesPerSec: wall, crawlPagesPerSec: ratio(m.crawlPagesPerSec, one.crawlPagesPerSec), goal: round(SCALING_GOAL * workers, 2), meetsGoal: wall !== null && wall >= SCALING_GOAL * workers }];
+            return [
+                workers,
+                {
+                    pagesPerSec: wall,
+                    crawlPagesPerSec: ratio(m.crawlPagesPerSec, one.crawlPagesPerSec),
+                    goal: round(SCALING_GOAL * workers, 2),
+                    meetsGoal: wall !== null && wall >= SCALING_GOAL * workers,
+                },
+            ];
         }),
     );
     const rows: TableRow[] = WORKER_COUNTS.map((workers) => {
         const m = fleets[workers]!.median;
         const r = ratios[workers];
         const figure = `${workers} worker${workers > 1 ? 's' : ''}: pages/s (wall)`;
-        if (Object.keys(m).length === 0) return { case: `scaling ${products}`, figure, value: null, note: 'every run failed (see the JSON)' };
+        if (Object.keys(m).length === 0)
+            return { case: `scaling ${products}`, figure, value: null, note: 'every run failed (see the JSON)' };
         return {
             case: `scaling ${products}`,
             figure,
@@ -155,13 +193,18 @@ async function scalingCase(redis: Redis, products: number, runs: number, report:
             note: [
                 `${m.pages} pages in ${m.wallSec} s`,
                 r ? `x${r.pagesPerSec} of 1 (goal ${r.goal}${r.meetsGoal ? ', met' : ', missed'})` : null,
-                `crawl ${m.crawlPagesPerSec}/s = ${m.shareOfIdeal} of ${idealPagesPerSec(workers)}/s${r ? `, x${r.crawlPagesPerSec}` : ''}`,
-                `start ${m.startupSec} s, tail ${m.tailSec} s (end seen after ${m.endDetectSec} s, grace ${FINISH_GRACE_SECS} s; shutdown ${m.shutdownSec} s)`,
+                `crawl ${m.crawlPagesPerSec}/s = ${m.shareOfIdeal} ` +
+                    `of ${idealPagesPerSec(workers)}/s${r ? `, x${r.crawlPagesPerSec}` : ''}`,
+                `start ${m.startupSec} s, tail ${m.tailSec} s (end seen after ${m.endDetectSec} ` +
+                    `s, grace ${FINISH_GRACE_SECS} s; shutdown ${m.shutdownSec} s)`,
                 `in flight ${m.inflightMedian}`,
-                `workers ${m.workersCores} cores, ${m.workerCpuMsPerPage} ms CPU/page; redis ${m.redisCpuSec} s, pg ${m.postgresCpuSec} s`,
+                `workers ${m.workersCores} cores, ${m.workerCpuMsPerPage} ms ` +
+                    `CPU/page; redis ${m.redisCpuSec} s, pg ${m.postgresCpuSec} s`,
                 `machine ${m.machineBusy === null ? '-' : Math.round(m.machineBusy * 100)}% busy`,
                 failedRuns(records.get(workers)!),
-            ].filter(Boolean).join('; '),
+            ]
+                .filter(Boolean)
+                .join('; '),
         };
     });
     report({
@@ -185,7 +228,13 @@ function idealPagesPerSec(workers: number): number {
     return (workers * CONCURRENCY) / (LATENCY_MS / 1000);
 }
 
-async function fleetOnce(redis: Redis, workers: number, products: number, shopOptions: object, run: number): Promise<FleetRecord> {
+async function fleetOnce(
+    redis: Redis,
+    workers: number,
+    products: number,
+    shopOptions: object,
+    run: number,
+): Promise<FleetRecord> {
     const shop = await startShopProcess(shopOptions);
     try {
         const before = await serviceCpu();
@@ -207,21 +256,44 @@ async function fleetOnce(redis: Redis, workers: number, products: number, shopOp
         }
         const cpu = cpuBetween(before, await serviceCpu());
         const seen = await shop.report();
-        if (!result.finished) return { run, error: result.workers.map((w, i) => `worker ${i}: exit ${w.exitCode ?? w.signal}${w.error ? ` (${w.error})` : ''}`).join('; ') };
-        return { run, figures: fleetFigures(workers, result, seen, cpu), perWorker: result.workers.map(({ fetched, stored, startupSec, finishedSec, exitSec }) => ({ fetched, stored, startupSec, finishedSec, exitSec })) };
+        if (!result.finished)
+            return {
+                run,
+                error: result.workers
+                    .map((w, i) => `worker ${i}: exit ${w.exitCode ?? w.signal}${w.error ? ` (${w.error})` : ''}`)
+                    .join('; '),
+            };
+        return {
+            run,
+            figures: fleetFigures(workers, result, seen, cpu),
+            perWorker: result.workers.map(({ fetched, stored, startupSec, finishedSec, exitSec }) => ({
+                fetched,
+                stored,
+                startupSec,
+                finishedSec,
+                exitSec,
+            })),
+        };
     } finally {
         await shop.close();
     }
 }
 
-function fleetFigures(workers: number, result: FleetRunResult, seen: ShopReport, cpu: ReturnType<typeof cpuBetween>): FleetFigures {
+function fleetFigures(
+    workers: number,
+    result: FleetRunResult,
+    seen: ShopReport,
+    cpu: ReturnType<typeof cpuBetween>,
+): FleetFigures {
     const wallSec = (result.exitedAtMs - result.spawnedAtMs) / 1000;
     const first = seen.firstRequestAtMs ?? result.spawnedAtMs;
     const last = seen.lastAnswerAtMs ?? result.exitedAtMs;
     const crawlSec = Math.max(0.001, (last - first) / 1000);
     const inflight = seriesSummary(seen.inflightSamples);
     const finishes = result.workers.map((worker) => worker.finishedSec);
-    const lastFinishedMs = finishes.every((sec) => sec !== null) ? result.spawnedAtMs + Math.max(...(finishes as number[])) * 1000 : null;
+    const lastFinishedMs = finishes.every((sec) => sec !== null)
+        ? result.spawnedAtMs + Math.max(...(finishes as number[])) * 1000
+        : null;
     const ours = cpu.reapedChildrenSec + cpu.redisSec + cpu.postgresSec + seen.cpuSec;
     return {
         pages: seen.requests,
@@ -251,14 +323,28 @@ function fleetFigures(workers: number, result: FleetRunResult, seen: ShopReport,
 function describeFleet(record: FleetRecord): string {
     if ('error' in record) return `FAILED (${record.error})`;
     const f = record.figures;
-    return `${f.pages} pages, ${f.items} items in ${f.wallSec}s: ${f.pagesPerSec} pages/s (crawl ${f.crawlPagesPerSec}/s over ${f.crawlSec}s, start ${f.startupSec}s, tail ${f.tailSec}s = end seen ${f.endDetectSec}s + shutdown ${f.shutdownSec}s), in flight ${f.inflightMedian}, workers ${f.workersCores} cores, redis ${f.redisCpuSec}s pg ${f.postgresCpuSec}s CPU, machine ${Math.round(f.machineBusy * 100)}% busy (others ${Math.round(f.othersCpuShare * 100)}%); per worker ${record.perWorker.map((w) => w.fetched).join('/')} pages`;
+    return (
+        `${f.pages} pages, ${f.items} items in ${f.wallSec}s: ${f.pagesPerSec} ` +
+        `pages/s (crawl ${f.crawlPagesPerSec}/s over ${f.crawlSec}s, ` +
+        `start ${f.startupSec}s, tail ${f.tailSec}s = end seen ${f.endDetectSec}s ` +
+        `+ shutdown ${f.shutdownSec}s), in flight ${f.inflightMedian}, ` +
+        `workers ${f.workersCores} cores, redis ${f.redisCpuSec}s ` +
+        `pg ${f.postgresCpuSec}s CPU, machine ${Math.round(f.machineBusy * 100)}% ` +
+        `busy (others ${Math.round(f.othersCpuShare * 100)}%); per ` +
+        `worker ${record.perWorker.map((w) => w.fetched).join('/')} pages`
+    );
 }
 
 /** The median of every figure over the runs that finished. */
 function medians(records: readonly FleetRecord[]): Record<keyof FleetFigures, number | null> {
     const done = records.flatMap((record) => ('figures' in record ? [record.figures] : []));
     const names = Object.keys(done[0] ?? {}) as Array<keyof FleetFigures>;
-    return Object.fromEntries(names.map((name) => [name, median(done.flatMap((figures) => (figures[name] === null ? [] : [figures[name] as number])))])) as Record<keyof FleetFigures, number | null>;
+    return Object.fromEntries(
+        names.map((name) => [
+            name,
+            median(done.flatMap((figures) => (figures[name] === null ? [] : [figures[name] as number]))),
+        ]),
+    ) as Record<keyof FleetFigures, number | null>;
 }
 
 function failedRuns(records: readonly FleetRecord[]): string | null {
@@ -274,7 +360,12 @@ async function frontierOpsCase(redis: Redis, requests: number, runs: number, rep
         const ops = await measureFrontierOps(redis, { requests, batch: FRONTIER_BATCH, prefetch: PREFETCH });
         results.push(ops);
         process.stderr.write(
-            `bench distributed frontier-ops run ${run}/${runs}: ${ops.addsPerSec} adds/s (redis ${ops.addCpu.redisCoreShare}, bench ${ops.addCpu.benchCoreShare} cores), ${ops.takeCompletePerSec} take+complete/s (redis ${ops.takeCompleteCpu.redisCoreShare}, bench ${ops.takeCompleteCpu.benchCoreShare} cores), seen-set ${ops.seenAddsPerSec.exact}/s exact, ${ops.seenAddsPerSec.bloom}/s bloom\n`,
+            `bench distributed frontier-ops run ${run}/${runs}: ${ops.addsPerSec} adds/s ` +
+                `(redis ${ops.addCpu.redisCoreShare}, ` +
+                `bench ${ops.addCpu.benchCoreShare} cores), ${ops.takeCompletePerSec} ` +
+                `take+complete/s (redis ${ops.takeCompleteCpu.redisCoreShare}, ` +
+                `bench ${ops.takeCompleteCpu.benchCoreShare} ` +
+                `cores), seen-set ${ops.seenAddsPerSec.exact}/s exact, ${ops.seenAddsPerSec.bloom}/s bloom\n`,
         );
     }
     const m = {
@@ -289,29 +380,71 @@ async function frontierOpsCase(redis: Redis, requests: number, runs: number, rep
     };
     const caseName = `frontier-ops ${requests}`;
     report({
-        json: { case: `frontier-ops-${requests}`, requests, batch: FRONTIER_BATCH, prefetch: PREFETCH, runs, median: m, results },
+        json: {
+            case: `frontier-ops-${requests}`,
+            requests,
+            batch: FRONTIER_BATCH,
+            prefetch: PREFETCH,
+            runs,
+            median: m,
+            results,
+        },
         rows: [
-            { case: caseName, figure: `JobQueue adds/s (batches of ${FRONTIER_BATCH}, one at a time)`, value: m.addsPerSec, note: `cores busy: redis ${m.addRedisCores}, client ${m.addBenchCores}` },
-            { case: caseName, figure: `JobQueue take+complete/s (prefetch ${PREFETCH})`, value: m.takeCompletePerSec, note: `cores busy: redis ${m.takeCompleteRedisCores}, client ${m.takeCompleteBenchCores}` },
-            { case: caseName, figure: `seen-set adds/s, exact (batches of ${FRONTIER_BATCH})`, value: m.seenSetExactAddsPerSec, note: null },
-            { case: caseName, figure: `seen-set adds/s, bloom (batches of ${FRONTIER_BATCH})`, value: m.seenSetBloomAddsPerSec, note: null },
+            {
+                case: caseName,
+                figure: `JobQueue adds/s (batches of ${FRONTIER_BATCH}, one at a time)`,
+                value: m.addsPerSec,
+                note: `cores busy: redis ${m.addRedisCores}, client ${m.addBenchCores}`,
+            },
+            {
+                case: caseName,
+                figure: `JobQueue take+complete/s (prefetch ${PREFETCH})`,
+                value: m.takeCompletePerSec,
+                note: `cores busy: redis ${m.takeCompleteRedisCores}, client ${m.takeCompleteBenchCores}`,
+            },
+            {
+                case: caseName,
+                figure: `seen-set adds/s, exact (batches of ${FRONTIER_BATCH})`,
+                value: m.seenSetExactAddsPerSec,
+                note: null,
+            },
+            {
+                case: caseName,
+                figure: `seen-set adds/s, bloom (batches of ${FRONTIER_BATCH})`,
+                value: m.seenSetBloomAddsPerSec,
+                note: null,
+            },
         ],
     });
 }
 
 // --- 3. seen-set memory ------------------------------------------------------------------
 
-async function seenSetCaseRun(redis: Redis, seenSetCase: { urls: number; kind: 'exact' | 'bloom' }, report: Report): Promise<SeenSetMemory> {
+async function seenSetCaseRun(
+    redis: Redis,
+    seenSetCase: { urls: number; kind: 'exact' | 'bloom' },
+    report: Report,
+): Promise<SeenSetMemory> {
     const measured = await measureSeenSetMemory(redis, seenSetCase);
-    process.stderr.write(`bench distributed seen-set ${seenSetCase.kind} ${seenSetCase.urls}: ${measured.bytesPerUrl} bytes/URL, ${measured.addsPerSec} adds/s\n`);
+    process.stderr.write(
+        `bench distributed seen-set ${seenSetCase.kind} ${seenSetCase.urls}: ${measured.bytesPerUrl} ` +
+            `bytes/URL, ${measured.addsPerSec} adds/s\n`,
+    );
     report({
-        json: { case: `seen-set-${seenSetCase.kind}-${seenSetCase.urls}`, ...measured, usedMemoryDeltaPerUrl: round(measured.usedMemoryDelta / seenSetCase.urls, 2) },
+        json: {
+            case: `seen-set-${seenSetCase.kind}-${seenSetCase.urls}`,
+            ...measured,
+            usedMemoryDeltaPerUrl: round(measured.usedMemoryDelta / seenSetCase.urls, 2),
+        },
         rows: [
             {
                 case: `seen-set ${seenSetCase.kind} ${seenSetCase.urls}`,
                 figure: 'bytes/URL (MEMORY USAGE)',
                 value: measured.bytesPerUrl,
-                note: `used_memory delta ${round(measured.usedMemoryDelta / seenSetCase.urls, 2)}/URL; ${Math.round(measured.bytes / 1024 ** 2)} MB; ${measured.addsPerSec} adds/s (batches of 10,000, 4 in flight); admitted ${measured.admitted}`,
+                note:
+                    `used_memory delta ${round(measured.usedMemoryDelta / seenSetCase.urls, 2)}/URL; ` +
+                    `${Math.round(measured.bytes / 1024 ** 2)} MB; ${measured.addsPerSec} adds/s ` +
+                    `(batches of 10,000, 4 in flight); admitted ${measured.admitted}`,
             },
         ],
     });
@@ -327,7 +460,9 @@ async function queueMemoryCase(redis: Redis, seenSets: readonly SeenSetMemory[],
     const perJob = Math.max(memory.bytesPerJob, memory.bytesPerJobByKeys);
     const jobsBytes = perJob * EXTRAPOLATED_JOBS;
     // A frontier of 10M URLs also holds their seen-set: measured at 10M with --large, else 1M scaled.
-    const exact = seenSets.find((s) => s.kind === 'exact' && s.urls === EXTRAPOLATED_JOBS) ?? seenSets.find((s) => s.kind === 'exact');
+    const exact =
+        seenSets.find((s) => s.kind === 'exact' && s.urls === EXTRAPOLATED_JOBS) ??
+        seenSets.find((s) => s.kind === 'exact');
     const seenSetBytes = exact ? Math.round(exact.bytesPerUrl * EXTRAPOLATED_JOBS) : null;
     const totalBytes = jobsBytes + (seenSetBytes ?? 0);
     const projection = {
@@ -341,23 +476,37 @@ async function queueMemoryCase(redis: Redis, seenSets: readonly SeenSetMemory[],
         fitsBudget: totalBytes < REDIS_BUDGET_BYTES,
         shareOfBudget: round(totalBytes / REDIS_BUDGET_BYTES, 2),
     };
-    process.stderr.write(`bench distributed queue-memory ${QUEUED_JOBS}: ${memory.bytesPerJob} bytes/job (used_memory), ${memory.bytesPerJobByKeys} by keys; 10M: ${gb(totalBytes)} GB with the seen-set\n`);
+    process.stderr.write(
+        `bench distributed queue-memory ${QUEUED_JOBS}: ${memory.bytesPerJob} bytes/job ` +
+            `(used_memory), ${memory.bytesPerJobByKeys} by keys; 10M: ${gb(totalBytes)} GB with the seen-set\n`,
+    );
     const caseName = `queue-memory ${QUEUED_JOBS}`;
     report({
         json: { case: `queue-memory-${QUEUED_JOBS}`, ...memory, projection },
         rows: [
-            { case: caseName, figure: 'bytes/waiting request (used_memory delta)', value: memory.bytesPerJob, note: `filled at ${memory.fillPerSec} adds/s` },
+            {
+                case: caseName,
+                figure: 'bytes/waiting request (used_memory delta)',
+                value: memory.bytesPerJob,
+                note: `filled at ${memory.fillPerSec} adds/s`,
+            },
             {
                 case: caseName,
                 figure: 'bytes/waiting request (MEMORY USAGE)',
                 value: memory.bytesPerJobByKeys,
-                note: `job hash ${memory.jobHashBytes} B (${memory.jobHashEncoding}; hash-max-listpack-value ${memory.hashMaxListpackValue}), prioritized zset ${round((memory.queueKeysBytes.prioritized ?? 0) / QUEUED_JOBS, 1)} B/job`,
+                note:
+                    `job hash ${memory.jobHashBytes} B (${memory.jobHashEncoding}; ` +
+                    `hash-max-listpack-value ${memory.hashMaxListpackValue}), ` +
+                    `prioritized zset ${round((memory.queueKeysBytes.prioritized ?? 0) / QUEUED_JOBS, 1)} B/job`,
             },
             {
                 case: caseName,
                 figure: `projected at ${EXTRAPOLATED_JOBS / 1e6}M queued, GB`,
                 value: gb(totalBytes),
-                note: `queue ${gb(jobsBytes)} GB + seen-set ${seenSetBytes === null ? '-' : gb(seenSetBytes)} GB; ${projection.fitsBudget ? 'fits' : 'does not fit'} a ${gb(REDIS_BUDGET_BYTES)} GB Redis (${Math.round(projection.shareOfBudget * 100)}%)`,
+                note:
+                    `queue ${gb(jobsBytes)} GB + seen-set ${seenSetBytes === null ? '-' : gb(seenSetBytes)} ` +
+                    `GB; ${projection.fitsBudget ? 'fits' : 'does not fit'} a ${gb(REDIS_BUDGET_BYTES)} ` +
+                    `GB Redis (${Math.round(projection.shareOfBudget * 100)}%)`,
             },
         ],
     });
@@ -367,15 +516,36 @@ async function queueMemoryCase(redis: Redis, seenSets: readonly SeenSetMemory[],
 
 /** The 1M waiting requests again, now with the default Redis window: the rest spills to PostgreSQL. */
 async function spilledQueueCase(redis: Redis, report: Report): Promise<void> {
-    const spill = await measureSpilledQueue(redis, POSTGRES_URL, { jobs: QUEUED_JOBS, maxWaiting: DISTRIBUTED_DEFAULTS.maxWaitingJobs });
-    process.stderr.write(`bench distributed spilled-queue ${QUEUED_JOBS}: ${spill.inRedis} in Redis (${mb(spill.redisBytes)} MB), ${spill.spilled} spilled at ${spill.postgresBytesPerSpilledJob} B each\n`);
+    const spill = await measureSpilledQueue(redis, POSTGRES_URL, {
+        jobs: QUEUED_JOBS,
+        maxWaiting: DISTRIBUTED_DEFAULTS.maxWaitingJobs,
+    });
+    process.stderr.write(
+        `bench distributed spilled-queue ${QUEUED_JOBS}: ${spill.inRedis} in Redis (${mb(spill.redisBytes)} ` +
+            `MB), ${spill.spilled} spilled at ${spill.postgresBytesPerSpilledJob} B each\n`,
+    );
     const caseName = `spilled-queue ${QUEUED_JOBS}`;
     report({
         json: { case: `spilled-queue-${QUEUED_JOBS}`, ...spill },
         rows: [
-            { case: caseName, figure: 'Redis MB for the whole queue', value: mb(spill.redisBytes), note: `${spill.inRedis} jobs in Redis (window ${spill.maxWaiting}), ${spill.spilled} in PostgreSQL` },
-            { case: caseName, figure: 'PostgreSQL bytes/spilled request', value: spill.postgresBytesPerSpilledJob, note: `filled at ${spill.fillPerSec} adds/s` },
-            { case: caseName, figure: 'fed back to BullMQ, requests/s', value: spill.feedPerSec, note: 'windows of 10,000' },
+            {
+                case: caseName,
+                figure: 'Redis MB for the whole queue',
+                value: mb(spill.redisBytes),
+                note: `${spill.inRedis} jobs in Redis (window ${spill.maxWaiting}), ${spill.spilled} in PostgreSQL`,
+            },
+            {
+                case: caseName,
+                figure: 'PostgreSQL bytes/spilled request',
+                value: spill.postgresBytesPerSpilledJob,
+                note: `filled at ${spill.fillPerSec} adds/s`,
+            },
+            {
+                case: caseName,
+                figure: 'fed back to BullMQ, requests/s',
+                value: spill.feedPerSec,
+                note: 'windows of 10,000',
+            },
         ],
     });
 }

@@ -25,7 +25,10 @@ const projectRoot = fileURLToPath(new URL('../', import.meta.url));
 
 type Format = (typeof FORMATS)[number];
 
-/** One item as a crawl of the demo shop stores it: the route's fields and the `_` fields dragnet adds (~600 bytes of JSON). */
+/**
+ * One item as a crawl of the demo shop stores it: the route's
+ * fields and the `_` fields dragnet adds (~600 bytes of JSON).
+ */
 function item(n: number): Record<string, unknown> {
     const id = String(n).padStart(6, '0');
     return {
@@ -35,7 +38,9 @@ function item(n: number): Record<string, unknown> {
         sku: `SKU-${id}`,
         availability: n % 7 === 0 ? 'out_of_stock' : 'in_stock',
         stock: n % 7 === 0 ? 0 : n % 50,
-        description: `A sturdy oak lamp, built to last and easy to clean, for the kitchen, a small apartment or the patio. Item ${n}, "quoted", with a comma.`,
+        description:
+            `A sturdy oak lamp, built to last and easy to clean, for the kitchen, ` +
+            `a small apartment or the patio. Item ${n}, "quoted", with a comma.`,
         category: ['Kitchen', 'Garden', 'Lighting', 'Office', 'Outdoor'][n % 5],
         _url: `http://127.0.0.1:8080/products/sturdy-oak-lamp-${n}`,
         _route: 'product',
@@ -64,9 +69,15 @@ async function filledStore(count: number): Promise<{ dir: string; fillSec: numbe
 interface ExportRun {
     /** Wall time of the whole command, from spawning npm to its exit. */
     seconds: number;
-    /** From the output file's creation (the export's first step, once modules are loaded and storage is open) to the command's exit. */
+    /**
+     * From the output file's creation (the export's first step, once
+     * modules are loaded and storage is open) to the command's exit.
+     */
     exportSec: number | null;
-    /** Highest VmHWM of any one process of the tree: the exporting Node process (npm and tsx's launcher take far less). */
+    /**
+     * Highest VmHWM of any one process of the tree: the exporting
+     * Node process (npm and tsx's launcher take far less).
+     */
     peakRssMb: number;
     /** Highest sum of VmRSS over the whole tree at one sample (npm + sh + tsx + node). */
     treePeakRssMb: number;
@@ -75,16 +86,30 @@ interface ExportRun {
 }
 
 /** Runs `npm run export -- --site SITE --format F --out OUT --storage-dir DIR` the way a user would. */
-async function runExport(format: Format, out: string, storageDir: string): Promise<ExportRun & { code: number | null; stderr: string }> {
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('DRAGNET_') && !name.startsWith('CRAWLEE_')));
+async function runExport(
+    format: Format,
+    out: string,
+    storageDir: string,
+): Promise<ExportRun & { code: number | null; stderr: string }> {
+    const env = Object.fromEntries(
+        Object.entries(process.env).filter(([name]) => !name.startsWith('DRAGNET_') && !name.startsWith('CRAWLEE_')),
+    );
     const args = ['--site', SITE, '--format', format, '--out', out, '--storage-dir', storageDir];
     const started = performance.now();
-    const child = spawn('npm', ['run', '-s', 'export', '--', ...args], { cwd: projectRoot, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn('npm', ['run', '-s', 'export', '--', ...args], {
+        cwd: projectRoot,
+        env,
+        stdio: ['ignore', 'ignore', 'pipe'],
+    });
     const sampler = sampleTree({ pid: child.pid!, intervalMs: 250 });
     // The file appears when the export starts writing (createWriteStream opens it first thing); looked for every 20 ms.
     let createdAt: number | undefined;
     const watch = setInterval(() => {
-        if (createdAt === undefined) void stat(out).then(() => (createdAt ??= performance.now()), () => undefined);
+        if (createdAt === undefined)
+            void stat(out).then(
+                () => (createdAt ??= performance.now()),
+                () => undefined,
+            );
     }, 20);
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
@@ -112,7 +137,8 @@ async function countLines(path: string): Promise<number> {
 }
 
 export default defineSuite({
-    description: 'npm run export of a 100,000-item dataset (and a tenth of it) to JSONL and CSV: seconds, items/s, peak RSS',
+    description:
+        'npm run export of a 100,000-item dataset (and a tenth of it) to JSONL and CSV: seconds, items/s, peak RSS',
     runByDefault: false,
     async run(options, report) {
         for (const items of options.products ?? (options.large ? LARGE_ITEMS : DEFAULT_ITEMS)) {
@@ -136,10 +162,13 @@ export default defineSuite({
                             await rm(out, { force: true });
                             const expected = size + (format === 'csv' ? 1 : 0);
                             const ok = result.code === 0 && result.lines === expected;
+                            const lastWords = result.stderr.trim().split('\n').slice(-3).join(' | ');
+                            const outcome = ok
+                                ? `${round(result.seconds, 2)}s, peak RSS ${round(result.peakRssMb)} MB, ` +
+                                  `${round(result.outputMb)} MB written`
+                                : `FAILED (exit ${result.code}, ${result.lines} lines of ${expected}: ${lastWords})`;
                             process.stderr.write(
-                                `bench export ${format} ${size}: run ${run}/${options.runs}: ` +
-                                    (ok ? `${round(result.seconds, 2)}s, peak RSS ${round(result.peakRssMb)} MB, ${round(result.outputMb)} MB written\n`
-                                        : `FAILED (exit ${result.code}, ${result.lines} lines of ${expected}: ${result.stderr.trim().split('\n').slice(-3).join(' | ')})\n`),
+                                `bench export ${format} ${size}: run ${run}/${options.runs}: ${outcome}\n`,
                             );
                             if (!ok) {
                                 failures.push(`${format} ${size} run ${run}`);
@@ -162,7 +191,12 @@ export default defineSuite({
                             peakRssMb: median(runs.map((r) => round(r.peakRssMb))),
                             treePeakRssMb: median(runs.map((r) => round(r.treePeakRssMb))),
                             outputMb: median(runs.map((r) => round(r.outputMb, 1))),
-                            perRun: runs.map((r) => ({ seconds: round(r.seconds, 2), exportSec: r.exportSec === null ? null : round(r.exportSec, 2), peakRssMb: round(r.peakRssMb), treePeakRssMb: round(r.treePeakRssMb) })),
+                            perRun: runs.map((r) => ({
+                                seconds: round(r.seconds, 2),
+                                exportSec: r.exportSec === null ? null : round(r.exportSec, 2),
+                                peakRssMb: round(r.peakRssMb),
+                                treePeakRssMb: round(r.treePeakRssMb),
+                            })),
                         };
                     };
                     const [tenth, full] = [figures(sizes[0]!), figures(items)];

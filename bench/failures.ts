@@ -49,7 +49,9 @@ const details = ({ outcome: { result }, othersCpuShare }: RunRecord & { outcome:
 });
 
 export default defineSuite({
-    description: `${FAILURE_RATE * 100}% of pages failing once (503, reset, hang past a ${REQUEST_TIMEOUT_SECS} s timeout): throughput as a share of the same crawl without failures`,
+    description:
+        `${FAILURE_RATE * 100}% of pages failing once (503, reset, hang past ` +
+        `a ${REQUEST_TIMEOUT_SECS} s timeout): throughput as a share of the same crawl without failures`,
     runByDefault: false,
     async run(options, report) {
         for (const products of options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS)) {
@@ -65,7 +67,9 @@ export default defineSuite({
                     args: ['--request-timeout', String(REQUEST_TIMEOUT_SECS)],
                 },
             });
-            const results = Object.fromEntries([...records].map(([name, runs]) => [name, summarizeRuns(runs, metrics, details)]));
+            const results = Object.fromEntries(
+                [...records].map(([name, runs]) => [name, summarizeRuns(runs, metrics, details)]),
+            );
             const without = results[clean.name]!.median;
             const withFailures = results[failing.name]!.median;
             // Products per second: both runs store every product, and the failing one makes ~5% more requests for them.

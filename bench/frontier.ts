@@ -62,7 +62,8 @@ async function measure(size: number, kind: QueueKind): Promise<FrontierResult> {
         const Queue = kind === 'plain' ? RequestQueue : BoundedRequestQueue;
         const queue = await Queue.open('frontier', { config: new Configuration({ storageClient: storage }) });
         let next = 0;
-        const addBatch = () => queue.addRequests(Array.from({ length: BATCH }, () => ({ url: `http://127.0.0.1:9/item/${next++}` })));
+        const addBatch = () =>
+            queue.addRequests(Array.from({ length: BATCH }, () => ({ url: `http://127.0.0.1:9/item/${next++}` })));
 
         while (next < size) await addBatch();
 
@@ -149,6 +150,7 @@ if (one) {
     console.log(JSON.stringify(await measure(Number(one), kind)));
 } else {
     const sizes = flag('--sizes')?.split(',').map(Number) ?? DEFAULT_SIZES;
-    if (sizes.some((size) => !Number.isInteger(size) || size < 0)) throw new Error('--sizes: comma-separated request counts');
+    if (sizes.some((size) => !Number.isInteger(size) || size < 0))
+        throw new Error('--sizes: comma-separated request counts');
     for (const size of sizes) await inChild(size, kind);
 }

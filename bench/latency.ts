@@ -35,7 +35,11 @@ function timeLimitSec(products: number): number {
     return Math.max(20, Math.ceil((1.5 * products) / IDEAL_PAGES_PER_SEC));
 }
 
-const metrics = ({ outcome: { result }, shopInflightSamples, othersCpuShare }: RunRecord & { outcome: { ok: true } }) => {
+const metrics = ({
+    outcome: { result },
+    shopInflightSamples,
+    othersCpuShare,
+}: RunRecord & { outcome: { ok: true } }) => {
     const shop = seriesSummary(shopInflightSamples);
     const client = seriesSummary(result.inflightSamples);
     const pool = result.poolConcurrencySamples ? seriesSummary(result.poolConcurrencySamples) : undefined;
@@ -67,10 +71,16 @@ const details = ({ outcome: { result }, shopInflightSamples }: RunRecord & { out
 });
 
 export default defineSuite({
-    description: `latency-bound (${LATENCY_MS} ms responses, concurrency ${CONCURRENCY}): steady pages/s as a share of ${IDEAL_PAGES_PER_SEC}/s, in-flight count`,
+    description:
+        `latency-bound (${LATENCY_MS} ms responses, concurrency ${CONCURRENCY}): ` +
+        `steady pages/s as a share of ${IDEAL_PAGES_PER_SEC}/s, in-flight count`,
     runByDefault: true,
     async run(options, report) {
-        const compared = available([crawlers.dragnet, ...(options.against ? [options.against] : []), ...(options.dragnetOnly ? [] : [crawlers.plainCrawlee, crawlers.scrapy])]);
+        const compared = available([
+            crawlers.dragnet,
+            ...(options.against ? [options.against] : []),
+            ...(options.dragnetOnly ? [] : [crawlers.plainCrawlee, crawlers.scrapy]),
+        ]);
         for (const products of options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS)) {
             const categories = Math.max(1, Math.round(products / PRODUCTS_PER_CATEGORY));
             const limit = timeLimitSec(products);
@@ -81,12 +91,22 @@ export default defineSuite({
                 shop: { ...CLEAN_SHOP, pageWeight: options.pageWeight, products, categories, latencyMs: LATENCY_MS },
                 crawl: { maxConcurrency: CONCURRENCY, timeLimitSec: limit, sampleIntervalMs: SAMPLE_INTERVAL_MS },
             });
-            const results = Object.fromEntries([...records].map(([name, runs]) => [name, summarizeRuns(runs, metrics, details)]));
+            const results = Object.fromEntries(
+                [...records].map(([name, runs]) => [name, summarizeRuns(runs, metrics, details)]),
+            );
             const dragnet = results[crawlers.dragnet.name]!.median;
             const ratios = Object.fromEntries(
                 compared
                     .filter((crawler) => crawler !== crawlers.dragnet)
-                    .map((crawler) => [`dragnet/${crawler.name}`, { steadyPagesPerSec: ratio(dragnet.steadyPagesPerSec, results[crawler.name]!.median.steadyPagesPerSec) }]),
+                    .map((crawler) => [
+                        `dragnet/${crawler.name}`,
+                        {
+                            steadyPagesPerSec: ratio(
+                                dragnet.steadyPagesPerSec,
+                                results[crawler.name]!.median.steadyPagesPerSec,
+                            ),
+                        },
+                    ]),
             );
             report({
                 json: {
@@ -110,7 +130,8 @@ export default defineSuite({
                         crawler: crawler.label,
                         'steady pages/s': median.steadyPagesPerSec,
                         'of ideal': median.shareOfIdeal,
-                        'dragnet/this': crawler === crawlers.dragnet ? null : ratios[`dragnet/${crawler.name}`]!.steadyPagesPerSec,
+                        'dragnet/this':
+                            crawler === crawlers.dragnet ? null : ratios[`dragnet/${crawler.name}`]!.steadyPagesPerSec,
                         'in flight (median)': median.inflightMedian,
                         'in flight (max)': median.inflightMax,
                         'pool (median)': median.poolConcurrencyMedian,

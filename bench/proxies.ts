@@ -25,7 +25,11 @@ const SAMPLE_INTERVAL_MS = 250;
 function proxiesFor(count: number, tiersOf: (urls: string[]) => string[]): () => Promise<Sidecar> {
     return async () => {
         const proxy = await startProxyProcess(count);
-        return { args: tiersOf(proxy.urls).flatMap((tier) => ['--proxy-tier', tier]), report: () => proxy.report(), close: () => proxy.close() };
+        return {
+            args: tiersOf(proxy.urls).flatMap((tier) => ['--proxy-tier', tier]),
+            report: () => proxy.report(),
+            close: () => proxy.close(),
+        };
     };
 }
 
@@ -70,7 +74,8 @@ const metrics = ({ outcome: { result }, sidecar, othersCpuShare }: RunRecord & {
 const details = ({ outcome: { result }, sidecar }: RunRecord & { outcome: { ok: true } }) => ({
     finished: result.finished,
     crawlerPages: result.crawlerPages,
-    // What the proxies saw (forwarded, tunnels, refusedAuth, failed) and what dragnet's summary says of its tiers and failures.
+    // What the proxies saw (forwarded, tunnels, refusedAuth, failed)
+    // and what dragnet's summary says of its tiers and failures.
     proxy: sidecar ?? null,
     // Responses that did not come through the proxies (robots.txt is fetched directly, tiers or not).
     notThroughProxy: sidecar ? result.pages - sidecar.forwarded! - sidecar.tunnels! : null,
@@ -78,7 +83,9 @@ const details = ({ outcome: { result }, sidecar }: RunRecord & { outcome: { ok: 
 });
 
 export default defineSuite({
-    description: `pages/s and CPU per page through local proxies (1 proxy; 2 tiers) against direct, latency 0, concurrency ${CONCURRENCY}`,
+    description:
+        `pages/s and CPU per page through local proxies (1 proxy; 2 ` +
+        `tiers) against direct, latency 0, concurrency ${CONCURRENCY}`,
     runByDefault: false,
     async run(options, report) {
         for (const products of options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS)) {
@@ -87,9 +94,15 @@ export default defineSuite({
                 crawlers: cases,
                 runs: options.runs,
                 shop: { ...CLEAN_SHOP, pageWeight: options.pageWeight, products, latencyMs: 0 },
-                crawl: { maxConcurrency: CONCURRENCY, timeLimitSec: timeLimitSec(products), sampleIntervalMs: SAMPLE_INTERVAL_MS },
+                crawl: {
+                    maxConcurrency: CONCURRENCY,
+                    timeLimitSec: timeLimitSec(products),
+                    sampleIntervalMs: SAMPLE_INTERVAL_MS,
+                },
             });
-            const results = Object.fromEntries([...records].map(([name, runs]) => [name, summarizeRuns(runs, metrics, details)]));
+            const results = Object.fromEntries(
+                [...records].map(([name, runs]) => [name, summarizeRuns(runs, metrics, details)]),
+            );
             const base = results[direct.name]!.median;
             const versusDirect = (name: string) => {
                 const median = results[name]!.median;
@@ -97,13 +110,28 @@ export default defineSuite({
                     pagesPerSec: ratio(median.pagesPerSec, base.pagesPerSec),
                     cpuMsPerPage: ratio(median.cpuMsPerPage, base.cpuMsPerPage),
                     peakRssMb: ratio(median.peakRssMb, base.peakRssMb),
-                    // dragnet's CPU per page over direct's (difference of medians): what its proxy layer adds, the proxy's own CPU not included.
-                    addedCpuMsPerPage: median.cpuMsPerPage === null || base.cpuMsPerPage === null ? null : round(median.cpuMsPerPage - base.cpuMsPerPage, 3),
+                    // dragnet's CPU per page over direct's (difference of medians):
+                    // what its proxy layer adds, the proxy's own CPU not included.
+                    addedCpuMsPerPage:
+                        median.cpuMsPerPage === null || base.cpuMsPerPage === null
+                            ? null
+                            : round(median.cpuMsPerPage - base.cpuMsPerPage, 3),
                 };
             };
-            const ratios = Object.fromEntries([oneProxy, twoTiers].map(({ name }) => [`${name}/direct`, versusDirect(name)]));
+            const ratios = Object.fromEntries(
+                [oneProxy, twoTiers].map(({ name }) => [`${name}/direct`, versusDirect(name)]),
+            );
             report({
-                json: { case: `proxies-${products}`, products, pageWeight: options.pageWeight, concurrency: CONCURRENCY, latencyMs: 0, runs: options.runs, crawlers: results, ratios },
+                json: {
+                    case: `proxies-${products}`,
+                    products,
+                    pageWeight: options.pageWeight,
+                    concurrency: CONCURRENCY,
+                    latencyMs: 0,
+                    runs: options.runs,
+                    crawlers: results,
+                    ratios,
+                },
                 rows: cases.map((crawler) => {
                     const { median, failedRuns } = results[crawler.name]!;
                     const versus = crawler === direct ? undefined : ratios[`${crawler.name}/direct`];

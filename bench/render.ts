@@ -52,7 +52,9 @@ function casesFor(products: number): RenderBenchCase[] {
     ];
 }
 
-type RunOutcome = { run: number; figures: RenderFigures; versus: VersusFigures; othersCpuShare: number } | { run: number; error: string };
+type RunOutcome =
+    | { run: number; figures: RenderFigures; versus: VersusFigures; othersCpuShare: number }
+    | { run: number; error: string };
 
 async function runOnce(benchCase: RenderBenchCase, run: number): Promise<RunOutcome> {
     const shop = await startShop(benchCase.shop);
@@ -76,9 +78,17 @@ async function runOnce(benchCase: RenderBenchCase, run: number): Promise<RunOutc
         });
         if ('error' in outcome) return { run, error: outcome.error };
         const { result, samples } = outcome;
-        const figures = renderFigures({ result, truth: shop.products, shopStats: shop.stats(), shopHost: new URL(shop.url).host, samples, learningMinSamples: LEARNING_MIN_SAMPLES });
+        const figures = renderFigures({
+            result,
+            truth: shop.products,
+            shopStats: shop.stats(),
+            shopHost: new URL(shop.url).host,
+            samples,
+            learningMinSamples: LEARNING_MIN_SAMPLES,
+        });
 
-        // Others' share of the machine during the crawl: everything busy that was neither the crawler's tree nor this process (the shop, the sampler).
+        // Others' share of the machine during the crawl: everything busy that was
+        // neither the crawler's tree nor this process (the shop, the sampler).
         const machine = machineTicks();
         const own = process.cpuUsage(ownBefore);
         const tree = Object.values(samples.at(-1)?.cpuSecByGroup ?? {}).reduce((sum, sec) => sum + sec, 0);
@@ -97,12 +107,17 @@ async function runOnce(benchCase: RenderBenchCase, run: number): Promise<RunOutc
 function medians<T extends object>(runs: T[]): Record<string, number | null> {
     const names = Object.keys(runs[0] ?? {}).filter((name) => runs.some((r) => typeof r[name as keyof T] === 'number'));
     return Object.fromEntries(
-        names.map((name) => [name, median(runs.map((r) => r[name as keyof T]).filter((v): v is number & T[keyof T] => typeof v === 'number'))]),
+        names.map((name) => [
+            name,
+            median(runs.map((r) => r[name as keyof T]).filter((v): v is number & T[keyof T] => typeof v === 'number')),
+        ]),
     );
 }
 
 export default defineSuite({
-    description: 'Chromium on the fixture shop, 20% and 100% script-only product pages: render precision/recall, cost per page, peak RSS; the 100% case against plain Crawlee PlaywrightCrawler',
+    description:
+        'Chromium on the fixture shop, 20% and 100% script-only product pages: render precision/recall, ' +
+        'cost per page, peak RSS; the 100% case against plain Crawlee PlaywrightCrawler',
     runByDefault: false,
     async run(options, report) {
         for (const products of options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS)) {
@@ -112,15 +127,24 @@ export default defineSuite({
                 for (let run = 1; run <= options.runs; run++) {
                     const outcome = await runOnce(benchCase, run);
                     outcomes.push(outcome);
-                    process.stderr.write(`bench render ${benchCase.name} ${benchCase.shop.products}: run ${run}/${options.runs}: ${describe(outcome)}\n`);
+                    process.stderr.write(
+                        `bench render ${benchCase.name} ${benchCase.shop.products}: ` +
+                            `run ${run}/${options.runs}: ${describe(outcome)}\n`,
+                    );
                     if (benchCase.name !== 'always') continue;
                     // The baseline alternates with dragnet, run for run, on a fresh shop of the same seed.
                     const plain = await runPlainRender(benchCase.shop, SAMPLE_INTERVAL_MS);
-                    process.stderr.write(`bench render ${benchCase.name} ${benchCase.shop.products}: plain PlaywrightCrawler run ${run}/${options.runs}: ${'error' in plain ? `FAILED (${plain.error})` : describeVersus(plain)}\n`);
+                    const plainOutcome = 'error' in plain ? `FAILED (${plain.error})` : describeVersus(plain);
+                    process.stderr.write(
+                        `bench render ${benchCase.name} ${benchCase.shop.products}: plain PlaywrightCrawler ` +
+                            `run ${run}/${options.runs}: ${plainOutcome}\n`,
+                    );
                     if (!('error' in plain)) plainRuns.push(plain);
                 }
                 if (benchCase.name === 'always') report(versusReport(benchCase, outcomes, plainRuns, options.runs));
-                const finished = outcomes.flatMap((o) => ('figures' in o ? [{ ...o.figures, othersCpuShare: o.othersCpuShare }] : []));
+                const finished = outcomes.flatMap((o) =>
+                    'figures' in o ? [{ ...o.figures, othersCpuShare: o.othersCpuShare }] : [],
+                );
                 const median = medians(finished);
                 report({
                     json: {
@@ -134,7 +158,9 @@ export default defineSuite({
                         runs: options.runs,
                         failedRuns: outcomes.length - finished.length,
                         median,
-                        perRun: outcomes.map((o) => ('figures' in o ? { run: o.run, ...o.figures, othersCpuShare: o.othersCpuShare } : o)),
+                        perRun: outcomes.map((o) =>
+                            'figures' in o ? { run: o.run, ...o.figures, othersCpuShare: o.othersCpuShare } : o,
+                        ),
                     },
                     rows: [
                         {
@@ -188,13 +214,35 @@ function versusReport(benchCase: RenderBenchCase, outcomes: RunOutcome[], plainR
         failed,
     });
     return {
-        json: { case: `versus-plain-playwright-${benchCase.shop.products}`, products: benchCase.shop.products, runs, dragnet, plainPlaywright: plain, ratios, perRun: { dragnet: dragnetRuns, plainPlaywright: plainRuns } },
-        rows: [row('dragnet', dragnet, runs - dragnetRuns.length), row('plain PlaywrightCrawler', plain, runs - plainRuns.length), { case: 'dragnet / plain', 'products/s': ratios.productsPerSec, 'CPU-s/product': ratios.cpuSecPerProduct, 'peak PSS MB': ratios.peakPssMb, 'peak RSS MB': ratios.peakRssMb }],
+        json: {
+            case: `versus-plain-playwright-${benchCase.shop.products}`,
+            products: benchCase.shop.products,
+            runs,
+            dragnet,
+            plainPlaywright: plain,
+            ratios,
+            perRun: { dragnet: dragnetRuns, plainPlaywright: plainRuns },
+        },
+        rows: [
+            row('dragnet', dragnet, runs - dragnetRuns.length),
+            row('plain PlaywrightCrawler', plain, runs - plainRuns.length),
+            {
+                case: 'dragnet / plain',
+                'products/s': ratios.productsPerSec,
+                'CPU-s/product': ratios.cpuSecPerProduct,
+                'peak PSS MB': ratios.peakPssMb,
+                'peak RSS MB': ratios.peakRssMb,
+            },
+        ],
     };
 }
 
 function describeVersus(figures: VersusFigures): string {
-    return `${figures.items} products in ${figures.durationSec}s, ${figures.productsPerSec}/s, ${figures.cpuSecPerProduct} CPU-s/product, peak PSS ${figures.peakPssMb} MB, RSS ${figures.peakRssMb} MB`;
+    return (
+        `${figures.items} products ` +
+        `in ${figures.durationSec}s, ${figures.productsPerSec}/s, ${figures.cpuSecPerProduct} ` +
+        `CPU-s/product, peak PSS ${figures.peakPssMb} MB, RSS ${figures.peakRssMb} MB`
+    );
 }
 
 function describe(outcome: RunOutcome): string {
@@ -202,7 +250,9 @@ function describe(outcome: RunOutcome): string {
     const f = outcome.figures;
     return (
         `${f.rendered} rendered of ${f.needRender} needed (precision ${f.precision}, recall ${f.recall}), ` +
-        `${f.cheapProductFetches} cheap product fetches (${f.cheapProductFetchesAfterLearning ?? '-'} after learning), ${f.durationSec}s, cheap ${f.cheapPagesPerSec}/s, rendered ${f.renderedPagesPerSec}/s, ` +
-        `cost x${f.costRatio}, peak RSS ${f.peakRssMb} MB (PSS ${f.peakPssMb} MB), others ${Math.round(outcome.othersCpuShare * 100)}%`
+        `${f.cheapProductFetches} cheap product fetches (${f.cheapProductFetchesAfterLearning ?? '-'} after ` +
+        `learning), ${f.durationSec}s, cheap ${f.cheapPagesPerSec}/s, rendered ${f.renderedPagesPerSec}/s, ` +
+        `cost x${f.costRatio}, peak RSS ${f.peakRssMb} MB (PSS ${f.peakPssMb} ` +
+        `MB), others ${Math.round(outcome.othersCpuShare * 100)}%`
     );
 }

@@ -40,18 +40,25 @@ async function discover(): Promise<Entry[]> {
     return Promise.all(
         files.map(async (file) => {
             const source = await readFile(new URL(file, benchDir), 'utf8');
-            return { name: file.slice(0, -'.ts'.length), kind: /\bdefineSuite\(/.test(source) ? ('suite' as const) : ('script' as const) };
+            return {
+                name: file.slice(0, -'.ts'.length),
+                kind: /\bdefineSuite\(/.test(source) ? ('suite' as const) : ('script' as const),
+            };
         }),
     );
 }
 
 async function loadSuite(name: string): Promise<Suite> {
     const module = (await import(new URL(`./${name}.ts`, benchDir).href)) as { default?: Suite };
-    if (!module.default || typeof module.default.run !== 'function') throw new Error(`bench/${name}.ts does not default-export defineSuite({...})`);
+    if (!module.default || typeof module.default.run !== 'function')
+        throw new Error(`bench/${name}.ts does not default-export defineSuite({...})`);
     return module.default;
 }
 
-/** A standalone script: run with its own defaults, its stdout (JSON lines) passed through as is and kept as its cases. */
+/**
+ * A standalone script: run with its own defaults, its stdout
+ * (JSON lines) passed through as is and kept as its cases.
+ */
 async function runScript(name: string): Promise<CaseReport[]> {
     const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(`./${name}.ts`, benchDir))], {
         cwd: projectRoot,
@@ -84,29 +91,65 @@ function parseOptions(argv: string[]): { suites: string[]; options: BenchOptions
     const runs = Number(values.runs ?? '3');
     if (!Number.isInteger(runs) || runs < 1) throw new UsageError('--runs must be a whole number >= 1');
     const products = values.products?.split(',').map((size) => Number(size.replace(/_/g, '')));
-    if (products?.some((size) => !Number.isInteger(size) || size < 1)) throw new UsageError('--products must be whole numbers >= 1, comma-separated');
+    if (products?.some((size) => !Number.isInteger(size) || size < 1))
+        throw new UsageError('--products must be whole numbers >= 1, comma-separated');
     const pageWeight = values['page-weight'];
     if (pageWeight !== 'real' && pageWeight !== 'light') throw new UsageError('--page-weight must be real or light');
-    return { suites: positionals, options: { runs, products, large: values.large ?? false, pageWeight, dragnetOnly: values['dragnet-only'] ?? false }, against: values.against, help: values.help ?? false };
+    return {
+        suites: positionals,
+        options: {
+            runs,
+            products,
+            large: values.large ?? false,
+            pageWeight,
+            dragnetOnly: values['dragnet-only'] ?? false,
+        },
+        against: values.against,
+        help: values.help ?? false,
+    };
 }
 
 class UsageError extends Error {}
 
 async function help(entries: Entry[]): Promise<string> {
-    const lines = ['usage: npm run bench [-- <suite> ...] [--runs N] [--products N,N] [--large] [--page-weight real|light] [--against REV] [--dragnet-only]', '', 'suites (* = run when none is named):'];
+    const lines = [
+        'usage: npm run bench [-- <suite> ...] [--runs N] [--products N,N] ' +
+            '[--large] [--page-weight real|light] [--against REV] [--dragnet-only]',
+        '',
+        'suites (* = run when none is named):',
+    ];
     for (const { name, kind } of entries) {
-        const description = kind === 'suite' ? await loadSuite(name).then((suite) => `${suite.runByDefault ? '*' : ' '} ${name.padEnd(10)} ${suite.description}`)
-            : `  ${name.padEnd(10)} standalone script, run with its own defaults (no defineSuite); for its flags: npx tsx bench/${name}.ts`;
+        const description =
+            kind === 'suite'
+                ? await loadSuite(name).then(
+                      (suite) => `${suite.runByDefault ? '*' : ' '} ${name.padEnd(10)} ${suite.description}`,
+                  )
+                : `  ${name.padEnd(10)} standalone script, run with its own ` +
+                  `defaults (no defineSuite); for its flags: npx tsx bench/${name}.ts`;
         lines.push(`  ${description}`);
     }
     lines.push('', '--runs N        runs of each crawler per case (default 3); medians are reported');
-    lines.push('--products N,N  shop sizes instead of the suites\' defaults');
-    lines.push('--large         the suites\' large sizes (slow)');
-    lines.push('--page-weight W real (default): the shop\'s pages weigh what a real store\'s do; light: the small test pages');
-    lines.push('--against REV   the cpu and latency suites also run dragnet at commit REV, in a temporary worktree, beside the working tree');
-    lines.push('--dragnet-only  the cpu and latency suites leave out plain Crawlee and Scrapy: a cheaper A/B with --against');
-    lines.push('', 'Each suite\'s result replaces bench/results/<suite>.json (docs/benchmarks.md is generated from it by npm run docs);');
-    lines.push('a run with --against or --dragnet-only is an A/B and goes to bench/results/ab/<suite>.json instead, which git ignores.');
+    lines.push("--products N,N  shop sizes instead of the suites' defaults");
+    lines.push("--large         the suites' large sizes (slow)");
+    lines.push(
+        "--page-weight W real (default): the shop's pages weigh what a real store's do; light: the small test pages",
+    );
+    lines.push(
+        '--against REV   the cpu and latency suites also run dragnet ' +
+            'at commit REV, in a temporary worktree, beside the working tree',
+    );
+    lines.push(
+        '--dragnet-only  the cpu and latency suites leave out plain Crawlee and Scrapy: a cheaper A/B with --against',
+    );
+    lines.push(
+        '',
+        "Each suite's result replaces bench/results/<suite>.json " +
+            '(docs/benchmarks.md is generated from it by npm run docs);',
+    );
+    lines.push(
+        'a run with --against or --dragnet-only is an A/B and goes ' +
+            'to bench/results/ab/<suite>.json instead, which git ignores.',
+    );
     return `${lines.join('\n')}\n`;
 }
 
@@ -118,7 +161,8 @@ async function main(): Promise<void> {
         return;
     }
     const unknown = named.filter((name) => !entries.some((entry) => entry.name === name));
-    if (unknown.length > 0) throw new UsageError(`unknown suite ${unknown.join(', ')}; suites: ${entries.map((e) => e.name).join(', ')}`);
+    if (unknown.length > 0)
+        throw new UsageError(`unknown suite ${unknown.join(', ')}; suites: ${entries.map((e) => e.name).join(', ')}`);
 
     // Named: those, in the order given. None named: the suite modules that ask to run by default.
     const chosen: Array<{ name: string; suite?: Suite }> = [];
@@ -151,7 +195,11 @@ async function runChosen(chosen: Array<{ name: string; suite?: Suite }>, options
             const rows: TableRow[] = [];
             takeLeftOut();
             await suite.run(options, (report: CaseReport) => {
-                const machine = { node: process.version, cpus: cpus().length, loadAvg1m: Math.round(loadavg()[0]! * 100) / 100 };
+                const machine = {
+                    node: process.version,
+                    cpus: cpus().length,
+                    loadAvg1m: Math.round(loadavg()[0]! * 100) / 100,
+                };
                 process.stdout.write(`${JSON.stringify({ suite: name, ...report.json, machine })}\n`);
                 rows.push(...report.rows);
                 result.cases.push(report);
@@ -166,7 +214,14 @@ async function runChosen(chosen: Array<{ name: string; suite?: Suite }>, options
 }
 
 main().catch((error: unknown) => {
-    const usage = error instanceof UsageError || (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'));
-    process.stderr.write(`bench: ${usage ? (error as Error).message : error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    const usage =
+        error instanceof UsageError ||
+        (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'));
+    const message = usage
+        ? (error as Error).message
+        : error instanceof Error
+          ? (error.stack ?? error.message)
+          : String(error);
+    process.stderr.write(`bench: ${message}\n`);
     process.exitCode = usage ? 2 : 1;
 });

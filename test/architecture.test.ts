@@ -75,7 +75,9 @@ function srcPathOf(file: string, specifier: string): string {
 
 /** The relative imports of a file (static, type-only, re-exports and dynamic), resolved to paths relative to src/. */
 function importsOf(file: string): string[] {
-    const specifiers = [...codeOf(file).matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^\s*import\s+)'(\.{1,2}\/[^']+)'/gm)].map((match) => match[1]!);
+    const specifiers = [
+        ...codeOf(file).matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^\s*import\s+)'(\.{1,2}\/[^']+)'/gm),
+    ].map((match) => match[1]!);
     return specifiers.map((specifier) => srcPathOf(file, specifier));
 }
 
@@ -85,7 +87,9 @@ function importsOf(file: string): string[] {
  * and package names. Dynamic `import()` is left out: it loads only when it runs.
  */
 function loadsOf(file: string): string[] {
-    const specifiers = [...codeOf(file).matchAll(/^\s*(?:import|export)\s+(?!type\b)(?:[^;']*?\bfrom\s+)?'([^']+)'/gm)].map((match) => match[1]!);
+    const specifiers = [
+        ...codeOf(file).matchAll(/^\s*(?:import|export)\s+(?!type\b)(?:[^;']*?\bfrom\s+)?'([^']+)'/gm),
+    ].map((match) => match[1]!);
     return specifiers.map((specifier) => {
         if (specifier.startsWith('.')) return srcPathOf(file, specifier);
         return specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!;
@@ -121,23 +125,29 @@ describe('the layout of src/', () => {
         const parts = new Set([...graph.values()].flat().map(partOf));
         for (const part of Object.keys(MAY_IMPORT)) assert.ok(parts.has(part), `something imports ${part}/`);
         assert.ok(graph.get('run.ts')!.includes('wiring/build.ts'), graph.get('run.ts')!.join(', '));
-        assert.ok(graph.get('fetch/http/httpStage.ts')!.includes('fetch/failures/failures.ts'), 'the walk sees the rooms of fetch/');
+        assert.ok(
+            graph.get('fetch/http/httpStage.ts')!.includes('fetch/failures/failures.ts'),
+            'the walk sees the rooms of fetch/',
+        );
     });
 
     it('has every import resolve to a file of src/ (nothing from test/, bench/ or routes/)', () => {
         for (const [file, imports] of graph) {
-            for (const target of imports) assert.ok(graph.has(target), `${file} imports ${target}, which is not a module of src/`);
+            for (const target of imports)
+                assert.ok(graph.has(target), `${file} imports ${target}, which is not a module of src/`);
         }
     });
 
-    it('lets each part import only the parts before it in the flow: frontier, store, quality and monitor nothing from fetch, monitor nothing it observes', () => {
+    it(`lets each part import only the parts before it in the flow: frontier, \
+store, quality and monitor nothing from fetch, monitor nothing it observes`, () => {
         const against: string[] = [];
         for (const [file, imports] of graph) {
             const allowed = MAY_IMPORT[partOf(file)];
             if (!allowed) continue;
             for (const target of imports) {
                 const part = partOf(target);
-                if (part !== partOf(file) && !LEAVES.includes(target) && !allowed.includes(part)) against.push(`${file} → ${target}`);
+                if (part !== partOf(file) && !LEAVES.includes(target) && !allowed.includes(part))
+                    against.push(`${file} → ${target}`);
             }
         }
         assert.deepEqual(against, [], `imports against the flow:\n${against.join('\n')}`);
@@ -165,11 +175,20 @@ describe('the layout of src/', () => {
     it(`has no folder of more than ${MAX_FILES_PER_FOLDER} files`, () => {
         const perFolder = new Map<string, number>();
         for (const file of files) perFolder.set(dirname(file), (perFolder.get(dirname(file)) ?? 0) + 1);
-        assert.deepEqual([...perFolder].filter(([, count]) => count > MAX_FILES_PER_FOLDER), []);
+        assert.deepEqual(
+            [...perFolder].filter(([, count]) => count > MAX_FILES_PER_FOLDER),
+            [],
+        );
     });
 
-    it('keeps the route API, its selectors and ConfigError leaves (they import nothing from src/ but one another)', () => {
-        for (const leaf of LEAVES) assert.deepEqual(graph.get(leaf)!.filter((target) => !LEAVES.includes(target)), [], `${leaf} imports nothing from src/ but the leaves`);
+    it(`keeps the route API, its selectors and ConfigError \
+leaves (they import nothing from src/ but one another)`, () => {
+        for (const leaf of LEAVES)
+            assert.deepEqual(
+                graph.get(leaf)!.filter((target) => !LEAVES.includes(target)),
+                [],
+                `${leaf} imports nothing from src/ but the leaves`,
+            );
         assert.deepEqual(graph.get('site/selectors.ts'), [], 'site/selectors.ts imports nothing from src/');
     });
 
@@ -193,33 +212,59 @@ describe('the layout of src/', () => {
     // Lines of code, not of text: a comment that says why, or a call the formatter wraps, is no reason to split a file.
     it(`has no file of more than ${MAX_LINES} lines of code`, () => {
         const long = files
-            .map((file) => ({ file, lines: codeOf(file).split('\n').filter((line) => line.trim() !== '').length }))
+            .map((file) => ({
+                file,
+                lines: codeOf(file)
+                    .split('\n')
+                    .filter((line) => line.trim() !== '').length,
+            }))
             .filter(({ lines }) => lines > MAX_LINES);
         assert.deepEqual(long, []);
     });
 });
 
 describe('what a command loads', () => {
-    it('export and reparse, which may read PostgreSQL but never Redis, load neither BullMQ nor ioredis (~0.3 CPU-s of every start)', () => {
+    it(`export and reparse, which may read PostgreSQL but never Redis, \
+load neither BullMQ nor ioredis (~0.3 CPU-s of every start)`, () => {
         for (const command of ['commands/export.ts', 'commands/reparse.ts']) {
             const packages = packagesLoadedBy(command);
-            assert.ok(packages.has('pg'), `the walk reaches PostgreSQL's client from ${command}: ${[...packages.keys()].join(', ')}`);
-            for (const unneeded of ['bullmq', 'ioredis']) assert.equal(packages.get(unneeded), undefined, `${command} loads ${unneeded}`);
+            assert.ok(
+                packages.has('pg'),
+                `the walk reaches PostgreSQL's client from ${command}: ${[...packages.keys()].join(', ')}`,
+            );
+            for (const unneeded of ['bullmq', 'ioredis'])
+                assert.equal(packages.get(unneeded), undefined, `${command} loads ${unneeded}`);
         }
     });
 });
 
 describe("the public API ('dragnet', src/index.ts)", () => {
-    it('loads the route API and not the pipeline: a route file is loaded by every parse worker and by export and reparse', () => {
+    it(`loads the route API and not the pipeline: a route file \
+is loaded by every parse worker and by export and reparse`, () => {
         const packages = packagesLoadedBy('index.ts');
-        assert.ok(packages.has('domutils'), `the walk reaches the route API's packages: ${[...packages.keys()].join(', ')}`);
-        for (const heavy of ['@crawlee/core', '@crawlee/http', 'playwright', 'bullmq', 'ioredis', 'pg', 'better-sqlite3', 'pino']) {
+        assert.ok(
+            packages.has('domutils'),
+            `the walk reaches the route API's packages: ${[...packages.keys()].join(', ')}`,
+        );
+        for (const heavy of [
+            '@crawlee/core',
+            '@crawlee/http',
+            'playwright',
+            'bullmq',
+            'ioredis',
+            'pg',
+            'better-sqlite3',
+            'pino',
+        ]) {
             assert.equal(packages.get(heavy), undefined, `'dragnet' loads ${heavy}`);
         }
     });
 
     it('is what package.json exports under the package name, and what the route files import', () => {
-        const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; exports: Record<string, string> };
+        const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+            name: string;
+            exports: Record<string, string>;
+        };
         assert.equal(pkg.name, 'dragnet');
         assert.equal(pkg.exports['.'], './src/index.ts');
         for (const file of readdirSync(join(ROOT, 'routes')).filter((name) => name.endsWith('.ts'))) {

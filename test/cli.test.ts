@@ -61,7 +61,9 @@ function expectedCrawl(startPath: string) {
         const inline = /var data = (\[[\s\S]*?\n\]);/.exec(html)?.[1];
         const texts = inline
             ? (JSON.parse(inline) as { text: string }[]).map((quote) => quote.text)
-            : $('div.quote span.text').toArray().map((element) => $(element).text());
+            : $('div.quote span.text')
+                  .toArray()
+                  .map((element) => $(element).text());
         quoteTexts.push(...texts);
         $('div.quote a[href^="/author/"]').each((_, element) => void authorPaths.add($(element).attr('href') ?? ''));
         path = $('li.next > a').attr('href');
@@ -86,19 +88,35 @@ describe('dragnet CLI: usage errors', { concurrency: true }, () => {
     });
 
     it('an invalid --start-url exits 2 with one line', async (t) => {
-        const result = await runCli(['--site', 'quotes-toscrape', '--start-url', 'notaurl', '--storage-dir', await storageDir(t)]);
+        const result = await runCli([
+            '--site',
+            'quotes-toscrape',
+            '--start-url',
+            'notaurl',
+            '--storage-dir',
+            await storageDir(t),
+        ]);
         assertConfigError(result, /--start-url.*notaurl/);
     });
 
     it('a start URL no route handles exits 2 with one line', async (t) => {
-        const result = await runCli(['--site', 'quotes-toscrape', '--start-url', 'http://127.0.0.1:9/login', '--storage-dir', await storageDir(t)]);
+        const result = await runCli([
+            '--site',
+            'quotes-toscrape',
+            '--start-url',
+            'http://127.0.0.1:9/login',
+            '--storage-dir',
+            await storageDir(t),
+        ]);
         assertConfigError(result, /no route of site quotes-toscrape matches/);
     });
 
     it('an unknown --site exits 2 with one line naming the sites there are', async (t) => {
         const result = await runCli(['--site', 'nosuchsite', '--storage-dir', await storageDir(t)]);
         assertConfigError(result, /unknown site "nosuchsite"/);
-        const sites = readdirSync(join(ROOT, 'routes')).filter((file) => file.endsWith('.ts')).map((file) => file.replace(/\.ts$/, ''));
+        const sites = readdirSync(join(ROOT, 'routes'))
+            .filter((file) => file.endsWith('.ts'))
+            .map((file) => file.replace(/\.ts$/, ''));
         assert.ok(sites.length >= 3);
         for (const site of sites) assert.ok(result.stderr.includes(site), `names ${site}: ${result.stderr}`);
     });
@@ -120,8 +138,14 @@ describe('dragnet CLI: usage errors', { concurrency: true }, () => {
             runCli([...site, '--storage-dir', file]),
             runCli([...site, '--storage-dir', await storageDir(t), '--summary-json', join(file, 'summary.json')]),
         ]);
-        assertConfigError(storage, /the storage dir .*a-file cannot hold the run's database \(dragnet\.sqlite\): EEXIST \(see --storage-dir\)/);
-        assertConfigError(summary, /--summary-json .*a-file\/summary\.json: its folder cannot be made: E(EXIST|NOTDIR)/);
+        assertConfigError(
+            storage,
+            /the storage dir .*a-file cannot hold the run's database \(dragnet\.sqlite\): EEXIST \(see --storage-dir\)/,
+        );
+        assertConfigError(
+            summary,
+            /--summary-json .*a-file\/summary\.json: its folder cannot be made: E(EXIST|NOTDIR)/,
+        );
     });
 });
 
@@ -137,11 +161,16 @@ describe('dragnet CLI: crawling the saved quotes.toscrape.com', () => {
         const storage = await storageDir(t);
         const summaryFile = join(storage, 'out', 'summary.json');
         const result = await runCli([
-            '--site', 'quotes-toscrape',
-            '--start-url', `${server.url}${startPath}`,
-            '--storage-dir', storage,
-            '--summary-json', summaryFile,
-            '--max-concurrency', '4',
+            '--site',
+            'quotes-toscrape',
+            '--start-url',
+            `${server.url}${startPath}`,
+            '--storage-dir',
+            storage,
+            '--summary-json',
+            summaryFile,
+            '--max-concurrency',
+            '4',
             ...args,
         ]);
         assert.equal(result.code, 0, `exit code (signal ${result.signal}); stderr:\n${result.stderr}`);
@@ -155,42 +184,62 @@ describe('dragnet CLI: crawling the saved quotes.toscrape.com', () => {
     }
 
     // Parsed in the crawling thread, and in two parse workers: the same crawl either way.
-    for (const parseWorkers of ['0', '2']) it(`stores every quote and author page there is, and dead-letters the 404s (--parse-workers ${parseWorkers})`, async (t) => {
-        const expected = expectedCrawl('/');
-        // The fixtures as MANIFEST.md describes them; the rest of the test follows whatever they hold.
-        assert.equal(expected.listPages.length, 6);
-        assert.equal(expected.quoteTexts.length, 60);
-        assert.deepEqual(expected.authorsFound, ['/author/Albert-Einstein', '/author/J-K-Rowling', '/author/Jane-Austen']);
+    for (const parseWorkers of ['0', '2'])
+        it(`stores every quote and author page there is, and \
+dead-letters the 404s (--parse-workers ${parseWorkers})`, async (t) => {
+            const expected = expectedCrawl('/');
+            // The fixtures as MANIFEST.md describes them; the rest of the test follows whatever they hold.
+            assert.equal(expected.listPages.length, 6);
+            assert.equal(expected.quoteTexts.length, 60);
+            assert.deepEqual(expected.authorsFound, [
+                '/author/Albert-Einstein',
+                '/author/J-K-Rowling',
+                '/author/Jane-Austen',
+            ]);
 
-        const { result, summary, items, deadLetter } = await crawl(t, '/', ['--parse-workers', parseWorkers]);
-        assertSummaryShape(summary);
-        const storedQuotes = expected.quoteTexts.length;
-        const storedAuthors = expected.authorsFound.length;
-        assert.equal(summary.items.stored, storedQuotes + storedAuthors);
-        assert.equal(summary.items.invalid, 0);
-        assert.equal(summary.http.fetched, expected.listPages.length + storedAuthors);
-        assert.equal(summary.browser.rendered, 0);
-        assert.equal(summary.requests.deadLettered, expected.missingPages.length + expected.authorsMissing.length);
-        assert.equal(summary.requests.retried, 0);
-        assert.equal(summary.requests.succeeded + summary.requests.deadLettered, summary.requests.total);
+            const { result, summary, items, deadLetter } = await crawl(t, '/', ['--parse-workers', parseWorkers]);
+            assertSummaryShape(summary);
+            const storedQuotes = expected.quoteTexts.length;
+            const storedAuthors = expected.authorsFound.length;
+            assert.equal(summary.items.stored, storedQuotes + storedAuthors);
+            assert.equal(summary.items.invalid, 0);
+            assert.equal(summary.http.fetched, expected.listPages.length + storedAuthors);
+            assert.equal(summary.browser.rendered, 0);
+            assert.equal(summary.requests.deadLettered, expected.missingPages.length + expected.authorsMissing.length);
+            assert.equal(summary.requests.retried, 0);
+            assert.equal(summary.requests.succeeded + summary.requests.deadLettered, summary.requests.total);
 
-        assert.equal(items.length, summary.items.stored);
-        assert.deepEqual(items.filter((item) => item._route === 'quotes').map((item) => item.text).sort(), [...expected.quoteTexts].sort());
-        assert.deepEqual(items.filter((item) => item._route === 'author').map((item) => item.name).sort(), ['Albert Einstein', 'J.K. Rowling', 'Jane Austen']);
+            assert.equal(items.length, summary.items.stored);
+            assert.deepEqual(
+                items
+                    .filter((item) => item._route === 'quotes')
+                    .map((item) => item.text)
+                    .sort(),
+                [...expected.quoteTexts].sort(),
+            );
+            assert.deepEqual(
+                items
+                    .filter((item) => item._route === 'author')
+                    .map((item) => item.name)
+                    .sort(),
+                ['Albert Einstein', 'J.K. Rowling', 'Jane Austen'],
+            );
 
-        const expectedDead = [...expected.missingPages, ...expected.authorsMissing].map((path) => `${server.url}${path}`);
-        assert.deepEqual(deadLetter.map((entry) => entry.url).sort(), expectedDead.sort());
-        for (const entry of deadLetter) {
-            assert.equal(entry.reason, 'http-404', String(entry.url));
-            assert.equal(entry.failureClass, 'permanent');
-            assert.equal(entry.status, 404);
-            assert.equal(entry.attempts, 1, 'a 404 is not retried');
-        }
+            const expectedDead = [...expected.missingPages, ...expected.authorsMissing].map(
+                (path) => `${server.url}${path}`,
+            );
+            assert.deepEqual(deadLetter.map((entry) => entry.url).sort(), expectedDead.sort());
+            for (const entry of deadLetter) {
+                assert.equal(entry.reason, 'http-404', String(entry.url));
+                assert.equal(entry.failureClass, 'permanent');
+                assert.equal(entry.status, 404);
+                assert.equal(entry.attempts, 1, 'a 404 is not retried');
+            }
 
-        assert.match(result.stdout, /^dragnet: quotes-toscrape finished in /m);
-        assert.match(result.stdout, new RegExp(`items +${summary.items.stored} stored, 0 quarantined`));
-        assert.ok(!result.stderr.includes('    at '), `no stack traces on stderr:\n${result.stderr}`);
-    });
+            assert.match(result.stdout, /^dragnet: quotes-toscrape finished in /m);
+            assert.match(result.stdout, new RegExp(`items +${summary.items.stored} stored, 0 quarantined`));
+            assert.ok(!result.stderr.includes('    at '), `no stack traces on stderr:\n${result.stderr}`);
+        });
 
     it('renders the JavaScript pages in the browser and stores their quotes', async (t) => {
         const expected = expectedCrawl('/js/');
@@ -207,7 +256,10 @@ describe('dragnet CLI: crawling the saved quotes.toscrape.com', () => {
         assert.equal(summary.requests.deadLettered, expected.missingPages.length);
 
         assert.deepEqual(items.map((item) => item.text).sort(), [...expected.quoteTexts].sort());
-        assert.ok(items.every((item) => item._renderer === 'browser'), 'every quote came from the rendered page');
+        assert.ok(
+            items.every((item) => item._renderer === 'browser'),
+            'every quote came from the rendered page',
+        );
         assert.deepEqual(
             deadLetter.map((entry) => [entry.url, entry.reason]),
             expected.missingPages.map((path) => [`${server.url}${path}`, 'http-404']),
@@ -232,7 +284,10 @@ function assertSummaryShape(summary: Summary): void {
     assert.equal(summary.site, 'quotes-toscrape');
     const started = Date.parse(summary.startedAt);
     const finished = Date.parse(summary.finishedAt);
-    assert.ok(Number.isFinite(started) && Number.isFinite(finished) && started <= finished, `${summary.startedAt} .. ${summary.finishedAt}`);
+    assert.ok(
+        Number.isFinite(started) && Number.isFinite(finished) && started <= finished,
+        `${summary.startedAt} .. ${summary.finishedAt}`,
+    );
     assert.equal(typeof summary.durationSec, 'number');
     assert.ok(summary.durationSec > 0);
     assert.ok(Math.abs(summary.durationSec - (finished - started) / 1000) < 0.1, 'durationSec matches the timestamps');

@@ -31,8 +31,11 @@ function execForm(instruction: string): string[] {
 function healthCheck(env: NodeJS.ProcessEnv): Promise<number> {
     const [command, ...args] = execForm('HEALTHCHECK');
     return new Promise((resolve) => {
-        execFile(command === 'node' ? process.execPath : command!, args, { cwd: ROOT, env: { PATH: process.env.PATH, ...env } }, (error) =>
-            resolve(error ? Number((error as { code?: number }).code ?? 1) : 0),
+        execFile(
+            command === 'node' ? process.execPath : command!,
+            args,
+            { cwd: ROOT, env: { PATH: process.env.PATH, ...env } },
+            (error) => resolve(error ? Number((error as { code?: number }).code ?? 1) : 0),
         );
     });
 }
@@ -56,7 +59,10 @@ describe('the image', () => {
         const lines = RUNTIME.split('\n');
         const user = lines.findIndex((line) => line.startsWith('USER '));
         assert.equal(lines[user], 'USER node');
-        assert.ok(lines.slice(user + 1).every((line) => !/^(COPY|RUN|ADD) /.test(line)), 'nothing is copied or run after USER node');
+        assert.ok(
+            lines.slice(user + 1).every((line) => !/^(COPY|RUN|ADD) /.test(line)),
+            'nothing is copied or run after USER node',
+        );
         const chowns = [...RUNTIME.matchAll(/chown[^\n]*/g)].map(([line]) => line);
         assert.deepEqual(chowns, ['chown node:node storage'], 'the storage dir is the only thing the run owns');
         assert.ok(!/COPY --chown/.test(RUNTIME));
@@ -66,9 +72,12 @@ describe('the image', () => {
     });
 
     it('copies only files that exist, and what the run needs', () => {
-        const sources = [...DOCKERFILE.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap(([, list]) => list!.split(/\s+/));
+        const sources = [...DOCKERFILE.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap(([, list]) =>
+            list!.split(/\s+/),
+        );
         for (const source of sources) assert.ok(existsSync(join(ROOT, source)), `COPY ${source}`);
-        for (const needed of ['src', 'routes', 'package.json', 'tsconfig.json', 'docker/healthcheck.mjs']) assert.ok(sources.includes(needed), needed);
+        for (const needed of ['src', 'routes', 'package.json', 'tsconfig.json', 'docker/healthcheck.mjs'])
+            assert.ok(sources.includes(needed), needed);
         assert.match(RUNTIME, /COPY --from=deps \/app\/node_modules/);
         assert.match(RUNTIME, /COPY --from=deps \/app\/vendor/);
     });
@@ -94,13 +103,26 @@ describe('the image', () => {
             await rm(dir, { recursive: true, force: true });
         });
 
-        it('is healthy without metrics, healthy while the run answers /status, unhealthy when nothing does', async () => {
+        it(`is healthy without metrics, healthy while the run \
+answers /status, unhealthy when nothing does`, async () => {
             assert.equal(await healthCheck({}), 0, 'no metrics port: nothing to ask');
             const port = await freePort();
             assert.equal(await healthCheck({ DRAGNET_METRICS_PORT: String(port) }), 1, 'nothing listening');
-            const run = startScript('src/main.ts', ['--start-url', `${shop.url}/`, '--allow-private-network', '--max-concurrency', '2', '--storage-dir', dir], {
-                DRAGNET_METRICS_PORT: String(port),
-            });
+            const run = startScript(
+                'src/main.ts',
+                [
+                    '--start-url',
+                    `${shop.url}/`,
+                    '--allow-private-network',
+                    '--max-concurrency',
+                    '2',
+                    '--storage-dir',
+                    dir,
+                ],
+                {
+                    DRAGNET_METRICS_PORT: String(port),
+                },
+            );
             try {
                 let healthy = 1;
                 for (let attempt = 0; attempt < 50 && healthy !== 0; attempt += 1) {

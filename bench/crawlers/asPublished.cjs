@@ -14,7 +14,8 @@ const projectRoot = join(__dirname, '..', '..');
 const published = {
     [join(projectRoot, 'vendor', 'ow-optional-once', 'index.cjs')]: require.resolve('ow-as-published'),
     [join(projectRoot, 'vendor', 'callsites-off', 'index.cjs')]: require.resolve('callsites-as-published'),
-    [join(projectRoot, 'vendor', 'apify-timeout-hookless', 'index.cjs')]: require.resolve('@apify/timeout-as-published'),
+    [join(projectRoot, 'vendor', 'apify-timeout-hookless', 'index.cjs')]:
+        require.resolve('@apify/timeout-as-published'),
 };
 const resolveFilename = Module._resolveFilename;
 Module._resolveFilename = function (request, ...rest) {

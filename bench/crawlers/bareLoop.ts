@@ -51,7 +51,9 @@ async function crawlPage({ url, label }: { url: string; label: Label }): Promise
         enqueue($, url, 'a.next', 'CATEGORY');
     }
     if (label === 'PRODUCT') {
-        // The same cheerio at run time; its type comes from Crawlee's CommonJS build there, from the ES module build here.
+        // The same cheerio at run time; its type comes from Crawlee's
+        // CommonJS build there, from the ES module build here.
+        // biome-ignore lint/plugin/noDoubleCast: one cheerio, typed twice (CommonJS and ES module builds)
         itemsFile.write(`${JSON.stringify(productFields($ as unknown as Parameters<typeof productFields>[0], url))}\n`);
         items += 1;
         enqueue($, url, 'a.related-link', 'PRODUCT', true);

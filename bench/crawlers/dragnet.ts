@@ -17,7 +17,15 @@ import { readCase, reportAndExit } from './protocol.js';
 const crawlerCase = readCase();
 // The environment is left out on purpose: a developer's .env or DRAGNET_* must not change the bench.
 const config = parseConfig(
-    ['--max-concurrency', String(crawlerCase.maxConcurrency), '--storage-dir', crawlerCase.storageDir, '--log-level', 'silent', ...(crawlerCase.args ?? [])],
+    [
+        '--max-concurrency',
+        String(crawlerCase.maxConcurrency),
+        '--storage-dir',
+        crawlerCase.storageDir,
+        '--log-level',
+        'silent',
+        ...(crawlerCase.args ?? []),
+    ],
     {},
 );
 if (config === 'help') throw new Error('unreachable: no --help given');
@@ -50,8 +58,22 @@ reportAndExit({
         deadLettered: requests.deadLettered,
         deadLetterByReason: summary.deadLetterByReason,
         errorsByClass: summary.errorsByClass,
-        proxyTiers: proxies.tiers.map(({ name, requests, ok, blocked, limited, exitFaults }) => ({ name, requests, ok, blocked, limited, exitFaults })),
-        proxyExits: proxies.exits.map(({ tier, name, requests, ok, exitFaults, breakerOpened }) => ({ tier, name, requests, ok, exitFaults, breakerOpened })),
+        proxyTiers: proxies.tiers.map(({ name, requests, ok, blocked, limited, exitFaults }) => ({
+            name,
+            requests,
+            ok,
+            blocked,
+            limited,
+            exitFaults,
+        })),
+        proxyExits: proxies.exits.map(({ tier, name, requests, ok, exitFaults, breakerOpened }) => ({
+            tier,
+            name,
+            requests,
+            ok,
+            exitFaults,
+            breakerOpened,
+        })),
         tierMoves: proxies.tierMoves.length,
         probes: proxies.probes,
     },

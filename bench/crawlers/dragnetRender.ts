@@ -65,7 +65,8 @@ const renderCase = JSON.parse(process.argv[2] ?? '') as RenderCase;
 // The heap setting the CLI runs with (main.ts).
 limitHeapGrowth();
 const chromiumPath = findChromium();
-if (!chromiumPath) throw new Error('no Chromium found; the render bench needs one (CHROMIUM_PATH or /usr/bin/chromium)');
+if (!chromiumPath)
+    throw new Error('no Chromium found; the render bench needs one (CHROMIUM_PATH or /usr/bin/chromium)');
 const shopHost = new URL(renderCase.shopUrl).host;
 
 const browserRequests: BrowserRequest[] = [];
@@ -116,7 +117,8 @@ const endChildrenCpu = await reapedChildrenCpuSec();
 
 const rawPages: RenderResult['rawPages'] = [];
 const raw = await RawStore.open({ storageDir: renderCase.storageDir, site: demoShop.name });
-for await (const page of raw.pages()) rawPages.push([new URL(page.finalUrl).pathname, page.renderer, Date.parse(page.fetchedAt)]);
+for await (const page of raw.pages())
+    rawPages.push([new URL(page.finalUrl).pathname, page.renderer, Date.parse(page.fetchedAt)]);
 
 const result: RenderResult = {
     exitCode,

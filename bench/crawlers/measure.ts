@@ -31,7 +31,12 @@ export interface Measurement {
 
 const REQUEST_START = 'http.client.request.start';
 /** undici's request life: created, its response's headers in, then its end (trailers) or an error. */
-const UNDICI = { create: 'undici:request:create', headers: 'undici:request:headers', end: 'undici:request:trailers', error: 'undici:request:error' };
+const UNDICI = {
+    create: 'undici:request:create',
+    headers: 'undici:request:headers',
+    end: 'undici:request:trailers',
+    error: 'undici:request:error',
+};
 
 export function startMeasurement(options: MeasurementOptions): Measurement {
     const startRssMb = peakRssMb();
@@ -70,13 +75,15 @@ export function startMeasurement(options: MeasurementOptions): Measurement {
         },
         error: () => (inflight -= 1),
     };
-    for (const [event, listener] of Object.entries(undiciListeners)) subscribe(UNDICI[event as keyof typeof UNDICI], listener);
+    for (const [event, listener] of Object.entries(undiciListeners))
+        subscribe(UNDICI[event as keyof typeof UNDICI], listener);
 
     const timer = setInterval(() => {
         inflightSamples.push(inflight);
         loopSamples.push({ atMs: Date.now(), loop: performance.eventLoopUtilization() });
         for (const [name, read] of extraReaders) {
-            (extraSeries[name] ??= []).push(read() ?? 0);
+            extraSeries[name] ??= [];
+            extraSeries[name].push(read() ?? 0);
         }
     }, options.sampleIntervalMs);
 
@@ -87,7 +94,8 @@ export function startMeasurement(options: MeasurementOptions): Measurement {
             const ticks = machineTicks();
             clearInterval(timer);
             unsubscribe(REQUEST_START, onRequest);
-            for (const [event, listener] of Object.entries(undiciListeners)) unsubscribe(UNDICI[event as keyof typeof UNDICI], listener);
+            for (const [event, listener] of Object.entries(undiciListeners))
+                unsubscribe(UNDICI[event as keyof typeof UNDICI], listener);
             const durationSec = (endedAtMs - startedAtMs) / 1000;
             const windowStart = startedAtMs + STEADY_WINDOW.from * (endedAtMs - startedAtMs);
             const windowEnd = startedAtMs + STEADY_WINDOW.to * (endedAtMs - startedAtMs);
@@ -111,8 +119,15 @@ export function startMeasurement(options: MeasurementOptions): Measurement {
     };
 }
 
-/** The event loop's utilization between the first sample at or after `fromMs` and the last before `toMs` (0 with fewer than two). */
-function loopBusyBetween(samples: Array<{ atMs: number; loop: EventLoopUtilization }>, fromMs: number, toMs: number): number {
+/**
+ * The event loop's utilization between the first sample at or after
+ * `fromMs` and the last before `toMs` (0 with fewer than two).
+ */
+function loopBusyBetween(
+    samples: Array<{ atMs: number; loop: EventLoopUtilization }>,
+    fromMs: number,
+    toMs: number,
+): number {
     const inWindow = samples.filter(({ atMs }) => atMs >= fromMs && atMs < toMs);
     if (inWindow.length < 2) return 0;
     return performance.eventLoopUtilization(inWindow.at(-1)!.loop, inWindow[0]!.loop).utilization;

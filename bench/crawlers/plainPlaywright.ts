@@ -27,7 +27,8 @@ export interface PlainRenderResult {
 
 const renderCase = JSON.parse(process.argv[2] ?? '') as PlainRenderCase;
 const executablePath = findChromium();
-if (!executablePath) throw new Error('no Chromium found; the render bench needs one (CHROMIUM_PATH or /usr/bin/chromium)');
+if (!executablePath)
+    throw new Error('no Chromium found; the render bench needs one (CHROMIUM_PATH or /usr/bin/chromium)');
 log.setLevel(LogLevel.OFF);
 
 const router = createPlaywrightRouter();

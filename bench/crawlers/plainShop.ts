@@ -1,4 +1,7 @@
-/** How the plain Crawlee crawlers (plainCrawlee.ts, plainPlaywright.ts) read the fixture shop, as a Crawlee user would write it. */
+/**
+ * How the plain Crawlee crawlers (plainCrawlee.ts, plainPlaywright.ts)
+ * read the fixture shop, as a Crawlee user would write it.
+ */
 import type { CheerioAPI, RequestOptions } from 'crawlee';
 
 /**
@@ -20,7 +23,11 @@ export function productFields($: CheerioAPI, url: string) {
     return {
         url,
         title: $('h1.product-title').text().trim(),
-        price: Number($('.buy-box .price').text().replace(/[^0-9.]/g, '')),
+        price: Number(
+            $('.buy-box .price')
+                .text()
+                .replace(/[^0-9.]/g, ''),
+        ),
         currency: $('.buy-box .price').attr('data-currency'),
         sku: $('.buy-box .sku').text().trim(),
         availability: inStock ? 'in_stock' : 'out_of_stock',

@@ -69,9 +69,23 @@ export interface DragnetSummaryFigures {
     deadLetterByReason: Record<string, number>;
     errorsByClass: Record<string, number>;
     /** `proxies.tiers`: requests sent by each tier, and what came of them (ok, blocked, limited, exitFaults). */
-    proxyTiers: Array<{ name: string; requests: number; ok: number; blocked: number; limited: number; exitFaults: number }>;
+    proxyTiers: Array<{
+        name: string;
+        requests: number;
+        ok: number;
+        blocked: number;
+        limited: number;
+        exitFaults: number;
+    }>;
     /** `proxies.exits`: the same per exit (`host:port` of a proxy, or `direct`). */
-    proxyExits: Array<{ tier: string; name: string; requests: number; ok: number; exitFaults: number; breakerOpened: number }>;
+    proxyExits: Array<{
+        tier: string;
+        name: string;
+        requests: number;
+        ok: number;
+        exitFaults: number;
+        breakerOpened: number;
+    }>;
     tierMoves: number;
     probes: number;
 }

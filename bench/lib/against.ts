@@ -21,12 +21,19 @@ export interface AgainstCheckout {
 }
 
 export function checkOutAgainst(rev: string): AgainstCheckout {
-    const commit = execFileSync('git', ['rev-parse', '--short', `${rev}^{commit}`], { cwd: projectRoot, encoding: 'utf8' }).trim();
+    const commit = execFileSync('git', ['rev-parse', '--short', `${rev}^{commit}`], {
+        cwd: projectRoot,
+        encoding: 'utf8',
+    }).trim();
     const dir = join(mkdtempSync(join(tmpdir(), 'dragnet-bench-against-')), commit);
     execFileSync('git', ['worktree', 'add', '--detach', '--quiet', dir, commit], { cwd: projectRoot });
     symlinkSync(join(projectRoot, 'node_modules'), join(dir, 'node_modules'));
     return {
-        crawler: { name: `dragnet@${commit}`, label: `dragnet at ${commit}`, script: join(dir, 'bench/crawlers/dragnet.ts') },
+        crawler: {
+            name: `dragnet@${commit}`,
+            label: `dragnet at ${commit}`,
+            script: join(dir, 'bench/crawlers/dragnet.ts'),
+        },
         remove: () => {
             execFileSync('git', ['worktree', 'remove', '--force', dir], { cwd: projectRoot });
             rmSync(join(dir, '..'), { recursive: true, force: true });

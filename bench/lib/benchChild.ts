@@ -41,7 +41,9 @@ export function tsxCommand(script: string, nodeFlags: string[] = []): string[] {
 }
 
 export function startBenchChild(options: BenchChildOptions): BenchChild {
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('CRAWLEE_') && !name.startsWith('DRAGNET_')));
+    const env = Object.fromEntries(
+        Object.entries(process.env).filter(([name]) => !name.startsWith('CRAWLEE_') && !name.startsWith('DRAGNET_')),
+    );
     const [command, ...args] = options.command;
     const child = spawn(command!, [...args, JSON.stringify(options.childCase)], {
         cwd: projectRoot,
@@ -57,7 +59,12 @@ export function startBenchChild(options: BenchChildOptions): BenchChild {
         child.once('close', (code, signal) => {
             clearTimeout(killTimer);
             const lastLine = stdout.trim().split('\n').at(-1) ?? '';
-            resolve({ code, signal, resultLine: lastLine.startsWith('{') ? lastLine : undefined, stderrTail: stderr.trim().split('\n').slice(-5).join(' | ') });
+            resolve({
+                code,
+                signal,
+                resultLine: lastLine.startsWith('{') ? lastLine : undefined,
+                stderrTail: stderr.trim().split('\n').slice(-5).join(' | '),
+            });
         });
     });
     return { child, exit };

@@ -19,7 +19,10 @@ export interface ComparisonOptions {
     runs: number;
     shop: ShopOptions;
     crawl: Omit<CrawlerCase, 'shopUrl' | 'storageDir'>;
-    /** Runs after each round (every crawler run once more), so a measurement taken there drifts with the machine as the runs do. */
+    /**
+     * Runs after each round (every crawler run once more), so a
+     * measurement taken there drifts with the machine as the runs do.
+     */
     afterRound?: () => Promise<void>;
 }
 
@@ -46,7 +49,9 @@ export async function compareCrawlers(options: ComparisonOptions): Promise<Map<s
         for (const crawler of options.crawlers) {
             const record = await runOnce(crawler, run, options);
             records.get(crawler.name)!.push(record);
-            process.stderr.write(`bench ${options.title}: ${crawler.name} run ${run}/${options.runs}: ${describe(record)}\n`);
+            process.stderr.write(
+                `bench ${options.title}: ${crawler.name} run ${run}/${options.runs}: ${describe(record)}\n`,
+            );
         }
         await options.afterRound?.();
     }
@@ -61,11 +66,17 @@ async function runOnce(crawler: Crawler, run: number, options: ComparisonOptions
         sidecar = await crawler.sidecar?.();
         const args = [...(options.crawl.args ?? []), ...(sidecar?.args ?? [])];
         const shopCpuBefore = process.cpuUsage();
-        const outcome = await runCrawler(crawler, { ...options.crawl, ...(args.length > 0 ? { args } : {}), shopUrl: shop.shop.url, storageDir });
+        const outcome = await runCrawler(crawler, {
+            ...options.crawl,
+            ...(args.length > 0 ? { args } : {}),
+            shopUrl: shop.shop.url,
+            storageDir,
+        });
         const shopCpu = process.cpuUsage(shopCpuBefore);
         const shopCpuSec = round((shopCpu.user + shopCpu.system) / 1e6, 2);
         const sidecarReport = await sidecar?.report();
-        if (!outcome.ok) return { run, outcome, shopInflightSamples: [], shopCpuSec, sidecar: sidecarReport, othersCpuShare: null };
+        if (!outcome.ok)
+            return { run, outcome, shopInflightSamples: [], shopCpuSec, sidecar: sidecarReport, othersCpuShare: null };
         const { result } = outcome;
         const shopInflightSamples = shop
             .samples()
@@ -73,7 +84,14 @@ async function runOnce(crawler: Crawler, run: number, options: ComparisonOptions
             .map((s) => s.inflight);
         // The shop and the sidecar are idle outside the crawl, so all of their CPU time falls in the crawl's window.
         const ours = (result.cpuSec + shopCpuSec + (sidecarReport?.cpuSec ?? 0)) / (cpus().length * result.durationSec);
-        return { run, outcome, shopInflightSamples, shopCpuSec, sidecar: sidecarReport, othersCpuShare: round(Math.max(0, result.machineCpuBusy - ours), 3) };
+        return {
+            run,
+            outcome,
+            shopInflightSamples,
+            shopCpuSec,
+            sidecar: sidecarReport,
+            othersCpuShare: round(Math.max(0, result.machineCpuBusy - ours), 3),
+        };
     } finally {
         await sidecar?.close();
         await shop.close();
@@ -85,14 +103,22 @@ function describe({ outcome, othersCpuShare }: RunRecord): string {
     if (!outcome.ok) return `FAILED (${outcome.error})`;
     const r = outcome.result;
     const cut = r.finished ? '' : ' (cut at the time limit)';
-    return `${r.pages} pages in ${r.durationSec}s, ${r.pagesPerSec} pages/s, steady ${r.steadyPagesPerSec}/s, ${r.peakRssMb} MB, machine ${Math.round(r.machineCpuBusy * 100)}% busy (others ${Math.round((othersCpuShare ?? 0) * 100)}%), crawling thread ${Math.round(r.threadBusy * 100)}%${cut}`;
+    return (
+        `${r.pages} pages in ${r.durationSec}s, ${r.pagesPerSec} ` +
+        `pages/s, steady ${r.steadyPagesPerSec}/s, ${r.peakRssMb} MB, ` +
+        `machine ${Math.round(r.machineCpuBusy * 100)}% busy (others ${Math.round((othersCpuShare ?? 0) * 100)}%), ` +
+        `crawling thread ${Math.round(r.threadBusy * 100)}%${cut}`
+    );
 }
 
 export interface RunsSummary<K extends string> {
     /** Median of each metric over the runs that completed without error. */
     median: Record<K, number | null>;
     /** Each run's metrics, or its error. */
-    runs: Array<({ run: number } & Record<K, number | null> & Record<string, unknown>) | { run: number; error: string; peakRssMb?: number }>;
+    runs: Array<
+        | ({ run: number } & Record<K, number | null> & Record<string, unknown>)
+        | { run: number; error: string; peakRssMb?: number }
+    >;
     failedRuns: number;
 }
 
@@ -120,6 +146,9 @@ export function summarizeRuns<K extends string>(
         }
         runs.push({ run: record.run, ...picked, ...details(ok) });
     }
-    const median = Object.fromEntries([...values].map(([name, list]) => [name, medianOf(list)])) as Record<K, number | null>;
+    const median = Object.fromEntries([...values].map(([name, list]) => [name, medianOf(list)])) as Record<
+        K,
+        number | null
+    >;
     return { median, runs, failedRuns: records.filter((r) => !r.outcome.ok).length };
 }

@@ -51,4 +51,9 @@ export async function startCountingShop(options: ShopOptions, sampleIntervalMs: 
  * A shop where every page answers 200 at the first try and none needs a browser, so the CPU and
  * latency suites measure crawling itself, not retries or rendering. Same seed every run.
  */
-export const CLEAN_SHOP = { seed: 1, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0 } as const satisfies ShopOptions;
+export const CLEAN_SHOP = {
+    seed: 1,
+    scriptOnlyRate: 0,
+    transientFailureRate: 0,
+    notFoundLinks: 0,
+} as const satisfies ShopOptions;

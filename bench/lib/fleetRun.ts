@@ -44,7 +44,10 @@ export interface WorkerOutcome {
     signal: NodeJS.Signals | null;
     /** Seconds from the fleet's spawn to this worker's exit. */
     exitSec: number;
-    /** Seconds from the fleet's spawn to this worker's crawl start (its summary's startedAt): loading tsx, the modules, connecting. */
+    /**
+     * Seconds from the fleet's spawn to this worker's crawl start (its
+     * summary's startedAt): loading tsx, the modules, connecting.
+     */
     startupSec: number | null;
     /** Seconds from the fleet's spawn to this worker's crawl end (its summary's finishedAt), before it shuts down. */
     finishedSec: number | null;
@@ -69,7 +72,8 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
     const id = randomUUID().slice(0, 8);
     const prefix = `dragnet-bench-${id}`;
     const schema = `dragnet_bench_${id}`;
-    const databaseUrl = `${options.postgresUrl}${options.postgresUrl.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    const separator = options.postgresUrl.includes('?') ? '&' : '?';
+    const databaseUrl = `${options.postgresUrl}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
     const dir = await mkdtemp(join(tmpdir(), 'dragnet-bench-fleet-'));
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const [, name] of helpText().matchAll(/env: ([A-Z_]+)/g)) env[name as string] = '';
@@ -89,14 +93,19 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
         const stopTimer = setTimeout(() => {
             finished = false;
             for (const { child } of children) child.kill('SIGTERM');
-            setTimeout(() => children.forEach(({ child }) => child.kill('SIGKILL')), 10_000).unref();
+            setTimeout(() => {
+                for (const { child } of children) child.kill('SIGKILL');
+            }, 10_000).unref();
         }, options.timeLimitSec * 1000);
         const exits = await Promise.all(children.map(({ exit }) => exit));
         clearTimeout(stopTimer);
         const exitedAtMs = Math.max(...exits.map((exit) => exit.atMs));
         const workers = await Promise.all(
             exits.map(async (exit, index): Promise<WorkerOutcome> => {
-                const summary = await readFile(join(dir, `w${index}.json`), 'utf8').then((text) => JSON.parse(text) as RunSummary, () => undefined);
+                const summary = await readFile(join(dir, `w${index}.json`), 'utf8').then(
+                    (text) => JSON.parse(text) as RunSummary,
+                    () => undefined,
+                );
                 const failed = exit.code !== 0;
                 return {
                     exitCode: exit.code,
@@ -110,9 +119,21 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
                 };
             }),
         );
-        const tables = await db.query<{ n: string }>('SELECT count(*) AS n FROM pg_tables WHERE schemaname = $1 AND tablename = $2', [schema, 'items']);
-        const items = Number(tables.rows[0]!.n) > 0 ? Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".items`)).rows[0]!.n) : 0;
-        return { spawnedAtMs, exitedAtMs, finished: finished && workers.every((worker) => worker.exitCode === 0), workers, items };
+        const tables = await db.query<{ n: string }>(
+            'SELECT count(*) AS n FROM pg_tables WHERE schemaname = $1 AND tablename = $2',
+            [schema, 'items'],
+        );
+        const items =
+            Number(tables.rows[0]!.n) > 0
+                ? Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".items`)).rows[0]!.n)
+                : 0;
+        return {
+            spawnedAtMs,
+            exitedAtMs,
+            finished: finished && workers.every((worker) => worker.exitCode === 0),
+            workers,
+            items,
+        };
     } finally {
         await deleteKeysUnder(options.redis, prefix);
         await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
@@ -128,14 +149,26 @@ interface WorkerExit {
     stderr: string;
 }
 
-function startWorker(index: number, dir: string, options: FleetRunOptions, env: NodeJS.ProcessEnv): { child: ChildProcess; exit: Promise<WorkerExit> } {
+function startWorker(
+    index: number,
+    dir: string,
+    options: FleetRunOptions,
+    env: NodeJS.ProcessEnv,
+): { child: ChildProcess; exit: Promise<WorkerExit> } {
     const args = [
-        '--import', 'tsx', 'src/main.ts',
-        '--site', 'demo-shop',
-        '--start-url', `${options.shopUrl}/`,
-        '--max-concurrency', String(options.maxConcurrency),
-        '--storage-dir', join(dir, `w${index}`),
-        '--summary-json', join(dir, `w${index}.json`),
+        '--import',
+        'tsx',
+        'src/main.ts',
+        '--site',
+        'demo-shop',
+        '--start-url',
+        `${options.shopUrl}/`,
+        '--max-concurrency',
+        String(options.maxConcurrency),
+        '--storage-dir',
+        join(dir, `w${index}`),
+        '--summary-json',
+        join(dir, `w${index}.json`),
     ];
     const child = spawn(process.execPath, args, { cwd: projectRoot, env, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';

@@ -47,23 +47,45 @@ export interface ParseOnlyCost {
     listingKb: number;
 }
 
-const productSelectors = ($: CheerioAPI) => [$('h1.product-title').text(), $('.buy-box .price').first().text(), $('a.related-link').map((_, a) => $(a).attr('href')).get()];
-const listingSelectors = ($: CheerioAPI) => [$('h1.category-title').text(), $('a.product-link').map((_, a) => $(a).attr('href')).get(), $('a.next').attr('href')];
+const productSelectors = ($: CheerioAPI) => [
+    $('h1.product-title').text(),
+    $('.buy-box .price').first().text(),
+    $('a.related-link')
+        .map((_, a) => $(a).attr('href'))
+        .get(),
+];
+const listingSelectors = ($: CheerioAPI) => [
+    $('h1.category-title').text(),
+    $('a.product-link')
+        .map((_, a) => $(a).attr('href'))
+        .get(),
+    $('a.next').attr('href'),
+];
 
 export async function measureParseOnly(shopOptions: ShopOptions): Promise<ParseOnlyCost> {
     const shop = await startShop({ ...shopOptions, latencyMs: 0 });
     try {
-        const fetchAll = (paths: string[]) => Promise.all(paths.map(async (path) => (await fetch(shop.url + path)).text()));
+        const fetchAll = (paths: string[]) =>
+            Promise.all(paths.map(async (path) => (await fetch(shop.url + path)).text()));
         const products = await fetchAll(shop.products.slice(0, SAMPLE_PRODUCTS).map((product) => product.path));
         const listings = await fetchAll(shop.listingPaths.slice(0, SAMPLE_LISTINGS));
         const weighted = (productRoundMs: number, listingRoundMs: number) =>
-            round((productRoundMs * shop.products.length + listingRoundMs * shop.listingPaths.length) / (shop.products.length + shop.listingPaths.length), 3);
+            round(
+                (productRoundMs * shop.products.length + listingRoundMs * shop.listingPaths.length) /
+                    (shop.products.length + shop.listingPaths.length),
+                3,
+            );
         const measure = (emptied: boolean) => {
             const productRounds = roundsCpuMsPerPage(products, productSelectors, emptied);
             const listingRounds = roundsCpuMsPerPage(listings, listingSelectors, emptied);
             const productMs = Math.min(...productRounds);
             const listingMs = Math.min(...listingRounds);
-            return { productMs, listingMs, best: weighted(productMs, listingMs), medianRound: weighted(median(productRounds)!, median(listingRounds)!) };
+            return {
+                productMs,
+                listingMs,
+                best: weighted(productMs, listingMs),
+                medianRound: weighted(median(productRounds)!, median(listingRounds)!),
+            };
         };
         const emptied = measure(true);
         const domKept = measure(false);

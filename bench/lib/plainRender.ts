@@ -28,7 +28,10 @@ export interface VersusFigures {
 
 const childScript = fileURLToPath(new URL('../crawlers/plainPlaywright.ts', import.meta.url));
 
-export async function runPlainRender(shopOptions: ShopOptions, sampleIntervalMs: number): Promise<VersusFigures | { error: string }> {
+export async function runPlainRender(
+    shopOptions: ShopOptions,
+    sampleIntervalMs: number,
+): Promise<VersusFigures | { error: string }> {
     const shop = await startShop(shopOptions);
     const storageDir = await mkdtemp(join(tmpdir(), 'dragnet-bench-plain-render-'));
     try {
@@ -41,7 +44,11 @@ export async function runPlainRender(shopOptions: ShopOptions, sampleIntervalMs:
             sampleIntervalMs,
         });
         if ('error' in outcome) return outcome;
-        return versusFigures({ items: outcome.result.items, durationSec: outcome.result.durationSec, samples: outcome.samples });
+        return versusFigures({
+            items: outcome.result.items,
+            durationSec: outcome.result.durationSec,
+            samples: outcome.samples,
+        });
     } finally {
         await shop.close();
         await rm(storageDir, { recursive: true, force: true });
@@ -49,7 +56,15 @@ export async function runPlainRender(shopOptions: ShopOptions, sampleIntervalMs:
 }
 
 /** The compared figures from a run's items, duration and tree samples. */
-export function versusFigures({ items, durationSec, samples }: { items: number; durationSec: number; samples: TreeSample[] }): VersusFigures {
+export function versusFigures({
+    items,
+    durationSec,
+    samples,
+}: {
+    items: number;
+    durationSec: number;
+    samples: TreeSample[];
+}): VersusFigures {
     const last = samples.at(-1)?.cpuSecByGroup ?? {};
     const cpuSec = (last.node ?? 0) + (last.browser ?? 0);
     const pss = samples.map((sample) => sample.pssMb).filter((mb): mb is number => mb !== undefined);
@@ -59,6 +74,11 @@ export function versusFigures({ items, durationSec, samples }: { items: number; 
         durationSec: round(durationSec, 2),
         cpuSecPerProduct: round(cpuSec / Math.max(1, items), 3),
         peakPssMb: pss.length === 0 ? null : Math.round(Math.max(...pss)),
-        peakRssMb: Math.round(Math.max(0, ...samples.map((sample) => (sample.rssMbByGroup.node ?? 0) + (sample.rssMbByGroup.browser ?? 0)))),
+        peakRssMb: Math.round(
+            Math.max(
+                0,
+                ...samples.map((sample) => (sample.rssMbByGroup.node ?? 0) + (sample.rssMbByGroup.browser ?? 0)),
+            ),
+        ),
     };
 }

@@ -85,7 +85,10 @@ async function readStat(pid: number): Promise<ProcessInfo | undefined> {
     }
 }
 
-/** A `kB` field of /proc/<pid>/status (VmRSS, VmHWM) or smaps_rollup (Pss) in MB; undefined once the process is gone. */
+/**
+ * A `kB` field of /proc/<pid>/status (VmRSS, VmHWM) or
+ * smaps_rollup (Pss) in MB; undefined once the process is gone.
+ */
 async function kbField(path: string, field: string): Promise<number | undefined> {
     try {
         const text = await readFile(path, 'utf8');
@@ -122,7 +125,10 @@ export interface TreeSamplerOptions {
 
 export interface TreeSampler {
     samples: TreeSample[];
-    /** Highest VmHWM seen per pid, by comm and pid, for the processes' own peaks (`VmHWM` is kept by the kernel between samples). */
+    /**
+     * Highest VmHWM seen per pid, by comm and pid, for the processes'
+     * own peaks (`VmHWM` is kept by the kernel between samples).
+     */
     peakHwmMb(): Array<{ pid: number; comm: string; hwmMb: number }>;
     /** Takes one more sample and stops. */
     stop(): Promise<TreeSample[]>;
@@ -157,13 +163,22 @@ export function sampleTree(options: TreeSamplerOptions): TreeSampler {
                     rssMb += rss;
                     rssMbByGroup[name] = (rssMbByGroup[name] ?? 0) + rss;
                 }
-                if (peak !== undefined && peak > (hwm.get(process.pid)?.hwmMb ?? 0)) hwm.set(process.pid, { comm: process.comm, hwmMb: peak });
+                if (peak !== undefined && peak > (hwm.get(process.pid)?.hwmMb ?? 0))
+                    hwm.set(process.pid, { comm: process.comm, hwmMb: peak });
                 pssMb += pss ?? 0;
             }),
         );
         const cpuSecByGroup: Record<string, number> = {};
-        for (const { group: name, cpuSec } of lastCpu.values()) cpuSecByGroup[name] = (cpuSecByGroup[name] ?? 0) + cpuSec;
-        samples.push({ atMs, processes: tree.length, rssMb, rssMbByGroup, ...(options.pss ? { pssMb } : {}), cpuSecByGroup });
+        for (const { group: name, cpuSec } of lastCpu.values())
+            cpuSecByGroup[name] = (cpuSecByGroup[name] ?? 0) + cpuSec;
+        samples.push({
+            atMs,
+            processes: tree.length,
+            rssMb,
+            rssMbByGroup,
+            ...(options.pss ? { pssMb } : {}),
+            cpuSecByGroup,
+        });
     }
 
     let timer: NodeJS.Timeout | undefined;

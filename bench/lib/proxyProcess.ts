@@ -36,6 +36,14 @@ export interface ProxyProcess {
 }
 
 export async function startProxyProcess(count: number): Promise<ProxyProcess> {
-    const { ready, report, close } = await startReportingChild<ProxyChildMessage>(childScript, { count, ...CREDENTIALS }, 'proxy');
-    return { urls: ready.ports.map((port) => `http://${CREDENTIALS.username}:${CREDENTIALS.password}@127.0.0.1:${port}`), report, close };
+    const { ready, report, close } = await startReportingChild<ProxyChildMessage>(
+        childScript,
+        { count, ...CREDENTIALS },
+        'proxy',
+    );
+    return {
+        urls: ready.ports.map((port) => `http://${CREDENTIALS.username}:${CREDENTIALS.password}@127.0.0.1:${port}`),
+        report,
+        close,
+    };
 }

@@ -8,7 +8,11 @@
 import { Server } from 'proxy-chain';
 import type { ProxyChildMessage, ProxyReport } from './proxyProcess.js';
 
-const { count, username, password } = JSON.parse(process.argv[2] ?? '{}') as { count: number; username: string; password: string };
+const { count, username, password } = JSON.parse(process.argv[2] ?? '{}') as {
+    count: number;
+    username: string;
+    password: string;
+};
 const seen = { forwarded: 0, tunnels: 0, refusedAuth: 0, failed: 0 };
 
 const servers = Array.from({ length: count }, () => {
@@ -37,7 +41,11 @@ send({ type: 'ready', ports: servers.map((server) => server.port) });
 process.on('message', (message: { type: 'report' | 'close' }) => {
     if (message.type === 'report') {
         const cpu = process.cpuUsage(cpuAtReady);
-        const report: ProxyReport = { ...seen, cpuSec: (cpu.user + cpu.system) / 1e6, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024) };
+        const report: ProxyReport = {
+            ...seen,
+            cpuSec: (cpu.user + cpu.system) / 1e6,
+            peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+        };
         send({ type: 'report', report });
     } else if (message.type === 'close') {
         void Promise.all(servers.map((server) => server.close(true))).finally(() => process.exit(0));

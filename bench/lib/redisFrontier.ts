@@ -47,7 +47,10 @@ async function phase<T>(work: () => Promise<T>): Promise<{ value: T; seconds: nu
     return {
         value,
         seconds,
-        cpu: { redisCoreShare: round((after.redisSec - before.redisSec) / seconds, 2), benchCoreShare: round((own.user + own.system) / 1e6 / seconds, 2) },
+        cpu: {
+            redisCoreShare: round((after.redisSec - before.redisSec) / seconds, 2),
+            benchCoreShare: round((own.user + own.system) / 1e6 / seconds, 2),
+        },
     };
 }
 
@@ -63,12 +66,16 @@ export interface FrontierOps {
     seenAddsPerSec: { exact: number; bloom: number };
 }
 
-export async function measureFrontierOps(redis: Redis, { requests, batch, prefetch }: { requests: number; batch: number; prefetch: number }): Promise<FrontierOps> {
+export async function measureFrontierOps(
+    redis: Redis,
+    { requests, batch, prefetch }: { requests: number; batch: number; prefetch: number },
+): Promise<FrontierOps> {
     const prefix = `dragnet-bench-${randomUUID().slice(0, 8)}`;
     const queue = new JobQueue({ redis, prefix, name: QUEUE_NAME, prefetch });
     try {
         const adds = await phase(async () => {
-            for (let from = 0; from < requests; from += batch) await queue.addRequests(productRequests(from, Math.min(batch, requests - from)));
+            for (let from = 0; from < requests; from += batch)
+                await queue.addRequests(productRequests(from, Math.min(batch, requests - from)));
         });
         const counted = await queue.counts();
         if (counted.waiting !== requests) throw new Error(`${counted.waiting} jobs waiting after adding ${requests}`);
@@ -95,9 +102,15 @@ export async function measureFrontierOps(redis: Redis, { requests, batch, prefet
 
         const seenAdds = async (kind: 'exact' | 'bloom') => {
             const key = `${prefix}:seen-${kind}`;
-            const set = kind === 'exact' ? await RedisSeenSet.open(redis, { key, expectedUrls: requests }) : await RedisBloomSeenSet.open(redis, { key, expectedUrls: requests });
+            const set =
+                kind === 'exact'
+                    ? await RedisSeenSet.open(redis, { key, expectedUrls: requests })
+                    : await RedisBloomSeenSet.open(redis, { key, expectedUrls: requests });
             const { seconds } = await phase(async () => {
-                for (let from = 0; from < requests; from += batch) await set.add(productRequests(from, Math.min(batch, requests - from)).map((request) => request.url));
+                for (let from = 0; from < requests; from += batch)
+                    await set.add(
+                        productRequests(from, Math.min(batch, requests - from)).map((request) => request.url),
+                    );
             });
             return Math.round(requests / seconds);
         };
@@ -136,13 +149,27 @@ export interface QueueMemory {
 }
 
 /** The queue's keys beside the job hashes that may exist (BullMQ 5/6 key names). */
-const QUEUE_KEYS = ['prioritized', 'wait', 'meta', 'events', 'id', 'pc', 'marker', 'stalled-check', 'active', 'delayed'];
+const QUEUE_KEYS = [
+    'prioritized',
+    'wait',
+    'meta',
+    'events',
+    'id',
+    'pc',
+    'marker',
+    'stalled-check',
+    'active',
+    'delayed',
+];
 
 /**
  * Fills a fresh queue with `jobs` waiting requests (batches of 1,000, 4 in flight: what is
  * stored per job does not depend on the batch), measures, and deletes it.
  */
-export async function measureQueueMemory(redis: Redis, { jobs, sampled }: { jobs: number; sampled: number }): Promise<QueueMemory> {
+export async function measureQueueMemory(
+    redis: Redis,
+    { jobs, sampled }: { jobs: number; sampled: number },
+): Promise<QueueMemory> {
     const prefix = `dragnet-bench-${randomUUID().slice(0, 8)}`;
     const queue = new JobQueue({ redis, prefix, name: QUEUE_NAME });
     const FILL_BATCH = 1_000;
@@ -188,7 +215,9 @@ export async function measureQueueMemory(redis: Redis, { jobs, sampled }: { jobs
             sampled: usages.length,
             jobHashBytes,
             jobHashEncoding: String(await redis.object('ENCODING', jobKey(0))),
-            jobHashFields: Object.fromEntries(Object.entries(fields).map(([name, value]) => [name, Buffer.byteLength(value)])),
+            jobHashFields: Object.fromEntries(
+                Object.entries(fields).map(([name, value]) => [name, Buffer.byteLength(value)]),
+            ),
             queueKeysBytes,
             bytesPerJobByKeys: Math.round(jobHashBytes + otherBytes / jobs),
             hashMaxListpackValue: Number(listpackValue),

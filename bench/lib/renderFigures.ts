@@ -90,7 +90,9 @@ export function renderFigures(input: {
     const needed = new Set(truth.filter((p) => p.scriptOnly).map((p) => p.path));
     const shopCount = (path: string) => Object.values(shopStats.byPath[path] ?? {}).reduce((sum, n) => sum + n, 0);
 
-    const browserByPath = countBy(result.browserRequests.filter(([host]) => host === input.shopHost).map(([, path]) => path));
+    const browserByPath = countBy(
+        result.browserRequests.filter(([host]) => host === input.shopHost).map(([, path]) => path),
+    );
     const cheap = result.cheapFetches.filter(([path]) => productPaths.has(path));
     const cheapByPath = countBy(result.cheapFetches.map(([path]) => path));
     const renderedPaths = [...browserByPath.keys()].filter((path) => productPaths.has(path));
@@ -103,19 +105,35 @@ export function renderFigures(input: {
     const learnedMs = cheapDone[input.learningMinSamples - 1];
     const cheapStarted = new Set(cheap.map(([path]) => path));
     const directPaths = new Set(
-        result.browserRequests.filter(([host, path]) => host === input.shopHost && productPaths.has(path) && !cheapStarted.has(path)).map(([, path]) => path),
+        result.browserRequests
+            .filter(([host, path]) => host === input.shopHost && productPaths.has(path) && !cheapStarted.has(path))
+            .map(([, path]) => path),
     );
-    const beganBefore = learnedMs === undefined ? 0 : new Set(cheap.filter(([, startMs]) => startMs <= learnedMs).map(([path]) => path)).size;
-    const afterLearning = learnedMs === undefined || directPaths.size === 0 ? undefined : cheap.filter(([, startMs]) => startMs > learnedMs).length;
+    const beganBefore =
+        learnedMs === undefined
+            ? 0
+            : new Set(cheap.filter(([, startMs]) => startMs <= learnedMs).map(([path]) => path)).size;
+    const afterLearning =
+        learnedMs === undefined || directPaths.size === 0
+            ? undefined
+            : cheap.filter(([, startMs]) => startMs > learnedMs).length;
 
     // Time: the stages' windows from the run's own raw pages (each stamped when it was handled).
     const httpTimes = result.rawPages.filter(([, renderer]) => renderer === 'http').map(([, , atMs]) => atMs);
-    const renderTimes = result.rawPages.filter(([, renderer]) => renderer === 'browser').map(([, , atMs]) => atMs).sort((a, b) => a - b);
+    const renderTimes = result.rawPages
+        .filter(([, renderer]) => renderer === 'browser')
+        .map(([, , atMs]) => atMs)
+        .sort((a, b) => a - b);
     const lastCheapMs = httpTimes.length > 0 ? Math.max(...httpTimes) : startedAtMs;
-    // The browser has work from the first escalation (a cheap fetch of a page it then rendered ends) or the first direct page.
+    // The browser has work from the first escalation (a cheap fetch
+    // of a page it then rendered ends) or the first direct page.
     const firstNeedMs = Math.min(
-        ...cheap.filter(([path, , doneMs]) => doneMs !== null && browserByPath.has(path)).map(([, , doneMs]) => doneMs!),
-        ...result.browserRequests.filter(([host, path]) => host === input.shopHost && directPaths.has(path)).map(([, , atMs]) => atMs),
+        ...cheap
+            .filter(([path, , doneMs]) => doneMs !== null && browserByPath.has(path))
+            .map(([, , doneMs]) => doneMs!),
+        ...result.browserRequests
+            .filter(([host, path]) => host === input.shopHost && directPaths.has(path))
+            .map(([, , atMs]) => atMs),
     );
     const lastRenderMs = renderTimes.at(-1);
 
@@ -130,8 +148,12 @@ export function renderFigures(input: {
     }
     const rendered = summary.browser.rendered;
     const cheapPages = summary.http.fetched;
-    const cpuSecPerCheapPage = nodeCpuPerRender === null || cheapPages === 0 ? null : (result.nodeCpuSec - nodeCpuPerRender * rendered) / cheapPages;
-    const cpuSecPerRenderedPage = nodeCpuPerRender === null || rendered === 0 ? null : nodeCpuPerRender + browserCpuSec / rendered;
+    const cpuSecPerCheapPage =
+        nodeCpuPerRender === null || cheapPages === 0
+            ? null
+            : (result.nodeCpuSec - nodeCpuPerRender * rendered) / cheapPages;
+    const cpuSecPerRenderedPage =
+        nodeCpuPerRender === null || rendered === 0 ? null : nodeCpuPerRender + browserCpuSec / rendered;
 
     const treeRss = samples.map((s) => (s.rssMbByGroup.node ?? 0) + (s.rssMbByGroup.browser ?? 0));
     const pss = samples.map((s) => s.pssMb).filter((mb): mb is number => mb !== undefined);
@@ -144,7 +166,9 @@ export function renderFigures(input: {
         renderedProductPaths: renderedPaths.length,
         precision: renderedPaths.length === 0 ? null : round(hits / renderedPaths.length, 4),
         recall: needed.size === 0 ? null : round(hits / needed.size, 4),
-        countsAgree: truth.every((p) => shopCount(p.path) === (cheapByPath.get(p.path) ?? 0) + (browserByPath.get(p.path) ?? 0)),
+        countsAgree: truth.every(
+            (p) => shopCount(p.path) === (cheapByPath.get(p.path) ?? 0) + (browserByPath.get(p.path) ?? 0),
+        ),
         itemsStored: summary.items.stored,
         itemsInvalid: summary.items.invalid,
         exitCode: result.exitCode,
@@ -154,13 +178,19 @@ export function renderFigures(input: {
         learnedAtSec: learnedMs === undefined ? null : seconds(learnedMs),
         cheapProductFetchesBeforeLearning: beganBefore,
         cheapProductFetchesAfterLearning: afterLearning ?? null,
-        cheapShareAfterLearning: afterLearning === undefined || truth.length === beganBefore ? null : round(afterLearning / (truth.length - beganBefore), 4),
+        cheapShareAfterLearning:
+            afterLearning === undefined || truth.length === beganBefore
+                ? null
+                : round(afterLearning / (truth.length - beganBefore), 4),
         learning: summary.render.product,
 
         durationSec: seconds(result.endedAtMs),
         cheapPages,
         cheapPagesPerSec: httpTimes.length === 0 ? null : round(cheapPages / ((lastCheapMs - startedAtMs) / 1000), 1),
-        renderedPagesPerSec: lastRenderMs === undefined || !Number.isFinite(firstNeedMs) ? null : round(rendered / ((lastRenderMs - firstNeedMs) / 1000), 2),
+        renderedPagesPerSec:
+            lastRenderMs === undefined || !Number.isFinite(firstNeedMs)
+                ? null
+                : round(rendered / ((lastRenderMs - firstNeedMs) / 1000), 2),
         browserOnlySec: lastRenderMs === undefined ? 0 : round(Math.max(0, lastRenderMs - lastCheapMs) / 1000, 2),
         browserOnlyRenders: browserOnly.length,
 
@@ -170,7 +200,8 @@ export function renderFigures(input: {
         nodeCpuPerRender: nodeCpuPerRender === null ? null : round(nodeCpuPerRender, 4),
         cpuSecPerCheapPage: cpuSecPerCheapPage === null ? null : round(cpuSecPerCheapPage, 4),
         cpuSecPerRenderedPage: cpuSecPerRenderedPage === null ? null : round(cpuSecPerRenderedPage, 4),
-        costRatio: cpuSecPerCheapPage && cpuSecPerRenderedPage ? round(cpuSecPerRenderedPage / cpuSecPerCheapPage, 1) : null,
+        costRatio:
+            cpuSecPerCheapPage && cpuSecPerRenderedPage ? round(cpuSecPerRenderedPage / cpuSecPerCheapPage, 1) : null,
 
         peakRssMb: Math.round(Math.max(0, ...treeRss)),
         peakNodeRssMb: Math.round(Math.max(0, ...samples.map((s) => s.rssMbByGroup.node ?? 0))),

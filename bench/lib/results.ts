@@ -1,7 +1,8 @@
 /**
  * A suite's latest result as data: `bench/results/<suite>.json`, written by `npm run bench` when the
- * suite is done, read back by the generator of docs/benchmarks.md (src/authoring/benchmarkResults.ts, benchmarkPage.ts). One file
- * per suite, replaced by each run; the past is in git.
+ * suite is done, read back by the generator of docs/benchmarks.md
+ * (src/authoring/benchmarkResults.ts, benchmarkPage.ts). One file per suite, replaced by each run;
+ * the past is in git.
  *
  * A run that is an A/B of dragnet against itself (`--against REV`, `--dragnet-only`) is not the suite's
  * result: it goes to `bench/results/ab/<suite>.json`, which git ignores, so it never replaces the file
@@ -20,17 +21,32 @@ export function isAbRun(options: Pick<BenchOptions, 'against' | 'dragnetOnly'>):
 }
 
 /** Where a suite's result goes: its own file, or the ignored ab/ folder for an A/B run. */
-export function resultPath(root: string, suite: string, options?: Pick<BenchOptions, 'against' | 'dragnetOnly'>): string {
+export function resultPath(
+    root: string,
+    suite: string,
+    options?: Pick<BenchOptions, 'against' | 'dragnetOnly'>,
+): string {
     return join(root, RESULTS_DIR, ...(options && isAbRun(options) ? ['ab'] : []), `${suite}.json`);
 }
 
-export function machineNow(): { cores: number; cpuModel: string; totalMemoryMb: number; loadAverage: [number, number, number] } {
+export function machineNow(): {
+    cores: number;
+    cpuModel: string;
+    totalMemoryMb: number;
+    loadAverage: [number, number, number];
+} {
     const [one, five, fifteen] = loadavg().map((load) => Math.round(load * 100) / 100) as [number, number, number];
-    return { cores: cpus().length, cpuModel: cpus()[0]?.model.trim() ?? 'unknown', totalMemoryMb: Math.round(totalmem() / 2 ** 20), loadAverage: [one, five, fifteen] };
+    return {
+        cores: cpus().length,
+        cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+        totalMemoryMb: Math.round(totalmem() / 2 ** 20),
+        loadAverage: [one, five, fifteen],
+    };
 }
 
 export function commitOf(root: string): Commit {
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const git = (...args: string[]) =>
+        execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     try {
         const hash = git('rev-parse', 'HEAD').trim();
         const dirty = git('status', '--porcelain', '--', '.', `:(exclude)${RESULTS_DIR}`).trim() !== '';
@@ -44,7 +60,11 @@ export function commitOf(root: string): Commit {
  * A suite's result in the making: the machine, commit and command are taken when it starts, the
  * cases added as the suite reports them, the rest when it ends.
  */
-export function startResult(root: string, suite: string, options?: BenchOptions): { cases: CaseReport[]; finish(leftOut: SuiteResult['leftOut']): SuiteResult } {
+export function startResult(
+    root: string,
+    suite: string,
+    options?: BenchOptions,
+): { cases: CaseReport[]; finish(leftOut: SuiteResult['leftOut']): SuiteResult } {
     const startedAt = new Date().toISOString();
     const { loadAverage: loadAverageAtStart, ...machine } = machineNow();
     const commit = commitOf(root);
@@ -54,7 +74,14 @@ export function startResult(root: string, suite: string, options?: BenchOptions)
         finish: (leftOut) => ({
             suite,
             command: commandFor(suite, options),
-            options: options ? { runs: options.runs, products: options.products ?? null, large: options.large, pageWeight: options.pageWeight } : null,
+            options: options
+                ? {
+                      runs: options.runs,
+                      products: options.products ?? null,
+                      large: options.large,
+                      pageWeight: options.pageWeight,
+                  }
+                : null,
             startedAt,
             finishedAt: new Date().toISOString(),
             machine: { ...machine, loadAverageAtStart, loadAverageAtEnd: machineNow().loadAverage },
@@ -77,14 +104,18 @@ export function scriptCases(output: string): CaseReport[] {
         });
 }
 
-/** A line's scalar figures, nested objects' as `outer.inner`; arrays and a top-level `bench` (the script's name) left out. */
+/**
+ * A line's scalar figures, nested objects' as `outer.inner`;
+ * arrays and a top-level `bench` (the script's name) left out.
+ */
 function flatRow(json: Record<string, unknown>, prefix = ''): TableRow {
     const row: TableRow = {};
     for (const [key, value] of Object.entries(json)) {
         if (prefix === '' && key === 'bench') continue;
         if (typeof value === 'number' || typeof value === 'string' || value === null) row[prefix + key] = value;
         else if (typeof value === 'boolean') row[prefix + key] = String(value);
-        else if (typeof value === 'object' && !Array.isArray(value)) Object.assign(row, flatRow(value as Record<string, unknown>, `${prefix}${key}.`));
+        else if (typeof value === 'object' && !Array.isArray(value))
+            Object.assign(row, flatRow(value as Record<string, unknown>, `${prefix}${key}.`));
     }
     return row;
 }
@@ -97,7 +128,10 @@ const PLAIN_ARRAY = /\[\n(?:\s*(?:-?[\d.e+-]+|null|true|false|"(?:[^"\\\n]|\\.)*
  * one line: the per-run series (in-flight samples) would otherwise take a line a number.
  */
 export function stringifyResult(result: SuiteResult): string {
-    const text = JSON.stringify(result, null, 4).replace(PLAIN_ARRAY, (array) => `[${(JSON.parse(array) as unknown[]).map((value) => JSON.stringify(value)).join(', ')}]`);
+    const text = JSON.stringify(result, null, 4).replace(
+        PLAIN_ARRAY,
+        (array) => `[${(JSON.parse(array) as unknown[]).map((value) => JSON.stringify(value)).join(', ')}]`,
+    );
     return `${text}\n`;
 }
 
@@ -108,4 +142,3 @@ export async function writeResult(path: string, result: SuiteResult): Promise<vo
     await writeFile(temporary, stringifyResult(result));
     await rename(temporary, path);
 }
-

@@ -31,7 +31,10 @@ interface CrawlerDescription {
     caseOverrides?: Partial<CrawlerCase>;
     /** Overrides for the shop it crawls (the failures suite's failing shop). */
     shopOverrides?: ShopOptions;
-    /** A process its runs go through (the proxies suite's proxies), started fresh before each run and closed after it. */
+    /**
+     * A process its runs go through (the proxies suite's proxies),
+     * started fresh before each run and closed after it.
+     */
     sidecar?: () => Promise<Sidecar>;
 }
 
@@ -39,7 +42,10 @@ interface CrawlerDescription {
 export interface Sidecar {
     /** Command-line flags added to the case's (dragnet's `--proxy-tier …`). */
     args: string[];
-    /** What it saw over the run, read once the crawler has exited; `cpuSec` is its CPU time, kept out of `others' CPU`. */
+    /**
+     * What it saw over the run, read once the crawler has exited;
+     * `cpuSec` is its CPU time, kept out of `others' CPU`.
+     */
     report(): Promise<{ cpuSec: number } & Record<string, number>>;
     close(): Promise<void>;
 }
@@ -49,7 +55,12 @@ const scrapy = findScrapy();
 
 export const crawlers = {
     dragnet: { name: 'dragnet', label: 'dragnet', script: `${crawlersDir}dragnet.ts` },
-    plainCrawlee: { name: 'plain-crawlee', label: 'plain Crawlee (default storage)', script: `${crawlersDir}plainCrawlee.ts`, nodeFlags: AS_PUBLISHED },
+    plainCrawlee: {
+        name: 'plain-crawlee',
+        label: 'plain Crawlee (default storage)',
+        script: `${crawlersDir}plainCrawlee.ts`,
+        nodeFlags: AS_PUBLISHED,
+    },
     plainCrawleeMemory: {
         name: 'plain-crawlee-memory',
         label: 'plain Crawlee (persistStorage: false)',
@@ -115,7 +126,11 @@ export async function runCrawler(crawler: Crawler, crawlerCase: CrawlerCase): Pr
 
     if (code === 0 && resultLine) return { ok: true, result: JSON.parse(resultLine) as CrawlerResult };
     const how = signal ? `killed by ${signal}` : `exit code ${code}`;
-    return { ok: false, error: `${crawler.name} ${how}${stderrTail ? `: ${stderrTail}` : ''}`, peakRssMb: lastPeakRssMb };
+    return {
+        ok: false,
+        error: `${crawler.name} ${how}${stderrTail ? `: ${stderrTail}` : ''}`,
+        peakRssMb: lastPeakRssMb,
+    };
 }
 
 /** VmHWM (the kernel's peak resident set) of a live process, in MB; undefined where /proc is not there. */

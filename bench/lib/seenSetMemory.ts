@@ -38,12 +38,18 @@ export interface SeenSetMemory {
     admitted: number;
 }
 
-export async function measureSeenSetMemory(redis: Redis, { urls, kind }: { urls: number; kind: 'exact' | 'bloom' }): Promise<SeenSetMemory> {
+export async function measureSeenSetMemory(
+    redis: Redis,
+    { urls, kind }: { urls: number; kind: 'exact' | 'bloom' },
+): Promise<SeenSetMemory> {
     const key = `dragnet-bench:${randomUUID()}`;
     await lazyFreeDone(redis);
     const before = await usedMemory(redis);
     try {
-        const seenSet = kind === 'exact' ? await RedisSeenSet.open(redis, { key, expectedUrls: urls }) : await RedisBloomSeenSet.open(redis, { key, expectedUrls: urls });
+        const seenSet =
+            kind === 'exact'
+                ? await RedisSeenSet.open(redis, { key, expectedUrls: urls })
+                : await RedisBloomSeenSet.open(redis, { key, expectedUrls: urls });
         const started = performance.now();
         let next = 0;
         const fill = async () => {

@@ -41,7 +41,10 @@ export async function serviceCpu(): Promise<ServiceCpu> {
 }
 
 /** What each service used between two readings, in CPU seconds, and the machine's busy share (0..1). */
-export function cpuBetween(before: ServiceCpu, after: ServiceCpu): { redisSec: number; postgresSec: number; reapedChildrenSec: number; machineBusy: number } {
+export function cpuBetween(
+    before: ServiceCpu,
+    after: ServiceCpu,
+): { redisSec: number; postgresSec: number; reapedChildrenSec: number; machineBusy: number } {
     const total = after.machine.total - before.machine.total;
     const idle = after.machine.idle - before.machine.idle;
     return {

@@ -25,7 +25,9 @@ export interface ShopReport {
     cpuSec: number;
 }
 
-export type ShopChildMessage = { type: 'ready'; url: string; products: number } | { type: 'report'; report: ShopReport };
+export type ShopChildMessage =
+    | { type: 'ready'; url: string; products: number }
+    | { type: 'report'; report: ShopReport };
 
 export interface ShopProcess {
     /** `http://127.0.0.1:PORT`, no trailing slash. */
@@ -82,7 +84,11 @@ export async function startReportingChild<M extends { type: 'ready' } | { type: 
 }
 
 /** The child's next IPC message of `type`; rejects when it exits first or sends none in time. */
-export function nextMessage<M extends { type: string }>(child: ChildProcess, type: M['type'], timeoutMs: number): Promise<M> {
+export function nextMessage<M extends { type: string }>(
+    child: ChildProcess,
+    type: M['type'],
+    timeoutMs: number,
+): Promise<M> {
     return new Promise((resolve, reject) => {
         const timer = setTimeout(() => done(new Error(`no ${type} message in ${timeoutMs} ms`)), timeoutMs);
         const onMessage = (message: M) => message.type === type && done(undefined, message);

@@ -41,7 +41,15 @@ process.on('message', (message: { type: 'report' | 'close' }) => {
             requests: shop.stats().total,
             firstRequestAtMs,
             lastAnswerAtMs,
-            inflightSamples: inflightSamples.filter((s) => firstRequestAtMs !== null && s.atMs >= firstRequestAtMs && lastAnswerAtMs !== null && s.atMs <= lastAnswerAtMs).map((s) => s.inflight),
+            inflightSamples: inflightSamples
+                .filter(
+                    (s) =>
+                        firstRequestAtMs !== null &&
+                        s.atMs >= firstRequestAtMs &&
+                        lastAnswerAtMs !== null &&
+                        s.atMs <= lastAnswerAtMs,
+                )
+                .map((s) => s.inflight),
             cpuSec: (cpu.user + cpu.system) / 1e6,
         };
         send({ type: 'report', report });

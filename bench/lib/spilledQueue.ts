@@ -28,21 +28,31 @@ export interface SpilledQueue {
     feedPerSec: number;
 }
 
-export async function measureSpilledQueue(redis: Redis, postgresUrl: string, { jobs, maxWaiting }: { jobs: number; maxWaiting: number }): Promise<SpilledQueue> {
+export async function measureSpilledQueue(
+    redis: Redis,
+    postgresUrl: string,
+    { jobs, maxWaiting }: { jobs: number; maxWaiting: number },
+): Promise<SpilledQueue> {
     const id = randomUUID().slice(0, 8);
     const prefix = `dragnet-bench-${id}`;
     const schema = `dragnet_bench_${id}`;
-    const db = await openPostgres(`${postgresUrl}${postgresUrl.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`);
+    const separator = postgresUrl.includes('?') ? '&' : '?';
+    const db = await openPostgres(
+        `${postgresUrl}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    );
     const backlog = new PgBacklog(db, 'demo-shop', 'demo-shop-http');
     const queue = new JobQueue({ redis, prefix, name: 'demo-shop-http', backlog, maxWaiting });
     try {
         const before = await usedMemory(redis);
         const started = performance.now();
-        for (let from = 0; from < jobs; from += 1_000) await queue.addRequests(productRequests(from, Math.min(1_000, jobs - from)));
+        for (let from = 0; from < jobs; from += 1_000)
+            await queue.addRequests(productRequests(from, Math.min(1_000, jobs - from)));
         const fillSec = (performance.now() - started) / 1000;
         const redisBytes = (await usedMemory(redis)) - before;
         const { waiting, spilled } = await queue.counts();
-        const { rows } = await db.query<{ bytes: string }>(`SELECT pg_total_relation_size('${schema}.backlog') AS bytes`);
+        const { rows } = await db.query<{ bytes: string }>(
+            `SELECT pg_total_relation_size('${schema}.backlog') AS bytes`,
+        );
 
         // Feeding, timed on its own: windows go to BullMQ as a worker's feeder sends them.
         await deleteKeysUnder(redis, prefix);
@@ -50,7 +60,13 @@ export async function measureSpilledQueue(redis: Redis, postgresUrl: string, { j
         let fed = 0;
         while (fed < Math.min(spilled, 100_000)) {
             fed += await backlog.feed(10_000, async (window) => {
-                await queue.queue.addBulk(window.map(({ jobId, priority, data }) => ({ name: 'page', data: data as never, opts: { jobId, priority } })));
+                await queue.queue.addBulk(
+                    window.map(({ jobId, priority, data }) => ({
+                        name: 'page',
+                        data: data as never,
+                        opts: { jobId, priority },
+                    })),
+                );
             });
         }
         const feedSec = (performance.now() - feedStarted) / 1000;

@@ -20,9 +20,15 @@ export interface BenchOptions {
      * pages of the test shop. Default: `real`.
      */
     pageWeight: PageWeight;
-    /** `--against REV`: dragnet at that commit, run beside the working tree's (lib/against.ts); the cpu and latency suites use it. */
+    /**
+     * `--against REV`: dragnet at that commit, run beside the working
+     * tree's (lib/against.ts); the cpu and latency suites use it.
+     */
     against?: Crawler;
-    /** `--dragnet-only`: the cpu and latency suites run dragnet (and `--against`) without the plain Crawlee and Scrapy baselines. Default: false. */
+    /**
+     * `--dragnet-only`: the cpu and latency suites run dragnet (and `--against`)
+     * without the plain Crawlee and Scrapy baselines. Default: false.
+     */
     dragnetOnly: boolean;
 }
 

@@ -8,7 +8,11 @@ export function formatTable(title: string, rows: readonly TableRow[]): string {
     const widths = columns.map((column, i) => Math.max(column.length, ...cells.map((line) => line[i]!.length)));
     const numeric = columns.map((column) => rows.every((row) => typeof row[column] !== 'string'));
     const pad = (text: string, i: number) => (numeric[i] ? text.padStart(widths[i]!) : text.padEnd(widths[i]!));
-    const lines = [columns.map(pad).join('  '), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map((line) => line.map(pad).join('  '))];
+    const lines = [
+        columns.map(pad).join('  '),
+        widths.map((w) => '-'.repeat(w)).join('  '),
+        ...cells.map((line) => line.map(pad).join('  ')),
+    ];
     return `${title}\n${lines.map((line) => line.trimEnd()).join('\n')}\n`;
 }
 

@@ -18,7 +18,9 @@ import { ActorDatasetFeed, type ActorStorages } from '../../src/runtime/actorDat
 const INTERVAL_SECS = 0.02;
 
 /** An actor's default dataset and key-value store, in memory; `pushes` are the batch sizes, in order. */
-function actorStorages(records: Record<string, unknown> = {}): ActorStorages & { items: object[]; pushes: number[]; records: Record<string, unknown> } {
+function actorStorages(
+    records: Record<string, unknown> = {},
+): ActorStorages & { items: object[]; pushes: number[]; records: Record<string, unknown> } {
     const items: object[] = [];
     const pushes: number[] = [];
     return {
@@ -36,7 +38,8 @@ function actorStorages(records: Record<string, unknown> = {}): ActorStorages & {
     };
 }
 
-const itemsNumbered = (from: number, count: number) => Array.from({ length: count }, (_, index) => ({ n: from + index, _url: `http://127.0.0.1/p/${from + index}` }));
+const itemsNumbered = (from: number, count: number) =>
+    Array.from({ length: count }, (_, index) => ({ n: from + index, _url: `http://127.0.0.1/p/${from + index}` }));
 
 /** Waits until `done()`, failing after 5 s. */
 async function until(done: () => boolean, what: string): Promise<void> {
@@ -61,7 +64,14 @@ describe("the feed of a site's items into the actor's dataset", () => {
         const { config, storage } = stores();
         const actor = actorStorages();
         try {
-            const feed = await ActorDatasetFeed.start({ storageDir, dataset: 'site-a', actor, log, intervalSecs: INTERVAL_SECS, batchSize: 4 });
+            const feed = await ActorDatasetFeed.start({
+                storageDir,
+                dataset: 'site-a',
+                actor,
+                log,
+                intervalSecs: INTERVAL_SECS,
+                batchSize: 4,
+            });
             const dataset = await Dataset.open('site-a', { config });
             await dataset.pushData(itemsNumbered(1, 10));
             await until(() => actor.items.length === 10, 'the first items');
@@ -84,12 +94,24 @@ describe("the feed of a site's items into the actor's dataset", () => {
             await dataset.pushData(itemsNumbered(1, 5));
             const id = (await dataset.getInfo())!.id;
             const sameRun = actorStorages({ DRAGNET_DATASET_FEED: { dataset: id, pushed: 3 } });
-            const feed = await ActorDatasetFeed.start({ storageDir, dataset: 'site-b', actor: sameRun, log, intervalSecs: INTERVAL_SECS });
+            const feed = await ActorDatasetFeed.start({
+                storageDir,
+                dataset: 'site-b',
+                actor: sameRun,
+                log,
+                intervalSecs: INTERVAL_SECS,
+            });
             await feed.finish();
             assert.deepEqual(sameRun.items, itemsNumbered(4, 2), 'only what was not pushed before');
 
             const otherDataset = actorStorages({ DRAGNET_DATASET_FEED: { dataset: 'an-emptied-one', pushed: 40 } });
-            const again = await ActorDatasetFeed.start({ storageDir, dataset: 'site-b', actor: otherDataset, log, intervalSecs: INTERVAL_SECS });
+            const again = await ActorDatasetFeed.start({
+                storageDir,
+                dataset: 'site-b',
+                actor: otherDataset,
+                log,
+                intervalSecs: INTERVAL_SECS,
+            });
             await again.finish();
             assert.deepEqual(otherDataset.items, itemsNumbered(1, 5));
         } finally {
@@ -97,16 +119,22 @@ describe("the feed of a site's items into the actor's dataset", () => {
         }
     });
 
-    it("never pushes a dataset left from before it started until it is written, or the crawl returned", async () => {
+    it('never pushes a dataset left from before it started until it is written, or the crawl returned', async () => {
         const { config, storage } = stores();
         try {
             const earlier = await Dataset.open('site-c', { config });
             await earlier.pushData(itemsNumbered(1, 6));
             await sleep(5);
             const actor = actorStorages();
-            const feed = await ActorDatasetFeed.start({ storageDir, dataset: 'site-c', actor, log, intervalSecs: INTERVAL_SECS });
+            const feed = await ActorDatasetFeed.start({
+                storageDir,
+                dataset: 'site-c',
+                actor,
+                log,
+                intervalSecs: INTERVAL_SECS,
+            });
             await sleep(INTERVAL_SECS * 1000 * 5);
-            assert.deepEqual(actor.items, [], 'an earlier run\'s dataset is not pushed while it may be emptied');
+            assert.deepEqual(actor.items, [], "an earlier run's dataset is not pushed while it may be emptied");
             // What a fresh crawl does when it opens its stores: the earlier dataset emptied, a new one written.
             await earlier.drop();
             const fresh = await Dataset.open('site-c', { config });
@@ -117,11 +145,21 @@ describe("the feed of a site's items into the actor's dataset", () => {
 
             await sleep(5);
             const resumedUnwritten = actorStorages();
-            const atTheEnd = await ActorDatasetFeed.start({ storageDir, dataset: 'site-c', actor: resumedUnwritten, log, intervalSecs: INTERVAL_SECS });
+            const atTheEnd = await ActorDatasetFeed.start({
+                storageDir,
+                dataset: 'site-c',
+                actor: resumedUnwritten,
+                log,
+                intervalSecs: INTERVAL_SECS,
+            });
             await sleep(INTERVAL_SECS * 1000 * 3);
             assert.deepEqual(resumedUnwritten.items, []);
             await atTheEnd.finish();
-            assert.deepEqual(resumedUnwritten.items, itemsNumbered(100, 2), 'once the crawl returned, the dataset is the run\'s');
+            assert.deepEqual(
+                resumedUnwritten.items,
+                itemsNumbered(100, 2),
+                "once the crawl returned, the dataset is the run's",
+            );
         } finally {
             await storage.close();
         }

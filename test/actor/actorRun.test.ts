@@ -28,9 +28,22 @@ import { platformEvents } from './platform.js';
 /** Enough, at its latency, for the crawl to outlast the feed's first pushes (every 2 s). */
 const PRODUCTS = 600;
 
-/** A shop and a work dir holding the actor's input in ./storage, and the project's .actor/ (whose input schema's defaults the SDK adds locally). */
-async function setUp(t: TestContext, shopOptions: ShopOptions): Promise<{ shop: Shop; workDir: string; storageDir: string }> {
-    const shop = await startShop({ seed: 41, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, latencyMs: 15, ...shopOptions });
+/**
+ * A shop and a work dir holding the actor's input in ./storage, and the
+ * project's .actor/ (whose input schema's defaults the SDK adds locally).
+ */
+async function setUp(
+    t: TestContext,
+    shopOptions: ShopOptions,
+): Promise<{ shop: Shop; workDir: string; storageDir: string }> {
+    const shop = await startShop({
+        seed: 41,
+        scriptOnlyRate: 0,
+        transientFailureRate: 0,
+        notFoundLinks: 0,
+        latencyMs: 15,
+        ...shopOptions,
+    });
     const workDir = await mkdtemp(join(tmpdir(), 'dragnet-actor-'));
     t.after(async () => {
         await shop.close();
@@ -38,7 +51,13 @@ async function setUp(t: TestContext, shopOptions: ShopOptions): Promise<{ shop: 
     });
     const storageDir = join(workDir, 'storage');
     await mkdir(join(storageDir, 'key_value_stores', 'default'), { recursive: true });
-    const input = { startUrls: [{ url: `${shop.url}/` }], allowPrivateNetwork: true, maxConcurrency: 8, retryBaseDelaySecs: 0.1, summaryJson: 'storage/summary.json' };
+    const input = {
+        startUrls: [{ url: `${shop.url}/` }],
+        allowPrivateNetwork: true,
+        maxConcurrency: 8,
+        retryBaseDelaySecs: 0.1,
+        summaryJson: 'storage/summary.json',
+    };
     await writeFile(inputFileIn(storageDir), JSON.stringify(input));
     await cp(join(ROOT, '.actor'), join(workDir, '.actor'), { recursive: true });
     return { shop, workDir, storageDir };
@@ -46,25 +65,44 @@ async function setUp(t: TestContext, shopOptions: ShopOptions): Promise<{ shop: 
 
 /** The CLI as an actor in `workDir`, with no flag: everything from the actor's input. */
 function startActor(workDir: string, eventsUrl: string) {
-    return startScript('src/main.ts', [], { DRAGNET_ACTOR: '1', ACTOR_EVENTS_WEBSOCKET_URL: eventsUrl, APIFY_API_BASE_URL: 'http://127.0.0.1:9' }, workDir);
+    return startScript(
+        'src/main.ts',
+        [],
+        { DRAGNET_ACTOR: '1', ACTOR_EVENTS_WEBSOCKET_URL: eventsUrl, APIFY_API_BASE_URL: 'http://127.0.0.1:9' },
+        workDir,
+    );
 }
 
-/** The files of the SDK's default dataset as its local layout keeps it: one JSON file per item, numbered in push order. */
+/**
+ * The files of the SDK's default dataset as its local layout
+ * keeps it: one JSON file per item, numbered in push order.
+ */
 async function actorDatasetFiles(storageDir: string): Promise<string[]> {
     const dir = join(storageDir, 'datasets', 'default');
     const names = existsSync(dir) ? await readdir(dir) : [];
-    return names.filter((name) => name.endsWith('.json')).sort().map((name) => join(dir, name));
+    return names
+        .filter((name) => name.endsWith('.json'))
+        .sort()
+        .map((name) => join(dir, name));
 }
 
 async function actorDataset(storageDir: string): Promise<StoredItem[]> {
-    return Promise.all((await actorDatasetFiles(storageDir)).map(async (file) => JSON.parse(await readFile(file, 'utf8')) as StoredItem));
+    return Promise.all(
+        (await actorDatasetFiles(storageDir)).map(
+            async (file) => JSON.parse(await readFile(file, 'utf8')) as StoredItem,
+        ),
+    );
 }
 
 async function assertActorDatasetIsDragnets(storageDir: string): Promise<StoredItem[]> {
     const items = await readDataset<StoredItem>(storageDir, 'demo-shop');
     const pushed = await actorDataset(storageDir);
     assert.equal(pushed.length, items.length, "as many items in the actor's dataset as in dragnet's");
-    assert.deepEqual(pushed.map((item) => item._url), items.map((item) => item._url), 'the same URLs, in order');
+    assert.deepEqual(
+        pushed.map((item) => item._url),
+        items.map((item) => item._url),
+        'the same URLs, in order',
+    );
     assert.deepEqual(pushed, items, 'the same fields');
     return items;
 }
@@ -93,17 +131,22 @@ describe('the CLI as an actor, with the SDK in its local layout and the platform
         const items = await assertActorDatasetIsDragnets(storageDir);
         assert.equal(items.length, shop.products.length);
         const summary = await summaryOf(storageDir);
-        assert.equal(summary.items.stored, shop.products.length, 'the options came from the actor input (summaryJson, startUrls)');
+        assert.equal(
+            summary.items.stored,
+            shop.products.length,
+            'the options came from the actor input (summaryJson, startUrls)',
+        );
     });
 
-    it('stops gracefully on aborting, as on SIGTERM, and the next run resumes without fetching a product page again', async (t) => {
+    it(`stops gracefully on aborting, as on SIGTERM, and the next \
+run resumes without fetching a product page again`, async (t) => {
         const { shop, workDir, storageDir } = await setUp(t, { products: PRODUCTS, latencyMs: 50 });
         const events = await platformEvents(t);
         const first = startActor(workDir, events.url);
         // Items in the actor's dataset while the crawl goes on: pushed as they are stored, not at the end.
         const deadline = Date.now() + 60_000;
         while ((await actorDatasetFiles(storageDir)).length === 0) {
-            if (Date.now() > deadline) throw new Error('nothing was pushed to the actor\'s dataset');
+            if (Date.now() > deadline) throw new Error("nothing was pushed to the actor's dataset");
             await sleep(20);
         }
         events.send('aborting');
@@ -120,9 +163,14 @@ describe('the CLI as an actor, with the SDK in its local layout and the platform
         assertExited(second, 0);
         assert.match(second.stdout, /session 2/);
         const items = await assertActorDatasetIsDragnets(storageDir);
-        assert.deepEqual(items.map((item) => item._url).sort(), shop.products.map((product) => `${shop.url}${product.path}`).sort(), "every product once");
+        assert.deepEqual(
+            items.map((item) => item._url).sort(),
+            shop.products.map((product) => `${shop.url}${product.path}`).sort(),
+            'every product once',
+        );
         const { byPath } = shop.stats();
-        for (const product of shop.products) assert.equal(byPath[product.path]?.['200'], 1, `${product.path} fetched once`);
+        for (const product of shop.products)
+            assert.equal(byPath[product.path]?.['200'], 1, `${product.path} fetched once`);
     });
 
     it('stops gracefully on migrating too, and the next run does the rest', async (t) => {
@@ -140,6 +188,7 @@ describe('the CLI as an actor, with the SDK in its local layout and the platform
         assertExited(await startActor(workDir, events.url).result, 0);
         assert.equal((await assertActorDatasetIsDragnets(storageDir)).length, shop.products.length);
         const { byPath } = shop.stats();
-        for (const product of shop.products) assert.equal(byPath[product.path]?.['200'], 1, `${product.path} fetched once`);
+        for (const product of shop.products)
+            assert.equal(byPath[product.path]?.['200'], 1, `${product.path} fetched once`);
     });
 });

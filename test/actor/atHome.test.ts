@@ -21,15 +21,28 @@ import { readDataset } from '../helpers/stores.js';
 import { atHomeEnv, platformApi, platformEvents } from './platform.js';
 
 describe('the CLI as an actor at home, against stand-ins for the platform on 127.0.0.1', () => {
-    it('takes its input from the API, pushes the items there, stops on aborting and goes on without pushing an item twice', async (t) => {
-        const shop = await startShop({ seed: 43, products: 500, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, latencyMs: 50 });
+    it(`takes its input from the API, pushes the items there, stops \
+on aborting and goes on without pushing an item twice`, async (t) => {
+        const shop = await startShop({
+            seed: 43,
+            products: 500,
+            scriptOnlyRate: 0,
+            transientFailureRate: 0,
+            notFoundLinks: 0,
+            latencyMs: 50,
+        });
         const workDir = await mkdtemp(join(tmpdir(), 'dragnet-at-home-'));
         t.after(async () => {
             await shop.close();
             await rm(workDir, { recursive: true, force: true });
         });
         const storageDir = join(workDir, 'dragnet');
-        const api = await platformApi(t, { startUrls: [{ url: `${shop.url}/` }], allowPrivateNetwork: true, maxConcurrency: 8, storageDir });
+        const api = await platformApi(t, {
+            startUrls: [{ url: `${shop.url}/` }],
+            allowPrivateNetwork: true,
+            maxConcurrency: 8,
+            storageDir,
+        });
         const events = await platformEvents(t);
         const env = atHomeEnv(api, events);
 
@@ -45,13 +58,21 @@ describe('the CLI as an actor at home, against stand-ins for the platform on 127
         assert.match(stopped.stderr, /the actor's aborting event: stopping/);
         const storedBeforeTheStop = await readDataset<StoredItem>(storageDir, 'demo-shop');
         assert.ok(storedBeforeTheStop.length < shop.products.length, 'stopped before the crawl was done');
-        assert.deepEqual(api.items, storedBeforeTheStop, 'what was stored is in the actor\'s dataset, fields and order alike');
+        assert.deepEqual(
+            api.items,
+            storedBeforeTheStop,
+            "what was stored is in the actor's dataset, fields and order alike",
+        );
 
         const goingOn = await startScript('src/main.ts', [], env, workDir).result;
         assert.equal(goingOn.code, 0, goingOn.stderr);
         const items = await readDataset<StoredItem>(storageDir, 'demo-shop');
         assert.equal(items.length, shop.products.length);
-        assert.deepEqual(api.items, items, 'every product once in the actor\'s dataset: the second run went on from what the first pushed');
+        assert.deepEqual(
+            api.items,
+            items,
+            "every product once in the actor's dataset: the second run went on from what the first pushed",
+        );
         assert.deepEqual(api.unexpected, []);
         assert.equal(events.connections(), 2);
     });
@@ -61,7 +82,11 @@ describe('the CLI as an actor at home, against stand-ins for the platform on 127
         t.after(() => rm(workDir, { recursive: true, force: true }));
         const api = await platformApi(t, { maxConcurency: 4 });
         const events = await platformEvents(t);
-        assertOneLineError(await startScript('src/main.ts', [], atHomeEnv(api, events), workDir).result, 2, /^dragnet: Actor\.getInput\(\): unknown key "maxConcurency"$/);
+        assertOneLineError(
+            await startScript('src/main.ts', [], atHomeEnv(api, events), workDir).result,
+            2,
+            /^dragnet: Actor\.getInput\(\): unknown key "maxConcurency"$/,
+        );
         assert.equal(events.connections(), 1, 'the SDK had started');
     });
 });

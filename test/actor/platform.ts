@@ -22,7 +22,9 @@ interface EventsServer {
     address(): AddressInfo;
     close(callback: () => void): void;
 }
-const { WebSocketServer } = createRequire(import.meta.url)('ws') as { WebSocketServer: new (options: { host: string; port: number }) => EventsServer };
+const { WebSocketServer } = createRequire(import.meta.url)('ws') as {
+    WebSocketServer: new (options: { host: string; port: number }) => EventsServer;
+};
 
 export interface PlatformEvents {
     url: string;
@@ -63,7 +65,12 @@ export interface PlatformApi {
 
 /** The stand-in API, its default key-value store holding `input` as the record INPUT. */
 export async function platformApi(t: TestContext, input: unknown): Promise<PlatformApi> {
-    const api: PlatformApi = { url: '', items: [], records: new Map([['INPUT', JSON.stringify(input)]]), unexpected: [] };
+    const api: PlatformApi = {
+        url: '',
+        items: [],
+        records: new Map([['INPUT', JSON.stringify(input)]]),
+        unexpected: [],
+    };
     const recordPath = new RegExp(`^/v2/key-value-stores/${STORE_ID}/records/([^/]+)$`);
     const server = createServer((request, response) => {
         const chunks: Buffer[] = [];
@@ -77,18 +84,22 @@ export async function platformApi(t: TestContext, input: unknown): Promise<Platf
                 response.end(value === undefined ? undefined : JSON.stringify(value));
             };
             const record = recordPath.exec(pathname)?.[1];
-            if (route === `GET /v2/actor-runs/${RUN_ID}`) return json(200, { data: { id: RUN_ID, chargedEventCounts: {}, options: {} } });
+            if (route === `GET /v2/actor-runs/${RUN_ID}`)
+                return json(200, { data: { id: RUN_ID, chargedEventCounts: {}, options: {} } });
             if (route === `GET /v2/key-value-stores/${STORE_ID}`) return json(200, { data: { id: STORE_ID } });
-            if (route === `GET /v2/datasets/${DATASET_ID}`) return json(200, { data: { id: DATASET_ID, itemCount: api.items.length } });
+            if (route === `GET /v2/datasets/${DATASET_ID}`)
+                return json(200, { data: { id: DATASET_ID, itemCount: api.items.length } });
             if (route === `POST /v2/datasets/${DATASET_ID}/items`) {
-                // One item or several, as the API takes them: Crawlee's pushData sends a batch of one as the bare object.
+                // One item or several, as the API takes them: Crawlee's
+                // pushData sends a batch of one as the bare object.
                 const pushed = JSON.parse(body) as Record<string, unknown> | Record<string, unknown>[];
                 api.items.push(...(Array.isArray(pushed) ? pushed : [pushed]));
                 return json(201);
             }
             if (record && request.method === 'GET') {
                 const text = api.records.get(decodeURIComponent(record));
-                if (text === undefined) return json(404, { error: { type: 'record-not-found', message: 'Record was not found' } });
+                if (text === undefined)
+                    return json(404, { error: { type: 'record-not-found', message: 'Record was not found' } });
                 response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
                 return response.end(text);
             }

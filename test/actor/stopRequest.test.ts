@@ -21,7 +21,10 @@ describe('a stop requested by a runner event', () => {
             assert.deepEqual(told, [ABORTING]);
             assert.equal(exit.mock.callCount(), 0, 'the SIGTERM that follows the event is the first signal');
             process.emit('SIGTERM', 'SIGTERM');
-            assert.deepEqual(exit.mock.calls.map((call) => call.arguments), [[143]]);
+            assert.deepEqual(
+                exit.mock.calls.map((call) => call.arguments),
+                [[143]],
+            );
         } finally {
             stopListening();
         }

@@ -11,8 +11,14 @@ describe('siteTemplate', () => {
         for (const startUrl of ['http://127.0.0.1:8080/a*/b', 'http://127.0.0.1/plain']) {
             const source = siteTemplate({ name: 'star', startUrl });
             const headerEnd = source.indexOf('*/');
-            assert.ok(headerEnd > source.indexOf('npm start -- --site star'), `${startUrl}: the header comment ends early`);
-            assert.ok(source.includes(`startUrls: [${JSON.stringify(startUrl)}]`), 'the start URL itself is kept as given');
+            assert.ok(
+                headerEnd > source.indexOf('npm start -- --site star'),
+                `${startUrl}: the header comment ends early`,
+            );
+            assert.ok(
+                source.includes(`startUrls: [${JSON.stringify(startUrl)}]`),
+                'the start URL itself is kept as given',
+            );
         }
     });
 });

@@ -9,7 +9,14 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { commitOf, resultPath, scriptCases, startResult, stringifyResult, writeResult } from '../../bench/lib/results.js';
+import {
+    commitOf,
+    resultPath,
+    scriptCases,
+    startResult,
+    stringifyResult,
+    writeResult,
+} from '../../bench/lib/results.js';
 import { commandFor, readResult, readResults } from '../../src/authoring/benchmarkResults.js';
 import type { BenchOptions } from '../../bench/lib/suite.js';
 
@@ -26,8 +33,14 @@ async function tempDir(): Promise<string> {
 describe('commandFor', () => {
     it('names the suite and the flags that shaped its result', () => {
         assert.equal(commandFor('cpu', options), 'npm run -s bench -- cpu --runs 3');
-        assert.equal(commandFor('cpu', { ...options, products: [10_000, 100_000], runs: 5 }), 'npm run -s bench -- cpu --products 10000,100000 --runs 5');
-        assert.equal(commandFor('latency', { ...options, large: true, pageWeight: 'light' }), 'npm run -s bench -- latency --large --page-weight light --runs 3');
+        assert.equal(
+            commandFor('cpu', { ...options, products: [10_000, 100_000], runs: 5 }),
+            'npm run -s bench -- cpu --products 10000,100000 --runs 5',
+        );
+        assert.equal(
+            commandFor('latency', { ...options, large: true, pageWeight: 'light' }),
+            'npm run -s bench -- latency --large --page-weight light --runs 3',
+        );
     });
 
     it('gives a script, which takes no flags, its name alone', () => {
@@ -39,7 +52,10 @@ describe('resultPath', () => {
     it('puts an A/B run (--against, --dragnet-only) in ab/, never in the suite file', () => {
         assert.equal(resultPath('/r', 'cpu', options), '/r/bench/results/cpu.json');
         assert.equal(resultPath('/r', 'cpu', { ...options, dragnetOnly: true }), '/r/bench/results/ab/cpu.json');
-        assert.equal(resultPath('/r', 'cpu', { ...options, against: { name: 'dragnet@abc', label: 'x', script: 'x.ts' } }), '/r/bench/results/ab/cpu.json');
+        assert.equal(
+            resultPath('/r', 'cpu', { ...options, against: { name: 'dragnet@abc', label: 'x', script: 'x.ts' } }),
+            '/r/bench/results/ab/cpu.json',
+        );
         assert.equal(resultPath('/r', 'frontier'), '/r/bench/results/frontier.json');
     });
 });
@@ -49,10 +65,21 @@ describe('writeResult', () => {
         const root = await tempDir();
         const recording = startResult(root, 'cpu', { ...options, products: [300] });
         recording.cases.push({
-            json: { case: 'cpu-300', crawlers: { dragnet: { median: { pagesPerSec: 167.7 }, runs: [{ run: 1, pagesPerSec: 167.7, series: [1, 2.5, null] }] } } },
+            json: {
+                case: 'cpu-300',
+                crawlers: {
+                    dragnet: {
+                        median: { pagesPerSec: 167.7 },
+                        runs: [{ run: 1, pagesPerSec: 167.7, series: [1, 2.5, null] }],
+                    },
+                },
+            },
             rows: [{ products: 300, crawler: 'dragnet', 'pages/s': 167.7, failed: 0 }],
         });
-        recording.cases.push({ json: { case: 'note', failed: ['jsonl 10000: exit 1, "quoted", with a comma'] }, rows: [{ note: 'a | b' }] });
+        recording.cases.push({
+            json: { case: 'note', failed: ['jsonl 10000: exit 1, "quoted", with a comma'] },
+            rows: [{ note: 'a | b' }],
+        });
         const result = recording.finish([{ crawler: 'scrapy', reason: 'not installed' }]);
         const path = resultPath(root, 'cpu', options);
 
@@ -96,7 +123,10 @@ describe('readResults', () => {
         const root = await tempDir();
         const cpu = startResult(root, 'cpu', options).finish([]);
         await writeResult(resultPath(root, 'cpu', options), cpu);
-        await writeResult(resultPath(root, 'latency', { ...options, dragnetOnly: true }), startResult(root, 'latency', options).finish([]));
+        await writeResult(
+            resultPath(root, 'latency', { ...options, dragnetOnly: true }),
+            startResult(root, 'latency', options).finish([]),
+        );
         assert.deepEqual(await readResults(root), { cpu });
     });
 
@@ -108,7 +138,8 @@ describe('readResults', () => {
 describe('commitOf', () => {
     it('calls the tree dirty for a change to the code, not for a change under bench/results', async () => {
         const root = await tempDir();
-        const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...args], { cwd: root, stdio: 'ignore' });
+        const git = (...args: string[]) =>
+            execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...args], { cwd: root, stdio: 'ignore' });
         git('init', '-q');
         await mkdir(join(root, 'bench/results'), { recursive: true });
         await writeFile(join(root, 'code.ts'), 'one\n');
@@ -133,10 +164,20 @@ describe('commitOf', () => {
 
 describe('scriptCases', () => {
     it("makes each JSON line of a script's output a case, its nested figures columns of one row", () => {
-        const output = 'not json\n{"bench":"frontier","size":10000,"queue":"bounded","perCpuSec":{"add":5,"fetch":6},"ok":true,"list":[1]}\n';
+        const output =
+            'not json\n' +
+            '{"bench":"frontier","size":10000,"queue":"bounded",' +
+            '"perCpuSec":{"add":5,"fetch":6},"ok":true,"list":[1]}\n';
         assert.deepEqual(scriptCases(output), [
             {
-                json: { bench: 'frontier', size: 10000, queue: 'bounded', perCpuSec: { add: 5, fetch: 6 }, ok: true, list: [1] },
+                json: {
+                    bench: 'frontier',
+                    size: 10000,
+                    queue: 'bounded',
+                    perCpuSec: { add: 5, fetch: 6 },
+                    ok: true,
+                    list: [1],
+                },
                 rows: [{ size: 10000, queue: 'bounded', 'perCpuSec.add': 5, 'perCpuSec.fetch': 6, ok: 'true' }],
             },
         ]);

@@ -69,7 +69,8 @@ async function seedStores(dir: string): Promise<void> {
     const stores = await openSiteStores({ site: SITE, storageDir: dir });
     const outcomes = new Outcomes(stores);
     const queueOf = (stage: 'http' | 'browser') => (stage === 'http' ? stores.httpQueue : stores.browserQueue);
-    for (const seed of SEEDS) await queueOf(seed.stage).addRequest({ url: url(seed.path), uniqueKey: url(seed.path), label: seed.label });
+    for (const seed of SEEDS)
+        await queueOf(seed.stage).addRequest({ url: url(seed.path), uniqueKey: url(seed.path), label: seed.label });
     await stores.httpQueue.addRequest({ url: url('ok'), uniqueKey: url('ok'), label: 'product' });
     for (const seed of SEEDS) {
         const queue = queueOf(seed.stage);
@@ -82,10 +83,16 @@ async function seedStores(dir: string): Promise<void> {
         request.userData.retryAt = Date.now() + 60_000;
         request.userData.firstFailedAt = new Date(0).toISOString();
         const { path: _path, label: _label, ...entry } = seed;
-        await outcomes.settle(queue, request, deadLetterOutcome({ ...entry, url: request.url, label: request.label, error: seed.reason, attempts: 4 }));
+        await outcomes.settle(
+            queue,
+            request,
+            deadLetterOutcome({ ...entry, url: request.url, label: request.label, error: seed.reason, attempts: 4 }),
+        );
     }
     const ok = (await stores.httpQueue.fetchNextRequest())!;
-    await outcomes.settle(stores.httpQueue, ok, { items: [{ title: 'ok', _url: ok.url, _route: 'product', _rawKey: 'k', _renderer: 'http', _fetchedAt: '' }] });
+    await outcomes.settle(stores.httpQueue, ok, {
+        items: [{ title: 'ok', _url: ok.url, _route: 'product', _rawKey: 'k', _renderer: 'http', _fetchedAt: '' }],
+    });
     stores.lock.release();
     await stores.storage.close();
 }
@@ -95,9 +102,9 @@ async function inspect(dir: string) {
     const { storage } = openStorage(dir);
     try {
         const queueInfo = (name: string) => {
-            const row = storage.db.prepare('SELECT total_count, handled_count FROM request_queues WHERE name = ?').get(name) as
-                | { total_count: number; handled_count: number }
-                | undefined;
+            const row = storage.db
+                .prepare('SELECT total_count, handled_count FROM request_queues WHERE name = ?')
+                .get(name) as { total_count: number; handled_count: number } | undefined;
             return row && { total: row.total_count, pending: row.total_count - row.handled_count };
         };
         const pendingUrls = (name: string) =>
@@ -110,10 +117,15 @@ async function inspect(dir: string) {
                 .all(name) as string[];
         const deadLetter = storage.db
             .prepare(
-                `SELECT i.idx, i.json FROM dataset_items i JOIN datasets d ON d.seq = i.dataset_seq WHERE d.name = ? ORDER BY i.idx`,
+                `SELECT i.idx, i.json FROM dataset_items i JOIN datasets ` +
+                    `d ON d.seq = i.dataset_seq WHERE d.name = ? ORDER BY i.idx`,
             )
             .all(NAMES.deadLetter) as { idx: number; json: string }[];
-        const itemCount = (storage.db.prepare('SELECT item_count FROM datasets WHERE name = ?').pluck().get(NAMES.deadLetter) as number) ?? 0;
+        const itemCount =
+            (storage.db
+                .prepare('SELECT item_count FROM datasets WHERE name = ?')
+                .pluck()
+                .get(NAMES.deadLetter) as number) ?? 0;
         // Every seeded request as stored, by queue and path.
         const stored = new Map<string, RequestSchema | undefined>();
         for (const queue of [NAMES.httpQueue, NAMES.browserQueue]) {
@@ -154,12 +166,19 @@ interface Run {
     stderr: string;
 }
 
-/** `node --import tsx src/commands/deadLetter.ts …` as `npm run dead-letter` runs it, with no DRAGNET_* from outside. */
+/**
+ * `node --import tsx src/commands/deadLetter.ts …` as
+ * `npm run dead-letter` runs it, with no DRAGNET_* from outside.
+ */
 function runCommand(args: string[]): Promise<Run> {
     const env = { ...process.env, DRAGNET_SITE: '', DRAGNET_STORAGE_DIR: '' };
     return new Promise((resolve) => {
-        execFile(process.execPath, ['--import', 'tsx', 'src/commands/deadLetter.ts', ...args], { cwd: ROOT, env, timeout: 60_000 }, (error, stdout, stderr) =>
-            resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+        execFile(
+            process.execPath,
+            ['--import', 'tsx', 'src/commands/deadLetter.ts', ...args],
+            { cwd: ROOT, env, timeout: 60_000 },
+            (error, stdout, stderr) =>
+                resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
         );
     });
 }
@@ -173,13 +192,28 @@ describe('SqliteDatasetClient.removeItems', () => {
         const dataset = new SqliteDatasetClient<{ n: number }>(storage.db, 'numbers');
         dataset.appendItems(Array.from({ length: 9 }, (_, i) => ({ n: i + 1 })));
         const removed = dataset.removeItems((item) => item.n === 2 || item.n % 3 === 0, 2);
-        assert.deepEqual(removed.map((item) => item.n), [2, 3, 6, 9]);
-        const rows = storage.db.prepare('SELECT idx, json FROM dataset_items ORDER BY idx').all() as { idx: number; json: string }[];
-        assert.deepEqual(rows.map((row) => row.idx), [1, 2, 3, 4, 5]);
-        assert.deepEqual(rows.map((row) => (JSON.parse(row.json) as { n: number }).n), [1, 4, 5, 7, 8]);
+        assert.deepEqual(
+            removed.map((item) => item.n),
+            [2, 3, 6, 9],
+        );
+        const rows = storage.db.prepare('SELECT idx, json FROM dataset_items ORDER BY idx').all() as {
+            idx: number;
+            json: string;
+        }[];
+        assert.deepEqual(
+            rows.map((row) => row.idx),
+            [1, 2, 3, 4, 5],
+        );
+        assert.deepEqual(
+            rows.map((row) => (JSON.parse(row.json) as { n: number }).n),
+            [1, 4, 5, 7, 8],
+        );
         assert.equal((await dataset.get())?.itemCount, 5);
         assert.deepEqual((await dataset.listItems({ offset: 3 })).items, [{ n: 7 }, { n: 8 }]);
-        assert.deepEqual(dataset.removeItems(() => false), []);
+        assert.deepEqual(
+            dataset.removeItems(() => false),
+            [],
+        );
     });
 });
 
@@ -196,7 +230,8 @@ describe('DeadLetterStore', () => {
         assert.deepEqual(await collect(store, { failureClass: 'invalid' }), []);
     });
 
-    it('re-queues exactly the entries of a class: pending with fresh attempts, out of the dead-letter, out of the counters', async (t) => {
+    it(`re-queues exactly the entries of a class: pending with fresh \
+attempts, out of the dead-letter, out of the counters`, async (t) => {
         const dir = await storageDir(t);
         await seedStores(dir);
         const before = await inspect(dir);
@@ -206,7 +241,10 @@ describe('DeadLetterStore', () => {
         const store = openStore(dir);
         const result = store.requeue({ failureClass: 'transient' });
         store.close();
-        assert.deepEqual(result.entries.map((e) => e.url), ['b', 'c'].map(url));
+        assert.deepEqual(
+            result.entries.map((e) => e.url),
+            ['b', 'c'].map(url),
+        );
         assert.deepEqual(result.byQueue, { [NAMES.httpQueue]: 1, [NAMES.browserQueue]: 1 });
         assert.deepEqual([result.added, result.alreadyPending], [0, 0]);
 
@@ -217,7 +255,11 @@ describe('DeadLetterStore', () => {
         assert.deepEqual(after.deadLetter, { idx: [1, 2, 3], urls: ['a', 'd', 'e'].map(url), itemCount: 3 });
         assert.equal(after.counters?.deadLettered, 3);
         assert.deepEqual(after.counters?.deadLetterReasons, { 'http-404': 1, 'http-410': 1, 'http-403': 1 });
-        assert.deepEqual(after.counters?.errorsByClass, before.counters?.errorsByClass, 'the errors happened: they stay counted');
+        assert.deepEqual(
+            after.counters?.errorsByClass,
+            before.counters?.errorsByClass,
+            'the errors happened: they stay counted',
+        );
 
         const request = after.request(NAMES.httpQueue, 'b')!;
         assert.equal(request.handledAt, undefined);
@@ -227,7 +269,10 @@ describe('DeadLetterStore', () => {
         assert.equal(request.userData?.retryAt, undefined);
         assert.equal(request.userData?.firstFailedAt, undefined);
         assert.equal(request.userData?.label, 'category');
-        assert.equal((request.userData?.__crawlee as { sessionRotationCount?: number } | undefined)?.sessionRotationCount, undefined);
+        assert.equal(
+            (request.userData?.__crawlee as { sessionRotationCount?: number } | undefined)?.sessionRotationCount,
+            undefined,
+        );
         assert.ok(after.request(NAMES.httpQueue, 'a')!.handledAt, 'an entry not chosen stays handled');
     });
 
@@ -242,7 +287,10 @@ describe('DeadLetterStore', () => {
         const store = openStore(dir);
         const result = store.requeue({ label: 'category' });
         store.close();
-        assert.deepEqual(result.entries.map((e) => e.url), ['b', 'e'].map(url));
+        assert.deepEqual(
+            result.entries.map((e) => e.url),
+            ['b', 'e'].map(url),
+        );
         assert.equal(result.added, 1);
         const after = await inspect(dir);
         assert.deepEqual([after.http.urls, after.browser.urls], [[url('b')], [url('e')]]);
@@ -283,39 +331,64 @@ describe('npm run dead-letter (child process)', () => {
         assert.equal(table.code, 0, table.stderr);
         const lines = table.stdout.trimEnd().split('\n');
         assert.match(lines[0]!, /^url\s+label\s+class\s+reason\s+status\s+attempts\s+dead-lettered at$/);
-        assert.match(lines[1]!, new RegExp(`^${url('a')}\\s+product\\s+permanent\\s+http-404\\s+404\\s+4\\s+\\d{4}-\\d\\d-\\d\\dT`));
+        assert.match(
+            lines[1]!,
+            new RegExp(`^${url('a')}\\s+product\\s+permanent\\s+http-404\\s+404\\s+4\\s+\\d{4}-\\d\\d-\\d\\dT`),
+        );
         assert.match(lines[2]!, new RegExp(`^${url('d')}\\s+product\\s+permanent\\s+http-410\\s+410\\s+4\\s`));
         assert.equal(lines[3], '2 entries with class permanent: permanent 2 (http-404 1, http-410 1)');
         assert.equal(lines.length, 4);
 
         const json = await runCommand(['list', '--json', '--site', SITE, '--storage-dir', dir, '--label', 'category']);
         assert.equal(json.code, 0, json.stderr);
-        const entries = json.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as DeadLetterEntry);
-        assert.deepEqual(entries.map((e) => [e.url, e.failureClass, e.reason, e.stage]), [
-            [url('b'), 'transient', 'http-503', 'http'],
-            [url('e'), 'blocked', 'http-403', 'browser'],
-        ]);
+        const entries = json.stdout
+            .trimEnd()
+            .split('\n')
+            .map((line) => JSON.parse(line) as DeadLetterEntry);
+        assert.deepEqual(
+            entries.map((e) => [e.url, e.failureClass, e.reason, e.stage]),
+            [
+                [url('b'), 'transient', 'http-503', 'http'],
+                [url('e'), 'blocked', 'http-403', 'browser'],
+            ],
+        );
         const limited = await runCommand(['list', '--json', '--limit', '1', '--site', SITE, '--storage-dir', dir]);
         assert.equal(limited.stdout.trimEnd().split('\n').length, 1);
     });
 
-    it('re-queues and says where to and what to run next; a bad class or a missing store is a one-line error', async (t) => {
+    it(`re-queues and says where to and what to run next; a \
+bad class or a missing store is a one-line error`, async (t) => {
         const dir = await storageDir(t);
         await seedStores(dir);
         const requeue = await runCommand(['requeue', '--site', SITE, '--storage-dir', dir, '--reason', 'http-404']);
         assert.equal(requeue.code, 0, requeue.stderr);
-        assert.match(requeue.stdout, new RegExp(`re-queued 1 dead-letter entry of ${SITE} with reason http-404: 1 to ${NAMES.httpQueue}\\n`));
+        assert.match(
+            requeue.stdout,
+            new RegExp(`re-queued 1 dead-letter entry of ${SITE} with reason http-404: 1 to ${NAMES.httpQueue}\\n`),
+        );
         assert.match(requeue.stdout, new RegExp(`next: npm start -- --site ${SITE} --storage-dir ${dir}`));
         assert.deepEqual((await inspect(dir)).http.urls, [url('a')]);
         const again = await runCommand(['requeue', '--site', SITE, '--storage-dir', dir, '--reason', 'http-404']);
         assert.equal(again.code, 0);
         assert.match(again.stdout, /^nothing matched/);
 
-        assertOneLineError(await runCommand(['list', '--site', SITE, '--storage-dir', dir, '--class', 'fatal']), 2, /--class must be one of transient, blocked, permanent, invalid, exit/);
-        assertOneLineError(await runCommand(['purge', '--site', SITE, '--storage-dir', dir]), 2, /unknown action "purge"/);
+        assertOneLineError(
+            await runCommand(['list', '--site', SITE, '--storage-dir', dir, '--class', 'fatal']),
+            2,
+            /--class must be one of transient, blocked, permanent, invalid, exit/,
+        );
+        assertOneLineError(
+            await runCommand(['purge', '--site', SITE, '--storage-dir', dir]),
+            2,
+            /unknown action "purge"/,
+        );
         const empty = await storageDir(t);
         const missing = join(empty, 'nowhere');
-        assertOneLineError(await runCommand(['list', '--storage-dir', missing]), 2, /no dead-letter of demo-shop in .*nowhere/);
+        assertOneLineError(
+            await runCommand(['list', '--storage-dir', missing]),
+            2,
+            /no dead-letter of demo-shop in .*nowhere/,
+        );
         assertOneLineError(await runCommand(['requeue', '--storage-dir', empty]), 2, /no dead-letter of demo-shop/);
         assert.equal(existsSync(missing), false, 'no storage dir created');
         assert.deepEqual(readdirSync(empty), [], 'no database created');
@@ -323,8 +396,15 @@ describe('npm run dead-letter (child process)', () => {
 });
 
 describe('re-queued entries in the next run', () => {
-    it('resumes and fetches exactly the re-queued requests; the 404s come back to the dead-letter, nothing is lost', async (t) => {
-        const shop = await startShop({ products: 40, notFoundLinks: 4, transientFailureRate: 0, scriptOnlyRate: 0, persistentFailures: 1 });
+    it(`resumes and fetches exactly the re-queued requests; the \
+404s come back to the dead-letter, nothing is lost`, async (t) => {
+        const shop = await startShop({
+            products: 40,
+            notFoundLinks: 4,
+            transientFailureRate: 0,
+            scriptOnlyRate: 0,
+            persistentFailures: 1,
+        });
         t.after(() => shop.close());
         const dir = await storageDir(t);
         const site = siteDefinition.name;
@@ -345,21 +425,53 @@ describe('re-queued entries in the next run', () => {
         assert.equal(first.exitCode, 0);
         const deadLetters = await readDataset<DeadLetterEntry>(dir, names.deadLetter);
         const path = (entry: DeadLetterEntry) => new URL(entry.url).pathname;
-        assert.deepEqual(deadLetters.filter((e) => e.failureClass === 'permanent').map(path).sort(), [...shop.notFoundPaths].sort());
-        assert.deepEqual(deadLetters.filter((e) => e.failureClass === 'transient').map(path), shop.persistentFailurePaths);
+        assert.deepEqual(
+            deadLetters
+                .filter((e) => e.failureClass === 'permanent')
+                .map(path)
+                .sort(),
+            [...shop.notFoundPaths].sort(),
+        );
+        assert.deepEqual(
+            deadLetters.filter((e) => e.failureClass === 'transient').map(path),
+            shop.persistentFailurePaths,
+        );
         const items = (await readDataset(dir, site)).length;
 
-        const requeue = await runCommand(['requeue', '--site', site, '--storage-dir', dir, '--class', 'permanent', '--label', 'product']);
+        const requeue = await runCommand([
+            'requeue',
+            '--site',
+            site,
+            '--storage-dir',
+            dir,
+            '--class',
+            'permanent',
+            '--label',
+            'product',
+        ]);
         assert.equal(requeue.code, 0, requeue.stderr);
-        assert.match(requeue.stdout, new RegExp(`re-queued ${shop.notFoundPaths.length} dead-letter entries of ${site} .*: ${shop.notFoundPaths.length} to ${names.httpQueue}`));
-        assert.deepEqual((await readDataset<DeadLetterEntry>(dir, names.deadLetter)).map(path), shop.persistentFailurePaths);
+        assert.match(
+            requeue.stdout,
+            new RegExp(
+                `re-queued ${shop.notFoundPaths.length} dead-letter entries ` +
+                    `of ${site} .*: ${shop.notFoundPaths.length} to ${names.httpQueue}`,
+            ),
+        );
+        assert.deepEqual(
+            (await readDataset<DeadLetterEntry>(dir, names.deadLetter)).map(path),
+            shop.persistentFailurePaths,
+        );
 
         shop.resetStats();
         const second = await run();
         assert.equal(second.exitCode, 0);
         const fetched = Object.keys(shop.stats().byPath).filter((p) => p !== '/robots.txt');
         assert.deepEqual(fetched.sort(), [...shop.notFoundPaths].sort(), 'only the re-queued requests were fetched');
-        for (const counts of requested(shop.notFoundPaths)) assert.equal(Object.values(counts).reduce((a, b) => a + b, 0), 1);
+        for (const counts of requested(shop.notFoundPaths))
+            assert.equal(
+                Object.values(counts).reduce((a, b) => a + b, 0),
+                1,
+            );
 
         const after = await readDataset<DeadLetterEntry>(dir, names.deadLetter);
         assert.deepEqual(after.map(path).sort(), deadLetters.map(path).sort(), 'every dead-letter entry is back');
@@ -376,7 +488,10 @@ describe('re-queued entries in the next run', () => {
         assert.deepEqual(requested(shop.persistentFailurePaths), [{ 503: 2 }]);
         const last = await readDataset<DeadLetterEntry>(dir, names.deadLetter);
         assert.deepEqual(last.map(path).sort(), deadLetters.map(path).sort());
-        assert.deepEqual(last.filter((e) => e.failureClass === 'transient').map((e) => e.attempts), [2]);
+        assert.deepEqual(
+            last.filter((e) => e.failureClass === 'transient').map((e) => e.attempts),
+            [2],
+        );
         assert.equal(third.summary.requests.deadLettered, first.summary.requests.deadLettered);
     });
 });

@@ -22,7 +22,10 @@ import { withExtractor } from '../helpers/withExtractor.js';
 const REPARSE = 'src/commands/reparse.ts';
 const SITE = demoSite.name;
 /** A bug the crawl ran with: the title read from a class the product page does not have. */
-const broken = withExtractor(demoSite, 'product', (original) => ($, page) => ({ ...(original($, page) as object), title: textOf($, 'h1.product-name') }));
+const broken = withExtractor(demoSite, 'product', (original) => ($, page) => ({
+    ...(original($, page) as object),
+    title: textOf($, 'h1.product-name'),
+}));
 
 describe('npm run reparse --database-url (child process)', () => {
     it('re-parses the raw pages in PostgreSQL and says what changed, as it does for a storage dir', async (t) => {
@@ -40,13 +43,21 @@ describe('npm run reparse --database-url (child process)', () => {
         assert.match(run.stdout, /\n {2}changed {6}.*title 4/);
         const items = await storedRows<StoredItem>(db, SITE);
         assert.deepEqual(items.map((item) => item.title).sort(), shop.products.map((product) => product.title).sort());
-        assert.equal((await storedRows<QuarantineEntry>(db, `${SITE}-previous`, 'quarantine')).length, 4, 'the version before is kept');
+        assert.equal(
+            (await storedRows<QuarantineEntry>(db, `${SITE}-previous`, 'quarantine')).length,
+            4,
+            'the version before is kept',
+        );
 
         const embedded = await runScript(REPARSE, ['--site', SITE, '--storage-dir', dir]);
         assert.equal(embedded.code, 0, embedded.stderr);
         // The same report from either backend; fields changed as often come in the order the items hold
         // them, and jsonb keeps an object's keys shortest first, not as written: compared as a set.
-        const report = (stdout: string) => stdout.replace(/(changed +)(.*)/, (_, head: string, fields: string) => head + fields.split(', ').sort().join(', '));
+        const report = (stdout: string) =>
+            stdout.replace(
+                /(changed +)(.*)/,
+                (_, head: string, fields: string) => head + fields.split(', ').sort().join(', '),
+            );
         assert.equal(report(run.stdout), report(embedded.stdout));
     });
 
@@ -54,12 +65,19 @@ describe('npm run reparse --database-url (child process)', () => {
         const run = await runScript(REPARSE, ['--database-url', 'postgres://127.0.0.1:1/test']);
         assert.equal(run.code, 2, run.stderr);
         assert.equal(run.stdout, '');
-        assert.match(run.stderr, /^dragnet: PostgreSQL is unreachable at 127\.0\.0\.1:1 \(.*\); check --database-url \/ DATABASE_URL \(postgres:\/\/127\.0\.0\.1:1\/test\)\n$/);
+        assert.match(
+            run.stderr,
+            new RegExp(
+                String.raw`^dragnet: PostgreSQL is unreachable at 127\.0\.0\.1:1 \(.*\); ` +
+                    String.raw`check --database-url \/ DATABASE_URL \(postgres:\/\/127\.0\.0\.1:1\/test\)\n$`,
+            ),
+        );
     });
 });
 
 describe('npm run reparse of a storage dir, given what it cannot use (child process)', () => {
-    it('says in one line, exit code 2, that the dir holds no raw pages of the site, or that the route is not the site\'s; creates nothing', async (t) => {
+    it(`says in one line, exit code 2, that the dir holds no raw pages of \
+the site, or that the route is not the site's; creates nothing`, async (t) => {
         const dir = await mkdtemp(join(tmpdir(), 'dragnet-reparse-refused-'));
         t.after(() => rm(dir, { recursive: true, force: true }));
         await storeInDir(join(dir, 'crawled'), SITE, storedShop(demoSite, { products: 3 }));
@@ -67,8 +85,16 @@ describe('npm run reparse of a storage dir, given what it cannot use (child proc
             runScript(REPARSE, ['--storage-dir', join(dir, 'never-crawled')]),
             runScript(REPARSE, ['--storage-dir', join(dir, 'crawled'), '--route', 'prodcut']),
         ]);
-        assertOneLineError(emptyDir, 2, /no raw pages of demo-shop in .*never-crawled: no run of the site stored any there/);
+        assertOneLineError(
+            emptyDir,
+            2,
+            /no raw pages of demo-shop in .*never-crawled: no run of the site stored any there/,
+        );
         assert.equal(existsSync(join(dir, 'never-crawled')), false, 'the mistyped storage dir was created');
-        assertOneLineError(noRoute, 2, /--route prodcut: site demo-shop has no such route \(routes: home, category, product\)/);
+        assertOneLineError(
+            noRoute,
+            2,
+            /--route prodcut: site demo-shop has no such route \(routes: home, category, product\)/,
+        );
     });
 });

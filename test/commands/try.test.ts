@@ -19,7 +19,15 @@ const TRY = 'src/commands/try.ts';
 describe('npm run try', () => {
     let shop: Shop;
     let dir: string;
-    const tryPage = (...args: string[]) => runScript(TRY, ['--site', 'demo-shop', '--allow-private-network', '--storage-dir', join(dir, 'storage'), ...args]);
+    const tryPage = (...args: string[]) =>
+        runScript(TRY, [
+            '--site',
+            'demo-shop',
+            '--allow-private-network',
+            '--storage-dir',
+            join(dir, 'storage'),
+            ...args,
+        ]);
 
     before(async () => {
         shop = await startShop({ seed: 11, products: 60, scriptOnlyRate: 0.2, notFoundLinks: 1 });
@@ -36,7 +44,10 @@ describe('npm run try', () => {
         assert.equal(run.code, 0, run.stderr);
         assert.match(run.stdout, /✗ title +\(missing\) +title: /);
         assert.match(run.stdout, /✓ sku +"SKU-/);
-        assert.match(run.stdout, /incomplete \(missing or invalid: title, price\): a run sends this page to the browser/);
+        assert.match(
+            run.stdout,
+            /incomplete \(missing or invalid: title, price\): a run sends this page to the browser/,
+        );
         assert.ok(!existsSync(join(dir, 'storage')), 'the storage dir is not created');
     });
 
@@ -48,23 +59,35 @@ describe('npm run try', () => {
         assert.equal(trials.length, 1);
         const [trial] = trials;
         assert.equal(trial!.url, `${shop.url}${product.path}`, 'tracking parameters dropped');
-        assert.deepEqual(trial!.records.map((record) => [record.title, record.price, record.sku]), [[product.title, product.price, product.sku]]);
+        assert.deepEqual(
+            trial!.records.map((record) => [record.title, record.price, record.sku]),
+            [[product.title, product.price, product.sku]],
+        );
         assert.equal(trial!.escalates, false);
         assert.ok(trial!.links.length > 0);
         for (const link of trial!.links) assert.equal(link.label, 'product');
-        assert.ok(trial!.links.every((link) => link.fate === 'follow' || link.fate === 'duplicate'), JSON.stringify(trial!.links));
+        assert.ok(
+            trial!.links.every((link) => link.fate === 'follow' || link.fate === 'duplicate'),
+            JSON.stringify(trial!.links),
+        );
     });
 
     it('--label routes a URL as the label says; a listing shows its links by rule, off-site ones marked', async () => {
         const listing = `${shop.url}${shop.listingPaths[0]}`;
         const page = await (await fetch(listing)).text();
         const file = join(dir, 'listing.html');
-        await writeFile(file, page.replace('</body>', '<a class="product-link" href="https://elsewhere.example/products/x">x</a></body>'));
+        await writeFile(
+            file,
+            page.replace('</body>', '<a class="product-link" href="https://elsewhere.example/products/x">x</a></body>'),
+        );
         const run = await tryPage('--file', file, '--url', listing, '--label', 'category', '--json');
         assert.equal(run.code, 0, run.stderr);
         const [trial] = (JSON.parse(run.stdout) as { trials: PageTrial[] }).trials;
         assert.equal(trial!.label, 'category');
-        assert.deepEqual(trial!.links.filter((link) => link.fate === 'offsite').map((link) => link.url), ['https://elsewhere.example/products/x']);
+        assert.deepEqual(
+            trial!.links.filter((link) => link.fate === 'offsite').map((link) => link.url),
+            ['https://elsewhere.example/products/x'],
+        );
         assert.ok(trial!.links.some((link) => link.label === 'product' && link.fate === 'follow'));
     });
 
@@ -82,11 +105,17 @@ describe('npm run try', () => {
         const proxies = await startProxyWorld({ datacenter: 1, residential: 0, broken: 0 });
         try {
             const product = shop.products.find((each) => !each.scriptOnly)!;
-            const run = await tryPage('--url', `${shop.url}${product.path}`, '--proxy-tier', `datacenter=${proxies.tiers[0]!.proxyUrls[0]}`);
+            const run = await tryPage(
+                '--url',
+                `${shop.url}${product.path}`,
+                '--proxy-tier',
+                `datacenter=${proxies.tiers[0]!.proxyUrls[0]}`,
+            );
             assert.equal(run.code, 0, run.stderr);
             assert.match(run.stdout, /complete: a run stores the records/);
             assert.ok(proxies.stats()[0]!.requests >= 1, JSON.stringify(proxies.stats()));
-            for (const secret of proxies.secrets) assert.ok(!`${run.stdout}${run.stderr}`.includes(secret), 'no proxy password printed');
+            for (const secret of proxies.secrets)
+                assert.ok(!`${run.stdout}${run.stderr}`.includes(secret), 'no proxy password printed');
         } finally {
             await proxies.close();
         }
@@ -108,9 +137,17 @@ describe('npm run try', () => {
         const missing = await tryPage('--url', `${shop.url}${shop.notFoundPaths[0]}`, '--max-attempts', '1');
         assert.equal(missing.code, 1);
         assert.match(missing.stdout, /cheap fetch: dead-lettered as http-404/);
-        assertOneLineError(await tryPage('--url', `${shop.url}/`, '--label', 'nope'), 2, /--label nope: site demo-shop has no such route \(routes: home, category, product\)/);
+        assertOneLineError(
+            await tryPage('--url', `${shop.url}/`, '--label', 'nope'),
+            2,
+            /--label nope: site demo-shop has no such route \(routes: home, category, product\)/,
+        );
         assertOneLineError(await tryPage('--url', 'mailto:someone@example.com'), 2, /--url: invalid URL/);
         assertOneLineError(await tryPage(), 2, /give the page: --url URL, or --file PAGE\.html/);
-        assertOneLineError(await tryPage('--file', '/nonexistent/page.html'), 2, /cannot read --file \/nonexistent\/page\.html: ENOENT/);
+        assertOneLineError(
+            await tryPage('--file', '/nonexistent/page.html'),
+            2,
+            /cannot read --file \/nonexistent\/page\.html: ENOENT/,
+        );
     });
 });

@@ -35,7 +35,8 @@ async function openShop(t: TestContext, antiBot: AntiBotOptions, options: ShopOp
     return shop;
 }
 
-const get = (shop: Shop, proxyUrl: string, path: string, headers: Record<string, string> = CHROME_HEADERS) => viaProxy(proxyUrl, shop.url + path, headers);
+const get = (shop: Shop, proxyUrl: string, path: string, headers: Record<string, string> = CHROME_HEADERS) =>
+    viaProxy(proxyUrl, shop.url + path, headers);
 
 /** Asserts the answer is the 1020 refusal, and that dragnet's classifier calls it a block by a bot manager. */
 function assertRefused(answer: Answer, message?: string): void {
@@ -56,7 +57,8 @@ const FIREFOX_HEADERS: Record<string, string> = {
 
 const sidOf = (answer: Answer) => /^sid=([0-9a-f]+); Path=\/$/.exec(answer.headers['set-cookie']?.[0] ?? '')?.[1];
 
-test('past the rate an address gets 429 with Retry-After and a small page; after the wait it is served again', async (t) => {
+test(`past the rate an address gets 429 with Retry-After and \
+a small page; after the wait it is served again`, async (t) => {
     const shop = await openShop(t, { ratePerSec: 2, burst: 3, retryAfterSecs: 1, budget: 5 });
     for (let i = 0; i < 3; i++) assert.equal((await get(shop, dc1, '/')).status, 200);
     const limited = await get(shop, dc1, '/');
@@ -64,18 +66,33 @@ test('past the rate an address gets 429 with Retry-After and a small page; after
     assert.equal(limited.headers['retry-after'], '1');
     assert.match(limited.body, /Too Many Requests/);
     assert.ok(limited.body.length < 500);
-    assert.equal(checkResponse(429, 'text/html', { headers: limited.headers, body: limited.body })?.failureClass, 'transient');
+    assert.equal(
+        checkResponse(429, 'text/html', { headers: limited.headers, body: limited.body })?.failureClass,
+        'transient',
+    );
     assert.equal((await get(shop, dc2, '/')).status, 200, 'another address has a bucket of its own');
     await sleep(1000);
     assert.equal((await get(shop, dc1, '/')).status, 200);
     const stats = shop.antiBotStats().byAddress;
-    assert.deepEqual([stats[dc1Address]!.requests, stats[dc1Address]!.served, stats[dc1Address]!.limited, stats[dc1Address]!.overBudget], [5, 4, 1, 0]);
+    assert.deepEqual(
+        [
+            stats[dc1Address]!.requests,
+            stats[dc1Address]!.served,
+            stats[dc1Address]!.limited,
+            stats[dc1Address]!.overBudget,
+        ],
+        [5, 4, 1, 0],
+    );
     assert.deepEqual(shop.stats().byPath['/'], { '200': 5, '429': 1 });
 });
 
-test('an address that has received budget 429s is refused for good, robots.txt too; other addresses are not', async (t) => {
+test(`an address that has received budget 429s is refused for \
+good, robots.txt too; other addresses are not`, async (t) => {
     const shop = await openShop(t, { ratePerSec: 1, burst: 1, budget: 2 });
-    assert.deepEqual([(await get(shop, dc1, '/')).status, (await get(shop, dc1, '/')).status, (await get(shop, dc1, '/')).status], [200, 429, 429]);
+    assert.deepEqual(
+        [(await get(shop, dc1, '/')).status, (await get(shop, dc1, '/')).status, (await get(shop, dc1, '/')).status],
+        [200, 429, 429],
+    );
     assertRefused(await get(shop, dc1, '/'));
     await sleep(1100);
     assertRefused(await get(shop, dc1, '/'), 'still refused once the bucket has refilled');
@@ -87,36 +104,44 @@ test('an address that has received budget 429s is refused for good, robots.txt t
     assert.deepEqual(stats.blockedAddresses, [dc1Address]);
 });
 
-test('browser headers: missing or inconsistent ones are refused, consistent ones served, robots.txt exempt', async (t) => {
+test(`browser headers: missing or inconsistent ones are refused, \
+consistent ones served, robots.txt exempt`, async (t) => {
     const shop = await openShop(t, { ratePerSec: 100, burst: 100 });
     const { 'sec-ch-ua': _hints, ...withoutHints } = CHROME_HEADERS;
     const { 'accept-language': _language, ...withoutLanguage } = CHROME_HEADERS;
     const { accept: _accept, ...withoutAccept } = CHROME_HEADERS;
     const refused: Record<string, Record<string, string>> = {
         'no headers': {},
-        'curl': { 'user-agent': 'curl/8.5.0', accept: '*/*', 'accept-language': 'en' },
+        curl: { 'user-agent': 'curl/8.5.0', accept: '*/*', 'accept-language': 'en' },
         'no accept-language': withoutLanguage,
         'no accept': withoutAccept,
         'Chrome without client hints': withoutHints,
-        'client hints of another version': { ...CHROME_HEADERS, 'sec-ch-ua': '"Chromium";v="119", "Google Chrome";v="119"' },
+        'client hints of another version': {
+            ...CHROME_HEADERS,
+            'sec-ch-ua': '"Chromium";v="119", "Google Chrome";v="119"',
+        },
         'client hints of another brand only': { ...CHROME_HEADERS, 'sec-ch-ua': '"Not_A Brand";v="120"' },
     };
     for (const [name, headers] of Object.entries(refused)) assertRefused(await get(shop, dc1, '/', headers), name);
     const served: Record<string, Record<string, string>> = {
-        'Chrome': CHROME_HEADERS,
+        Chrome: CHROME_HEADERS,
         'Firefox (no client hints to check)': FIREFOX_HEADERS,
         'HeadlessChrome with its Chromium brand': {
             ...CHROME_HEADERS,
-            'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0.0.0 Safari/537.36',
+            'user-agent':
+                'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 ' +
+                '(KHTML, like Gecko) HeadlessChrome/120.0.0.0 Safari/537.36',
             'sec-ch-ua': '"Chromium";v="120", "Not(A:Brand";v="24"',
         },
     };
-    for (const [name, headers] of Object.entries(served)) assert.equal((await get(shop, dc1, '/', headers)).status, 200, name);
+    for (const [name, headers] of Object.entries(served))
+        assert.equal((await get(shop, dc1, '/', headers)).status, 200, name);
     assert.equal((await get(shop, dc1, '/robots.txt', {})).status, 200);
     assert.deepEqual(shop.antiBotStats().byAddress[dc1Address]!.badHeaders, 7);
 });
 
-test('a session cookie works from the address it was issued to only; user agents are recorded per session', async (t) => {
+test(`a session cookie works from the address it was issued \
+to only; user agents are recorded per session`, async (t) => {
     const shop = await openShop(t, { ratePerSec: 100, burst: 100 });
     const first = await get(shop, dc1, '/');
     const sid = sidOf(first);
@@ -152,7 +177,10 @@ test('the JS challenge: its page, then a pass with the js_ok its script sets, fr
     const passed = await get(shop, dc1, '/', { ...CHROME_HEADERS, cookie: `sid=${sid}; js_ok=${token}` });
     assert.equal(passed.status, 200);
     assert.match(passed.body, /Pinewood Supply Co\./);
-    assert.equal((await get(shop, dc1, shop.listingPaths[0]!, { ...CHROME_HEADERS, cookie: `js_ok=${token}` })).status, 200);
+    assert.equal(
+        (await get(shop, dc1, shop.listingPaths[0]!, { ...CHROME_HEADERS, cookie: `js_ok=${token}` })).status,
+        200,
+    );
     const elsewhere = await get(shop, dc2, '/', { ...CHROME_HEADERS, cookie: `js_ok=${token}` });
     assert.equal(elsewhere.status, 403, 'a js_ok from another address is no pass');
     assert.equal(elsewhere.headers['cf-mitigated'], 'challenge');
@@ -165,33 +193,54 @@ test('the JS challenge: its page, then a pass with the js_ok its script sets, fr
     assert.deepEqual(stats.challengeSolvers, { [dc1Address]: [CHROME_HEADERS['user-agent']] });
 });
 
-test('a real Chromium behind a proxy passes the header check and solves the challenge', { timeout: 60_000 }, async (t) => {
+test('a real Chromium behind a proxy passes the header check and solves the challenge', {
+    timeout: 60_000,
+}, async (t) => {
     const executablePath = findChromium();
     if (!executablePath) return t.skip('no Chromium on this machine');
     const shop = await openShop(t, { ratePerSec: 100, burst: 100, jsChallenge: true });
     const { chromium } = await import('playwright');
     const { username, password, host } = new URL(res1);
-    const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS, proxy: { server: `http://${host}`, username, password } });
+    const browser = await chromium.launch({
+        executablePath,
+        args: CHROMIUM_ARGS,
+        proxy: { server: `http://${host}`, username, password },
+    });
     t.after(() => browser.close());
     const page = await browser.newPage();
     await page.goto(`${shop.url}/`);
     await page.waitForFunction(() => document.title.includes('Pinewood'), null, { timeout: 15_000 });
     const stats = shop.antiBotStats();
     assert.deepEqual(Object.keys(stats.byAddress), [res1Address], 'every request came through the proxy');
-    assert.deepEqual([stats.byAddress[res1Address]!.challenged, stats.byAddress[res1Address]!.challengesSolved], [1, 1]);
+    assert.deepEqual(
+        [stats.byAddress[res1Address]!.challenged, stats.byAddress[res1Address]!.challengesSolved],
+        [1, 1],
+    );
     assert.equal(stats.byAddress[res1Address]!.badHeaders, 0);
     assert.match(stats.challengeSolvers[res1Address]![0]!, /HeadlessChrome\/\d+/);
     const sessions = Object.values(stats.userAgentsBySession);
     assert.equal(sessions.length, 1, 'the browser kept the one sid the challenge page set');
 });
 
-test('hard category: under /premium/, refused to datacenter addresses without taking a token, served to residential ones', async (t) => {
+test(`hard category: under /premium/, refused to datacenter addresses \
+without taking a token, served to residential ones`, async (t) => {
     const options: ShopOptions = { seed: 4, products: 30, categories: 3, productsPerPage: 5 };
-    const shop = await openShop(t, { ratePerSec: 0.5, burst: 7, budget: 1, hardCategory: true, residentialAddresses: [res1Address] }, options);
+    const shop = await openShop(
+        t,
+        { ratePerSec: 0.5, burst: 7, budget: 1, hardCategory: true, residentialAddresses: [res1Address] },
+        options,
+    );
     const plain = await startShop({ ...options, transientFailureRate: 0 });
     t.after(() => plain.close());
     const slug = shop.hardCategorySlug!;
-    assert.equal(slug, load(await (await fetch(`${plain.url}/`)).text())('a.category-link').last().attr('href')!.split('/').pop());
+    assert.equal(
+        slug,
+        load(await (await fetch(`${plain.url}/`)).text())('a.category-link')
+            .last()
+            .attr('href')!
+            .split('/')
+            .pop(),
+    );
     const hard = shop.products.filter((p) => p.path.startsWith('/premium/items/'));
     assert.equal(hard.length, 10);
     shop.products.forEach((product, i) => {
@@ -209,11 +258,18 @@ test('hard category: under /premium/, refused to datacenter addresses without ta
     assert.equal((await get(shop, dc1, '/')).status, 429, 'the eighth request finds the bucket empty');
 
     const home = load((await get(shop, res1, '/')).body);
-    assert.ok(home('a.category-link').map((_, a) => home(a).attr('href')).get().includes(`/premium/${slug}`));
+    assert.ok(
+        home('a.category-link')
+            .map((_, a) => home(a).attr('href'))
+            .get()
+            .includes(`/premium/${slug}`),
+    );
     const listing = await get(shop, res1, `/premium/${slug}`);
     assert.equal(listing.status, 200);
     const $listing = load(listing.body);
-    const links = $listing('a.product-link').map((_, a) => $listing(a).attr('href')!.split('?')[0]).get();
+    const links = $listing('a.product-link')
+        .map((_, a) => $listing(a).attr('href')!.split('?')[0])
+        .get();
     assert.ok(links.includes(hard[0]!.path), 'the listing links its products at their premium paths');
     assert.equal((await get(shop, res1, hard[0]!.path)).status, 200);
     assert.equal((await get(shop, res1, plain.products[0]!.path)).status, 200);
@@ -235,24 +291,40 @@ test('robots.txt: Crawl-delay when asked for, next to the Disallow it always has
     assert.equal((await get(without, dc1, '/robots.txt')).body, 'User-agent: *\nDisallow: /admin/\n');
 });
 
-test('stats: /__stats serves them under antiBot with every arrival; resetStats zeroes them but not the policy', async (t) => {
+test(`stats: /__stats serves them under antiBot with every \
+arrival; resetStats zeroes them but not the policy`, async (t) => {
     const shop = await openShop(t, { ratePerSec: 1, burst: 1, budget: 1 });
     const started = Date.now();
     await get(shop, dc1, '/');
     await get(shop, dc1, '/');
     await get(shop, dc2, '/nope');
-    const served = await (await fetch(`${shop.url}/__stats`)).json() as { total: number; antiBot: unknown };
+    const served = (await (await fetch(`${shop.url}/__stats`)).json()) as { total: number; antiBot: unknown };
     const stats = shop.antiBotStats();
     assert.deepEqual(served.antiBot, stats);
     assert.equal(served.total, 3);
     assert.equal(stats.arrivals.length, 3, '/__stats is not counted');
     assert.ok(stats.arrivals.every((at, i) => at >= started && at <= Date.now() && at >= (stats.arrivals[i - 1] ?? 0)));
     assert.deepEqual(stats.byAddress[dc2Address], {
-        requests: 1, served: 0, limited: 0, overBudget: 0, badHeaders: 0, stolenSession: 0, challenged: 0, challengesSolved: 0, hardBlocked: 0,
+        requests: 1,
+        served: 0,
+        limited: 0,
+        overBudget: 0,
+        badHeaders: 0,
+        stolenSession: 0,
+        challenged: 0,
+        challengesSolved: 0,
+        hardBlocked: 0,
     });
 
     shop.resetStats();
-    assert.deepEqual(shop.antiBotStats(), { byAddress: {}, servedByCategory: {}, userAgentsBySession: {}, challengeSolvers: {}, blockedAddresses: [dc1Address], arrivals: [] });
+    assert.deepEqual(shop.antiBotStats(), {
+        byAddress: {},
+        servedByCategory: {},
+        userAgentsBySession: {},
+        challengeSolvers: {},
+        blockedAddresses: [dc1Address],
+        arrivals: [],
+    });
     assertRefused(await get(shop, dc1, '/'), 'still over budget after the reset');
 
     const off = await startShop({ products: 5 });
@@ -263,8 +335,14 @@ test('stats: /__stats serves them under antiBot with every arrival; resetStats z
 });
 
 test('bad anti-bot options are refused', async () => {
-    for (const antiBot of [{ ratePerSec: 0 }, { burst: 0 }, { budget: 0 }, { retryAfterSecs: 1.5 }, { crawlDelaySecs: -1 },
-        { datacenterAddresses: ['127.0.0.2'], residentialAddresses: ['127.0.0.2'] }]) {
+    for (const antiBot of [
+        { ratePerSec: 0 },
+        { burst: 0 },
+        { budget: 0 },
+        { retryAfterSecs: 1.5 },
+        { crawlDelaySecs: -1 },
+        { datacenterAddresses: ['127.0.0.2'], residentialAddresses: ['127.0.0.2'] },
+    ]) {
         await assert.rejects(startShop({ antiBot }), RangeError, JSON.stringify(antiBot));
     }
 });

@@ -29,7 +29,10 @@ test('the same seed gives the same catalog, another seed a different one', async
     const [a, b, c] = await Promise.all([openShop(t, { seed: 7 }), openShop(t, { seed: 7 }), openShop(t, { seed: 8 })]);
     assert.deepEqual(a.products, b.products);
     assert.deepEqual(a.notFoundPaths, b.notFoundPaths);
-    assert.notDeepEqual(a.products.map((p) => p.title), c.products.map((p) => p.title));
+    assert.notDeepEqual(
+        a.products.map((p) => p.title),
+        c.products.map((p) => p.title),
+    );
     assert.equal(await html(a, a.listingPaths[1]!), await html(b, b.listingPaths[1]!));
 });
 
@@ -45,7 +48,10 @@ test('the catalog has the documented shape and defaults', async (t) => {
         assert.equal(p.id, i + 1);
         assert.equal(p.path, `/products/${p.slug}-${p.id}`);
         assert.match(p.sku, /^SKU-\d{6}$/);
-        assert.ok(p.price >= 1 && p.price <= 999.99 && Math.abs(p.price * 100 - Math.round(p.price * 100)) < 1e-6, `price ${p.price}`);
+        assert.ok(
+            p.price >= 1 && p.price <= 999.99 && Math.abs(p.price * 100 - Math.round(p.price * 100)) < 1e-6,
+            `price ${p.price}`,
+        );
         assert.equal(p.availability === 'out_of_stock', p.stock === 0);
         assert.match(p.description, /^[A-Z][^.]*\.( [A-Z][^.]*\.){0,2}$/);
     });
@@ -85,7 +91,9 @@ test('listing pages: ?page=1 is page 1, pages past the end are 404, every 4th ca
     const $ = load(await html(shop, second!));
     assert.equal($('a.prev[rel=prev]').attr('href'), `${first}?page=1`);
     assert.equal($('a.next[rel=next]').attr('href'), `${first}?page=3`);
-    const reviews = $('a.product-link.reviews-link').map((_, a) => $(a).attr('href')).get();
+    const reviews = $('a.product-link.reviews-link')
+        .map((_, a) => $(a).attr('href'))
+        .get();
     assert.equal(reviews.length, 2);
     for (const href of reviews) assert.match(href, /^\/products\/[a-z0-9-]+-\d+\?ref=category#reviews$/);
 });
@@ -93,10 +101,17 @@ test('listing pages: ?page=1 is page 1, pages past the end are 404, every 4th ca
 test('the home page links categories, featured aliases with tracking, /admin/ and a fragment', async (t) => {
     const shop = await openShop(t, { categories: 3 });
     const $ = load(await html(shop, '/'));
-    const categoryLinks = $('a.category-link').map((_, a) => $(a).attr('href')).get();
+    const categoryLinks = $('a.category-link')
+        .map((_, a) => $(a).attr('href'))
+        .get();
     assert.ok(categoryLinks.includes('/category/kitchen#top'));
-    assert.deepEqual(categoryLinks.filter((href) => !href.includes('#')), shop.listingPaths.filter((p) => !p.includes('?')));
-    const featured = $('a.featured-link').map((_, a) => $(a).attr('href')).get();
+    assert.deepEqual(
+        categoryLinks.filter((href) => !href.includes('#')),
+        shop.listingPaths.filter((p) => !p.includes('?')),
+    );
+    const featured = $('a.featured-link')
+        .map((_, a) => $(a).attr('href'))
+        .get();
     assert.equal(featured.length, 5);
     for (const href of featured) assert.match(href, /^\/p\/\d+\?utm_source=home&utm_medium=featured$/);
     assert.equal($('a[href="/admin/"]').length, 1);
@@ -134,7 +149,11 @@ test('product pages carry the truth; script-only pages leave title and price to 
     const $s = load(raw);
     assert.equal($s('h1.product-title').text(), '');
     assert.equal($s('.buy-box .price').text(), '');
-    assert.ok(!$s('body').text().includes(`$${scripted.price.toFixed(2)}`));
+    assert.ok(
+        !$s('body')
+            .text()
+            .includes(`$${scripted.price.toFixed(2)}`),
+    );
     assert.ok(raw.includes(JSON.stringify(scripted.title)), 'the script holds the title');
     assert.equal($s('span.sku').text(), scripted.sku);
     assert.equal($s('.description p').text(), scripted.description);
@@ -146,7 +165,10 @@ test('a transiently failing product fails its first request only (503 or reset),
     const failing = shop.products.filter((p) => p.transientFailure);
     assert.equal(failing.length, 10);
     for (const product of failing) {
-        const first = await get(shop, `${product.path}?utm_source=x`).then((r) => r.status, () => 'reset');
+        const first = await get(shop, `${product.path}?utm_source=x`).then(
+            (r) => r.status,
+            () => 'reset',
+        );
         assert.ok(first === 503 || first === 'reset', `first request: ${first}`);
         assert.equal((await get(shop, product.path)).status, 200);
         assert.equal((await get(shop, product.path)).status, 200);
@@ -177,7 +199,10 @@ test('stats count by pathname and status; /__stats serves them uncounted; resetS
     await get(shop, '/');
     await get(shop, `${listing}?page=1`);
     await get(shop, '/nope');
-    const expected: ShopStats = { total: 3, byPath: { '/': { '200': 1 }, [listing!]: { '200': 1 }, '/nope': { '404': 1 } } };
+    const expected: ShopStats = {
+        total: 3,
+        byPath: { '/': { '200': 1 }, [listing!]: { '200': 1 }, '/nope': { '404': 1 } },
+    };
     assert.deepEqual(shop.stats(), expected);
     assert.deepEqual(await (await get(shop, '/__stats')).json(), expected);
     assert.deepEqual(await (await get(shop, '/__stats')).json(), expected);
@@ -204,20 +229,36 @@ test('rateLimit refuses, at once and counted, the requests beyond maxConcurrent 
         }),
     );
     assert.deepEqual(answers.map((a) => a.status).sort(), [200, 200, 429, 429, 429]);
-    assert.ok(answers.filter((a) => a.status === 429).every((a) => a.ms < 140), 'refusals do not wait for the latency');
+    assert.ok(
+        answers.filter((a) => a.status === 429).every((a) => a.ms < 140),
+        'refusals do not wait for the latency',
+    );
     assert.deepEqual(shop.stats().byPath['/'], { '200': 2, '429': 3 });
     // Once those are done there is room again; and the status can be 503.
     assert.equal((await get(shop, '/')).status, 200);
-    const unavailable = await openShop(t, { products: 10, latencyMs: 150, rateLimit: { maxConcurrent: 1, status: 503 } });
-    const statuses = await Promise.all([get(unavailable, '/'), get(unavailable, '/')].map(async (r) => (await r).status));
+    const unavailable = await openShop(t, {
+        products: 10,
+        latencyMs: 150,
+        rateLimit: { maxConcurrent: 1, status: 503 },
+    });
+    const statuses = await Promise.all(
+        [get(unavailable, '/'), get(unavailable, '/')].map(async (r) => (await r).status),
+    );
     assert.deepEqual(statuses.sort(), [200, 503]);
 });
 
-test("pageWeight 'real': a real store's page weight and link count around the light shop's links and values", async (t) => {
+test(`pageWeight 'real': a real store's page weight and link \
+count around the light shop's links and values`, async (t) => {
     const options = { products: 200, scriptOnlyRate: 0 } satisfies ShopOptions;
     const [light, real] = await Promise.all([openShop(t, options), openShop(t, { ...options, pageWeight: 'real' })]);
     const routes = [...siteDefinition.routes.values()];
-    const selectors = [...new Set(routes.flatMap((route) => (route.enqueue ?? []).flatMap((rule) => ('selector' in rule ? [rule.selector] : []))))];
+    const selectors = [
+        ...new Set(
+            routes.flatMap((route) =>
+                (route.enqueue ?? []).flatMap((rule) => ('selector' in rule ? [rule.selector] : [])),
+            ),
+        ),
+    ];
     assert.ok(selectors.length >= 5, selectors.join(' '));
     const product = light.products[3]!;
     const pages = [
@@ -230,12 +271,17 @@ test("pageWeight 'real': a real store's page weight and link count around the li
         const size = Buffer.byteLength(realHtml) / 1024;
         assert.ok(size >= kb[0]! && size <= kb[1]!, `${path}: ${size.toFixed(1)} KB`);
         const [$light, $real] = [load(lightHtml), load(realHtml)];
-        const links = $real('a[href]').map((_, a) => $real(a).attr('href')!).get();
+        const links = $real('a[href]')
+            .map((_, a) => $real(a).attr('href')!)
+            .get();
         assert.ok(links.length >= 150, `${path}: ${links.length} links`);
         const tracked = links.filter((href) => href.includes('utm_')).length / links.length;
         assert.ok(tracked >= 0.05 && tracked <= 0.2, `${path}: ${(tracked * 100).toFixed(0)}% of links carry utm_*`);
         for (const selector of selectors) {
-            const hrefs = ($: typeof $light) => $(selector).map((_, a) => $(a).attr('href')).get();
+            const hrefs = ($: typeof $light) =>
+                $(selector)
+                    .map((_, a) => $(a).attr('href'))
+                    .get();
             assert.deepEqual(hrefs($real), hrefs($light), `${path}: the links ${selector} follows`);
         }
     }
@@ -284,18 +330,36 @@ test('default options: the same products fail the same way, and no opt-in failur
     for (const product of failing) outcomes.push([product.id, await outcome(shop, product.path)]);
     // Pinned from the shop before transientFailureKinds, persistentFailures and retryAfter existed:
     // the options added since must not shift the seeded stream (products, featured, related, failures).
-    assert.deepEqual(outcomes, [[57, 'reset'], [82, 503], [136, 503], [148, 'reset'], [157, 503], [171, 'reset']]);
-    assert.deepEqual([shop.products[0]!.title, shop.products[199]!.title], ['Sturdy Oak Planter', 'Compact Brass Blanket']);
+    assert.deepEqual(outcomes, [
+        [57, 'reset'],
+        [82, 503],
+        [136, 503],
+        [148, 'reset'],
+        [157, 503],
+        [171, 'reset'],
+    ]);
+    assert.deepEqual(
+        [shop.products[0]!.title, shop.products[199]!.title],
+        ['Sturdy Oak Planter', 'Compact Brass Blanket'],
+    );
     assert.equal(
         createHash('sha256').update(JSON.stringify(shop.products)).digest('hex'),
         'a6b6ce488e2bed0f146f60ba597b8c1f24e7fa99791b146237c202b6da0f8a25',
     );
     const $home = load(await html(shop, '/'));
-    const featured = $home('a.featured-link').map((_, a) => $home(a).attr('href')!.split('?')[0]).get();
+    const featured = $home('a.featured-link')
+        .map((_, a) => $home(a).attr('href')!.split('?')[0])
+        .get();
     assert.deepEqual(featured, ['/p/121', '/p/111', '/p/105', '/p/200', '/p/73']);
     const $product = load(await html(shop, shop.products[0]!.path));
-    const related = $product('a.related-link').map((_, a) => $product(a).attr('href')!.split('?')[0]).get();
-    assert.deepEqual(related, ['/products/everyday-linen-clock-171', '/products/deluxe-brass-basket-36', '/products/elegant-linen-vase-151']);
+    const related = $product('a.related-link')
+        .map((_, a) => $product(a).attr('href')!.split('?')[0])
+        .get();
+    assert.deepEqual(related, [
+        '/products/everyday-linen-clock-171',
+        '/products/deluxe-brass-basket-36',
+        '/products/elegant-linen-vase-151',
+    ]);
     assert.deepEqual(shop.persistentFailurePaths, []);
     assert.deepEqual(shop.retryAfterPaths, []);
     const links = await listingLinks(shop);
@@ -309,10 +373,21 @@ test('default options: the same products fail the same way, and no opt-in failur
 });
 
 test('the opt-in failure modes leave the seeded catalog and its transient failures as they were', async (t) => {
-    const options: ShopOptions = { seed: 3, products: 60, categories: 3, productsPerPage: 8, transientFailureRate: 0.2 };
+    const options: ShopOptions = {
+        seed: 3,
+        products: 60,
+        categories: 3,
+        productsPerPage: 8,
+        transientFailureRate: 0.2,
+    };
     const [plain, extended] = await Promise.all([
         openShop(t, options),
-        openShop(t, { ...options, transientFailureKinds: ['hang', '503'], persistentFailures: 4, retryAfter: { rate: 0.25, seconds: 2 } }),
+        openShop(t, {
+            ...options,
+            transientFailureKinds: ['hang', '503'],
+            persistentFailures: 4,
+            retryAfter: { rate: 0.25, seconds: 2 },
+        }),
     ]);
     assert.deepEqual(extended.products, plain.products);
     assert.deepEqual(extended.notFoundPaths, plain.notFoundPaths);
@@ -335,14 +410,37 @@ test('the opt-in failure modes leave the seeded catalog and its transient failur
     assert.equal(brokenCards, 4);
 });
 
-test('transientFailureKinds: the failing products cycle through the kinds; hang holds the request until the client gives up', { timeout: 10_000 }, async (t) => {
-    const shop = await openShop(t, { products: 40, transientFailureRate: 0.25, transientFailureKinds: ['503', 'reset', 'hang'] });
+test(`transientFailureKinds: the failing products cycle through \
+the kinds; hang holds the request until the client gives up`, {
+    timeout: 10_000,
+}, async (t) => {
+    const shop = await openShop(t, {
+        products: 40,
+        transientFailureRate: 0.25,
+        transientFailureKinds: ['503', 'reset', 'hang'],
+    });
     const failing = shop.products.filter((p) => p.transientFailure);
     assert.equal(failing.length, 10);
     const started = performance.now();
-    const first = await Promise.all(failing.map((p) => outcome(shop, p.path, 300).then((o) => ({ o, ms: performance.now() - started }))));
-    assert.deepEqual(first.map((f) => f.o).sort(), [503, 503, 503, 503, 'reset', 'reset', 'reset', 'timeout', 'timeout', 'timeout']);
-    assert.ok(first.filter((f) => f.o === 'timeout').every((f) => f.ms >= 290), 'a hanging request stays open until the client gives up');
+    const first = await Promise.all(
+        failing.map((p) => outcome(shop, p.path, 300).then((o) => ({ o, ms: performance.now() - started }))),
+    );
+    assert.deepEqual(first.map((f) => f.o).sort(), [
+        503,
+        503,
+        503,
+        503,
+        'reset',
+        'reset',
+        'reset',
+        'timeout',
+        'timeout',
+        'timeout',
+    ]);
+    assert.ok(
+        first.filter((f) => f.o === 'timeout').every((f) => f.ms >= 290),
+        'a hanging request stays open until the client gives up',
+    );
     // The failure is the first request's only: every product answers now, the hanging ones too.
     for (const product of failing) assert.equal(await outcome(shop, product.path, 2000), 200, product.path);
     const stats = shop.stats();
@@ -399,7 +497,13 @@ test('a hanging request gets no bytes at all, and close() drops it at once', { t
 });
 
 test('persistentFailures: /products/broken-<n> links on the listing pages always answer 503', async (t) => {
-    const shop = await openShop(t, { products: 30, categories: 2, productsPerPage: 5, notFoundLinks: 2, persistentFailures: 3 });
+    const shop = await openShop(t, {
+        products: 30,
+        categories: 2,
+        productsPerPage: 5,
+        notFoundLinks: 2,
+        persistentFailures: 3,
+    });
     assert.deepEqual(shop.persistentFailurePaths, ['/products/broken-1', '/products/broken-2', '/products/broken-3']);
     const products = new Set(shop.products.map((p) => p.path));
     for (const path of shop.persistentFailurePaths) {
@@ -450,7 +554,11 @@ test('retryAfter: the first request of those products gets 429 with Retry-After,
     }
 
     // The status can be 503 and the wait 0; the same seed picks the same products.
-    const again = await openShop(t, { products: 40, transientFailureRate: 0.25, retryAfter: { rate: 0.2, seconds: 0, status: 503 } });
+    const again = await openShop(t, {
+        products: 40,
+        transientFailureRate: 0.25,
+        retryAfter: { rate: 0.2, seconds: 0, status: 503 },
+    });
     assert.deepEqual(again.retryAfterPaths, shop.retryAfterPaths);
     const first = await get(again, again.retryAfterPaths[0]!);
     assert.equal(first.status, 503);
@@ -479,10 +587,19 @@ test('requestTimes: the arrival time of every counted request, in order; resetSt
         // Taken at arrival, before the 200 ms latency, not when the answer went out.
         assert.ok(time + 190 <= done[i]!, `arrival ${time}, answered ${done[i]}`);
     });
-    assert.deepEqual([...times].sort((a, b) => a - b), times);
+    assert.deepEqual(
+        [...times].sort((a, b) => a - b),
+        times,
+    );
 
     // Refusals and 404s count, /__stats does not; the result is a copy.
-    const [served, refused] = await Promise.all([get(shop, '/nope'), (async () => (await sleep(50), get(shop, '/nope')))()]);
+    const [served, refused] = await Promise.all([
+        get(shop, '/nope'),
+        (async () => {
+            await sleep(50);
+            return get(shop, '/nope');
+        })(),
+    ]);
     assert.deepEqual([served.status, refused.status], [404, 429]);
     assert.equal(shop.requestTimes('/nope').length, 2);
     await get(shop, '/__stats');

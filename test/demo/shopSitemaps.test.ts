@@ -16,12 +16,17 @@ async function openShop(t: TestContext, options: ShopOptions): Promise<Shop> {
 }
 
 /** The raw response, undecoded, with the headers it came with. */
-function fetchRaw(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
+function fetchRaw(
+    url: string,
+    headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
     return new Promise((resolve, reject) => {
         get(url, { headers }, (res) => {
             const chunks: Buffer[] = [];
             res.on('data', (chunk: Buffer) => chunks.push(chunk));
-            res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+            res.on('end', () =>
+                resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
+            );
         }).on('error', reject);
     });
 }
@@ -38,14 +43,20 @@ test('without the option the shop has no sitemaps', async (t) => {
 test('robots.txt names the index, which names the two gzip product sitemaps, gzip-encoded when asked', async (t) => {
     const shop = await openShop(t, { products: 11, sitemaps: true });
     const paths = shop.sitemapPaths!;
-    assert.match((await fetchRaw(`${shop.url}/robots.txt`)).body.toString(), new RegExp(`\\nSitemap: ${shop.url}${paths.index}\\n`));
+    assert.match(
+        (await fetchRaw(`${shop.url}/robots.txt`)).body.toString(),
+        new RegExp(`\\nSitemap: ${shop.url}${paths.index}\\n`),
+    );
     const encoded = await fetchRaw(`${shop.url}${paths.index}`, { 'accept-encoding': 'gzip, br' });
     assert.equal(encoded.headers['content-encoding'], 'gzip');
     const plain = await fetchRaw(`${shop.url}${paths.index}`);
     assert.equal(plain.headers['content-encoding'], undefined);
     assert.equal(gunzipSync(encoded.body).toString(), plain.body.toString());
     assert.match(plain.body.toString(), /^<\?xml[^>]*>\s*<sitemapindex /);
-    assert.deepEqual(locs(plain.body.toString()), paths.products.map((path) => `${shop.url}${path}`));
+    assert.deepEqual(
+        locs(plain.body.toString()),
+        paths.products.map((path) => `${shop.url}${path}`),
+    );
 });
 
 test('the product sitemaps list every product once, split in two, each with its lastmod', async (t) => {
@@ -64,9 +75,16 @@ test('the product sitemaps list every product once, split in two, each with its 
         }
         listed.push(...entries.map(([, loc]) => loc!));
     }
-    assert.deepEqual(listed, shop.products.map((p) => `${shop.url}${p.path}`));
+    assert.deepEqual(
+        listed,
+        shop.products.map((p) => `${shop.url}${p.path}`),
+    );
     assert.equal(productLastmod({ id: 1 }), '2024-01-01T10:30:00+01:00');
-    assert.equal(new Date(productLastmod({ id: 61 })).toISOString(), '2024-01-01T10:30:00.000Z', 'an hour later, in UTC');
+    assert.equal(
+        new Date(productLastmod({ id: 61 })).toISOString(),
+        '2024-01-01T10:30:00.000Z',
+        'an hour later, in UTC',
+    );
 });
 
 test('the malformed sitemap holds one whole entry and is cut off in the next', async (t) => {

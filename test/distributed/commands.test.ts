@@ -17,24 +17,46 @@ import { type FleetWorld, openFleetWorld, POSTGRES_URL, REDIS_URL } from '../hel
 /** `npm run status` in `world`, as JSON. */
 function status(world: FleetWorld): Promise<FleetStatus> {
     return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', 'src/commands/status.ts', '--site', 'demo-shop', '--json'], { cwd: ROOT, env: { ...process.env, ...world.env } });
+        const child = spawn(
+            process.execPath,
+            ['--import', 'tsx', 'src/commands/status.ts', '--site', 'demo-shop', '--json'],
+            { cwd: ROOT, env: { ...process.env, ...world.env } },
+        );
         let stdout = '';
         let stderr = '';
         child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
         child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-        child.on('close', (code) => (code === 0 ? resolve(JSON.parse(stdout) as FleetStatus) : reject(new Error(`status exited ${code}: ${stderr}`))));
+        child.on('close', (code) =>
+            code === 0
+                ? resolve(JSON.parse(stdout) as FleetStatus)
+                : reject(new Error(`status exited ${code}: ${stderr}`)),
+        );
     });
 }
 
 describe('the distributed mode misconfigured', () => {
     it('says in one line that Redis is unreachable, exit 2', async () => {
-        const result = await runCli(['--start-url', 'http://127.0.0.1:9/', '--redis-url', 'redis://127.0.0.1:1', '--database-url', POSTGRES_URL]);
+        const result = await runCli([
+            '--start-url',
+            'http://127.0.0.1:9/',
+            '--redis-url',
+            'redis://127.0.0.1:1',
+            '--database-url',
+            POSTGRES_URL,
+        ]);
         assert.equal(result.code, 2);
         assert.match(result.stderr, /^dragnet: Redis at redis:\/\/127\.0\.0\.1:1 is unreachable .*REDIS_URL\n$/);
     });
 
     it('says in one line that PostgreSQL is unreachable, exit 2', async () => {
-        const result = await runCli(['--start-url', 'http://127.0.0.1:9/', '--redis-url', REDIS_URL, '--database-url', 'postgres://127.0.0.1:1/test']);
+        const result = await runCli([
+            '--start-url',
+            'http://127.0.0.1:9/',
+            '--redis-url',
+            REDIS_URL,
+            '--database-url',
+            'postgres://127.0.0.1:1/test',
+        ]);
         assert.equal(result.code, 2);
         assert.match(result.stderr, /^dragnet: PostgreSQL is unreachable at 127\.0\.0\.1:1 .*DATABASE_URL.*\n$/);
     });
@@ -60,7 +82,14 @@ describe('status and --fresh on a running fleet', { skip: chromiumPath ? false :
 
     before(async () => {
         world = await openFleetWorld();
-        shop = await startShop({ seed: 9, products: 300, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 2, latencyMs: 50 });
+        shop = await startShop({
+            seed: 9,
+            products: 300,
+            scriptOnlyRate: 0,
+            transientFailureRate: 0,
+            notFoundLinks: 2,
+            latencyMs: 50,
+        });
         const args = ['--start-url', `${shop.url}/`, '--max-concurrency', '4'];
         worker = world.worker(args, { DRAGNET_FINISH_GRACE_SECS: '1', CHROMIUM_PATH: chromiumPath ?? '' });
         await itemsReach(world, 50);
@@ -80,7 +109,12 @@ describe('status and --fresh on a running fleet', { skip: chromiumPath ? false :
     it('shows the shared queue, the worker and its counters while the run goes on', () => {
         assert.equal(during.workers.length, 1);
         assert.ok(during.queues.http.waiting + during.queues.http.active > 0, JSON.stringify(during.queues));
-        assert.ok(during.stored.items >= 50 && during.totals.itemsStored! > 0 && during.totals.itemsStored! <= during.stored.items, JSON.stringify(during.totals));
+        assert.ok(
+            during.stored.items >= 50 &&
+                during.totals.itemsStored! > 0 &&
+                during.totals.itemsStored! <= during.stored.items,
+            JSON.stringify(during.totals),
+        );
     });
 
     it('refuses --fresh while a worker is active, and the run goes on to its end', () => {
@@ -91,11 +125,21 @@ describe('status and --fresh on a running fleet', { skip: chromiumPath ? false :
 
     it('shows the finished run: no worker, nothing queued, every product stored, dead-letter by reason', () => {
         assert.deepEqual(afterwards.workers, []);
-        assert.deepEqual(afterwards.queues, { http: { waiting: 0, delayed: 0, active: 0, spilled: 0 }, browser: { waiting: 0, delayed: 0, active: 0, spilled: 0 } });
+        assert.deepEqual(afterwards.queues, {
+            http: { waiting: 0, delayed: 0, active: 0, spilled: 0 },
+            browser: { waiting: 0, delayed: 0, active: 0, spilled: 0 },
+        });
         assert.equal(afterwards.stored.items, 300);
         // The shop's dead links answer 404 or 410.
-        assert.equal(afterwards.deadLetter.reduce((sum, { count }) => sum + count, 0), shop.notFoundPaths.length);
-        assert.ok(afterwards.deadLetter.every(({ reason, failureClass }) => /^http-4(04|10)$/.test(reason) && failureClass === 'permanent'));
+        assert.equal(
+            afterwards.deadLetter.reduce((sum, { count }) => sum + count, 0),
+            shop.notFoundPaths.length,
+        );
+        assert.ok(
+            afterwards.deadLetter.every(
+                ({ reason, failureClass }) => /^http-4(04|10)$/.test(reason) && failureClass === 'permanent',
+            ),
+        );
     });
 });
 
@@ -104,7 +148,19 @@ describe('a worker opening a fleet', () => {
         const world = await openFleetWorld();
         t.after(() => world.close());
         const backlog = new PgBacklog(world.db, 'demo-shop', 'demo-shop-http');
-        await backlog.push([{ jobId: 'spilled-1', priority: 1, data: { url: 'http://127.0.0.1:9/products/1', uniqueKey: 'http://127.0.0.1:9/products/1', userData: {}, retryCount: 0, errorMessages: [] } }]);
+        await backlog.push([
+            {
+                jobId: 'spilled-1',
+                priority: 1,
+                data: {
+                    url: 'http://127.0.0.1:9/products/1',
+                    uniqueKey: 'http://127.0.0.1:9/products/1',
+                    userData: {},
+                    retryCount: 0,
+                    errorMessages: [],
+                },
+            },
+        ]);
         const stores = await openDistributedStores({
             site: 'demo-shop',
             redisUrl: world.redisUrl,

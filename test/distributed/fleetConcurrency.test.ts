@@ -13,7 +13,14 @@ describe('the fleet-wide concurrency limit', { skip: chromiumPath ? false : 'no 
     let results: CliResult[];
 
     before(async () => {
-        const shop = { ...SHOP, products: 300, scriptOnlyRate: 0, transientFailureRate: 0, latencyMs: 40, rateLimit: { maxConcurrent: 5, status: 429 as const } };
+        const shop = {
+            ...SHOP,
+            products: 300,
+            scriptOnlyRate: 0,
+            transientFailureRate: 0,
+            latencyMs: 40,
+            rateLimit: { maxConcurrent: 5, status: 429 as const },
+        };
         fleet = await startFleet(3, shop, { args: () => ['--fleet-concurrency', '4'] });
         results = await fleet.results();
     });
@@ -21,7 +28,10 @@ describe('the fleet-wide concurrency limit', { skip: chromiumPath ? false : 'no 
 
     it('keeps the whole fleet within what the site takes: not one 429', async () => {
         assertExited(results);
-        const rejected = Object.values(fleet.shop.stats().byPath).reduce((sum, counts) => sum + (counts['429'] ?? 0), 0);
+        const rejected = Object.values(fleet.shop.stats().byPath).reduce(
+            (sum, counts) => sum + (counts['429'] ?? 0),
+            0,
+        );
         assert.equal(rejected, 0);
         await assertEveryProductOnce(fleet);
     });

@@ -6,7 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { assertEveryProductOnce, assertExited, chromiumPath, type Fleet, itemsReach, SHOP, startFleet } from '../helpers/fleet.js';
+import {
+    assertEveryProductOnce,
+    assertExited,
+    chromiumPath,
+    type Fleet,
+    itemsReach,
+    SHOP,
+    startFleet,
+} from '../helpers/fleet.js';
 import type { CliResult } from '../helpers/cli.js';
 import { killWorkerConnections, POSTGRES_URL } from '../helpers/fleetWorld.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcpProxy.js';
@@ -21,14 +29,20 @@ describe('the parts failing under a running fleet', { skip: chromiumPath ? false
     before(async () => {
         // The workers reach PostgreSQL through a proxy that can refuse them, as a restarting server does.
         proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(POSTGRES_URL).port || 5432) });
-        fleet = await startFleet(3, { ...SHOP, products: 600, latencyMs: 20 }, {
-            databaseUrl: (world) => throughProxy(world.databaseUrl, proxy.port),
-            // A small Redis window: most record pages wait in PostgreSQL's backlog, which the refusal hits too.
-            env: { DRAGNET_MAX_WAITING_JOBS: '100' },
-        });
+        fleet = await startFleet(
+            3,
+            { ...SHOP, products: 600, latencyMs: 20 },
+            {
+                databaseUrl: (world) => throughProxy(world.databaseUrl, proxy.port),
+                // A small Redis window: most record pages wait in PostgreSQL's backlog, which the refusal hits too.
+                env: { DRAGNET_MAX_WAITING_JOBS: '100' },
+            },
+        );
         await itemsReach(fleet.world, 150);
         connectionsKilled = await killWorkerConnections(fleet.world);
-        const { rows } = await fleet.world.db.query<{ n: string }>(`SELECT count(*) AS n FROM ${fleet.world.db.table('backlog')}`);
+        const { rows } = await fleet.world.db.query<{ n: string }>(
+            `SELECT count(*) AS n FROM ${fleet.world.db.table('backlog')}`,
+        );
         backlogMidRun = Number(rows[0]!.n);
         await itemsReach(fleet.world, 350);
         proxy.refuseFor(4_000);
@@ -39,7 +53,8 @@ describe('the parts failing under a running fleet', { skip: chromiumPath ? false
         await proxy?.close();
     });
 
-    it('the run completes with nothing lost after Redis drops every connection and PostgreSQL refuses for 4 s', async () => {
+    it(`the run completes with nothing lost after Redis drops \
+every connection and PostgreSQL refuses for 4 s`, async () => {
         assert.ok(connectionsKilled >= 6, `killed ${connectionsKilled} Redis connections`);
         assertExited(results);
         assert.ok(backlogMidRun > 100, `${backlogMidRun} in the backlog mid-run`);

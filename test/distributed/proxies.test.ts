@@ -22,11 +22,21 @@ describe('three workers through the same proxies', { skip: chromiumPath ? false 
         fleet = await startFleet(
             3,
             {
-                seed: 31, products: 300, categories: 5, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0,
+                seed: 31,
+                products: 300,
+                categories: 5,
+                scriptOnlyRate: 0,
+                transientFailureRate: 0,
+                notFoundLinks: 0,
                 // Three addresses at 10/s each hold 30/s; the site's Crawl-delay allows 20/s for the fleet.
                 antiBot: {
-                    datacenterAddresses: world.addresses.datacenter, residentialAddresses: world.addresses.residential,
-                    ratePerSec: 10, burst: 10, budget: 5, hardCategory: true, crawlDelaySecs: CRAWL_DELAY_SECS,
+                    datacenterAddresses: world.addresses.datacenter,
+                    residentialAddresses: world.addresses.residential,
+                    ratePerSec: 10,
+                    burst: 10,
+                    budget: 5,
+                    hardCategory: true,
+                    crawlDelaySecs: CRAWL_DELAY_SECS,
                 },
             },
             { args: () => world.tierSpecs().flatMap((spec) => ['--proxy-tier', spec]) },
@@ -42,7 +52,8 @@ describe('three workers through the same proxies', { skip: chromiumPath ? false 
 
     it("keeps the site's Crawl-delay and each address's budget for the fleet as one worker would", () => {
         const stats = fleet.shop.antiBotStats();
-        for (const [address, counts] of Object.entries(stats.byAddress)) assert.equal(counts.overBudget, 0, `${address} went over its budget`);
+        for (const [address, counts] of Object.entries(stats.byAddress))
+            assert.equal(counts.overBudget, 0, `${address} went over its budget`);
         const peak = peakInWindow(stats.arrivals, 1000);
         const perSecond = 1 / CRAWL_DELAY_SECS;
         assert.ok(peak <= perSecond + 2, `${peak} requests within one second; the Crawl-delay allows ${perSecond}`);
@@ -51,11 +62,19 @@ describe('three workers through the same proxies', { skip: chromiumPath ? false 
     it('learns the hard section once for the fleet: it is served through the residential tier only', async () => {
         const { servedByCategory } = fleet.shop.antiBotStats();
         const hard = fleet.shop.hardCategorySlug!;
-        for (const address of world.addresses.datacenter) assert.equal(servedByCategory[address]?.[hard], undefined, `${address} was served the hard category`);
+        for (const address of world.addresses.datacenter)
+            assert.equal(servedByCategory[address]?.[hard], undefined, `${address} was served the hard category`);
         const summaries = await fleet.summaries();
         assert.ok(summaries.every((summary) => summary.proxies.tiers.length === 2));
-        const hardBlocked = Object.values(fleet.shop.antiBotStats().byAddress).reduce((sum, counts) => sum + counts.hardBlocked, 0);
+        const hardBlocked = Object.values(fleet.shop.antiBotStats().byAddress).reduce(
+            (sum, counts) => sum + counts.hardBlocked,
+            0,
+        );
         const hardPages = fleet.shop.products.filter((product) => product.path.startsWith('/premium/')).length;
-        assert.ok(hardBlocked < hardPages / 2, `${hardBlocked} datacenter requests were refused in the hard category of ${hardPages} pages: the fleet learned it`);
+        assert.ok(
+            hardBlocked < hardPages / 2,
+            `${hardBlocked} datacenter requests were refused in the ` +
+                `hard category of ${hardPages} pages: the fleet learned it`,
+        );
     });
 });

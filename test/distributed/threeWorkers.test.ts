@@ -15,7 +15,8 @@ describe('three workers on one frontier', { skip: chromiumPath ? false : 'no Chr
     before(async () => {
         // Adaptive timeouts off: this file counts fetches exactly, and on a loaded machine a pause past
         // the shop's fast p99 times out a page the shop answered, and its retry is a second 200 (CI:
-        // "retrying in 0.7 s: request timeout: no whole answer within 500 ms"). test/fetch/pacing/adaptiveTimeout.test.ts covers them.
+        // "retrying in 0.7 s: request timeout: no whole answer within 500 ms").
+        // test/fetch/pacing/adaptiveTimeout.test.ts covers them.
         fleet = await startFleet(3, SHOP, { args: () => ['--adaptive-timeout', 'off'] });
         results = await fleet.results();
     });
@@ -24,18 +25,29 @@ describe('three workers on one frontier', { skip: chromiumPath ? false : 'no Chr
     it('all end when the shared frontier is empty, each having done part of the work', async () => {
         assertExited(results);
         const summaries = await fleet.summaries();
-        assert.equal(summaries.reduce((sum, summary) => sum + summary.items.stored, 0), SHOP.products);
-        assert.ok(summaries.filter((summary) => summary.items.stored > 0).length >= 2, `items per worker: ${summaries.map((s) => s.items.stored)}`);
+        assert.equal(
+            summaries.reduce((sum, summary) => sum + summary.items.stored, 0),
+            SHOP.products,
+        );
+        assert.ok(
+            summaries.filter((summary) => summary.items.stored > 0).length >= 2,
+            `items per worker: ${summaries.map((s) => s.items.stored)}`,
+        );
     });
 
-    it('stores the union of their output: exactly the product set, each product once', () => assertEveryProductOnce(fleet));
+    it('stores the union of their output: exactly the product set, each product once', () =>
+        assertEveryProductOnce(fleet));
 
     it('fetches no product twice, except a retry of a transient failure and the browser render', () => {
         const { byPath } = fleet.shop.stats();
         for (const product of fleet.shop.products) {
             const counts = byPath[product.path] ?? {};
             const total = Object.values(counts).reduce((sum, n) => sum + n, 0);
-            assert.equal(total, 1 + (product.scriptOnly ? 1 : 0) + (product.transientFailure ? 1 : 0), `${product.path}: ${JSON.stringify(counts)}`);
+            assert.equal(
+                total,
+                1 + (product.scriptOnly ? 1 : 0) + (product.transientFailure ? 1 : 0),
+                `${product.path}: ${JSON.stringify(counts)}`,
+            );
             assert.equal(counts['200'], 1 + (product.scriptOnly ? 1 : 0), `${product.path} answered 200`);
         }
     });
@@ -47,4 +59,3 @@ describe('three workers on one frontier', { skip: chromiumPath ? false : 'no Chr
         assert.deepEqual(await redis.hkeys(`${prefix}:demo-shop:workers`), []);
     });
 });
-

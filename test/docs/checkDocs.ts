@@ -47,7 +47,10 @@ const INVOCATIONS: { pattern: RegExp; script: (match: RegExpExecArray) => string
     { pattern: /\bnpm start\b(?:[^\n]*? -- )?/, script: () => 'start' },
     { pattern: /\bnpm run(?: -s)? ([a-z][\w:-]*)\b(?:[^\n]*? -- )?/, script: (match) => match[1]! },
     { pattern: /\bsrc\/main\.ts\b/, script: () => 'start' },
-    { pattern: /\bsrc\/commands\/(\w+)\.ts\b/, script: (match) => match[1]!.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`) },
+    {
+        pattern: /\bsrc\/commands\/(\w+)\.ts\b/,
+        script: (match) => match[1]!.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`),
+    },
 ];
 
 interface Walked {
@@ -67,7 +70,9 @@ export function checkMarkdown(file: string, text: string, known: Known): Finding
     const findings: Finding[] = [];
     const lineAt = (offset: number) => text.slice(0, Math.max(0, offset)).split('\n').length;
     const report = (at: number, problem: string) => findings.push({ file, line: lineAt(at), problem });
-    const generated = [...text.matchAll(GENERATED_BLOCK)].map((match) => [match.index, match.index + match[0].length] as const);
+    const generated = [...text.matchAll(GENERATED_BLOCK)].map(
+        (match) => [match.index, match.index + match[0].length] as const,
+    );
     const isGenerated = (at: number) => generated.some(([start, end]) => at >= start && at < end);
     const walked = walk(text);
 
@@ -78,7 +83,8 @@ export function checkMarkdown(file: string, text: string, known: Known): Finding
     for (const { text: prose, at } of walked.prose) {
         if (isGenerated(at) || file.startsWith('docs/api/')) continue;
         const date = DATE.exec(prose);
-        if (date) report(at, `history in prose: "${date[0]}" (a date: the past is in git, measurements in bench/results/)`);
+        if (date)
+            report(at, `history in prose: "${date[0]}" (a date: the past is in git, measurements in bench/results/)`);
         const commit = COMMIT.exec(prose);
         if (commit) report(at, `history in prose: "${commit[0]}" (a commit hash)`);
     }
@@ -93,13 +99,15 @@ export function checkMarkdown(file: string, text: string, known: Known): Finding
             if (!known.scripts.has(script!)) report(at, `npm run ${script}: package.json has no such script`);
         }
         for (const [variable] of piece.matchAll(VARIABLE)) {
-            if (!known.variables.has(variable)) report(at, `${variable}: no option or variable of that name (src/options/options.ts)`);
+            if (!known.variables.has(variable))
+                report(at, `${variable}: no option or variable of that name (src/options/options.ts)`);
         }
     }
     for (const { text: line, at } of [...walked.spans, ...walked.codeLines]) {
         for (const problem of flagProblems(line, known)) report(at, problem);
         for (const [, path] of line.matchAll(TREE_PATH)) {
-            if (!PLACEHOLDER.test(path!) && !path!.startsWith('test/fixtures/') && !existsSync(join(known.root, path!))) report(at, `${path}: no such file or folder`);
+            if (!PLACEHOLDER.test(path!) && !path!.startsWith('test/fixtures/') && !existsSync(join(known.root, path!)))
+                report(at, `${path}: no such file or folder`);
         }
     }
     return findings;
@@ -111,14 +119,25 @@ export function flagProblems(line: string, known: Known): string[] {
     for (const part of line.split(/&&|\|\||[|;]/)) {
         const invocation = INVOCATIONS.map(({ pattern, script }) => {
             const match = pattern.exec(part);
-            return match ? { script: script(match), after: part.slice(match.index + match[0].length), npm: match[0].startsWith('npm') } : undefined;
+            return match
+                ? {
+                      script: script(match),
+                      after: part.slice(match.index + match[0].length),
+                      npm: match[0].startsWith('npm'),
+                  }
+                : undefined;
         }).find(Boolean);
         if (invocation) {
             const flags = known.commandFlags.get(invocation.script);
-            // `npm run x -s` without ` -- `: any flags are npm's own. A script that is no dragnet command (test, typecheck) is not checked.
+            // `npm run x -s` without ` -- `: any flags are npm's own. A script
+            // that is no dragnet command (test, typecheck) is not checked.
             if (!flags || (invocation.npm && !/ -- |^-- /.test(part.slice(part.search(/\bnpm\b/))))) continue;
             for (const [, flag] of invocation.after.matchAll(FLAG)) {
-                if (!flags.has(flag!)) problems.push(`--${flag}: ${invocation.script === 'start' ? 'npm start' : `npm run ${invocation.script}`} takes no such flag`);
+                if (!flags.has(flag!))
+                    problems.push(
+                        `--${flag}: ${invocation.script === 'start' ? 'npm start' : `npm run ${invocation.script}`} ` +
+                            `takes no such flag`,
+                    );
             }
         } else if (/^\s*--[a-z]/.test(part)) {
             const flag = FLAG.exec(part.trim());
@@ -138,8 +157,14 @@ function brokenLink(file: string, href: string, root: string, ownAnchors: Set<st
     if (relative(root, join(root, target)).startsWith('..')) return `${href}: leads out of the project`;
     if (path !== '' && !existsSync(join(root, target))) return `${href}: no such file`;
     if (anchor === undefined || anchor === '') return undefined;
-    const anchors = path === '' ? ownAnchors : target.endsWith('.md') ? walk(readFileSync(join(root, target), 'utf8')).anchors : undefined;
-    if (anchors && !anchors.has(anchor)) return `${href}: ${path === '' ? 'this page' : target} has no heading #${anchor}`;
+    const anchors =
+        path === ''
+            ? ownAnchors
+            : target.endsWith('.md')
+              ? walk(readFileSync(join(root, target), 'utf8')).anchors
+              : undefined;
+    if (anchors && !anchors.has(anchor))
+        return `${href}: ${path === '' ? 'this page' : target} has no heading #${anchor}`;
     return undefined;
 }
 
@@ -208,7 +233,8 @@ function plainText(tokens: Token[]): string {
     return tokens
         .map((token) => {
             if (token.type === 'html') return '';
-            if ('tokens' in token && Array.isArray(token.tokens) && token.tokens.length > 0) return plainText(token.tokens);
+            if ('tokens' in token && Array.isArray(token.tokens) && token.tokens.length > 0)
+                return plainText(token.tokens);
             return 'text' in token ? String(token.text) : '';
         })
         .join('');

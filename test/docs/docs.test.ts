@@ -36,15 +36,21 @@ const tableFlags = specs.map((spec) => spec.flag);
  */
 function flagsOfCommand(file: string): Set<string> {
     const source = readFileSync(join(ROOT, file), 'utf8');
-    const own = [...source.matchAll(/(?:'([a-z][a-z0-9-]*)'|\b([a-z][a-zA-Z0-9]*)):\s*\{\s*type:\s*'(?:string|boolean)'/g)].map((match) => match[1] ?? match[2]!);
+    const own = [
+        ...source.matchAll(/(?:'([a-z][a-z0-9-]*)'|\b([a-z][a-zA-Z0-9]*)):\s*\{\s*type:\s*'(?:string|boolean)'/g),
+    ].map((match) => match[1] ?? match[2]!);
     const shared = source.includes('Object.keys(OPTIONS)')
         ? tableFlags
-        : [...source.matchAll(/'([a-z][a-zA-Z0-9]*)'/g)].flatMap(([, name]) => (name! in OPTIONS ? [OPTIONS[name as keyof typeof OPTIONS].flag] : []));
+        : [...source.matchAll(/'([a-z][a-zA-Z0-9]*)'/g)].flatMap(([, name]) =>
+              name! in OPTIONS ? [OPTIONS[name as keyof typeof OPTIONS].flag] : [],
+          );
     return new Set([...own, ...shared, 'help']);
 }
 
 function known(): Known {
-    const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+        scripts: Record<string, string>;
+    };
     const commandFlags = new Map<string, Set<string>>([['start', new Set([...tableFlags, 'input', 'help'])]]);
     for (const [name, command] of Object.entries(scripts)) {
         const file = /^tsx ((?:src\/commands|bench)\/[\w/]+\.ts)$/.exec(command)?.[1];
@@ -54,23 +60,35 @@ function known(): Known {
         root: ROOT,
         scripts: new Set(Object.keys(scripts)),
         commandFlags,
-        variables: new Set([...specs.map((spec) => spec.env), ...ENVIRONMENT_ONLY.map((variable) => variable.env), INPUT_VARIABLE]),
+        variables: new Set([
+            ...specs.map((spec) => spec.env),
+            ...ENVIRONMENT_ONLY.map((variable) => variable.env),
+            INPUT_VARIABLE,
+        ]),
     };
 }
 
-const shown = (findings: Finding[]) => findings.map(({ file, line, problem }) => `${file}:${line}: ${problem}`).join('\n');
+const shown = (findings: Finding[]) =>
+    findings.map(({ file, line, problem }) => `${file}:${line}: ${problem}`).join('\n');
 
 describe('the docs', () => {
     const context = known();
 
-    it('name only links, anchors, scripts, flags, variables and paths that exist, and no dates or commit hashes in prose', () => {
-        const findings = pages().flatMap((page) => checkMarkdown(page, readFileSync(join(ROOT, page), 'utf8'), context));
+    it(`name only links, anchors, scripts, flags, variables and \
+paths that exist, and no dates or commit hashes in prose`, () => {
+        const findings = pages().flatMap((page) =>
+            checkMarkdown(page, readFileSync(join(ROOT, page), 'utf8'), context),
+        );
         assert.deepEqual(findings, [], `\n${shown(findings)}`);
     });
 
-    it(`keep the README a front door: at most ${README_MAX_LINES} lines, from which every page of docs/ can be reached`, () => {
+    it(`keep the README a front door: at most ${README_MAX_LINES} \
+lines, from which every page of docs/ can be reached`, () => {
         const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-        assert.ok(readme.split('\n').length - 1 <= README_MAX_LINES, `README.md has ${readme.split('\n').length - 1} lines`);
+        assert.ok(
+            readme.split('\n').length - 1 <= README_MAX_LINES,
+            `README.md has ${readme.split('\n').length - 1} lines`,
+        );
         const reached = new Set<string>();
         const visit = (page: string) => {
             // A link to no file is the other test's finding.
@@ -93,7 +111,10 @@ describe('the docs check', () => {
     const check = (text: string) => checkMarkdown('docs/made-up.md', text, context).map((finding) => finding.problem);
 
     it('finds a link to no file, and an anchor that no heading gives', () => {
-        const problems = check('# Here\n\nSee [there](nowhere.md), [that](../README.md#no-such-heading), [this](#here) and [self](#gone).\n');
+        const problems = check(
+            '# Here\n\nSee [there](nowhere.md), ' +
+                '[that](../README.md#no-such-heading), [this](#here) and [self](#gone).\n',
+        );
         assert.deepEqual(problems, [
             'nowhere.md: no such file',
             '../README.md#no-such-heading: README.md has no heading #no-such-heading',
@@ -124,7 +145,8 @@ describe('the docs check', () => {
         ]);
     });
 
-    it('finds a path of the tree that is not in it, and history in prose but not in literal output or a generated block', () => {
+    it(`finds a path of the tree that is not in it, and history \
+in prose but not in literal output or a generated block`, () => {
         const problems = check(
             [
                 'The stage is `src/fetch/httpStage.ts`; `src/fetch/http/httpStage.ts` is where it is.',

@@ -15,7 +15,9 @@ import { ROOT } from '../helpers/cli.js';
 async function filesUnder(dir: string): Promise<Map<string, string>> {
     const entries = await readdir(dir, { recursive: true, withFileTypes: true });
     const files = entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name));
-    return new Map(await Promise.all(files.map(async (file) => [relative(dir, file), await readFile(file, 'utf8')] as const)));
+    return new Map(
+        await Promise.all(files.map(async (file) => [relative(dir, file), await readFile(file, 'utf8')] as const)),
+    );
 }
 
 describe('the generated docs', () => {
@@ -31,7 +33,12 @@ describe('the generated docs', () => {
         t.after(() => rm(out, { recursive: true, force: true }));
         await writeApiReference(ROOT, out);
         const [made, kept] = await Promise.all([filesUnder(out), filesUnder(join(ROOT, API_REFERENCE_DIR))]);
-        assert.deepEqual([...kept.keys()].sort(), [...made.keys()].sort(), `${API_REFERENCE_DIR}/ has other pages than TypeDoc makes: run npm run docs`);
-        for (const [page, text] of made) assert.equal(kept.get(page), text, `${API_REFERENCE_DIR}/${page} is stale: run npm run docs`);
+        assert.deepEqual(
+            [...kept.keys()].sort(),
+            [...made.keys()].sort(),
+            `${API_REFERENCE_DIR}/ has other pages than TypeDoc makes: run npm run docs`,
+        );
+        for (const [page, text] of made)
+            assert.equal(kept.get(page), text, `${API_REFERENCE_DIR}/${page} is stale: run npm run docs`);
     });
 });

@@ -17,7 +17,13 @@ import { it, type TestContext } from 'node:test';
 import { PlaywrightCrawler } from '@crawlee/playwright';
 import type { Page } from 'playwright';
 import { findChromium } from '../../src/fetch/browser/chromium.js';
-import { attemptSettler, type CrawlerClass, HookedHttpCrawler, queueOption, withHooks } from '../../src/fetch/crawlerHooks.js';
+import {
+    attemptSettler,
+    type CrawlerClass,
+    HookedHttpCrawler,
+    queueOption,
+    withHooks,
+} from '../../src/fetch/crawlerHooks.js';
 import { HttpClient } from '../../src/fetch/http/httpClient.js';
 import { readBody } from '../../src/fetch/http/responseBody.js';
 import { SqliteDatasetClient } from '../../src/store/sqlite/datasetClient.js';
@@ -27,7 +33,16 @@ import { openSiteStores, type SiteStores } from '../../src/wiring/open.js';
 const chromiumPath = findChromium();
 
 /** A loopback page that counts its fetches, and the embedded stores with its URL queued. */
-async function world(t: TestContext, name: string): Promise<{ url: string; fetches: () => number; stores: SiteStores; outcomes: SqliteOutcomes; items: () => Promise<unknown[]> }> {
+async function world(
+    t: TestContext,
+    name: string,
+): Promise<{
+    url: string;
+    fetches: () => number;
+    stores: SiteStores;
+    outcomes: SqliteOutcomes;
+    items: () => Promise<unknown[]>;
+}> {
     let fetches = 0;
     const server: Server = createServer((request, response) => {
         if (request.url === '/page') fetches += 1; // Chromium asks for /favicon.ico too
@@ -45,16 +60,44 @@ async function world(t: TestContext, name: string): Promise<{ url: string; fetch
         await rm(dir, { recursive: true, force: true });
     });
     const dataset = new SqliteDatasetClient(stores.storage.db, stores.names.items);
-    return { url, fetches: () => fetches, stores, outcomes: new SqliteOutcomes(stores), items: async () => (await dataset.listItems()).items };
+    return {
+        url,
+        fetches: () => fetches,
+        stores,
+        outcomes: new SqliteOutcomes(stores),
+        items: async () => (await dataset.listItems()).items,
+    };
 }
 
-function httpCrawler(stores: SiteStores, options: NonNullable<ConstructorParameters<typeof HookedHttpCrawler>[0]>): InstanceType<typeof HookedHttpCrawler> {
-    const crawler = new HookedHttpCrawler({ ...queueOption(stores.httpQueue), maxRequestRetries: 1, navigationTimeoutSecs: 5, httpClient: new HttpClient(), ...options }, stores.config);
+/**
+ * Gives each attempt of `crawler` (a Crawlee crawler) `millis`, all its time. Crawlee sets that
+ * field, protected in its types, from requestHandlerTimeoutSecs, adding the navigation's time and a
+ * margin; the tests need it exact.
+ */
+function setAttemptMillis(crawler: object, millis: number): void {
+    (crawler as { requestHandlerTimeoutMillis: number }).requestHandlerTimeoutMillis = millis;
+}
+
+function httpCrawler(
+    stores: SiteStores,
+    options: NonNullable<ConstructorParameters<typeof HookedHttpCrawler>[0]>,
+): InstanceType<typeof HookedHttpCrawler> {
+    const crawler = new HookedHttpCrawler(
+        {
+            ...queueOption(stores.httpQueue),
+            maxRequestRetries: 1,
+            navigationTimeoutSecs: 5,
+            httpClient: new HttpClient(),
+            ...options,
+        },
+        stores.config,
+    );
     crawler.readBody = (_request, response) => readBody(response, 1_000_000);
     return crawler;
 }
 
-it('HTTP: an attempt whose time ran out while it waited before its fetch never fetches, and the retry stores the page once', async (t) => {
+it(`HTTP: an attempt whose time ran out while it waited before its \
+fetch never fetches, and the retry stores the page once`, async (t) => {
     const { url, fetches, stores, outcomes, items } = await world(t, 'http-wait');
     await stores.httpQueue.addRequest({ url });
     const handled: number[] = [];
@@ -64,10 +107,14 @@ it('HTTP: an attempt whose time ran out while it waited before its fetch never f
         preNavigationHooks: [async () => void (++waits === 1 && (await sleep(600)))],
         async requestHandler(context) {
             handled.push(context.request.retryCount);
-            await attemptSettler(context, outcomes, stores.httpQueue)({ items: [{ url: context.request.url, retryCount: context.request.retryCount }] as never });
+            await attemptSettler(
+                context,
+                outcomes,
+                stores.httpQueue,
+            )({ items: [{ url: context.request.url, retryCount: context.request.retryCount }] as never });
         },
     });
-    (crawler as unknown as { requestHandlerTimeoutMillis: number }).requestHandlerTimeoutMillis = 300;
+    setAttemptMillis(crawler, 300);
     await crawler.run();
     await sleep(700); // the first attempt's wait is over: it would fetch now
 
@@ -86,7 +133,11 @@ it('HTTP: an attempt whose handler ran past its time stores nothing; the retry s
         async requestHandler(context) {
             const { retryCount } = context.request;
             if (retryCount === 0) await sleep(600);
-            await attemptSettler(context, outcomes, stores.httpQueue)({ items: [{ retryCount }] as never }).catch((error: unknown) => refused.push(error));
+            await attemptSettler(
+                context,
+                outcomes,
+                stores.httpQueue,
+            )({ items: [{ retryCount }] as never }).catch((error: unknown) => refused.push(error));
         },
     });
     await crawler.run();
@@ -98,9 +149,12 @@ it('HTTP: an attempt whose handler ran past its time stores nothing; the retry s
     assert.match(String(refused[0]), /attempt ended/);
 });
 
-it('browser: an attempt whose time ran out while its page was created never navigates, and its page is closed', { skip: chromiumPath ? false : 'no Chromium found' }, async (t) => {
+it('browser: an attempt whose time ran out while its page was created never navigates, and its page is closed', {
+    skip: chromiumPath ? false : 'no Chromium found',
+}, async (t) => {
     const { url, fetches, stores, outcomes, items } = await world(t, 'browser-wait');
     await stores.browserQueue.addRequest({ url });
+    // biome-ignore lint/plugin/noDoubleCast: Crawlee's hooks are protected: the mixin types them loosely inside
     const Crawler = withHooks(PlaywrightCrawler as unknown as CrawlerClass) as unknown as typeof PlaywrightCrawler;
     const firstAttemptMillis = 1500;
     const pages: Page[] = [];
@@ -113,7 +167,7 @@ it('browser: an attempt whose time ran out while its page was created never navi
             navigationTimeoutSecs: 10,
             launchContext: { launchOptions: { executablePath: chromiumPath, headless: true } },
             // The retry gets all the time it needs, however long Chromium took to start.
-            errorHandler: () => void ((crawler as unknown as { requestHandlerTimeoutMillis: number }).requestHandlerTimeoutMillis = 60_000),
+            errorHandler: () => setAttemptMillis(crawler, 60_000),
             browserPoolOptions: {
                 // The first page is created after its attempt's time is up, whenever the browser came up (its time ran
                 // from before the launch). The pool creates pages one at a time, so it comes before the retry's.
@@ -125,12 +179,16 @@ it('browser: an attempt whose time ran out while its page was created never navi
                     latePageClosed = pages[0] !== context.page && pages[0]!.isClosed();
                     await sleep(50);
                 }
-                await attemptSettler(context, outcomes, stores.browserQueue)({ items: [{ retryCount: context.request.retryCount }] as never });
+                await attemptSettler(
+                    context,
+                    outcomes,
+                    stores.browserQueue,
+                )({ items: [{ retryCount: context.request.retryCount }] as never });
             },
         },
         stores.config,
     );
-    (crawler as unknown as { requestHandlerTimeoutMillis: number }).requestHandlerTimeoutMillis = firstAttemptMillis;
+    setAttemptMillis(crawler, firstAttemptMillis);
     await crawler.run();
 
     assert.equal(creations, 2);

@@ -31,13 +31,23 @@ describe('the HTTP stage without got-scraping', () => {
     let crawl: CliResult;
 
     before(async () => {
-        shop = await startShop({ seed: 5, products: 20, categories: 2, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0 });
-        dir = await mkdtemp(join(tmpdir(), 'dragnet-no-got-'));
-        crawl = await runCli(['--site', 'demo-shop', '--start-url', `${shop.url}/`, '--storage-dir', join(dir, 'storage')], {
-            NODE_OPTIONS: `--import ${RECORD_IMPORTS}`,
-            RECORD_IMPORTS_OF: 'got-scraping',
-            RECORD_IMPORTS_TO: join(dir, 'crawl.imports'),
+        shop = await startShop({
+            seed: 5,
+            products: 20,
+            categories: 2,
+            scriptOnlyRate: 0,
+            transientFailureRate: 0,
+            notFoundLinks: 0,
         });
+        dir = await mkdtemp(join(tmpdir(), 'dragnet-no-got-'));
+        crawl = await runCli(
+            ['--site', 'demo-shop', '--start-url', `${shop.url}/`, '--storage-dir', join(dir, 'storage')],
+            {
+                NODE_OPTIONS: `--import ${RECORD_IMPORTS}`,
+                RECORD_IMPORTS_OF: 'got-scraping',
+                RECORD_IMPORTS_TO: join(dir, 'crawl.imports'),
+            },
+        );
     });
     after(async () => {
         await shop?.close();
@@ -52,20 +62,42 @@ describe('the HTTP stage without got-scraping', () => {
 
     it('would have seen the import: the same recorder records one', async () => {
         const record = join(dir, 'control.imports');
-        await promisify(execFile)(process.execPath, ['--import', RECORD_IMPORTS, '--input-type=module', '-e', "await import('got-scraping')"], {
-            env: { ...process.env, RECORD_IMPORTS_OF: 'got-scraping', RECORD_IMPORTS_TO: record },
-        });
+        await promisify(execFile)(
+            process.execPath,
+            ['--import', RECORD_IMPORTS, '--input-type=module', '-e', "await import('got-scraping')"],
+            {
+                env: { ...process.env, RECORD_IMPORTS_OF: 'got-scraping', RECORD_IMPORTS_TO: record },
+            },
+        );
         assert.equal((await importsRecorded(record)).length, 1);
     });
 
-    it("overrides and calls only methods Crawlee's HttpCrawler has, so an upgrade that renames one cannot leave an override dead", () => {
-        const names = ['_requestFunction', '_abortDownloadOfBody', '_parseResponse', '_runRequestHandler', '_requestFunctionErrorHandler', '_canRequestBeRetried', '_getRequestOptions', 'isProxyError', '_getMessageFromError', '_applyCookies'];
-        for (const name of names) assert.equal(typeof (HttpCrawler.prototype as unknown as Record<string, unknown>)[name], 'function', `HttpCrawler.prototype.${name}`);
+    it(`overrides and calls only methods Crawlee's HttpCrawler has, \
+so an upgrade that renames one cannot leave an override dead`, () => {
+        const names = [
+            '_requestFunction',
+            '_abortDownloadOfBody',
+            '_parseResponse',
+            '_runRequestHandler',
+            '_requestFunctionErrorHandler',
+            '_canRequestBeRetried',
+            '_getRequestOptions',
+            'isProxyError',
+            '_getMessageFromError',
+            '_applyCookies',
+        ];
+        for (const name of names)
+            assert.equal(typeof Reflect.get(HttpCrawler.prototype, name), 'function', `HttpCrawler.prototype.${name}`);
     });
 
     it("copies Crawlee's _requestFunction as it is in this version", () => {
-        const source = (HttpCrawler.prototype as unknown as { _requestFunction: () => unknown })._requestFunction.toString().replace(/\s+/g, ' ');
+        const source = String(Reflect.get(HttpCrawler.prototype, '_requestFunction')).replace(/\s+/g, ' ');
         const sha256 = createHash('sha256').update(source).digest('hex');
-        assert.equal(sha256, COPIED_REQUEST_FUNCTION_SHA256, "Crawlee's HttpCrawler._requestFunction changed: compare it with HttpCrawlerReadingBodies._requestFunction (src/fetch/crawlerHooks.ts), mend the copy, then this hash");
+        assert.equal(
+            sha256,
+            COPIED_REQUEST_FUNCTION_SHA256,
+            "Crawlee's HttpCrawler._requestFunction changed: compare it with " +
+                'HttpCrawlerReadingBodies._requestFunction (src/fetch/crawlerHooks.ts), mend the copy, then this hash',
+        );
     });
 });

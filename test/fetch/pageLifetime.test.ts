@@ -31,7 +31,10 @@ function pageStart(marker: string): Buffer {
     return Buffer.concat([Buffer.from('<!--'), Buffer.from(marker)]);
 }
 
-/** Whether, after a full collection, a string of the heap starts with `needle` (a snapshot names each string by its first 1,024 characters). */
+/**
+ * Whether, after a full collection, a string of the heap starts with
+ * `needle` (a snapshot names each string by its first 1,024 characters).
+ */
 async function heapHolds(needle: Buffer): Promise<boolean> {
     gc();
     const chunks: Buffer[] = [];
@@ -49,7 +52,10 @@ it('the heap look finds a string that is held (the control for the test below)',
 
 it("the HTTP stage holds no page's HTML while its raw write and its outcome are pending", async (t) => {
     const marker = randomUUID();
-    const page = Buffer.concat([pageStart(marker), Buffer.from('--><html><head><title>one page</title></head><body><h1>one page</h1></body></html>')]);
+    const page = Buffer.concat([
+        pageStart(marker),
+        Buffer.from('--><html><head><title>one page</title></head><body><h1>one page</h1></body></html>'),
+    ]);
     const server = createServer((request, response) => {
         if (request.url !== '/') return void response.writeHead(404).end();
         response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
@@ -67,14 +73,24 @@ it("the HTTP stage holds no page's HTML while its raw write and its outcome are 
     });
     let looked: Promise<boolean> | undefined;
     const put = RawStore.prototype.put;
-    t.after(() => void (RawStore.prototype.put = put));
+    t.after(() => {
+        RawStore.prototype.put = put;
+    });
     // The page is parsed, and its handler has returned to the stage, long before the look.
     RawStore.prototype.put = function (this: RawStore, raw: RawPage) {
         const written = put.call(this, raw);
         looked ??= new Promise((resolve) => setTimeout(() => resolve(heapHolds(pageStart(marker))), 200));
         return written.then(() => looked).then(() => undefined);
     };
-    const { summary } = await crawl({ site, startUrls: [], storageDir, chromiumPath: undefined, parseWorkers: 0, progressIntervalSecs: 3600, log: createLogger({ level: 'silent' }) });
+    const { summary } = await crawl({
+        site,
+        startUrls: [],
+        storageDir,
+        chromiumPath: undefined,
+        parseWorkers: 0,
+        progressIntervalSecs: 3600,
+        log: createLogger({ level: 'silent' }),
+    });
 
     assert.ok(looked, 'the page was fetched and its raw page written');
     assert.equal(await looked, false, "the page's HTML outlived its parse while its write was pending");

@@ -12,7 +12,9 @@ function bySelectors(html: string): { base?: string; canonical?: string } {
 
 describe('pageUrls', () => {
     it('resolves the canonical URL against <base href> and normalizes it', () => {
-        const html = '<html><head><base href="/shop/"><link rel="canonical" href="item?utm_source=x&id=7"></head><body></body></html>';
+        const html =
+            '<html><head><base href="/shop/"><link rel="canonical" ' +
+            'href="item?utm_source=x&id=7"></head><body></body></html>';
         const { base, canonical } = pageUrls(load(html), 'https://a.example/x/y');
         assert.equal(base.href, 'https://a.example/shop/');
         assert.equal(canonical, 'https://a.example/shop/item?id=7');
@@ -25,12 +27,16 @@ describe('pageUrls', () => {
     });
 
     it('falls back to the page URL when <base href> is not a URL', () => {
-        assert.equal(pageUrls(load('<base href="http://[bad">'), 'https://a.example/x').base.href, 'https://a.example/x');
+        assert.equal(
+            pageUrls(load('<base href="http://[bad">'), 'https://a.example/x').base.href,
+            'https://a.example/x',
+        );
     });
 
     it('picks the same elements as the selectors: the first in document order, anywhere, rel in any case', () => {
         const pages = [
-            '<head><base><base href="/b/"><link rel="stylesheet" href="/s.css"></head><body><link REL="Canonical" HREF="/c"><link rel="canonical" href="/d"></body>',
+            '<head><base><base href="/b/"><link rel="stylesheet" href="/s.css"></head>' +
+                '<body><link REL="Canonical" HREF="/c"><link rel="canonical" href="/d"></body>',
             '<link rel="canonical" href="/first"><base href="/b1/"><base href="/b2/">',
             '<base href=""><link rel="canonical" href="">',
             '<link rel="alternate canonical" href="/no"><link rel="next" href="/no">',

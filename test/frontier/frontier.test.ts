@@ -58,8 +58,24 @@ async function openFrontier(t: TestContext, options: Partial<FrontierOptions> = 
     return { frontier, stats, seenSet, httpQueue, browserQueue };
 }
 
+/** A robots.txt that allows every URL, fetched from nowhere, counting the URLs it is asked about. */
+class RobotsAllowingAll extends RobotsPolicy {
+    asked = 0;
+
+    constructor() {
+        super({ fetch: async () => ({ status: 404, body: '' }) });
+    }
+
+    override async isAllowed(): Promise<boolean> {
+        this.asked += 1;
+        return true;
+    }
+}
+
 /** Everything waiting in a queue, in queue order. */
-async function drain(queue: RequestQueue): Promise<{ url: string; label?: string; userData: Record<string, unknown> }[]> {
+async function drain(
+    queue: RequestQueue,
+): Promise<{ url: string; label?: string; userData: Record<string, unknown> }[]> {
     const requests = [];
     for (let request = await queue.fetchNextRequest(); request; request = await queue.fetchNextRequest()) {
         // Crawlee keeps the label in userData; the tests compare the rest.
@@ -106,9 +122,9 @@ describe('Frontier.enqueue', () => {
         ]);
     });
 
-    it('skips links outside the site scope as offsite, before robots.txt is asked, and refuses a redirect out of it', async (t) => {
-        let robotsAsked = 0;
-        const robots = { isAllowed: async () => (robotsAsked++, true) } as unknown as RobotsPolicy;
+    it(`skips links outside the site scope as offsite, before \
+robots.txt is asked, and refuses a redirect out of it`, async (t) => {
+        const robots = new RobotsAllowingAll();
         const scope = new SiteScope({ startUrls: [`${ORIGIN}/`], allowedDomains: ['shop.example'] });
         const { frontier, stats, httpQueue } = await openFrontier(t, { scope, robots });
         const queued = await frontier.enqueue([
@@ -119,9 +135,15 @@ describe('Frontier.enqueue', () => {
         ]);
         assert.equal(queued, 2);
         assert.equal(stats.linksSkipped.offsite, 2);
-        assert.equal(robotsAsked, 2, 'robots.txt is asked only for hosts in scope');
+        assert.equal(robots.asked, 2, 'robots.txt is asked only for hosts in scope');
         assert.deepEqual(await urls(httpQueue), ['http://cdn.shop.example/products/2', `${ORIGIN}/products/4`]);
-        assert.equal(await frontier.followRedirect({ url: `${ORIGIN}/products/5`, userData: {} }, 'http://127.0.0.2:9/products/5'), 'offsite');
+        assert.equal(
+            await frontier.followRedirect(
+                { url: `${ORIGIN}/products/5`, userData: {} },
+                'http://127.0.0.2:9/products/5',
+            ),
+            'offsite',
+        );
     });
 
     it('counts invalid and unrouted links and queues neither', async (t) => {
@@ -136,7 +158,15 @@ describe('Frontier.enqueue', () => {
             { url: `${ORIGIN}/products/3` },
         ]);
         assert.equal(queued, 1);
-        assert.deepEqual(stats.linksSkipped, { seen: 0, offsite: 0, invalid: 4, disallowed: 0, overBudget: 0, unrouted: 2, overLimit: 0 });
+        assert.deepEqual(stats.linksSkipped, {
+            seen: 0,
+            offsite: 0,
+            invalid: 4,
+            disallowed: 0,
+            overBudget: 0,
+            unrouted: 2,
+            overLimit: 0,
+        });
         assert.equal(stats.admitted, 1);
         assert.deepEqual(await urls(httpQueue), [`${ORIGIN}/products/3`]);
         assert.deepEqual(await urls(browserQueue), []);
@@ -144,7 +174,11 @@ describe('Frontier.enqueue', () => {
 
     it("sends render: 'always' routes straight to the browser queue", async (t) => {
         const { frontier, httpQueue, browserQueue } = await openFrontier(t);
-        await frontier.enqueue([{ url: `${ORIGIN}/gallery/1` }, { url: `${ORIGIN}/products/1` }, { url: `${ORIGIN}/x`, label: 'gallery' }]);
+        await frontier.enqueue([
+            { url: `${ORIGIN}/gallery/1` },
+            { url: `${ORIGIN}/products/1` },
+            { url: `${ORIGIN}/x`, label: 'gallery' },
+        ]);
         assert.deepEqual(await drain(browserQueue), [
             { url: `${ORIGIN}/gallery/1`, label: 'gallery', userData: {} },
             { url: `${ORIGIN}/x`, label: 'gallery', userData: {} },
@@ -152,19 +186,31 @@ describe('Frontier.enqueue', () => {
         assert.deepEqual(await urls(httpQueue), [`${ORIGIN}/products/1`]);
     });
 
-    it('queues links to navigation pages (routes that only enqueue) at the front, so discovery stays ahead', async (t) => {
+    it(`queues links to navigation pages (routes that only \
+enqueue) at the front, so discovery stays ahead`, async (t) => {
         const { frontier, httpQueue } = await openFrontier(t);
-        await frontier.enqueue([{ url: `${ORIGIN}/products/1` }, { url: `${ORIGIN}/category/a` }, { url: `${ORIGIN}/author/x` }]);
+        await frontier.enqueue([
+            { url: `${ORIGIN}/products/1` },
+            { url: `${ORIGIN}/category/a` },
+            { url: `${ORIGIN}/author/x` },
+        ]);
         await frontier.enqueue([{ url: `${ORIGIN}/products/2` }, { url: `${ORIGIN}/category/b` }]);
         // Later front requests come first; records pages and pages with no enqueue rules keep their order at the back.
-        assert.deepEqual(await urls(httpQueue), ['/category/b', '/category/a', '/products/1', '/author/x', '/products/2'].map((path) => `${ORIGIN}${path}`));
+        assert.deepEqual(
+            await urls(httpQueue),
+            ['/category/b', '/category/a', '/products/1', '/author/x', '/products/2'].map((path) => `${ORIGIN}${path}`),
+        );
     });
 
     it('admits no more than maxRequests URLs in a run and counts the rest', async (t) => {
         const { frontier, stats, httpQueue, browserQueue } = await openFrontier(t, { maxRequests: 3 });
         assert.equal(await frontier.enqueue([1, 2].map((n) => ({ url: `${ORIGIN}/products/${n}` }))), 2);
         assert.equal(
-            await frontier.enqueue([{ url: `${ORIGIN}/gallery/1` }, { url: `${ORIGIN}/products/3` }, { url: `${ORIGIN}/products/4` }]),
+            await frontier.enqueue([
+                { url: `${ORIGIN}/gallery/1` },
+                { url: `${ORIGIN}/products/3` },
+                { url: `${ORIGIN}/products/4` },
+            ]),
             1,
         );
         assert.equal(stats.admitted, 3);
@@ -178,7 +224,9 @@ describe('Frontier.enqueue', () => {
         const server = createServer((req, res) => {
             robotsRequests.push(req.url ?? '');
             if (req.url === '/robots.txt') {
-                res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nDisallow: /products/private/\n');
+                res.writeHead(200, { 'content-type': 'text/plain' }).end(
+                    'User-agent: *\nDisallow: /products/private/\n',
+                );
             } else {
                 res.writeHead(404).end();
             }
@@ -187,7 +235,9 @@ describe('Frontier.enqueue', () => {
         t.after(() => new Promise((resolve) => server.close(resolve)));
         const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-        const { frontier, stats, httpQueue } = await openFrontier(t, { robots: new RobotsPolicy({ fetch: createRobotsFetch({ timeoutSecs: 5 }) }) });
+        const { frontier, stats, httpQueue } = await openFrontier(t, {
+            robots: new RobotsPolicy({ fetch: createRobotsFetch({ timeoutSecs: 5 }) }),
+        });
         const queued = await frontier.enqueue([
             { url: `${origin}/products/private/1` },
             { url: `${origin}/products/1` },
@@ -216,7 +266,14 @@ describe('Frontier, when a queue fails to take the links', () => {
 
     it("leaves the links unseen and uncounted, so the page's next attempt queues them", async (t) => {
         const opened = await openFrontier(t);
-        const frontier = new Frontier({ site, seenSet: opened.seenSet, httpQueue: failingFirstAdd(opened.httpQueue), browserQueue: opened.browserQueue, stats: opened.stats, log: createLogger({ level: 'silent' }) });
+        const frontier = new Frontier({
+            site,
+            seenSet: opened.seenSet,
+            httpQueue: failingFirstAdd(opened.httpQueue),
+            browserQueue: opened.browserQueue,
+            stats: opened.stats,
+            log: createLogger({ level: 'silent' }),
+        });
         const links = [{ url: `${ORIGIN}/products/1` }, { url: `${ORIGIN}/products/2` }];
         await assert.rejects(frontier.enqueue(links), /queue unavailable/);
         assert.equal(opened.stats.admitted, 0);
@@ -229,16 +286,40 @@ describe('Frontier, when a queue fails to take the links', () => {
 
     it("counts a page's skipped links once, though the page is attempted twice", async (t) => {
         const opened = await openFrontier(t);
-        const frontier = new Frontier({ site: { ...site, maxLinksPerPage: 3 }, seenSet: opened.seenSet, httpQueue: failingFirstAdd(opened.httpQueue), browserQueue: opened.browserQueue, stats: opened.stats, log: createLogger({ level: 'silent' }) });
-        const links = [{ url: '/products/1' }, { url: 'mailto:shop@example.com' }, { url: '/about-us' }, { url: '/products/2' }];
+        const frontier = new Frontier({
+            site: { ...site, maxLinksPerPage: 3 },
+            seenSet: opened.seenSet,
+            httpQueue: failingFirstAdd(opened.httpQueue),
+            browserQueue: opened.browserQueue,
+            stats: opened.stats,
+            log: createLogger({ level: 'silent' }),
+        });
+        const links = [
+            { url: '/products/1' },
+            { url: 'mailto:shop@example.com' },
+            { url: '/about-us' },
+            { url: '/products/2' },
+        ];
         await assert.rejects(frontier.enqueueFromPage(links, new URL(`${ORIGIN}/`)));
         assert.equal(await frontier.enqueueFromPage(links, new URL(`${ORIGIN}/`)), 1);
-        assert.deepEqual(opened.stats.linksSkipped, { seen: 0, offsite: 0, invalid: 1, disallowed: 0, overBudget: 0, unrouted: 1, overLimit: 1 });
+        assert.deepEqual(opened.stats.linksSkipped, {
+            seen: 0,
+            offsite: 0,
+            invalid: 1,
+            disallowed: 0,
+            overBudget: 0,
+            unrouted: 1,
+            overLimit: 1,
+        });
     });
 
     it('queues a link two pages find at once once, counted once', async (t) => {
         const { frontier, stats, httpQueue } = await openFrontier(t);
-        const answers = await Promise.all([1, 2, 3].map((n) => frontier.enqueue([{ url: `${ORIGIN}/products/shared` }, { url: `${ORIGIN}/products/${n}` }])));
+        const answers = await Promise.all(
+            [1, 2, 3].map((n) =>
+                frontier.enqueue([{ url: `${ORIGIN}/products/shared` }, { url: `${ORIGIN}/products/${n}` }]),
+            ),
+        );
         assert.deepEqual(answers, [2, 1, 1]);
         assert.equal(stats.admitted, 4);
         assert.equal(stats.linksSkipped.seen, 2);
@@ -258,10 +339,17 @@ describe('Frontier.followRedirect', () => {
 
     it('queues a new target with the hop counted and the label kept', async (t) => {
         const { frontier, stats, httpQueue } = await openFrontier(t);
-        const outcome = await frontier.followRedirect(request(`${ORIGIN}/products/old`, { from: 'listing' }), '/products/new?utm_source=x');
+        const outcome = await frontier.followRedirect(
+            request(`${ORIGIN}/products/old`, { from: 'listing' }),
+            '/products/new?utm_source=x',
+        );
         assert.equal(outcome, 'queued');
         assert.deepEqual(await drain(httpQueue), [
-            { url: `${ORIGIN}/products/new`, label: 'product', userData: { from: 'listing', redirects: 1, redirectedFrom: [`${ORIGIN}/products/old`] } },
+            {
+                url: `${ORIGIN}/products/new`,
+                label: 'product',
+                userData: { from: 'listing', redirects: 1, redirectedFrom: [`${ORIGIN}/products/old`] },
+            },
         ]);
         assert.equal(stats.admitted, 1);
     });
@@ -270,7 +358,10 @@ describe('Frontier.followRedirect', () => {
         const { frontier, httpQueue } = await openFrontier(t);
         await frontier.enqueue([{ url: `${ORIGIN}/products/2` }]);
         await drain(httpQueue);
-        assert.equal(await frontier.followRedirect(request(`${ORIGIN}/products/1`), `${ORIGIN}/products/2#x`), 'duplicate');
+        assert.equal(
+            await frontier.followRedirect(request(`${ORIGIN}/products/1`), `${ORIGIN}/products/2#x`),
+            'duplicate',
+        );
         assert.deepEqual(await urls(httpQueue), []);
     });
 
@@ -284,7 +375,11 @@ describe('Frontier.followRedirect', () => {
         );
         assert.equal(outcome, 'queued');
         assert.deepEqual(await drain(httpQueue), [
-            { url: `${ORIGIN}/author/Jane-Austen/`, label: 'author', userData: { redirects: 1, redirectedFrom: [`${ORIGIN}/author/Jane-Austen`] } },
+            {
+                url: `${ORIGIN}/author/Jane-Austen/`,
+                label: 'author',
+                userData: { redirects: 1, redirectedFrom: [`${ORIGIN}/author/Jane-Austen`] },
+            },
         ]);
         // The target is one more request to fetch, so it counts as admitted, though the seen-set is not asked.
         assert.equal(stats.admitted, 2);
@@ -294,10 +389,16 @@ describe('Frontier.followRedirect', () => {
     it("calls a slash redirect that comes back to a URL already queued a 'loop', and counts nothing", async (t) => {
         const { frontier, stats } = await openFrontier(t);
         await frontier.enqueue([{ url: `${ORIGIN}/author/Jane-Austen` }]);
-        assert.equal(await frontier.followRedirect(request(`${ORIGIN}/author/Jane-Austen`), '/author/Jane-Austen/'), 'queued');
+        assert.equal(
+            await frontier.followRedirect(request(`${ORIGIN}/author/Jane-Austen`), '/author/Jane-Austen/'),
+            'queued',
+        );
         // `/x/` → `/x`: the first URL again.
         assert.equal(
-            await frontier.followRedirect(request(`${ORIGIN}/author/Jane-Austen/`, { redirects: 1 }), '/author/Jane-Austen'),
+            await frontier.followRedirect(
+                request(`${ORIGIN}/author/Jane-Austen/`, { redirects: 1 }),
+                '/author/Jane-Austen',
+            ),
             'loop',
         );
         assert.equal(stats.admitted, 2);
@@ -307,19 +408,26 @@ describe('Frontier.followRedirect', () => {
         const { frontier, stats, httpQueue } = await openFrontier(t, { maxRequests: 1 });
         await frontier.enqueue([{ url: `${ORIGIN}/author/Jane-Austen` }]);
         await drain(httpQueue);
-        assert.equal(await frontier.followRedirect(request(`${ORIGIN}/author/Jane-Austen`), '/author/Jane-Austen/'), 'overBudget');
+        assert.equal(
+            await frontier.followRedirect(request(`${ORIGIN}/author/Jane-Austen`), '/author/Jane-Austen/'),
+            'overBudget',
+        );
         assert.equal(stats.admitted, 1);
         assert.equal(stats.linksSkipped.overBudget, 1);
         assert.deepEqual(await urls(httpQueue), []);
     });
 
-    it("calls a target kept out by the budget 'overBudget' (not a duplicate) and a Location that is no URL 'invalid'", async (t) => {
+    it(`calls a target kept out by the budget 'overBudget' (not a \
+duplicate) and a Location that is no URL 'invalid'`, async (t) => {
         const { frontier, stats } = await openFrontier(t, { maxRequests: 1 });
         await frontier.enqueue([{ url: `${ORIGIN}/products/1` }]);
         assert.equal(await frontier.followRedirect(request(`${ORIGIN}/products/1`), '/products/2'), 'overBudget');
         assert.equal(stats.linksSkipped.overBudget, 1);
         assert.equal(stats.linksSkipped.seen, 0);
-        assert.equal(await frontier.followRedirect(request(`${ORIGIN}/products/1`), 'mailto:shop@example.com'), 'invalid');
+        assert.equal(
+            await frontier.followRedirect(request(`${ORIGIN}/products/1`), 'mailto:shop@example.com'),
+            'invalid',
+        );
         assert.equal(stats.linksSkipped.invalid, 1);
     });
 
@@ -327,14 +435,23 @@ describe('Frontier.followRedirect', () => {
         const { frontier, httpQueue } = await openFrontier(t);
         assert.equal(await frontier.followRedirect(request(`${ORIGIN}/products/1`), `${ORIGIN}/products/1`), 'loop');
         // The same page after normalization is the same URL: still a loop.
-        assert.equal(await frontier.followRedirect(request(`${ORIGIN}/products/1`), '/products/1?utm_medium=x#top'), 'loop');
+        assert.equal(
+            await frontier.followRedirect(request(`${ORIGIN}/products/1`), '/products/1?utm_medium=x#top'),
+            'loop',
+        );
         assert.deepEqual(await urls(httpQueue), []);
     });
 
     it("calls a chain longer than maxRedirects a 'loop'", async (t) => {
         const { frontier, httpQueue } = await openFrontier(t, { maxRedirects: 3 });
-        assert.equal(await frontier.followRedirect(request(`${ORIGIN}/products/a`, { redirects: 2 }), '/products/b'), 'queued');
-        assert.equal(await frontier.followRedirect(request(`${ORIGIN}/products/b`, { redirects: 3 }), '/products/c'), 'loop');
+        assert.equal(
+            await frontier.followRedirect(request(`${ORIGIN}/products/a`, { redirects: 2 }), '/products/b'),
+            'queued',
+        );
+        assert.equal(
+            await frontier.followRedirect(request(`${ORIGIN}/products/b`, { redirects: 3 }), '/products/c'),
+            'loop',
+        );
         assert.equal(
             await frontier.followRedirect(request(`${ORIGIN}/products/b/`, { redirects: 3 }), '/products/b'),
             'loop',
@@ -357,13 +474,22 @@ describe('Frontier.followRedirect', () => {
         const links = Array.from({ length: 5 }, (_, i) => ({ url: `/products/${i}` }));
         assert.equal(await frontier.enqueueFromPage(links, new URL(`${ORIGIN}/`)), 3);
         assert.equal(stats.linksSkipped.overLimit, 2);
-        assert.deepEqual(await urls(httpQueue), [0, 1, 2].map((i) => `${ORIGIN}/products/${i}`));
+        assert.deepEqual(
+            await urls(httpQueue),
+            [0, 1, 2].map((i) => `${ORIGIN}/products/${i}`),
+        );
     });
 
     it('defaults maxRedirects to 10', async (t) => {
         const { frontier } = await openFrontier(t);
-        assert.equal(await frontier.followRedirect(request(`${ORIGIN}/products/a`, { redirects: 9 }), '/products/b'), 'queued');
-        assert.equal(await frontier.followRedirect(request(`${ORIGIN}/products/b`, { redirects: 10 }), '/products/c'), 'loop');
+        assert.equal(
+            await frontier.followRedirect(request(`${ORIGIN}/products/a`, { redirects: 9 }), '/products/b'),
+            'queued',
+        );
+        assert.equal(
+            await frontier.followRedirect(request(`${ORIGIN}/products/b`, { redirects: 10 }), '/products/c'),
+            'loop',
+        );
     });
 });
 
@@ -386,9 +512,15 @@ describe('Frontier.claimCanonical', () => {
     it("keeps a page's claim through its retries, and refuses it to another page still", async (t) => {
         const { frontier } = await openFrontier(t);
         const claim = { key: urlKey(`${ORIGIN}/products/1`) };
-        assert.deepEqual(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`), claim);
+        assert.deepEqual(
+            await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`),
+            claim,
+        );
         // The page failed after its claim (its records could not be stored) and is fetched again.
-        assert.deepEqual(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`), claim);
+        assert.deepEqual(
+            await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`),
+            claim,
+        );
         assert.equal(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=blue`), 'taken');
         assert.equal(await frontier.enqueue([{ url: `${ORIGIN}/products/1` }]), 0, 'the claimed URL is not queued');
     });
@@ -396,9 +528,15 @@ describe('Frontier.claimCanonical', () => {
     it("keeps a page's claim on its retry while another page is admitting a link to the same URL", async (t) => {
         const { frontier } = await openFrontier(t);
         const claim = { key: urlKey(`${ORIGIN}/products/1`) };
-        assert.deepEqual(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`), claim);
+        assert.deepEqual(
+            await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`),
+            claim,
+        );
         const admitting = frontier.enqueue([{ url: `${ORIGIN}/products/1` }]);
-        assert.deepEqual(await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`), claim);
+        assert.deepEqual(
+            await frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`),
+            claim,
+        );
         assert.equal(await admitting, 0);
     });
 
@@ -418,7 +556,11 @@ describe('Frontier.escalate', () => {
 
         await frontier.escalate(fetched, 'missing or invalid: title');
         assert.deepEqual(await drain(browserQueue), [
-            { url: `${ORIGIN}/products/1`, label: 'product', userData: { from: 'listing', escalation: 'missing or invalid: title' } },
+            {
+                url: `${ORIGIN}/products/1`,
+                label: 'product',
+                userData: { from: 'listing', escalation: 'missing or invalid: title' },
+            },
         ]);
         assert.equal(stats.admitted, 1);
         assert.equal(stats.linksSkipped.overBudget, 0);

@@ -40,7 +40,8 @@ beforeEach(() => {
 afterEach(async () => {
     for (const queue of queues.splice(0)) await queue.close();
     const redis = connections[0]!;
-    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) if ((keys as string[]).length) await redis.unlink(...(keys as string[]));
+    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 }))
+        if ((keys as string[]).length) await redis.unlink(...(keys as string[]));
     for (const connection of connections.splice(0)) connection.disconnect();
 });
 
@@ -50,7 +51,10 @@ const seenSets = {
 };
 
 /** One worker's frontier: its own connection, the fleet's seen-set and queue. */
-async function openWorker(openSeenSet: (redis: Redis) => Promise<SeenSet>, wrapQueue = (queue: FrontierQueue) => queue) {
+async function openWorker(
+    openSeenSet: (redis: Redis) => Promise<SeenSet>,
+    wrapQueue = (queue: FrontierQueue) => queue,
+) {
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
     connections.push(redis);
     const queue = new JobQueue({ redis, prefix, name: 'shop-http' });
@@ -96,7 +100,8 @@ async function waiting(queue: JobQueue): Promise<number> {
 
 for (const [kind, openSeenSet] of Object.entries(seenSets)) {
     describe(`the fleet's frontier (${kind} seen-set)`, () => {
-        it('loses no link when a worker dies between finding it and queuing it: the page, taken back, queues it', async () => {
+        it(`loses no link when a worker dies between finding it \
+and queuing it: the page, taken back, queues it`, async () => {
             const killed = stoppedAdds('killed-before-add');
             const dying = await openWorker(openSeenSet, killed.wrap);
             void dying.frontier.enqueue(products(20));
@@ -107,18 +112,37 @@ for (const [kind, openSeenSet] of Object.entries(seenSets)) {
             assert.equal(await waiting(survivor.queue), 20);
         });
 
-        it("keeps a page's canonical claim when another worker takes the page back, and refuses it to other pages", async () => {
+        it(`keeps a page's canonical claim when another worker \
+takes the page back, and refuses it to other pages`, async () => {
             const [first, second] = await Promise.all([openWorker(openSeenSet), openWorker(openSeenSet)]);
             const claim = { key: urlKey(`${ORIGIN}/products/1`) };
-            assert.deepEqual(await first.frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`), claim);
-            assert.deepEqual(await second.frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`), claim);
-            assert.equal(await second.frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=blue`), 'taken');
-            assert.equal(await second.frontier.enqueue([{ url: `${ORIGIN}/products/1` }]), 0, 'the claimed URL is not queued');
+            assert.deepEqual(
+                await first.frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`),
+                claim,
+            );
+            assert.deepEqual(
+                await second.frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=red`),
+                claim,
+            );
+            assert.equal(
+                await second.frontier.claimCanonical(`${ORIGIN}/products/1`, `${ORIGIN}/products/1?color=blue`),
+                'taken',
+            );
+            assert.equal(
+                await second.frontier.enqueue([{ url: `${ORIGIN}/products/1` }]),
+                0,
+                'the claimed URL is not queued',
+            );
             await second.frontier.enqueue([{ url: `${ORIGIN}/products/2` }]);
-            assert.equal(await first.frontier.claimCanonical(`${ORIGIN}/products/2`, `${ORIGIN}/products/2?color=red`), 'taken', 'nor is a URL already queued claimed');
+            assert.equal(
+                await first.frontier.claimCanonical(`${ORIGIN}/products/2`, `${ORIGIN}/products/2?color=red`),
+                'taken',
+                'nor is a URL already queued claimed',
+            );
         });
 
-        it('loses no link and queues none twice when a worker dies after queuing, before marking them seen', async () => {
+        it(`loses no link and queues none twice when a worker \
+dies after queuing, before marking them seen`, async () => {
             const killed = stoppedAdds('killed-after-add');
             const dying = await openWorker(openSeenSet, killed.wrap);
             void dying.frontier.enqueue(products(20));
@@ -149,11 +173,16 @@ for (const [kind, openSeenSet] of Object.entries(seenSets)) {
             const orders = [links, [...links].reverse()];
             await Promise.all(
                 workers.map(async ({ frontier }, w) => {
-                    for (let from = 0; from < links.length; from += 20) await frontier.enqueue(orders[w]!.slice(from, from + 20));
+                    for (let from = 0; from < links.length; from += 20)
+                        await frontier.enqueue(orders[w]!.slice(from, from + 20));
                 }),
             );
             assert.equal(await waiting(workers[0]!.queue), 300, 'each URL is one job');
-            assert.equal(workers[0]!.stats.admitted + workers[1]!.stats.admitted, 300, 'each URL is admitted by one worker');
+            assert.equal(
+                workers[0]!.stats.admitted + workers[1]!.stats.admitted,
+                300,
+                'each URL is admitted by one worker',
+            );
             assert.equal(workers[0]!.stats.linksSkipped.seen + workers[1]!.stats.linksSkipped.seen, 300);
         });
     });

@@ -55,7 +55,8 @@ beforeEach(() => {
 
 afterEach(async () => {
     for (const queue of queues.splice(0)) await queue.close();
-    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) if ((keys as string[]).length) await redis.unlink(...(keys as string[]));
+    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 }))
+        if ((keys as string[]).length) await redis.unlink(...(keys as string[]));
     redis.disconnect();
 });
 
@@ -63,7 +64,10 @@ describe('JobQueue', () => {
     it('hands out front requests (navigation) before back ones (records), each first in, first out', async () => {
         const queue = openQueue({ prefetch: 1 });
         await queue.addRequests(['r1', 'r2', 'r3'].map((p) => ({ url: url(p) })));
-        await queue.addRequests(['n1'].map((p) => ({ url: url(p) })), { forefront: true });
+        await queue.addRequests(
+            ['n1'].map((p) => ({ url: url(p) })),
+            { forefront: true },
+        );
         queue.start();
         assert.deepEqual(await drain(queue, 4), [url('n1'), url('r1'), url('r2'), url('r3')]);
     });
@@ -99,7 +103,8 @@ describe('JobQueue', () => {
         assert.notDeepEqual(order, paths.map(url));
     });
 
-    it('is finished only when no job is waiting or in work anywhere, and has stayed so for the grace period', async () => {
+    it(`is finished only when no job is waiting or in work \
+anywhere, and has stayed so for the grace period`, async () => {
         const mine = openQueue({ prefetch: 1 });
         const other = openQueue({ prefetch: 1 });
         await mine.addRequests([{ url: url('x') }]);
@@ -126,17 +131,24 @@ describe('JobQueue', () => {
         assert.deepEqual((await drain(successor, 2)).sort(), [url('b'), url('c')]);
     });
 
-    it('closes, giving the job back, when BullMQ hands it one whose fetch was under way as close was called', async () => {
+    it(`closes, giving the job back, when BullMQ hands it one \
+whose fetch was under way as close was called`, async () => {
         const queue = openQueue({ prefetch: 1 });
         await queue.addRequests(['a', 'b', 'c'].map((p) => ({ url: url(p) })));
         queue.start();
         // BullMQ's worker emits `completed` once Redis has completed the job and handed it the next
         // one in the same call: closing then is closing with a fetch under way, every time.
+        // biome-ignore lint/plugin/noDoubleCast: the queue's BullMQ worker is private; the test waits on its events
         const worker = (queue as unknown as { worker: Worker }).worker;
-        const closed = new Promise<void>((resolve, reject) => worker.once('completed', () => queue.close().then(resolve, reject)));
+        const closed = new Promise<void>((resolve, reject) =>
+            worker.once('completed', () => queue.close().then(resolve, reject)),
+        );
         await queue.markRequestHandled(await next(queue));
         queues.pop();
-        await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error('close() hangs')), 5_000))]);
+        await Promise.race([
+            closed,
+            new Promise((_, reject) => setTimeout(() => reject(new Error('close() hangs')), 5_000)),
+        ]);
         assert.deepEqual(await openQueue().counts(), { waiting: 2, delayed: 0, active: 0, spilled: 0 });
     });
 
@@ -151,7 +163,8 @@ describe('JobQueue', () => {
         const { db } = await testDatabase(t);
         const queue = openQueue({ prefetch: 1, maxWaiting: 10, backlog: new PgBacklog(db, 'site', 'site-http') });
         const paths = Array.from({ length: 50 }, (_, i) => `p${i}`);
-        for (let i = 0; i < paths.length; i += 10) await queue.addRequests(paths.slice(i, i + 10).map((p) => ({ url: url(p) })));
+        for (let i = 0; i < paths.length; i += 10)
+            await queue.addRequests(paths.slice(i, i + 10).map((p) => ({ url: url(p) })));
         assert.deepEqual(await queue.counts(), { waiting: 10, delayed: 0, active: 0, spilled: 40 });
         assert.equal(await queue.isFinished(), false);
         queue.start();

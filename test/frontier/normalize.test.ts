@@ -35,11 +35,15 @@ describe('tracking parameters', () => {
     ]);
 
     it('keeps names that merely contain a tracking name', () => {
-        assert.equal(normalizeUrl('https://a.example/?prefix=1&gclid_like=2&xref=3'), 'https://a.example/?gclid_like=2&prefix=1&xref=3');
+        assert.equal(
+            normalizeUrl('https://a.example/?prefix=1&gclid_like=2&xref=3'),
+            'https://a.example/?gclid_like=2&prefix=1&xref=3',
+        );
     });
 
     it('the default list includes utm_* and the well-known click ids', () => {
-        for (const name of ['utm_*', 'ref', 'fbclid', 'gclid', 'msclkid']) assert.ok(DEFAULT_TRACKING_PARAMS.includes(name), name);
+        for (const name of ['utm_*', 'ref', 'fbclid', 'gclid', 'msclkid'])
+            assert.ok(DEFAULT_TRACKING_PARAMS.includes(name), name);
     });
 
     it('drops custom exact names and prefix* in addition to the defaults', () => {
@@ -154,7 +158,10 @@ describe('invalid input throws InvalidUrlError', () => {
     it('keeps the message on one line and short', () => {
         assertInvalid('bad\nlink', /no base/);
         const huge = `data:text/plain,${'x'.repeat(10_000)}`;
-        assert.throws(() => normalizeUrl(huge), (error: InvalidUrlError) => error.message.length < 300 && error.url === huge);
+        assert.throws(
+            () => normalizeUrl(huge),
+            (error: InvalidUrlError) => error.message.length < 300 && error.url === huge,
+        );
     });
 });
 

@@ -10,7 +10,8 @@ import { deleteKeysUnder, RedisSeenSet, scanKeysUnder } from '../../src/frontier
 const redis = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: true });
 after(() => redis.quit());
 
-const urls = (from: number, count: number) => Array.from({ length: count }, (_, i) => `https://shop.example/products/${from + i}`);
+const urls = (from: number, count: number) =>
+    Array.from({ length: count }, (_, i) => `https://shop.example/products/${from + i}`);
 
 /** A fresh key prefix whose keys are deleted when the test ends. */
 function prefix(t: TestContext): string {
@@ -38,7 +39,9 @@ function shuffled<T>(items: readonly T[]): T[] {
  * Two workers, each on its own connection, add the same 5,000 keys at once in different orders,
  * each a 500-key batch after another, so their batches interleave in Redis.
  */
-async function raceTwoWorkers(open: (connection: Redis) => Promise<{ add(keys: readonly string[]): Promise<boolean[]> }>) {
+async function raceTwoWorkers(
+    open: (connection: Redis) => Promise<{ add(keys: readonly string[]): Promise<boolean[]> }>,
+) {
     const keys = urls(0, 5_000);
     const connections = [redis.duplicate(), redis.duplicate()];
     try {
@@ -59,7 +62,10 @@ async function raceTwoWorkers(open: (connection: Redis) => Promise<{ add(keys: r
         const newTo = answers.flat();
         assert.equal(newTo.length, keys.length, 'each key is new to one worker only');
         assert.equal(new Set(newTo).size, keys.length, 'and every key is new to one of them');
-        assert.ok(answers.every((admitted) => admitted.length > 0), `both workers admitted some: ${answers.map((a) => a.length)}`);
+        assert.ok(
+            answers.every((admitted) => admitted.length > 0),
+            `both workers admitted some: ${answers.map((a) => a.length)}`,
+        );
     } finally {
         await Promise.all(connections.map((connection) => connection.quit()));
     }
@@ -73,7 +79,10 @@ test('exact: a key is new once, seen afterwards, and new once within one call', 
     assert.deepEqual(await seen.add([]), []);
     assert.equal(seen.size, 3);
     assert.deepEqual(seen.describe(), { kind: 'exact', urls: 3 });
-    assert.ok((await keysUnder(key)).every((k) => k.startsWith(`${key}:`)), 'every key it writes is under its prefix');
+    assert.ok(
+        (await keysUnder(key)).every((k) => k.startsWith(`${key}:`)),
+        'every key it writes is under its prefix',
+    );
 });
 
 test('exact: has() looks without adding, across chunks', async (t) => {
@@ -84,7 +93,11 @@ test('exact: has() looks without adding, across chunks', async (t) => {
     assert.deepEqual([answers.slice(0, 500).every(Boolean), answers.slice(500).some(Boolean)], [true, false]);
     assert.equal((await RedisSeenSet.open(redis, { key })).size, 1_500, 'the fleet-wide count is unchanged');
     assert.equal(answers.length, 1_500);
-    assert.equal((await seen.add(urls(1_500, 1_000))).filter(Boolean).length, 1_000, 'what has() looked at is still new');
+    assert.equal(
+        (await seen.add(urls(1_500, 1_000))).filter(Boolean).length,
+        1_000,
+        'what has() looked at is still new',
+    );
 });
 
 test('exact: a call past the chunk size is split, and a repeat across chunks is still new once', async (t) => {
@@ -112,7 +125,10 @@ test('exact: a later opener uses the stored layout whatever expectedUrls it pass
     const second = await RedisSeenSet.open(redis, { key, expectedUrls: 10_000_000 });
     assert.equal(second.buckets, 16);
     assert.equal(second.size, 1_000);
-    assert.ok((await second.add(urls(0, 1_000))).every((isNew) => !isNew), 'the second worker finds what the first added');
+    assert.ok(
+        (await second.add(urls(0, 1_000))).every((isNew) => !isNew),
+        'the second worker finds what the first added',
+    );
     const buckets = (await keysUnder(key)).filter((k) => /:\d+$/.test(k));
     assert.equal(buckets.length, 16);
     assert.equal(await redis.object('ENCODING', buckets[0]!), 'listpack', 'buckets keep the compact encoding');
@@ -139,15 +155,20 @@ test('bloom: no false negatives, and false positives near the configured rate', 
     const seen = await RedisBloomSeenSet.open(redis, { key, expectedUrls: 10_000, falsePositiveRate: 0.01 });
     assert.equal(seen.hashCount, 7);
     const first = await seen.add(urls(0, 10_000));
-    const wronglySeenWhileFilling = first.filter((isNew) => !isNew).length; // all keys distinct: every "seen" is a false positive
+    // All keys distinct: every "seen" is a false positive.
+    const wronglySeenWhileFilling = first.filter((isNew) => !isNew).length;
     assert.ok(wronglySeenWhileFilling < 10_000 * 0.01, `false positives while filling: ${wronglySeenWhileFilling}`);
-    assert.ok((await seen.add(urls(0, 10_000))).every((isNew) => !isNew), 'every key added before is reported seen');
+    assert.ok(
+        (await seen.add(urls(0, 10_000))).every((isNew) => !isNew),
+        'every key added before is reported seen',
+    );
     assert.equal(seen.size, 10_000 - wronglySeenWhileFilling);
 
     // 10,000 other keys probed against the full filter without adding them (adding would fill it
     // further), once with has() and once by reading the bitmap at the positions BloomSeenSet would use.
     const bitmap = (await redis.getBuffer(`${key}:bits:0`))!;
-    const isSet = (bit: number) => ((bitmap[bit >> 3] ?? 0) & (0x80 >> (bit & 7))) !== 0; // Redis numbers bits from the top of each byte
+    // Redis numbers bits from the top of each byte.
+    const isSet = (bit: number) => ((bitmap[bit >> 3] ?? 0) & (0x80 >> (bit & 7))) !== 0;
     const others = urls(1_000_000, 10_000);
     const heldByBits = others.map((other) => bloomPositions(other, seen.hashCount, seen.bitCount).every(isSet));
     const wronglySeen = heldByBits.filter(Boolean).length;
@@ -160,14 +181,22 @@ test('bloom: no false negatives, and false positives near the configured rate', 
     assert.equal(count, seen.size);
     assert.ok(Math.abs(falsePositiveRate - 0.01) < 0.002, `estimated rate ${falsePositiveRate} at ${count} URLs`);
     const skipped = wronglySeenWhileFilling;
-    assert.ok(expectedSkipped > skipped / 2 && expectedSkipped < skipped * 2, `estimated skips ${expectedSkipped} vs ${skipped}`);
+    assert.ok(
+        expectedSkipped > skipped / 2 && expectedSkipped < skipped * 2,
+        `estimated skips ${expectedSkipped} vs ${skipped}`,
+    );
     assert.equal(bytes, Math.ceil(seen.bitCount / 8));
     assert.deepEqual(await seen.add(['a', 'a']), [true, false], 'a key repeated within one call is new once');
 });
 
 test('bloom: a filter cut into several bitmaps answers as one', async (t) => {
     const key = prefix(t);
-    const seen = await RedisBloomSeenSet.open(redis, { key, expectedUrls: 2_000, falsePositiveRate: 0.001, bitsPerKey: 5_000 });
+    const seen = await RedisBloomSeenSet.open(redis, {
+        key,
+        expectedUrls: 2_000,
+        falsePositiveRate: 0.001,
+        bitsPerKey: 5_000,
+    });
     assert.ok(seen.bitCount > 25_000, `${seen.bitCount} bits`);
     const first = await seen.add(urls(0, 2_000));
     assert.ok(first.filter(Boolean).length > 1_990);
@@ -177,10 +206,15 @@ test('bloom: a filter cut into several bitmaps answers as one', async (t) => {
     assert.equal(await seen.claim('https://shop.example/claimed', 'page-a'), true);
     assert.equal(await seen.claim('https://shop.example/claimed', 'page-a'), true);
     assert.equal(await seen.claim('https://shop.example/claimed', 'page-b'), false);
-    assert.deepEqual(await seen.has(['https://shop.example/claimed']), [true], 'a claim sets its bits in every bitmap it falls in');
+    assert.deepEqual(
+        await seen.has(['https://shop.example/claimed']),
+        [true],
+        'a claim sets its bits in every bitmap it falls in',
+    );
     const bitmaps = (await keysUnder(key)).filter((k) => k.includes(':bits:'));
     assert.equal(bitmaps.length, Math.ceil(seen.bitCount / 5_000));
-    for (const bitmap of bitmaps) assert.ok((await redis.strlen(bitmap)) <= 5_000 / 8, `${bitmap} stays within its share`);
+    for (const bitmap of bitmaps)
+        assert.ok((await redis.strlen(bitmap)) <= 5_000 / 8, `${bitmap} stays within its share`);
 });
 
 test('bloom: two workers adding the same keys at once: each key is new to exactly one', async (t) => {
@@ -204,7 +238,9 @@ for (const kind of ['exact', 'bloom'] as const) {
     test(`${kind}: a claim is its owner's, on any worker, and no one else's`, async (t) => {
         const key = prefix(t);
         const open = (connection: Redis) =>
-            kind === 'exact' ? RedisSeenSet.open(connection, { key, expectedUrls: 1_000 }) : RedisBloomSeenSet.open(connection, { key, expectedUrls: 1_000 });
+            kind === 'exact'
+                ? RedisSeenSet.open(connection, { key, expectedUrls: 1_000 })
+                : RedisBloomSeenSet.open(connection, { key, expectedUrls: 1_000 });
         const other = redis.duplicate();
         t.after(() => other.quit());
         const [first, second] = [await open(redis), await open(other)];

@@ -20,7 +20,10 @@ after(() => {
 });
 
 /** A server on 127.0.0.1 (`port`, or any free one) answering with `reply`; every path asked for is recorded. */
-async function serve(reply: (req: IncomingMessage, res: ServerResponse) => void, port = 0): Promise<{ origin: string; asked: string[] }> {
+async function serve(
+    reply: (req: IncomingMessage, res: ServerResponse) => void,
+    port = 0,
+): Promise<{ origin: string; asked: string[] }> {
     const asked: string[] = [];
     const server = createServer((req, res) => {
         asked.push(req.url!);
@@ -38,7 +41,8 @@ const robotsServer = (status: number, body: () => string) =>
         else res.writeHead(404).end();
     });
 
-const policy = (options: Partial<RobotsPolicyOptions> = {}) => new RobotsPolicy({ fetch: createRobotsFetch({ timeoutSecs: 5 }), ...options });
+const policy = (options: Partial<RobotsPolicyOptions> = {}) =>
+    new RobotsPolicy({ fetch: createRobotsFetch({ timeoutSecs: 5 }), ...options });
 const allowed = (robots: RobotsPolicy, origin: string, path: string) => robots.isAllowed(new URL(path, origin));
 
 const GROUPS = 'User-agent: dragnet\nDisallow: /private/\nAllow: /private/open/\n\nUser-agent: *\nDisallow: /\n';
@@ -54,8 +58,11 @@ describe('RobotsPolicy', { timeout: 20_000 }, () => {
         assert.equal(await allowed(policy(), origin, '/products/1'), false, 'any other agent falls in the * group');
     });
 
-    it("answers the Crawl-delay of its user agent's group once robots.txt is read, none before or without one", async () => {
-        const body = 'User-agent: dragnet\nCrawl-delay: 2.5\nDisallow: /private/\n\nUser-agent: slowbot\nDisallow: /\n\nUser-agent: *\nCrawl-delay: 7\n';
+    it(`answers the Crawl-delay of its user agent's group once \
+robots.txt is read, none before or without one`, async () => {
+        const body =
+            'User-agent: dragnet\nCrawl-delay: 2.5\nDisallow: /private/\n\n' +
+            'User-agent: slowbot\nDisallow: /\n\nUser-agent: *\nCrawl-delay: 7\n';
         const { origin } = await robotsServer(200, () => body);
         const page = new URL('/products/1', origin);
         const dragnet = policy({ userAgent: 'dragnet/1.0' });
@@ -71,7 +78,11 @@ describe('RobotsPolicy', { timeout: 20_000 }, () => {
         const { origin: missing } = await robotsServer(404, () => 'User-agent: *\nCrawl-delay: 9\n');
         const unavailable = policy();
         await unavailable.isAllowed(new URL('/', missing));
-        assert.equal(unavailable.crawlDelaySecs(new URL('/', missing)), undefined, 'an unavailable robots.txt has no rules, no delay');
+        assert.equal(
+            unavailable.crawlDelaySecs(new URL('/', missing)),
+            undefined,
+            'an unavailable robots.txt has no rules, no delay',
+        );
     });
 
     for (const status of [404, 403, 401]) {
@@ -92,29 +103,37 @@ describe('RobotsPolicy', { timeout: 20_000 }, () => {
         });
         const robots = policy({ retryBaseSecs: 0.05 });
         // Each answer with how many fetches had been made when it came.
-        const answer = (path: string) => allowed(robots, origin, path).then((verdict) => ({ verdict, fetches: asked.length }));
+        const answer = (path: string) =>
+            allowed(robots, origin, path).then((verdict) => ({ verdict, fetches: asked.length }));
         const [open, closed] = await Promise.all([answer('/products/1'), answer('/private/1')]);
         assert.deepEqual(open, { verdict: true, fetches: 3 }, 'not allowed while unreachable, nor refused');
         assert.deepEqual(closed, { verdict: false, fetches: 3 });
     });
 
-    it('holds an origin that does not answer at all (a closed port), and obeys its robots.txt once it does', async () => {
+    it(`holds an origin that does not answer at all (a closed \
+port), and obeys its robots.txt once it does`, async () => {
         const probe = await serve(() => {});
         const port = Number(new URL(probe.origin).port);
         const server = servers.pop()!;
         await new Promise((resolve) => server.close(resolve));
         const robots = policy({ retryBaseSecs: 0.05, retryMaxSecs: 0.1 });
         let settled = false;
-        const answers = Promise.all([allowed(robots, probe.origin, '/products/1'), allowed(robots, probe.origin, '/private/1')]).finally(() => (settled = true));
+        const answers = Promise.all([
+            allowed(robots, probe.origin, '/products/1'),
+            allowed(robots, probe.origin, '/private/1'),
+        ]).finally(() => (settled = true));
         await sleep(300);
         assert.equal(settled, false, 'no answer while nothing listens');
         await serve((_req, res) => res.writeHead(200).end(PRIVATE), port);
         assert.deepEqual(await answers, [true, false]);
     });
 
-    it('allows everything once an origin stayed unreachable allowAllAfterSecs, and obeys rules it serves later', async () => {
+    it(`allows everything once an origin stayed unreachable \
+allowAllAfterSecs, and obeys rules it serves later`, async () => {
         let up = false;
-        const { origin } = await serve((_req, res) => (up ? res.writeHead(200).end('User-agent: *\nDisallow: /\n') : res.writeHead(503).end()));
+        const { origin } = await serve((_req, res) =>
+            up ? res.writeHead(200).end('User-agent: *\nDisallow: /\n') : res.writeHead(503).end(),
+        );
         const robots = policy({ retryBaseSecs: 0.05, retryMaxSecs: 0.1, allowAllAfterSecs: 0.3 });
         const started = Date.now();
         assert.equal(await allowed(robots, origin, '/products/1'), true);
@@ -130,20 +149,29 @@ describe('RobotsPolicy', { timeout: 20_000 }, () => {
         let body = PRIVATE;
         const { origin, asked } = await robotsServer(200, () => body);
         const robots = policy({ cacheSecs: 0.3 });
-        const verdicts = await Promise.all(Array.from({ length: 10 }, (_, i) => allowed(robots, origin, `/products/${i}`)));
+        const verdicts = await Promise.all(
+            Array.from({ length: 10 }, (_, i) => allowed(robots, origin, `/products/${i}`)),
+        );
         assert.deepEqual(verdicts, Array(10).fill(true));
         assert.equal(await allowed(robots, origin, '/private/1'), false);
         assert.deepEqual(asked, ['/robots.txt'], 'one fetch for eleven calls');
         body = 'User-agent: *\nDisallow: /\n';
         assert.equal(await allowed(robots, origin, '/products/1'), true, 'the cached copy is used within its lifetime');
         await sleep(400);
-        assert.equal(await allowed(robots, origin, '/products/1'), false, 'the new robots.txt, fetched after the lifetime');
+        assert.equal(
+            await allowed(robots, origin, '/products/1'),
+            false,
+            'the new robots.txt, fetched after the lifetime',
+        );
         assert.deepEqual(asked, ['/robots.txt', '/robots.txt']);
     });
 
-    it('keeps obeying the last robots.txt read when a refetch after cacheSecs finds the origin unreachable', async () => {
+    it(`keeps obeying the last robots.txt read when a refetch \
+after cacheSecs finds the origin unreachable`, async () => {
         let up = true;
-        const { origin, asked } = await serve((_req, res) => (up ? res.writeHead(200).end(PRIVATE) : res.writeHead(500).end()));
+        const { origin, asked } = await serve((_req, res) =>
+            up ? res.writeHead(200).end(PRIVATE) : res.writeHead(500).end(),
+        );
         const robots = policy({ cacheSecs: 0.2, retryBaseSecs: 10 });
         assert.equal(await allowed(robots, origin, '/private/1'), false);
         up = false;
@@ -160,7 +188,8 @@ describe('RobotsPolicy', { timeout: 20_000 }, () => {
         serve((req, res) => {
             const step = req.url === '/robots.txt' ? 0 : Number(/^\/hop\/(\d+)$/.exec(req.url!)?.[1] ?? NaN);
             if (req.url === '/final') res.writeHead(200).end(PRIVATE);
-            else if (step < hops) res.writeHead(302, { location: step + 1 === hops ? '/final' : `/hop/${step + 1}` }).end();
+            else if (step < hops)
+                res.writeHead(302, { location: step + 1 === hops ? '/final' : `/hop/${step + 1}` }).end();
             else res.writeHead(404).end();
         });
 
@@ -176,10 +205,11 @@ describe('RobotsPolicy', { timeout: 20_000 }, () => {
         assert.deepEqual(asked, ['/robots.txt', '/hop/1', '/hop/2', '/hop/3', '/hop/4', '/hop/5']);
     });
 
-    it('reads only the first 500 KiB of a 2 MB robots.txt: a rule before 600 KiB is obeyed, one after is not', async () => {
+    it(`reads only the first 500 KiB of a 2 MB robots.txt: a \
+rule before 600 KiB is obeyed, one after is not`, async () => {
         const filler = (bytes: number) => `# ${'x'.repeat(97)}\n`.repeat(Math.ceil(bytes / 100));
         let body = `User-agent: *\nDisallow: /early/\n${filler(400 * 1024)}Disallow: /middle/\n`;
-        body += filler(600 * 1024 - body.length) + 'Disallow: /late/\n';
+        body += `${filler(600 * 1024 - body.length)}Disallow: /late/\n`;
         body += filler(2 * 1024 * 1024 - body.length);
         const { origin } = await robotsServer(200, () => body);
         const robots = policy();
@@ -214,8 +244,16 @@ describe('RobotsPolicy', { timeout: 20_000 }, () => {
         const started = Date.now();
         await assert.rejects(createRobotsFetch({ timeoutSecs: 0.3 })(`${origin}/robots.txt`), /timeout/i);
         assert.ok(Date.now() - started < 2000, `gave up after ${Date.now() - started} ms`);
-        const robots = new RobotsPolicy({ fetch: createRobotsFetch({ timeoutSecs: 0.2 }), retryBaseSecs: 0.05, allowAllAfterSecs: 0.5 });
-        assert.equal(await allowed(robots, origin, '/products/1'), true, 'unreachable until allowAllAfterSecs, then allowed');
+        const robots = new RobotsPolicy({
+            fetch: createRobotsFetch({ timeoutSecs: 0.2 }),
+            retryBaseSecs: 0.05,
+            allowAllAfterSecs: 0.5,
+        });
+        assert.equal(
+            await allowed(robots, origin, '/products/1'),
+            true,
+            'unreachable until allowAllAfterSecs, then allowed',
+        );
         assert.ok(asked.length >= 3, `${asked.length} fetches: retried while unreachable`);
     });
 });

@@ -6,10 +6,20 @@ describe('SiteScope', () => {
     it("takes the start URLs' hosts with their subdomains, and the allowed domains", () => {
         const scope = new SiteScope({ startUrls: ['https://Shop.Example/start'], allowedDomains: ['cdn.example.'] });
         assert.deepEqual(scope.domains, ['shop.example', 'cdn.example']);
-        for (const inside of ['https://shop.example/x', 'http://www.shop.example/x', 'https://a.b.cdn.example/x', 'https://SHOP.EXAMPLE./x']) {
+        for (const inside of [
+            'https://shop.example/x',
+            'http://www.shop.example/x',
+            'https://a.b.cdn.example/x',
+            'https://SHOP.EXAMPLE./x',
+        ]) {
             assert.equal(scope.includes(new URL(inside)), true, inside);
         }
-        for (const outside of ['https://example/x', 'https://evilshop.example/x', 'https://shop.example.evil/x', 'https://example.com/x']) {
+        for (const outside of [
+            'https://example/x',
+            'https://evilshop.example/x',
+            'https://shop.example.evil/x',
+            'https://example.com/x',
+        ]) {
             assert.equal(scope.includes(new URL(outside)), false, outside);
         }
     });

@@ -15,9 +15,15 @@ import type { Link } from '../../src/vocabulary/request.js';
 
 const ORIGIN = 'http://127.0.0.1:9';
 
-const urlset = (entries: string[]) => `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${entries.join('')}</urlset>`;
-const index = (locs: string[]) => `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${locs.map((loc) => `<sitemap><loc>${loc}</loc></sitemap>`).join('')}</sitemapindex>`;
-const entry = (path: string, lastmod?: string) => `<url><loc>${ORIGIN}${path}</loc>${lastmod ? `<lastmod>${lastmod}</lastmod>` : ''}</url>`;
+const urlset = (entries: string[]) =>
+    `<?xml version="1.0" encoding="UTF-8"?>\n` +
+    `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${entries.join('')}</urlset>`;
+const index = (locs: string[]) => {
+    const sitemaps = locs.map((loc) => `<sitemap><loc>${loc}</loc></sitemap>`).join('');
+    return `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${sitemaps}</sitemapindex>`;
+};
+const entry = (path: string, lastmod?: string) =>
+    `<url><loc>${ORIGIN}${path}</loc>${lastmod ? `<lastmod>${lastmod}</lastmod>` : ''}</url>`;
 
 /** A body in chunks of `size` bytes, so the parser meets every boundary a socket could give it. */
 async function* chunked(text: string, size = 7): AsyncGenerator<Buffer> {
@@ -26,7 +32,10 @@ async function* chunked(text: string, size = 7): AsyncGenerator<Buffer> {
 }
 
 /** A fetch answering from `bodies` by URL (a function for a body that changes per attempt); anything else is a 404. */
-function fetchFrom(bodies: Record<string, string | ((attempt: number) => AsyncIterable<Buffer>)>, asked: string[] = []): SitemapFetch {
+function fetchFrom(
+    bodies: Record<string, string | ((attempt: number) => AsyncIterable<Buffer>)>,
+    asked: string[] = [],
+): SitemapFetch {
     return async (url) => {
         asked.push(url);
         const body = bodies[url];
@@ -73,9 +82,13 @@ describe('the sitemap reader', () => {
             entry('/products/3'),
             entry('/products/4', 'not a date'),
             // An extension's <image:loc> is not the page's URL; the entity is decoded.
-            `<url><loc>${ORIGIN}/products/5?a=1&amp;b=2</loc><image:image><image:loc>${ORIGIN}/img/5.jpg</image:loc></image:image></url>`,
+            `<url><loc>${ORIGIN}/products/5?a=1&amp;b=2</loc><image:image>` +
+                `<image:loc>${ORIGIN}/img/5.jpg</image:loc></image:image></url>`,
         ]);
-        const { reader, stats, batches } = readerWith({ fetch: fetchFrom({ [`${ORIGIN}/sitemap.xml`]: sitemap }), batchSize: 2 });
+        const { reader, stats, batches } = readerWith({
+            fetch: fetchFrom({ [`${ORIGIN}/sitemap.xml`]: sitemap }),
+            batchSize: 2,
+        });
         await reader.read([`${ORIGIN}/sitemap.xml`]);
         assert.deepEqual(batches, [
             [
@@ -92,7 +105,12 @@ describe('the sitemap reader', () => {
         const asked: string[] = [];
         const fetch = fetchFrom(
             {
-                [`${ORIGIN}/sitemap.xml`]: index([`${ORIGIN}/a.xml`, '/b.xml', `${ORIGIN}/a.xml#again`, `${ORIGIN}/nested.xml`]),
+                [`${ORIGIN}/sitemap.xml`]: index([
+                    `${ORIGIN}/a.xml`,
+                    '/b.xml',
+                    `${ORIGIN}/a.xml#again`,
+                    `${ORIGIN}/nested.xml`,
+                ]),
                 [`${ORIGIN}/a.xml`]: urlset([entry('/products/1')]),
                 [`${ORIGIN}/b.xml`]: urlset([entry('/products/2')]),
                 // An index of indexes, one of them the top index again: a loop is read once.
@@ -103,15 +121,38 @@ describe('the sitemap reader', () => {
         );
         const { reader, stats, urls, records } = readerWith({ fetch, maxDepth: 2 });
         await reader.read([`${ORIGIN}/sitemap.xml`]);
-        assert.deepEqual(asked, [`${ORIGIN}/sitemap.xml`, `${ORIGIN}/a.xml`, `${ORIGIN}/b.xml`, `${ORIGIN}/nested.xml`, `${ORIGIN}/deeper.xml`]);
+        assert.deepEqual(asked, [
+            `${ORIGIN}/sitemap.xml`,
+            `${ORIGIN}/a.xml`,
+            `${ORIGIN}/b.xml`,
+            `${ORIGIN}/nested.xml`,
+            `${ORIGIN}/deeper.xml`,
+        ]);
         assert.deepEqual(urls(), ['/products/1', '/products/2']);
-        assert.deepEqual(stats.sitemaps, { read: 5, failed: 0, skipped: 1, urls: 2, queued: 2, reasons: { 'too-deep': 1 } });
-        assert.ok(records.some((r) => r.level === 40 && r.reason === 'too-deep'), 'the skip is logged');
+        assert.deepEqual(stats.sitemaps, {
+            read: 5,
+            failed: 0,
+            skipped: 1,
+            urls: 2,
+            queued: 2,
+            reasons: { 'too-deep': 1 },
+        });
+        assert.ok(
+            records.some((r) => r.level === 40 && r.reason === 'too-deep'),
+            'the skip is logged',
+        );
 
-        const capped = readerWith({ fetch: fetchFrom({ [`${ORIGIN}/sitemap.xml`]: index(['/1.xml', '/2.xml', '/3.xml', '/4.xml']) }), maxSitemaps: 3 });
+        const capped = readerWith({
+            fetch: fetchFrom({ [`${ORIGIN}/sitemap.xml`]: index(['/1.xml', '/2.xml', '/3.xml', '/4.xml']) }),
+            maxSitemaps: 3,
+        });
         await capped.reader.read([`${ORIGIN}/sitemap.xml`]);
         assert.deepEqual(capped.stats.sitemaps.reasons, { 'http-404': 2, 'too-many-sitemaps': 2 });
-        assert.equal(capped.records.filter((r) => r.reason === 'too-many-sitemaps').length, 1, 'one warning for all the sitemaps past the cap');
+        assert.equal(
+            capped.records.filter((r) => r.reason === 'too-many-sitemaps').length,
+            1,
+            'one warning for all the sitemaps past the cap',
+        );
     });
 
     it('counts and logs a malformed sitemap, or one that is no sitemap, and reads the others', async () => {
@@ -122,7 +163,14 @@ describe('the sitemap reader', () => {
             [`${ORIGIN}/good.xml`]: urlset([entry('/products/3')]),
         });
         const { reader, stats, urls, records } = readerWith({ fetch });
-        await reader.read([`${ORIGIN}/cut.xml`, `${ORIGIN}/page.html`, `${ORIGIN}/empty.xml`, `${ORIGIN}/missing.xml`, 'http://[bad', `${ORIGIN}/good.xml`]);
+        await reader.read([
+            `${ORIGIN}/cut.xml`,
+            `${ORIGIN}/page.html`,
+            `${ORIGIN}/empty.xml`,
+            `${ORIGIN}/missing.xml`,
+            'http://[bad',
+            `${ORIGIN}/good.xml`,
+        ]);
         // The cut sitemap's first entry was whole, so it went on; its failure is that the document is not.
         assert.deepEqual(urls(), ['/products/1', '/products/3']);
         assert.deepEqual(stats.sitemaps, {
@@ -134,8 +182,17 @@ describe('the sitemap reader', () => {
             reasons: { malformed: 1, 'not-a-sitemap': 2, 'http-404': 1, 'invalid-url': 1 },
         });
         const warned = records.filter((r) => r.level === 40);
-        assert.deepEqual(warned.map((r) => r.reason).sort(), ['http-404', 'invalid-url', 'malformed', 'not-a-sitemap', 'not-a-sitemap']);
-        assert.match(warned.find((r) => r.reason === 'malformed')!.msg, /sitemap not read: malformed XML: Unclosed root tag/);
+        assert.deepEqual(warned.map((r) => r.reason).sort(), [
+            'http-404',
+            'invalid-url',
+            'malformed',
+            'not-a-sitemap',
+            'not-a-sitemap',
+        ]);
+        assert.match(
+            warned.find((r) => r.reason === 'malformed')!.msg,
+            /sitemap not read: malformed XML: Unclosed root tag/,
+        );
         assert.match(warned.find((r) => r.sitemap === `${ORIGIN}/page.html`)!.msg, /root element is <html>/);
     });
 
@@ -156,8 +213,16 @@ describe('the sitemap reader', () => {
         const started = Date.now();
         await reader.read([`${ORIGIN}/flaky.xml`]);
         assert.ok(Date.now() - started >= 0.05 * 1000 + 0.1 * 1000 - 20, 'waited 0.05 s, then 0.1 s');
-        // The first attempt handed on a batch of four, then the two whole entries it had when it broke off; the last skips those six.
-        assert.deepEqual(batches.map((batch) => batch.map((link) => new URL(link.url).pathname.slice(10))), [['1', '2', '3', '4'], ['5', '6'], ['7', '8', '9', '10']]);
+        // The first attempt handed on a batch of four, then the two whole
+        // entries it had when it broke off; the last skips those six.
+        assert.deepEqual(
+            batches.map((batch) => batch.map((link) => new URL(link.url).pathname.slice(10))),
+            [
+                ['1', '2', '3', '4'],
+                ['5', '6'],
+                ['7', '8', '9', '10'],
+            ],
+        );
         assert.deepEqual(stats.sitemaps, { read: 1, failed: 0, skipped: 0, urls: 10, queued: 10, reasons: {} });
         assert.equal(records.filter((r) => /trying again/.test(r.msg)).length, 2);
     });
@@ -166,7 +231,9 @@ describe('the sitemap reader', () => {
         let attempts = 0;
         const unavailable: SitemapFetch = async (url) => {
             attempts += 1;
-            throw url.endsWith('gone.xml') ? new FetchFailure('permanent', 'the sitemap answered 410', 410) : new FetchFailure('transient', 'the sitemap answered 503', 503);
+            throw url.endsWith('gone.xml')
+                ? new FetchFailure('permanent', 'the sitemap answered 410', 410)
+                : new FetchFailure('transient', 'the sitemap answered 503', 503);
         };
         const { reader, stats } = readerWith({ fetch: unavailable, retries: 2 });
         await reader.read([`${ORIGIN}/down.xml`, `${ORIGIN}/gone.xml`]);
@@ -183,7 +250,11 @@ describe('the sitemap reader', () => {
                 yield Buffer.from('<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">');
                 for (let chunk = 0; chunk < 2000; chunk++) {
                     chunksPulled += 1;
-                    yield Buffer.from(Array.from({ length: CHUNK_ENTRIES }, (_, i) => entry(`/products/${chunk * CHUNK_ENTRIES + i}`)).join(''));
+                    yield Buffer.from(
+                        Array.from({ length: CHUNK_ENTRIES }, (_, i) =>
+                            entry(`/products/${chunk * CHUNK_ENTRIES + i}`),
+                        ).join(''),
+                    );
                 }
                 yield Buffer.from('</urlset>');
             })();
@@ -208,7 +279,10 @@ describe('the sitemap reader', () => {
         const reading = reader.read([`${ORIGIN}/big.xml`]);
         for (let i = 0; i < 20; i++) await tick();
         // The first batch of 1,000 is 20 chunks; the parser may be one chunk into the next batch, no further.
-        assert.ok(chunksPulled <= 1000 / CHUNK_ENTRIES + 1, `pulled ${chunksPulled} chunks while the first batch waited`);
+        assert.ok(
+            chunksPulled <= 1000 / CHUNK_ENTRIES + 1,
+            `pulled ${chunksPulled} chunks while the first batch waited`,
+        );
         release();
         await reading;
         assert.equal(mostHeld, 1000, 'one batch at a time');
@@ -235,9 +309,19 @@ describe('the sitemap reader', () => {
 
     it('finds the sitemaps of each origin in its robots.txt, retrying one that is unreachable', async () => {
         const answers: Record<string, { status: number; body: string }[]> = {
-            'http://a.test/robots.txt': [{ status: 200, body: 'User-agent: *\nDisallow: /admin/\nSitemap: http://a.test/sitemap.xml\nsitemap: http://a.test/news.xml.gz\n' }],
+            'http://a.test/robots.txt': [
+                {
+                    status: 200,
+                    body:
+                        'User-agent: *\nDisallow: /admin/\nSitemap: http://a.test/sitemap.xml\n' +
+                        'sitemap: http://a.test/news.xml.gz\n',
+                },
+            ],
             'http://b.test/robots.txt': [{ status: 404, body: '' }],
-            'http://c.test/robots.txt': [{ status: 503, body: '' }, { status: 200, body: 'Sitemap: http://c.test/s.xml' }],
+            'http://c.test/robots.txt': [
+                { status: 503, body: '' },
+                { status: 200, body: 'Sitemap: http://c.test/s.xml' },
+            ],
             'http://d.test/robots.txt': [{ status: 500, body: '' }],
         };
         const asked: string[] = [];
@@ -247,12 +331,18 @@ describe('the sitemap reader', () => {
             return list.length > 1 ? list.shift()! : list[0]!;
         };
         const { reader, stats, records } = readerWith({ fetch: fetchFrom({}), retries: 1 });
-        const listed = await reader.listedInRobotsTxt(['http://a.test', 'http://b.test', 'http://a.test', 'http://c.test', 'http://d.test'], robotsFetch);
+        const listed = await reader.listedInRobotsTxt(
+            ['http://a.test', 'http://b.test', 'http://a.test', 'http://c.test', 'http://d.test'],
+            robotsFetch,
+        );
         assert.deepEqual(listed, ['http://a.test/sitemap.xml', 'http://a.test/news.xml.gz', 'http://c.test/s.xml']);
         assert.equal(asked.filter((url) => url === 'http://a.test/robots.txt').length, 1);
         assert.equal(asked.filter((url) => url === 'http://d.test/robots.txt').length, 2);
         assert.deepEqual(stats.sitemaps.reasons, { 'robots-txt-unreachable': 1 });
-        assert.ok(records.some((r) => r.level === 40 && /robots.txt lists no sitemaps/.test(r.msg)), 'b.test: no sitemaps, said so');
+        assert.ok(
+            records.some((r) => r.level === 40 && /robots.txt lists no sitemaps/.test(r.msg)),
+            'b.test: no sitemaps, said so',
+        );
     });
 
     it('checks its options', () => {

@@ -11,7 +11,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { helpText } from '../../src/options/config.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-/** The type checker `npm run typecheck` runs: TypeScript's native compiler (the package `typescript` is the one TypeDoc needs). */
+/**
+ * The type checker `npm run typecheck` runs: TypeScript's native
+ * compiler (the package `typescript` is the one TypeDoc needs).
+ */
 export const TSC = join(ROOT, 'node_modules/typescript-native/bin/tsc');
 /** A hang fails the test instead of blocking the suite. */
 const CHILD_TIMEOUT_MS = 120_000;
@@ -48,7 +51,11 @@ export function startScript(script: string, args: string[], env: NodeJS.ProcessE
     Object.assign(childEnv, env);
     // Elsewhere than here, `tsx` and the script are found by their paths in this project.
     const loader = cwd === ROOT ? 'tsx' : pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-    const child = spawn(process.execPath, ['--import', loader, resolve(ROOT, script), ...args], { cwd, env: childEnv, timeout: CHILD_TIMEOUT_MS });
+    const child = spawn(process.execPath, ['--import', loader, resolve(ROOT, script), ...args], {
+        cwd,
+        env: childEnv,
+        timeout: CHILD_TIMEOUT_MS,
+    });
     const result = new Promise<CliResult>((resolve, reject) => {
         let stdout = '';
         let stderr = '';
@@ -70,8 +77,15 @@ export function runScript(script: string, args: string[], env?: NodeJS.ProcessEn
     return startScript(script, args, env, cwd).result;
 }
 
-/** A command that ended with `code` and said why in one line on stderr, `dragnet: ...`, matching `message`, and nothing on stdout. */
-export function assertOneLineError(run: Pick<CliResult, 'code' | 'stdout' | 'stderr'>, code: number, message: RegExp): void {
+/**
+ * A command that ended with `code` and said why in one line on
+ * stderr, `dragnet: ...`, matching `message`, and nothing on stdout.
+ */
+export function assertOneLineError(
+    run: Pick<CliResult, 'code' | 'stdout' | 'stderr'>,
+    code: number,
+    message: RegExp,
+): void {
     assert.equal(run.code, code, `exit code; stderr: ${run.stderr}`);
     const lines = run.stderr.split('\n').filter(Boolean);
     assert.equal(lines.length, 1, `one line on stderr: ${run.stderr}`);

@@ -16,7 +16,15 @@ import type { CliResult, RunningCli } from './cli.js';
 import { type FleetWorld, openFleetWorld } from './fleetWorld.js';
 
 export const chromiumPath = findChromium();
-export const SHOP: ShopOptions = { seed: 5, products: 1000, categories: 5, productsPerPage: 20, scriptOnlyRate: 0.05, transientFailureRate: 0.03, notFoundLinks: 0 };
+export const SHOP: ShopOptions = {
+    seed: 5,
+    products: 1000,
+    categories: 5,
+    productsPerPage: 20,
+    scriptOnlyRate: 0.05,
+    transientFailureRate: 0.03,
+    notFoundLinks: 0,
+};
 /**
  * Short enough for a test to see a dead worker's jobs come back; the finish grace likewise. Not
  * shorter: a lock is renewed every half of it, and a worker's thread pauses for seconds on a busy
@@ -52,7 +60,17 @@ export async function startFleet(count: number, shopOptions: ShopOptions, option
     const env = { ...WORKER_ENV, ...options.env, DATABASE_URL: options.databaseUrl?.(world) ?? world.databaseUrl };
     const workers = Array.from({ length: count }, (_, index) =>
         world.worker(
-            ['--start-url', `${shop.url}/`, '--max-concurrency', '6', '--storage-dir', join(dir, `w${index}`), '--summary-json', join(dir, `w${index}.json`), ...(options.args?.(index) ?? [])],
+            [
+                '--start-url',
+                `${shop.url}/`,
+                '--max-concurrency',
+                '6',
+                '--storage-dir',
+                join(dir, `w${index}`),
+                '--summary-json',
+                join(dir, `w${index}.json`),
+                ...(options.args?.(index) ?? []),
+            ],
             env,
         ),
     );
@@ -62,7 +80,12 @@ export async function startFleet(count: number, shopOptions: ShopOptions, option
         workers,
         dir,
         results: () => Promise.all(workers.map((worker) => worker.result)),
-        summaries: () => Promise.all(workers.map(async (_, index) => JSON.parse(await readFile(join(dir, `w${index}.json`), 'utf8')) as RunSummary)),
+        summaries: () =>
+            Promise.all(
+                workers.map(
+                    async (_, index) => JSON.parse(await readFile(join(dir, `w${index}.json`), 'utf8')) as RunSummary,
+                ),
+            ),
         close: async () => {
             for (const worker of workers) worker.child.kill('SIGKILL');
             await Promise.all(workers.map((worker) => worker.result.catch(() => undefined)));
@@ -83,7 +106,12 @@ export async function itemsReach(world: FleetWorld, count: number): Promise<void
 }
 
 export function assertExited(results: CliResult[], code = 0): void {
-    results.forEach((result, index) => assert.equal(result.code, code, `worker ${index} exited ${result.code ?? result.signal}: ${result.stderr.slice(-2000)}`));
+    for (const [index, result] of results.entries())
+        assert.equal(
+            result.code,
+            code,
+            `worker ${index} exited ${result.code ?? result.signal}: ${result.stderr.slice(-2000)}`,
+        );
 }
 
 /** Every product stored exactly once, with the shop's values, and nothing in dead-letter. */
@@ -97,4 +125,3 @@ export async function assertEveryProductOnce(fleet: Fleet): Promise<void> {
     for (const product of shop.products) assert.equal(byUrl.get(`${shop.url}${product.path}`)!.title, product.title);
     assert.deepEqual(await world.stored<DeadLetterEntry>('demo-shop', 'deadLetter'), []);
 }
-

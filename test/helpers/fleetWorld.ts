@@ -67,7 +67,10 @@ export async function openFleetWorld(): Promise<FleetWorld> {
     };
 }
 
-/** Kills every Redis connection of the world's workers (`CLIENT KILL`): what a Redis restart or a network cut does to them. */
+/**
+ * Kills every Redis connection of the world's workers (`CLIENT KILL`):
+ * what a Redis restart or a network cut does to them.
+ */
 export async function killWorkerConnections(world: FleetWorld): Promise<number> {
     const list = (await world.redis.client('LIST')) as string;
     const ids = list

@@ -21,7 +21,11 @@ export async function testDatabase(t: TestContext): Promise<{ db: PgDatabase; ur
 }
 
 /** What `site` has in `store`, in order. */
-export async function storedRows<T = Record<string, unknown>>(db: PgDatabase, site: string, store: PgStore = 'items'): Promise<T[]> {
+export async function storedRows<T = Record<string, unknown>>(
+    db: PgDatabase,
+    site: string,
+    store: PgStore = 'items',
+): Promise<T[]> {
     const rows: T[] = [];
     for await (const row of iterateItems(db, site, store)) rows.push(row as T);
     return rows;

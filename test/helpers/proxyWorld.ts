@@ -80,7 +80,8 @@ export async function startProxyWorld(options: ProxyWorldOptions = {}): Promise<
     const broken = options.broken ?? 1;
     const firstAddress = options.firstAddress ?? 2;
     for (const [name, value] of Object.entries({ datacenter, residential, broken })) {
-        if (!Number.isInteger(value) || value < 0) throw new RangeError(`proxy world option ${name} must be a whole number >= 0`);
+        if (!Number.isInteger(value) || value < 0)
+            throw new RangeError(`proxy world option ${name} must be a whole number >= 0`);
     }
     if (broken > datacenter) throw new RangeError('proxy world option broken must be at most datacenter');
     if (!(Number.isInteger(firstAddress) && firstAddress >= 2 && firstAddress + datacenter + residential <= 255)) {
@@ -88,18 +89,28 @@ export async function startProxyWorld(options: ProxyWorldOptions = {}): Promise<
     }
 
     const plan = [
-        ...Array.from({ length: datacenter }, (_, i) => ({ tier: 'datacenter' as const, username: `dc-${i + 1}`, broken: i >= datacenter - broken })),
-        ...Array.from({ length: residential }, (_, i) => ({ tier: 'residential' as const, username: `res-${i + 1}`, broken: false })),
+        ...Array.from({ length: datacenter }, (_, i) => ({
+            tier: 'datacenter' as const,
+            username: `dc-${i + 1}`,
+            broken: i >= datacenter - broken,
+        })),
+        ...Array.from({ length: residential }, (_, i) => ({
+            tier: 'residential' as const,
+            username: `res-${i + 1}`,
+            broken: false,
+        })),
     ];
     const proxies: Proxy[] = [];
     try {
-        for (const [i, spec] of plan.entries()) proxies.push(await startProxy({ ...spec, address: `127.0.0.${firstAddress + i}` }));
+        for (const [i, spec] of plan.entries())
+            proxies.push(await startProxy({ ...spec, address: `127.0.0.${firstAddress + i}` }));
     } catch (error) {
         await Promise.all(proxies.map((proxy) => proxy.server.close(true)));
         throw error;
     }
 
-    const working = (tier: TierName) => proxies.filter((p) => p.stats.tier === tier && !p.stats.broken).map((p) => p.stats.address);
+    const working = (tier: TierName) =>
+        proxies.filter((p) => p.stats.tier === tier && !p.stats.broken).map((p) => p.stats.address);
     const tiers = (['datacenter', 'residential'] as const)
         .map((name) => ({ name, proxyUrls: proxies.filter((p) => p.stats.tier === name).map((p) => p.url) }))
         .filter((tier) => tier.proxyUrls.length > 0);
@@ -116,12 +127,29 @@ export async function startProxyWorld(options: ProxyWorldOptions = {}): Promise<
     };
 }
 
-async function startProxy(spec: { tier: TierName; username: string; broken: boolean; address: string }): Promise<Proxy> {
+async function startProxy(spec: {
+    tier: TierName;
+    username: string;
+    broken: boolean;
+    address: string;
+}): Promise<Proxy> {
     const password = randomBytes(12).toString('hex');
     const stats: ProxyStats = {
-        ...spec, port: 0, requests: 0, tunnels: 0, authFailures: 0, refusedTargets: 0, connectionsClosed: 0, failures: 0,
+        ...spec,
+        port: 0,
+        requests: 0,
+        tunnels: 0,
+        authFailures: 0,
+        refusedTargets: 0,
+        connectionsClosed: 0,
+        failures: 0,
     };
-    const prepareRequestFunction = ({ username, password: given, hostname, isHttp }: PrepareRequestFunctionOpts): PrepareRequestFunctionResult => {
+    const prepareRequestFunction = ({
+        username,
+        password: given,
+        hostname,
+        isHttp,
+    }: PrepareRequestFunctionOpts): PrepareRequestFunctionResult => {
         if (spec.broken || username !== spec.username || given !== password) {
             stats.authFailures++;
             return { requestAuthentication: true, failMsg: 'Proxy credentials rejected' };
@@ -135,7 +163,12 @@ async function startProxy(spec: { tier: TierName; username: string; broken: bool
         // ipFamily 4: `localhost` could resolve to ::1, which a 127.0.0.x source address cannot reach.
         return { localAddress: spec.address, ipFamily: 4 };
     };
-    const server = new Server({ port: 0, host: '127.0.0.1', prepareRequestFunction, authRealm: `dragnet-${spec.tier}` });
+    const server = new Server({
+        port: 0,
+        host: '127.0.0.1',
+        prepareRequestFunction,
+        authRealm: `dragnet-${spec.tier}`,
+    });
     server.on('connectionClosed', () => stats.connectionsClosed++);
     server.on('requestFailed', () => stats.failures++);
     await server.listen();

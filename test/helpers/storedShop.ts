@@ -40,8 +40,14 @@ export interface StoredShop {
 }
 
 /** The shop's product pages as a crawl with `site`'s extractors would have stored them. */
-export function storedShop(site: Site, { products: count, redesignedFrom = Infinity, stoppedLast = false }: StoredShopOptions): StoredShop {
-    const built = buildCatalog({ ...resolveOptions({ seed: 7, products: count, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0 }), retryAfterRate: 0 });
+export function storedShop(
+    site: Site,
+    { products: count, redesignedFrom = Infinity, stoppedLast = false }: StoredShopOptions,
+): StoredShop {
+    const built = buildCatalog({
+        ...resolveOptions({ seed: 7, products: count, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0 }),
+        retryAfterRate: 0,
+    });
     const catalog = { ...built, dressing: LIGHT_DRESSING };
     const route = site.routes.get('product')!;
     const pages: RawPage[] = [];
@@ -50,7 +56,16 @@ export function storedShop(site: Site, { products: count, redesignedFrom = Infin
         const url = `${ORIGIN}${product.path}`;
         const html = productPage(catalog, product, ORIGIN, { redesigned: index >= redesignedFrom });
         const fetch = (renderer: Renderer): RawPage => {
-            const page = { key: rawPageKey(url, renderer), url, finalUrl: url, status: 200, headers: { 'content-type': 'text/html' }, renderer, label: 'product', body: html };
+            const page = {
+                key: rawPageKey(url, renderer),
+                url,
+                finalUrl: url,
+                status: 200,
+                headers: { 'content-type': 'text/html' },
+                renderer,
+                label: 'product',
+                body: html,
+            };
             const stored = { ...page, fetchedAt: new Date(Date.UTC(2024, 0, 1, 0, 0, 0, pages.length)).toISOString() };
             pages.push(stored);
             return stored;
@@ -60,11 +75,31 @@ export function storedShop(site: Site, { products: count, redesignedFrom = Infin
             outcomes.push({ requestKey: url, deadLetter: deadLetter(url, 'route-stopped', 'permanent') });
             return;
         }
-        const judge = (raw: RawPage) => parsePage(route, { html: raw.body, finalUrl: raw.finalUrl, renderer: raw.renderer, userData: {}, trackingParams: site.trackingParams });
+        const judge = (raw: RawPage) =>
+            parsePage(route, {
+                html: raw.body,
+                finalUrl: raw.finalUrl,
+                renderer: raw.renderer,
+                userData: {},
+                trackingParams: site.trackingParams,
+            });
         let parsed = judge(page);
-        if (isIncomplete(parsed.verdict) && route.render === 'auto') parsed = judge((page = fetch('browser')));
-        const origin = { url: parsed.canonical ?? url, route: 'product', rawKey: page.key, renderer: page.renderer, fetchedAt: page.fetchedAt };
-        outcomes.push({ requestKey: url, items: storedItems(parsed.verdict, origin), quarantine: quarantineEntries(parsed.verdict, origin) });
+        if (isIncomplete(parsed.verdict) && route.render === 'auto') {
+            page = fetch('browser');
+            parsed = judge(page);
+        }
+        const origin = {
+            url: parsed.canonical ?? url,
+            route: 'product',
+            rawKey: page.key,
+            renderer: page.renderer,
+            fetchedAt: page.fetchedAt,
+        };
+        outcomes.push({
+            requestKey: url,
+            items: storedItems(parsed.verdict, origin),
+            quarantine: quarantineEntries(parsed.verdict, origin),
+        });
     });
     const gone = `${ORIGIN}/products/gone`;
     outcomes.push({ requestKey: gone, deadLetter: deadLetter(gone, 'http-404', 'permanent') });
@@ -72,7 +107,16 @@ export function storedShop(site: Site, { products: count, redesignedFrom = Infin
 }
 
 function deadLetter(url: string, reason: string, failureClass: DeadLetterEntry['failureClass']): DeadLetterEntry {
-    return { url, label: 'product', failureClass, reason, error: reason, attempts: 1, stage: 'http', deadLetteredAt: '2024-01-01T00:00:01.000Z' };
+    return {
+        url,
+        label: 'product',
+        failureClass,
+        reason,
+        error: reason,
+        attempts: 1,
+        stage: 'http',
+        deadLetteredAt: '2024-01-01T00:00:01.000Z',
+    };
 }
 
 /** Stores the crawl as the distributed mode does, under site `site`. */
@@ -93,9 +137,18 @@ export async function storeInDir(storageDir: string, site: string, shop: StoredS
         const push = async (name: string, records: Record<string, unknown>[]) => {
             if (records.length > 0) await (await Dataset.open(name, { config })).pushData(records);
         };
-        await push(names.items, shop.outcomes.flatMap((outcome) => outcome.items ?? []));
-        await push(names.quarantine, shop.outcomes.flatMap((outcome) => outcome.quarantine ?? []));
-        await push(names.deadLetter, shop.outcomes.flatMap((outcome) => (outcome.deadLetter ? [outcome.deadLetter] : [])));
+        await push(
+            names.items,
+            shop.outcomes.flatMap((outcome) => outcome.items ?? []),
+        );
+        await push(
+            names.quarantine,
+            shop.outcomes.flatMap((outcome) => outcome.quarantine ?? []),
+        );
+        await push(
+            names.deadLetter,
+            shop.outcomes.flatMap((outcome) => (outcome.deadLetter ? [outcome.deadLetter] : [])),
+        );
     } finally {
         await storage.close();
     }

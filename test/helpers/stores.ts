@@ -3,7 +3,10 @@ import { Dataset } from '@crawlee/core';
 import { openStorage } from '../../src/store/datasets.js';
 
 /** Every record of a dataset in a storage dir, in order. */
-export async function readDataset<T extends object = Record<string, unknown>>(storageDir: string, name: string): Promise<T[]> {
+export async function readDataset<T extends object = Record<string, unknown>>(
+    storageDir: string,
+    name: string,
+): Promise<T[]> {
     const { config, storage } = openStorage(storageDir);
     try {
         const dataset = await Dataset.open(name, { config });

@@ -7,11 +7,21 @@ import { defineSite, type Route, type Site } from '../../src/site/site.js';
 type Extractor = NonNullable<Route['extract']>;
 
 /** `site` with route `label` extracting by `replace(its own extractor)`; every other route as it was. */
-export function withExtractor(site: Site, label: string, replace: (original: Extractor) => Extractor, name = site.name): Site {
+export function withExtractor(
+    site: Site,
+    label: string,
+    replace: (original: Extractor) => Extractor,
+    name = site.name,
+): Site {
     return defineSite({
         name,
         startUrls: site.startUrls,
         trackingParams: site.trackingParams,
-        routes: Object.fromEntries([...site.routes].map(([routeLabel, route]) => [routeLabel, routeLabel === label ? { ...route, extract: replace(route.extract!) } : route])),
+        routes: Object.fromEntries(
+            [...site.routes].map(([routeLabel, route]) => [
+                routeLabel,
+                routeLabel === label ? { ...route, extract: replace(route.extract!) } : route,
+            ]),
+        ),
     });
 }

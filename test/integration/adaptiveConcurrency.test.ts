@@ -71,7 +71,11 @@ describe('adaptive concurrency against the shop in rate-limited mode', () => {
         startedAt = Date.now();
         sample();
         try {
-            ({ summary, exitCode, concurrencyDecisions: decisions } = await crawl({
+            ({
+                summary,
+                exitCode,
+                concurrencyDecisions: decisions,
+            } = await crawl({
                 site: siteDefinition,
                 startUrls: [`${shop.url}/`],
                 storageDir,
@@ -104,46 +108,74 @@ describe('adaptive concurrency against the shop in rate-limited mode', () => {
         assert.equal(summary.requests.deadLettered, 0);
     });
 
-    it('starts above the shop\'s limit, so the shop refuses requests and the controller lowers the limit', (t) => {
-        t.diagnostic(`run: ${((finishedAt - startedAt) / 1000).toFixed(1)} s; decisions (s from start: from → to, error rate, samples):`);
-        for (const d of decisions) t.diagnostic(`  ${((d.at - startedAt) / 1000).toFixed(2)}: ${d.from} → ${d.to} (${d.errorRate}, ${d.samples}, ${d.latencyMs} ms)`);
+    it("starts above the shop's limit, so the shop refuses requests and the controller lowers the limit", (t) => {
+        t.diagnostic(
+            `run: ${((finishedAt - startedAt) / 1000).toFixed(1)} s; ` +
+                `decisions (s from start: from → to, error rate, samples):`,
+        );
+        for (const d of decisions)
+            t.diagnostic(
+                `  ${((d.at - startedAt) / 1000).toFixed(2)}: ${d.from} ` +
+                    `→ ${d.to} (${d.errorRate}, ${d.samples}, ${d.latencyMs} ms)`,
+            );
         const first = decisions[0];
         assert.ok(first, 'the controller made decisions');
         assert.equal(first.from, MAX_CONCURRENCY);
-        assert.ok(first.to < first.from && first.errorRate > 0.1, `first decision lowers the limit on errors: ${JSON.stringify(first)}`);
+        assert.ok(
+            first.to < first.from && first.errorRate > 0.1,
+            `first decision lowers the limit on errors: ${JSON.stringify(first)}`,
+        );
         assert.ok(samples.at(-1)!.refused > 0, 'the shop refused requests');
     });
 
-    it('keeps the shop\'s error rate under 5% after warm-up', (t) => {
+    it("keeps the shop's error rate under 5% after warm-up", (t) => {
         const atWarmUp = samples.find((s) => s.at >= warmUpEnd())!;
         const end = samples.at(-1)!;
         const requests = end.total - atWarmUp.total;
         const refused = end.refused - atWarmUp.refused;
         const rate = refused / requests;
-        t.diagnostic(`whole run: ${end.refused}/${end.total} refused; after warm-up: ${refused}/${requests} = ${(rate * 100).toFixed(2)}%`);
+        t.diagnostic(
+            `whole run: ${end.refused}/${end.total} refused; after ` +
+                `warm-up: ${refused}/${requests} = ${(rate * 100).toFixed(2)}%`,
+        );
         assert.ok(requests > PRODUCTS / 2, `most of the crawl comes after warm-up (${requests} requests)`);
         assert.ok(rate < 0.05, `error rate after warm-up ${(rate * 100).toFixed(2)}%`);
     });
 
-    it('settles at or below the shop\'s limit and above half of it', (t) => {
+    it("settles at or below the shop's limit and above half of it", (t) => {
         const { mean, lowest, highest } = limitAfter(decisions, warmUpEnd(), finishedAt);
         const atWarmUp = samples.find((s) => s.at >= warmUpEnd())!;
         const served = (samples.at(-1)!.total - atWarmUp.total) / ((finishedAt - atWarmUp.at) / 1000);
         // When this process cannot keep up (a starved CPU), it never presses the shop to its limit, so no
         // refusal ever says where the limit is: the served rate, against the shop's capacity, tells that apart.
-        const load = `the shop served ${served.toFixed(0)} requests/s after warm-up; its capacity is ${(SHOP_LIMIT * 1000) / LATENCY_MS}/s`;
+        const load =
+            `the shop served ${served.toFixed(0)} requests/s after ` +
+            `warm-up; its capacity is ${(SHOP_LIMIT * 1000) / LATENCY_MS}/s`;
         t.diagnostic(`limit after warm-up: mean ${mean.toFixed(1)}, lowest ${lowest}, highest ${highest}; ${load}`);
-        assert.ok(mean <= SHOP_LIMIT && mean > SHOP_LIMIT / 2, `settled limit (time-weighted mean) ${mean.toFixed(1)}; ${load}`);
+        assert.ok(
+            mean <= SHOP_LIMIT && mean > SHOP_LIMIT / 2,
+            `settled limit (time-weighted mean) ${mean.toFixed(1)}; ${load}`,
+        );
         assert.ok(lowest > SHOP_LIMIT / 2, `never below half of the shop's limit after warm-up: lowest ${lowest}`);
         const domains = Object.values(summary.concurrency ?? {});
         assert.equal(domains.length, 1, 'one domain in the summary');
         // The run may end on a probe: one step above the ceiling is how AIMD finds it, and the next errors undo it.
-        assert.ok(domains[0]!.limit > SHOP_LIMIT / 2 && domains[0]!.limit <= SHOP_LIMIT + 1, `final limit ${domains[0]!.limit}`);
+        assert.ok(
+            domains[0]!.limit > SHOP_LIMIT / 2 && domains[0]!.limit <= SHOP_LIMIT + 1,
+            `final limit ${domains[0]!.limit}`,
+        );
     });
 });
 
-/** The limit over [from, to], weighted by how long it was held, from the decisions (the limit starts at the maximum). */
-function limitAfter(decisions: ConcurrencyDecision[], from: number, to: number): { mean: number; lowest: number; highest: number } {
+/**
+ * The limit over [from, to], weighted by how long it was
+ * held, from the decisions (the limit starts at the maximum).
+ */
+function limitAfter(
+    decisions: ConcurrencyDecision[],
+    from: number,
+    to: number,
+): { mean: number; lowest: number; highest: number } {
     let limit = MAX_CONCURRENCY;
     let at = from;
     let weighted = 0;

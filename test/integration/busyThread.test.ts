@@ -24,9 +24,20 @@ const LATENCY_MS = 300;
  */
 const LONGEST_NEAR_IDLE_MS = 800;
 
-/** The longest stretch, from the first arrival to the last, in which the shop held at most one request (each held `latencyMs` from its arrival). */
+/**
+ * The longest stretch, from the first arrival to the last, in which the
+ * shop held at most one request (each held `latencyMs` from its arrival).
+ */
 function longestNearIdleMs(arrivals: number[], latencyMs: number): number {
-    const events = arrivals.flatMap((at) => [[at, 1], [at + latencyMs, -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    const events = arrivals
+        .flatMap(
+            (at) =>
+                [
+                    [at, 1],
+                    [at + latencyMs, -1],
+                ] as const,
+        )
+        .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     const end = Math.max(...arrivals);
     let inFlight = 0;
     let nearIdleSince: number | undefined;
@@ -49,16 +60,31 @@ describe('a crawl whose thread cannot keep up', () => {
     let result: CliResult;
 
     before(async () => {
-        shop = await startShop({ seed: 31, products: PRODUCTS, categories: 8, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, latencyMs: LATENCY_MS });
+        shop = await startShop({
+            seed: 31,
+            products: PRODUCTS,
+            categories: 8,
+            scriptOnlyRate: 0,
+            transientFailureRate: 0,
+            notFoundLinks: 0,
+            latencyMs: LATENCY_MS,
+        });
         storageDir = await mkdtemp(join(tmpdir(), 'dragnet-busy-'));
         result = await runCli([
-            '--site', 'test/integration/fixtures/busyShop.ts',
-            '--start-url', `${shop.url}/`,
-            '--storage-dir', storageDir,
-            '--max-concurrency', String(MAX_CONCURRENCY),
-            // Parsed in the crawling thread, and no failures to adapt to: the pool alone decides how many are in flight.
-            '--parse-workers', '0',
-            '--adaptive-concurrency', 'off',
+            '--site',
+            'test/integration/fixtures/busyShop.ts',
+            '--start-url',
+            `${shop.url}/`,
+            '--storage-dir',
+            storageDir,
+            '--max-concurrency',
+            String(MAX_CONCURRENCY),
+            // Parsed in the crawling thread, and no failures to adapt
+            // to: the pool alone decides how many are in flight.
+            '--parse-workers',
+            '0',
+            '--adaptive-concurrency',
+            'off',
         ]);
     });
     after(async () => {
@@ -72,7 +98,9 @@ describe('a crawl whose thread cannot keep up', () => {
     });
 
     it('never leaves the shop with one request or none for long', () => {
-        const arrivals = [...shop.listingPaths, ...shop.products.map((product) => product.path)].flatMap((path) => shop.requestTimes(path));
+        const arrivals = [...shop.listingPaths, ...shop.products.map((product) => product.path)].flatMap((path) =>
+            shop.requestTimes(path),
+        );
         const longest = longestNearIdleMs(arrivals, LATENCY_MS);
         assert.ok(longest < LONGEST_NEAR_IDLE_MS, `the shop held at most one request for ${longest} ms`);
     });

@@ -18,7 +18,12 @@ describe('a proxy tier whose one proxy has a dead port, before a direct tier', (
                 // robots.txt goes out by the cheapest tier too, and through the dead proxy it is unreachable
                 // for its 30 s: a matter of its own (docs/proxies.md, "robots.txt"), left out here.
                 respectRobotsTxt: false,
-                proxies: { tiers: [{ name: 'dead', proxyUrls: ['http://127.0.0.1:1'] }, { name: 'direct', proxyUrls: 'direct' }] },
+                proxies: {
+                    tiers: [
+                        { name: 'dead', proxyUrls: ['http://127.0.0.1:1'] },
+                        { name: 'direct', proxyUrls: 'direct' },
+                    ],
+                },
             },
         );
     });

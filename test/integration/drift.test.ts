@@ -22,7 +22,9 @@ const chromiumPath = findChromium();
 const REDESIGN_AFTER = 100;
 const DRIFT = { window: 100, threshold: 0.5, minSamples: 50 };
 
-describe('drift breaker against a shop that redesigns its product page', { skip: chromiumPath ? false : 'no Chromium found' }, () => {
+describe('drift breaker against a shop that redesigns its product page', {
+    skip: chromiumPath ? false : 'no Chromium found',
+}, () => {
     let run: ShopCrawl;
     let shop: Shop;
     let storageDir: string;
@@ -34,10 +36,25 @@ describe('drift breaker against a shop that redesigns its product page', { skip:
 
     before(async () => {
         run = await crawlShop(
-            { seed: 11, products: 600, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, redesignAfter: REDESIGN_AFTER },
+            {
+                seed: 11,
+                products: 600,
+                scriptOnlyRate: 0,
+                transientFailureRate: 0,
+                notFoundLinks: 0,
+                redesignAfter: REDESIGN_AFTER,
+            },
             // A redesigned page never gets its title, so each one the browser renders waits out the whole
             // browser wait (about 50 of them, 4 at a time); no page here needs a script, so half a second is plenty.
-            { maxConcurrency: 8, browserConcurrency: 4, retry: { maxAttempts: 3 }, requestTimeoutSecs: 15, browserWaitSecs: 0.5, driftBreaker: DRIFT, chromiumPath },
+            {
+                maxConcurrency: 8,
+                browserConcurrency: 4,
+                retry: { maxAttempts: 3 },
+                requestTimeoutSecs: 15,
+                browserWaitSecs: 0.5,
+                driftBreaker: DRIFT,
+                chromiumPath,
+            },
         );
         ({ shop, storageDir, summary, exitCode, items, quarantine, deadLetters } = run);
     });
@@ -54,13 +71,18 @@ describe('drift breaker against a shop that redesigns its product page', { skip:
         // fetch order under concurrency, so allow the pages in flight on top.
         const invalidPagesBeforeTrip = trip!.pagesJudged - REDESIGN_AFTER;
         assert.ok(
-            invalidPagesBeforeTrip >= DRIFT.window * DRIFT.threshold && invalidPagesBeforeTrip <= DRIFT.window * DRIFT.threshold + 12,
+            invalidPagesBeforeTrip >= DRIFT.window * DRIFT.threshold &&
+                invalidPagesBeforeTrip <= DRIFT.window * DRIFT.threshold + 12,
             `tripped after ${trip!.pagesJudged} judged pages`,
         );
-        assert.ok(trip!.samples.length > 0 && trip!.samples.every((sample) => sample.url.includes('/products/') && sample.rawKey));
+        assert.ok(
+            trip!.samples.length > 0 &&
+                trip!.samples.every((sample) => sample.url.includes('/products/') && sample.rawKey),
+        );
     });
 
-    it('stops fetching the route: far fewer product pages asked than exist, and every product URL ends in one place', () => {
+    it(`stops fetching the route: far fewer product pages asked \
+than exist, and every product URL ends in one place`, () => {
         const productRequests = Object.entries(shop.stats().byPath)
             .filter(([path]) => path.startsWith('/products/'))
             .reduce((sum, [, counts]) => sum + Object.values(counts).reduce((a, b) => a + b, 0), 0);
@@ -76,13 +98,18 @@ describe('drift breaker against a shop that redesigns its product page', { skip:
         for (const item of items) place(item._url, 'dataset');
         for (const entry of quarantine) place(entry.url, 'quarantine');
         for (const entry of stopped) place(entry.url, 'dead-letter');
-        for (const product of shop.products) assert.ok(places.has(`${shop.url}${product.path}`), `${product.path} ended somewhere`);
+        for (const product of shop.products)
+            assert.ok(places.has(`${shop.url}${product.path}`), `${product.path} ended somewhere`);
         assert.equal(items.length, REDESIGN_AFTER);
     });
 
-    it('after the extractor is fixed, reparse turns the quarantined items into valid ones without a request to the shop', async () => {
+    it(`after the extractor is fixed, reparse turns the quarantined \
+items into valid ones without a request to the shop`, async () => {
         // The fix a contributor would make: read the title from either layout.
-        const fixed = withExtractor(siteDefinition, 'product', (broken) => ($, page) => ({ ...(broken($, page) as object), title: textOf($, 'h1.product-title, h1.product-name') }));
+        const fixed = withExtractor(siteDefinition, 'product', (broken) => ($, page) => ({
+            ...(broken($, page) as object),
+            title: textOf($, 'h1.product-title, h1.product-name'),
+        }));
         const requestsBefore = shop.stats().total;
         const { config, storage } = openStorage(storageDir);
         const result = await reparse({ site: fixed, storageDir, config });
@@ -100,10 +127,15 @@ describe('drift breaker against a shop that redesigns its product page', { skip:
         assert.equal(reparsed.length, result.items.after);
         const byUrl = new Map(shop.products.map((product) => [`${shop.url}${product.path}`, product]));
         for (const item of reparsed) assert.equal(item.title, byUrl.get(item._url)?.title, item._url);
-        // Still exactly one place per product: pages fetched before the stop are items now; the rest wait in dead-letter.
+        // Still exactly one place per product: pages fetched before
+        // the stop are items now; the rest wait in dead-letter.
         const places = [...reparsed.map((item) => item._url), ...deadAfter.map((entry) => entry.url)];
         assert.equal(new Set(places).size, places.length, 'no product in two places');
         for (const url of byUrl.keys()) assert.ok(places.includes(url), `${url} ended somewhere`);
-        assert.equal((await readDataset(storageDir, `${names.items}-previous`)).length, items.length, 'the version before is kept');
+        assert.equal(
+            (await readDataset(storageDir, `${names.items}-previous`)).length,
+            items.length,
+            'the version before is kept',
+        );
     });
 });

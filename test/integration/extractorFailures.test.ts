@@ -32,7 +32,10 @@ async function serveShop(products: string[]): Promise<{ server: Server; origin: 
     const server = createServer((req, res) => {
         const path = req.url!;
         if (path === '/robots.txt') return void res.writeHead(404).end();
-        const body = path === '/' ? products.map((href) => `<a class="p" href="${href}">p</a>`).join('') : `<h1>Product ${path}</h1>`;
+        const body =
+            path === '/'
+                ? products.map((href) => `<a class="p" href="${href}">p</a>`).join('')
+                : `<h1>Product ${path}</h1>`;
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<html><body>${body}</body></html>`);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -48,7 +51,11 @@ interface Run {
     raw: RawStore;
 }
 
-async function crawlShop(origin: string, options: Partial<CrawlOptions>, t: { after: (fn: () => Promise<void>) => void }): Promise<Run> {
+async function crawlShop(
+    origin: string,
+    options: Partial<CrawlOptions>,
+    t: { after: (fn: () => Promise<void>) => void },
+): Promise<Run> {
     const storageDir = await mkdtemp(join(tmpdir(), 'dragnet-extractor-failures-'));
     t.after(() => rm(storageDir, { recursive: true, force: true }));
     const { summary, exitCode } = await crawl({
@@ -79,10 +86,20 @@ describe('a crawl whose product extractor throws on one page', () => {
     after(() => new Promise((resolve) => shop.server.close(resolve)));
 
     for (const parseWorkers of [0, 1]) {
-        it(`quarantines that page with the error and its raw page key, stores the others, and exits 0 (parse workers: ${parseWorkers})`, async (t) => {
-            const { summary, exitCode, items, quarantine, deadLetters, raw } = await crawlShop(shop.origin, { parseWorkers }, t);
+        it(`quarantines that page with the error and its raw page key, stores \
+the others, and exits 0 (parse workers: ${parseWorkers})`, async (t) => {
+            const { summary, exitCode, items, quarantine, deadLetters, raw } = await crawlShop(
+                shop.origin,
+                { parseWorkers },
+                t,
+            );
             assert.equal(exitCode, 0);
-            assert.deepEqual(items.map((item) => item.title).sort(), ['Product /products/1', 'Product /products/2', 'Product /products/4', 'Product /products/5']);
+            assert.deepEqual(items.map((item) => item.title).sort(), [
+                'Product /products/1',
+                'Product /products/2',
+                'Product /products/4',
+                'Product /products/5',
+            ]);
             assert.deepEqual(deadLetters, []);
 
             assert.equal(quarantine.length, 1);
@@ -90,10 +107,17 @@ describe('a crawl whose product extractor throws on one page', () => {
             const url = `${shop.origin}/products/throws-3`;
             assert.equal(entry!.url, url);
             assert.equal(entry!.route, 'product');
-            assert.ok(entry!.issues[0]!.startsWith('extractor-error: no title block on /products/throws-3 (at '), entry!.issues[0]);
+            assert.ok(
+                entry!.issues[0]!.startsWith('extractor-error: no title block on /products/throws-3 (at '),
+                entry!.issues[0],
+            );
             assert.deepEqual(entry!.fields, ['(extract)']);
             assert.equal(entry!.rawKey, rawPageKey(url, 'http'));
-            assert.match((await raw.get(entry!.rawKey))?.body ?? '', /Product \/products\/throws-3/, 'the raw page is kept for a reparse');
+            assert.match(
+                (await raw.get(entry!.rawKey))?.body ?? '',
+                /Product \/products\/throws-3/,
+                'the raw page is kept for a reparse',
+            );
 
             // Not escalated: the route is `auto` and there is no browser, which would have dead-lettered it.
             assert.equal(summary.escalations.total, 0);
@@ -106,13 +130,19 @@ describe('a crawl whose product extractor throws on one page', () => {
 describe('a crawl whose product extractor throws on most pages', () => {
     let shop: { server: Server; origin: string };
     before(async () => {
-        shop = await serveShop(Array.from({ length: 30 }, (_, i) => (i % 5 === 0 ? `/products/${i}` : `/products/throws-${i}`)));
+        shop = await serveShop(
+            Array.from({ length: 30 }, (_, i) => (i % 5 === 0 ? `/products/${i}` : `/products/throws-${i}`)),
+        );
     });
     after(() => new Promise((resolve) => shop.server.close(resolve)));
 
     it('trips the drift breaker on the route, as invalid records would, and exits 3', async (t) => {
         const driftBreaker = { window: 10, threshold: 0.5, minSamples: 10 };
-        const { summary, exitCode, quarantine, deadLetters } = await crawlShop(shop.origin, { driftBreaker, maxConcurrency: 2, parseWorkers: 0 }, t);
+        const { summary, exitCode, quarantine, deadLetters } = await crawlShop(
+            shop.origin,
+            { driftBreaker, maxConcurrency: 2, parseWorkers: 0 },
+            t,
+        );
         assert.equal(exitCode, 3);
         assert.equal(summary.drift.length, 1);
         const [trip] = summary.drift;
@@ -126,6 +156,9 @@ describe('a crawl whose product extractor throws on most pages', () => {
         }
         assert.ok(quarantine.length >= driftBreaker.minSamples * driftBreaker.threshold);
         assert.ok(quarantine.every((entry) => entry.issues[0]!.startsWith('extractor-error: ')));
-        assert.ok(deadLetters.every((entry) => entry.reason === 'route-stopped'), JSON.stringify(deadLetters.map((entry) => entry.reason)));
+        assert.ok(
+            deadLetters.every((entry) => entry.reason === 'route-stopped'),
+            JSON.stringify(deadLetters.map((entry) => entry.reason)),
+        );
     });
 });

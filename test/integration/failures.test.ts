@@ -36,7 +36,7 @@ describe('5% transient failures on 1,000 products, with links that always fail a
     });
     after(() => run?.close());
 
-    it('stores every product once, with the shop\'s values', () => {
+    it("stores every product once, with the shop's values", () => {
         const byUrl = new Map(run.items.map((item) => [item._url, item]));
         assert.equal(run.items.length, 1000);
         assert.equal(byUrl.size, 1000);
@@ -54,13 +54,19 @@ describe('5% transient failures on 1,000 products, with links that always fail a
             return Object.keys(outcomes).some((outcome) => outcome !== '200');
         });
         assert.ok(failedOnce.length >= 40 && failedOnce.length <= 60, `about 5% failed once: ${failedOnce.length}`);
-        const kinds = new Set(failedOnce.flatMap((product) => Object.keys(stats.byPath[product.path]!).filter((o) => o !== '200')));
+        const kinds = new Set(
+            failedOnce.flatMap((product) => Object.keys(stats.byPath[product.path]!).filter((o) => o !== '200')),
+        );
         assert.deepEqual([...kinds].sort(), ['503', 'hang', 'reset']);
         for (const product of run.shop.products) {
             const outcomes = stats.byPath[product.path] ?? {};
             const requests = Object.values(outcomes).reduce((sum, n) => sum + n, 0);
             assert.equal(outcomes['200'], 1, `${product.path}: one successful fetch`);
-            assert.equal(requests, failedOnce.includes(product) ? 2 : 1, `${product.path}: ${JSON.stringify(outcomes)}`);
+            assert.equal(
+                requests,
+                failedOnce.includes(product) ? 2 : 1,
+                `${product.path}: ${JSON.stringify(outcomes)}`,
+            );
         }
     });
 
@@ -71,7 +77,10 @@ describe('5% transient failures on 1,000 products, with links that always fail a
             assert.deepEqual(stats.byPath[path], { '503': MAX_ATTEMPTS }, `${path} asked ${MAX_ATTEMPTS} times`);
             const entry = run.deadLetters.find((e) => e.url === `${run.shop.url}${path}`);
             assert.ok(entry, `${path} is dead-lettered`);
-            assert.deepEqual([entry.failureClass, entry.reason, entry.status, entry.attempts], ['transient', 'http-503', 503, MAX_ATTEMPTS]);
+            assert.deepEqual(
+                [entry.failureClass, entry.reason, entry.status, entry.attempts],
+                ['transient', 'http-503', 503, MAX_ATTEMPTS],
+            );
             assert.ok(entry.firstFailedAt && entry.firstFailedAt <= entry.deadLetteredAt);
         }
     });
@@ -80,7 +89,11 @@ describe('5% transient failures on 1,000 products, with links that always fail a
         const stats = run.shop.stats();
         for (const path of run.shop.notFoundPaths) {
             const outcomes = stats.byPath[path] ?? {};
-            assert.equal(Object.values(outcomes).reduce((sum, n) => sum + n, 0), 1, `${path}: ${JSON.stringify(outcomes)}`);
+            assert.equal(
+                Object.values(outcomes).reduce((sum, n) => sum + n, 0),
+                1,
+                `${path}: ${JSON.stringify(outcomes)}`,
+            );
             const entry = run.deadLetters.find((e) => e.url === `${run.shop.url}${path}`);
             assert.deepEqual([entry?.failureClass, entry?.attempts], ['permanent', 1]);
         }
@@ -93,7 +106,9 @@ describe('5% transient failures on 1,000 products, with links that always fail a
         assert.equal(summary.requests.deadLettered, run.deadLetters.length);
         assert.equal(summary.requests.total, summary.requests.succeeded + summary.requests.deadLettered);
         const stats = run.shop.stats();
-        const failedOnce = run.shop.products.filter((product) => Object.keys(stats.byPath[product.path] ?? {}).length > 1).length;
+        const failedOnce = run.shop.products.filter(
+            (product) => Object.keys(stats.byPath[product.path] ?? {}).length > 1,
+        ).length;
         const persistent = run.shop.persistentFailurePaths.length;
         assert.equal(summary.requests.retried, failedOnce + persistent);
         assert.equal(summary.requests.retries, failedOnce + persistent * (MAX_ATTEMPTS - 1));
@@ -105,9 +120,22 @@ describe('Retry-After on a 503', () => {
 
     before(async () => {
         run = await crawlShop(
-            { seed: 3, products: 200, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, latencyMs: 20, retryAfter: { rate: 0.02, seconds: 2, status: 503 } },
+            {
+                seed: 3,
+                products: 200,
+                scriptOnlyRate: 0,
+                transientFailureRate: 0,
+                notFoundLinks: 0,
+                latencyMs: 20,
+                retryAfter: { rate: 0.02, seconds: 2, status: 503 },
+            },
             // Two slots: a page waiting for its retry must not hold one.
-            { maxConcurrency: 2, adaptiveConcurrency: false, retry: { maxAttempts: MAX_ATTEMPTS, baseDelaySecs: 0.05 }, chromiumPath: undefined },
+            {
+                maxConcurrency: 2,
+                adaptiveConcurrency: false,
+                retry: { maxAttempts: MAX_ATTEMPTS, baseDelaySecs: 0.05 },
+                chromiumPath: undefined,
+            },
         );
     });
     after(() => run?.close());
@@ -118,17 +146,25 @@ describe('Retry-After on a 503', () => {
             const times = run.shop.requestTimes(path);
             assert.equal(times.length, 2, `${path}: the 503, then the retry`);
             assert.ok(times[1]! - times[0]! >= 2000, `${path}: retried after ${times[1]! - times[0]!} ms`);
-            assert.ok(run.items.some((item) => item._url === `${run.shop.url}${path}`), `${path} is stored`);
+            assert.ok(
+                run.items.some((item) => item._url === `${run.shop.url}${path}`),
+                `${path} is stored`,
+            );
         }
     });
 
     it('other pages are fetched while a retry waits', () => {
         const waits = run.shop.retryAfterPaths.map((path) => run.shop.requestTimes(path) as [number, number]);
-        const products = run.shop.products.map((p) => p.path).filter((path) => !run.shop.retryAfterPaths.includes(path));
-        const fetchedDuring = waits.map(([start, end]) =>
-            products.filter((path) => run.shop.requestTimes(path).some((time) => time > start && time < end)).length,
+        const products = run.shop.products
+            .map((p) => p.path)
+            .filter((path) => !run.shop.retryAfterPaths.includes(path));
+        const fetchedDuring = waits.map(
+            ([start, end]) =>
+                products.filter((path) => run.shop.requestTimes(path).some((time) => time > start && time < end))
+                    .length,
         );
-        // With both slots held by waiting pages nothing else could be fetched; at 20 ms a page, two slots do ~150 in 1.5 s.
+        // With both slots held by waiting pages nothing else could
+        // be fetched; at 20 ms a page, two slots do ~150 in 1.5 s.
         assert.ok(Math.max(...fetchedDuring) >= 50, `pages fetched during the waits: ${fetchedDuring.join(', ')}`);
         assert.equal(run.items.length, 200);
     });
@@ -139,8 +175,21 @@ describe('Retry-After on a 429', () => {
 
     before(async () => {
         run = await crawlShop(
-            { seed: 3, products: 120, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, latencyMs: 20, retryAfter: { rate: 0.02, seconds: 2 } },
-            { maxConcurrency: 4, adaptiveConcurrency: false, retry: { maxAttempts: MAX_ATTEMPTS, baseDelaySecs: 0.05 }, chromiumPath: undefined },
+            {
+                seed: 3,
+                products: 120,
+                scriptOnlyRate: 0,
+                transientFailureRate: 0,
+                notFoundLinks: 0,
+                latencyMs: 20,
+                retryAfter: { rate: 0.02, seconds: 2 },
+            },
+            {
+                maxConcurrency: 4,
+                adaptiveConcurrency: false,
+                retry: { maxAttempts: MAX_ATTEMPTS, baseDelaySecs: 0.05 },
+                chromiumPath: undefined,
+            },
         );
     });
     after(() => run?.close());
@@ -165,8 +214,21 @@ describe('Retry-After on a 429, past --max-retry-after', () => {
 
     before(async () => {
         run = await crawlShop(
-            { seed: 3, products: 120, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, latencyMs: 20, retryAfter: { rate: 0.02, seconds: 60 } },
-            { maxConcurrency: 4, adaptiveConcurrency: false, retry: { maxAttempts: MAX_ATTEMPTS, baseDelaySecs: 0.05, maxRetryAfterSecs: 1 }, chromiumPath: undefined },
+            {
+                seed: 3,
+                products: 120,
+                scriptOnlyRate: 0,
+                transientFailureRate: 0,
+                notFoundLinks: 0,
+                latencyMs: 20,
+                retryAfter: { rate: 0.02, seconds: 60 },
+            },
+            {
+                maxConcurrency: 4,
+                adaptiveConcurrency: false,
+                retry: { maxAttempts: MAX_ATTEMPTS, baseDelaySecs: 0.05, maxRetryAfterSecs: 1 },
+                chromiumPath: undefined,
+            },
         );
     });
     after(() => run?.close());
@@ -178,10 +240,16 @@ describe('Retry-After on a 429, past --max-retry-after', () => {
         for (const path of run.shop.retryAfterPaths) {
             const [limitedAt] = run.shop.requestTimes(path) as [number];
             const after = arrivals.filter((time) => time > limitedAt + 900 && time < limitedAt + 10_000);
-            assert.ok(after.length > 0 || arrivals.every((time) => time < limitedAt + 900), `${path}: the site still cooled 10 s after its 429`);
+            assert.ok(
+                after.length > 0 || arrivals.every((time) => time < limitedAt + 900),
+                `${path}: the site still cooled 10 s after its 429`,
+            );
         }
         const tooLong = run.deadLetters.filter((entry) => entry.reason === 'retry-after-too-long');
-        assert.deepEqual(tooLong.map((entry) => new URL(entry.url).pathname).sort(), [...run.shop.retryAfterPaths].sort());
+        assert.deepEqual(
+            tooLong.map((entry) => new URL(entry.url).pathname).sort(),
+            [...run.shop.retryAfterPaths].sort(),
+        );
         assert.equal(run.items.length, 120 - run.shop.retryAfterPaths.length);
     });
 });

@@ -26,7 +26,14 @@ import type { QuarantineEntry } from '../../src/store/records.js';
 import type { DeadLetterEntry } from '../../src/vocabulary/failure.js';
 import type { RunSummary } from '../../src/vocabulary/report.js';
 import { readDataset } from '../helpers/stores.js';
-import { HOSTILE_CASES, HOSTILE_DNS, MANY_LINKS, NORMAL_PRODUCTS, startHostileSite, type HostileSite } from '../site/hostile.js';
+import {
+    HOSTILE_CASES,
+    HOSTILE_DNS,
+    MANY_LINKS,
+    NORMAL_PRODUCTS,
+    startHostileSite,
+    type HostileSite,
+} from '../site/hostile.js';
 
 /**
  * The bound on the test process's resident memory while the crawl runs: the crawler, its parse
@@ -55,7 +62,8 @@ function fakeDns(asked: string[]): LookupFunction {
     return (hostname, _options, callback) => {
         asked.push(hostname);
         const address = HOSTILE_DNS[hostname];
-        if (!address) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
+        if (!address)
+            return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
         callback(null, [{ address, family: 4 } satisfies LookupAddress]);
     };
 }
@@ -73,7 +81,10 @@ describe('a crawl of the hostile site', () => {
 
     before(async () => {
         shop = await startHostileSite();
-        [offsite, internal] = await Promise.all([canary('127.0.0.2', shop.port), canary(HOSTILE_DNS['internal.hostile.test']!, shop.port)]);
+        [offsite, internal] = await Promise.all([
+            canary('127.0.0.2', shop.port),
+            canary(HOSTILE_DNS['internal.hostile.test']!, shop.port),
+        ]);
         storageDir = await mkdtemp(join(tmpdir(), 'dragnet-hostile-'));
         let peakRss = 0;
         const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
@@ -102,13 +113,21 @@ describe('a crawl of the hostile site', () => {
         quarantine = await readDataset<QuarantineEntry>(storageDir, names.quarantine);
     });
     after(async () => {
-        await Promise.all([shop.close(), ...[offsite, internal].map(({ server }) => new Promise((resolve) => server.close(resolve)))]);
+        await Promise.all([
+            shop.close(),
+            ...[offsite, internal].map(({ server }) => new Promise((resolve) => server.close(resolve))),
+        ]);
         await rm(storageDir, { recursive: true, force: true });
     });
 
-    /** The dead-letter entries of a path: its own, or a redirect chain's that began there (dead-lettered at its last hop). */
+    /**
+     * The dead-letter entries of a path: its own, or a redirect
+     * chain's that began there (dead-lettered at its last hop).
+     */
     const deadAt = (path: string) =>
-        dead.filter((entry) => [entry.url, ...(entry.redirectedFrom ?? []).slice(0, 1)].some((url) => new URL(url).pathname === path));
+        dead.filter((entry) =>
+            [entry.url, ...(entry.redirectedFrom ?? []).slice(0, 1)].some((url) => new URL(url).pathname === path),
+        );
 
     it('completes, with every normal product stored with its values', () => {
         assert.equal(run.exitCode, 0);
@@ -121,23 +140,36 @@ describe('a crawl of the hostile site', () => {
         const shown = path.length > 60 ? `${path.slice(0, 60)}…` : path;
         it(`ends ${shown} as ${JSON.stringify(expected)}`, () => {
             if (expected.reason) {
-                assert.deepEqual(deadAt(path).map((entry) => entry.reason), [expected.reason], `dead-letter of ${shown}`);
+                assert.deepEqual(
+                    deadAt(path).map((entry) => entry.reason),
+                    [expected.reason],
+                    `dead-letter of ${shown}`,
+                );
             }
             if (expected.failureClass) {
-                assert.deepEqual(deadAt(path).map((entry) => entry.failureClass), [expected.failureClass], `dead-letter of ${shown}`);
+                assert.deepEqual(
+                    deadAt(path).map((entry) => entry.failureClass),
+                    [expected.failureClass],
+                    `dead-letter of ${shown}`,
+                );
             }
-            if (expected.title) assert.equal((titles.get(path) as { title?: string } | undefined)?.title, expected.title, shown);
+            if (expected.title)
+                assert.equal((titles.get(path) as { title?: string } | undefined)?.title, expected.title, shown);
             if (expected.quarantine) {
                 const entries = quarantine.filter((entry) => new URL(entry.url).pathname === path);
                 assert.equal(entries.length, 1, `quarantine of ${shown}`);
-                assert.ok(entries[0]!.issues.some((issue) => issue.startsWith(expected.quarantine!)), entries[0]!.issues.join('; '));
+                assert.ok(
+                    entries[0]!.issues.some((issue) => issue.startsWith(expected.quarantine!)),
+                    entries[0]!.issues.join('; '),
+                );
                 assert.ok(entries[0]!.rawKey, 'the quarantine entry names the raw page');
             }
         });
     }
 
     it('skips the links it must not follow before the queue, each under its reason', () => {
-        const count = (kind: 'offsite' | 'invalid') => HOSTILE_CASES.filter((entry) => entry.expected.linksSkipped === kind).length;
+        const count = (kind: 'offsite' | 'invalid') =>
+            HOSTILE_CASES.filter((entry) => entry.expected.linksSkipped === kind).length;
         assert.ok(run.summary.linksSkipped.offsite >= count('offsite'), `offsite: ${run.summary.linksSkipped.offsite}`);
         assert.ok(run.summary.linksSkipped.invalid >= count('invalid'), `invalid: ${run.summary.linksSkipped.invalid}`);
         assert.equal(run.summary.linksSkipped.overLimit, MANY_LINKS - site.maxLinksPerPage!);
@@ -147,20 +179,33 @@ describe('a crawl of the hostile site', () => {
         assert.equal(offsite.connections(), 0, 'connections to 127.0.0.2');
         assert.equal(internal.connections(), 0, 'connections to 127.0.0.9 (internal.hostile.test)');
         const start = `shop.hostile.test:${shop.port}`;
-        assert.deepEqual(shop.asked.filter(({ host }) => host !== start), [], 'requests with another Host');
+        assert.deepEqual(
+            shop.asked.filter(({ host }) => host !== start),
+            [],
+            'requests with another Host',
+        );
         const neverAsked = new Set(HOSTILE_CASES.filter((entry) => entry.neverAsked).map((entry) => entry.path));
-        assert.deepEqual(shop.asked.filter(({ path }) => neverAsked.has(path)).map(({ path }) => path.slice(0, 60)), []);
+        assert.deepEqual(
+            shop.asked.filter(({ path }) => neverAsked.has(path)).map(({ path }) => path.slice(0, 60)),
+            [],
+        );
         // The guard resolved the in-scope name and refused its address; nothing else was looked up.
         assert.deepEqual([...new Set(dnsAsked)].sort(), ['internal.hostile.test', 'shop.hostile.test']);
     });
 
-    it(`stays under ${PEAK_RSS_BOUND / 1024 / 1024} MB of resident memory while the bombs and endless bodies are served`, () => {
+    it(`stays under ${PEAK_RSS_BOUND / 1024 / 1024} MB of resident \
+memory while the bombs and endless bodies are served`, () => {
         assert.ok(run.peakRss < PEAK_RSS_BOUND, `peak RSS ${(run.peakRss / 1024 / 1024).toFixed(0)} MB`);
-        assert.ok(shop.peakBytesSent < 64 * 1024 * 1024, `the endless bodies were read ${shop.peakBytesSent} bytes far`);
+        assert.ok(
+            shop.peakBytesSent < 64 * 1024 * 1024,
+            `the endless bodies were read ${shop.peakBytesSent} bytes far`,
+        );
     });
 });
 
 function pick(value: unknown, keys: string[]): Record<string, unknown> | undefined {
     if (!value || typeof value !== 'object') return undefined;
-    return Object.fromEntries(keys.filter((key) => key in value).map((key) => [key, (value as Record<string, unknown>)[key]]));
+    return Object.fromEntries(
+        keys.filter((key) => key in value).map((key) => [key, (value as Record<string, unknown>)[key]]),
+    );
 }

@@ -31,11 +31,26 @@ describe('crawl of the fixture shop (1,000 products)', { skip: chromiumPath ? fa
 
     before(async () => {
         run = await crawlShop(
-            { seed: 3, products: 1000, categories: 5, productsPerPage: 20, scriptOnlyRate: 0.1, transientFailureRate: 0.03, notFoundLinks: 5 },
-            // Adaptive timeouts off: this test counts fetches and retries exactly, and on a loaded machine a pause (Chromium
-            // starting) past 5x a fast shop's p99 timed out pages the shop had answered, retrying them (CI: 37 retries, not 30).
-            // test/fetch/pacing/adaptiveTimeout.test.ts covers the adaptive timeout.
-            { maxConcurrency: 20, browserConcurrency: 4, retry: { maxAttempts: 4 }, requestTimeoutSecs: 15, adaptiveTimeout: false, chromiumPath },
+            {
+                seed: 3,
+                products: 1000,
+                categories: 5,
+                productsPerPage: 20,
+                scriptOnlyRate: 0.1,
+                transientFailureRate: 0.03,
+                notFoundLinks: 5,
+            },
+            // Adaptive timeouts off: this test counts fetches and retries exactly, and on a loaded machine a pause
+            // (Chromium starting) past 5x a fast shop's p99 timed out pages the shop had answered, retrying them (CI:
+            // 37 retries, not 30). test/fetch/pacing/adaptiveTimeout.test.ts covers the adaptive timeout.
+            {
+                maxConcurrency: 20,
+                browserConcurrency: 4,
+                retry: { maxAttempts: 4 },
+                requestTimeoutSecs: 15,
+                adaptiveTimeout: false,
+                chromiumPath,
+            },
         );
         ({ shop, summary, exitCode, items, quarantine, deadLetters } = run);
         rawPages = [];
@@ -52,7 +67,7 @@ describe('crawl of the fixture shop (1,000 products)', { skip: chromiumPath ? fa
         assert.equal(shop.notFoundPaths.length, 5);
     });
 
-    test('every product is in the dataset once, with the shop\'s values', () => {
+    test("every product is in the dataset once, with the shop's values", () => {
         assert.equal(items.length, shop.products.length);
         const byUrl = new Map(items.map((item) => [item._url, item]));
         assert.equal(byUrl.size, items.length, 'no product stored twice');
@@ -69,7 +84,9 @@ describe('crawl of the fixture shop (1,000 products)', { skip: chromiumPath ? fa
     });
 
     test('the browser rendered exactly the script-only product pages', () => {
-        const rendered = new Set(rawPages.filter((page) => page.renderer === 'browser').map((page) => new URL(page.url).pathname));
+        const rendered = new Set(
+            rawPages.filter((page) => page.renderer === 'browser').map((page) => new URL(page.url).pathname),
+        );
         const scriptOnly = new Set(shop.products.filter((p) => p.scriptOnly).map((p) => p.path));
         assert.deepEqual([...rendered].sort(), [...scriptOnly].sort());
         assert.equal(summary.browser.rendered, scriptOnly.size);
@@ -84,7 +101,8 @@ describe('crawl of the fixture shop (1,000 products)', { skip: chromiumPath ? fa
         }
     });
 
-    test('aliases redirect once and listing pages are fetched once, whatever tracking parameters were on the links', () => {
+    test(`aliases redirect once and listing pages are fetched \
+once, whatever tracking parameters were on the links`, () => {
         for (const path of shop.listingPaths) {
             const pathname = path.split('?')[0]!;
             const pages = shop.listingPaths.filter((other) => other.split('?')[0] === pathname).length;

@@ -38,8 +38,21 @@ describe('a crawl of 1,000 products through 6 proxies in 2 tiers, one proxy brok
     before(async () => {
         world = await startProxyWorld({ datacenter: 4, residential: 2, broken: 1 });
         run = await crawlShop(
-            { seed: 17, products: 1000, categories: 5, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, antiBot: antiBot(world) },
-            { chromiumPath: undefined, maxConcurrency: 20, retry: { maxAttempts: MAX_ATTEMPTS, baseDelaySecs: 0.2 }, proxies: { tiers: world.tiers, maxRate: MAX_RATE } },
+            {
+                seed: 17,
+                products: 1000,
+                categories: 5,
+                scriptOnlyRate: 0,
+                transientFailureRate: 0,
+                notFoundLinks: 0,
+                antiBot: antiBot(world),
+            },
+            {
+                chromiumPath: undefined,
+                maxConcurrency: 20,
+                retry: { maxAttempts: MAX_ATTEMPTS, baseDelaySecs: 0.2 },
+                proxies: { tiers: world.tiers, maxRate: MAX_RATE },
+            },
         );
     });
     after(async () => {
@@ -47,37 +60,59 @@ describe('a crawl of 1,000 products through 6 proxies in 2 tiers, one proxy brok
         await world?.close();
     });
 
-    it('stores every product and dead-letters nothing, sending nothing from the machine\'s own address, robots.txt included', () => {
+    it(`stores every product and dead-letters nothing, sending \
+nothing from the machine's own address, robots.txt included`, () => {
         assert.equal(run.items.length, 1000);
         assert.equal(run.shop.antiBotStats().byAddress['127.0.0.1'], undefined);
         assert.equal(run.shop.stats().byPath['/robots.txt']?.['200'], 1);
-        assert.deepEqual(run.deadLetters.map((entry) => `${entry.reason} ${entry.url}`), []);
+        assert.deepEqual(
+            run.deadLetters.map((entry) => `${entry.reason} ${entry.url}`),
+            [],
+        );
         assert.equal(run.exitCode, 0);
     });
 
     it('keeps every address within its budget and the site within its rate and Crawl-delay', () => {
         const stats = run.shop.antiBotStats();
-        for (const [address, counts] of Object.entries(stats.byAddress)) assert.equal(counts.overBudget, 0, `${address} went over its budget`);
-        // The turns are at least 25 ms apart (the Crawl-delay, over 1 / 50 s); arrivals through different proxies may be a few ms out of order.
+        for (const [address, counts] of Object.entries(stats.byAddress))
+            assert.equal(counts.overBudget, 0, `${address} went over its budget`);
+        // The turns are at least 25 ms apart (the Crawl-delay, over 1 / 50 s);
+        // arrivals through different proxies may be a few ms out of order.
         const perSecond = 1000 / Math.max(CRAWL_DELAY_SECS * 1000, 1000 / MAX_RATE);
         const peak = peakInWindow(stats.arrivals, 1000);
         assert.ok(peak <= perSecond + 2, `${peak} requests arrived within one second (at most ${perSecond} allowed)`);
-        assert.ok(peak >= perSecond * 0.6, `${peak} requests in the busiest second: the limit should be what holds the crawl back`);
+        assert.ok(
+            peak >= perSecond * 0.6,
+            `${peak} requests in the busiest second: the limit should be what holds the crawl back`,
+        );
     });
 
-    it('serves the hard category through the residential tier only, and the rest mostly through the datacenter tier', () => {
+    it(`serves the hard category through the residential tier \
+only, and the rest mostly through the datacenter tier`, () => {
         const { servedByCategory } = run.shop.antiBotStats();
         const hard = run.shop.hardCategorySlug!;
         const served = (addresses: readonly string[], isHard: boolean) =>
             addresses.reduce((sum, address) => {
-                const byCategory = Object.entries(servedByCategory[address] ?? {}).filter(([slug]) => (slug === hard) === isHard);
+                const byCategory = Object.entries(servedByCategory[address] ?? {}).filter(
+                    ([slug]) => (slug === hard) === isHard,
+                );
                 return sum + byCategory.reduce((inner, [, pages]) => inner + pages.products + pages.listings, 0);
             }, 0);
-        assert.equal(served(world.addresses.datacenter, true), 0, 'no hard-category page was served to a datacenter address');
-        assert.ok(served(world.addresses.residential, true) >= 150, 'the hard category was crawled, through residential addresses');
+        assert.equal(
+            served(world.addresses.datacenter, true),
+            0,
+            'no hard-category page was served to a datacenter address',
+        );
+        assert.ok(
+            served(world.addresses.residential, true) >= 150,
+            'the hard category was crawled, through residential addresses',
+        );
         const easyByDatacenter = served(world.addresses.datacenter, false);
         const easyByResidential = served(world.addresses.residential, false);
-        assert.ok(easyByDatacenter / (easyByDatacenter + easyByResidential) >= 0.9, `${easyByDatacenter} datacenter, ${easyByResidential} residential`);
+        assert.ok(
+            easyByDatacenter / (easyByDatacenter + easyByResidential) >= 0.9,
+            `${easyByDatacenter} datacenter, ${easyByResidential} residential`,
+        );
     });
 
     it('learns the hard section and keeps the site on the cheap tier, logging each move', () => {
@@ -89,18 +124,28 @@ describe('a crawl of 1,000 products through 6 proxies in 2 tiers, one proxy brok
     });
 
     it("counts the broken proxy's failures as exit faults, not blocks, and rests it", () => {
-        const broken = run.summary.proxies.exits.find((exit) => world.brokenUrls.some((url) => url.includes(`@${exit.name}`)))!;
+        const broken = run.summary.proxies.exits.find((exit) =>
+            world.brokenUrls.some((url) => url.includes(`@${exit.name}`)),
+        )!;
         assert.ok(broken.exitFaults > 0, 'the broken proxy was tried');
         assert.equal(broken.ok + broken.blocked, 0);
         assert.ok(broken.breakerOpened > 0);
         assert.equal(run.summary.errorsByClass.exit, run.summary.proxies.tiers[0]!.exitFaults);
         const brokenStats = world.stats().find((proxy) => proxy.broken)!;
         assert.equal(brokenStats.authFailures, broken.exitFaults, 'every 407 it gave was counted');
-        assert.ok(broken.exitFaults < 20, `${broken.exitFaults} requests sent to the broken proxy: its breaker should keep it out`);
+        assert.ok(
+            broken.exitFaults < 20,
+            `${broken.exitFaults} requests sent to the broken proxy: its breaker should keep it out`,
+        );
     });
 
-    it('shows the proxies by host and port in the summary, the report and /metrics, never with their passwords', async () => {
-        const metrics = new Metrics({ stats: new RunStats(), proxies: () => run.summary.proxies, processMetrics: false });
+    it(`shows the proxies by host and port in the summary, the \
+report and /metrics, never with their passwords`, async () => {
+        const metrics = new Metrics({
+            stats: new RunStats(),
+            proxies: () => run.summary.proxies,
+            processMetrics: false,
+        });
         const written = {
             summary: JSON.stringify(run.summary),
             report: renderReport(run.summary, []),
@@ -119,34 +164,62 @@ describe('the same shop with no proxies', () => {
 
     before(async () => {
         run = await crawlShop(
-            { seed: 17, products: 200, categories: 5, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, antiBot: antiBot(undefined, { crawlDelaySecs: undefined, ratePerSec: 100, burst: 50 }) },
+            {
+                seed: 17,
+                products: 200,
+                categories: 5,
+                scriptOnlyRate: 0,
+                transientFailureRate: 0,
+                notFoundLinks: 0,
+                antiBot: antiBot(undefined, { crawlDelaySecs: undefined, ratePerSec: 100, burst: 50 }),
+            },
             { chromiumPath: undefined, maxConcurrency: 10, retry: { maxAttempts: MAX_ATTEMPTS, baseDelaySecs: 0.05 } },
         );
     });
     after(() => run?.close());
 
     it('dead-letters the blocked pages as blocked after its attempts, and stores the rest', () => {
-        const hardPaths = run.shop.products.filter((product) => product.path.startsWith('/premium/')).map((product) => product.path);
+        const hardPaths = run.shop.products
+            .filter((product) => product.path.startsWith('/premium/'))
+            .map((product) => product.path);
         assert.ok(hardPaths.length > 0);
         const blocked = run.deadLetters.filter((entry) => entry.failureClass === 'blocked');
         assert.ok(blocked.length > 0, 'the hard category is dead-lettered');
-        assert.ok(blocked.every((entry) => new URL(entry.url).pathname.startsWith('/premium/') && entry.attempts === MAX_ATTEMPTS), 'each after every attempt');
+        assert.ok(
+            blocked.every(
+                (entry) => new URL(entry.url).pathname.startsWith('/premium/') && entry.attempts === MAX_ATTEMPTS,
+            ),
+            'each after every attempt',
+        );
         assert.equal(run.deadLetters.length, blocked.length, 'nothing else is dead-lettered');
         const listingsBlocked = blocked.filter((entry) => !hardPaths.includes(new URL(entry.url).pathname)).length;
         assert.equal(run.items.length, 200 - hardPaths.length + (listingsBlocked === 0 ? hardPaths.length : 0));
         const requests = run.shop.stats().byPath;
-        for (const entry of blocked) assert.equal(Object.values(requests[new URL(entry.url).pathname] ?? {}).reduce((a, b) => a + b, 0), MAX_ATTEMPTS);
+        for (const entry of blocked)
+            assert.equal(
+                Object.values(requests[new URL(entry.url).pathname] ?? {}).reduce((a, b) => a + b, 0),
+                MAX_ATTEMPTS,
+            );
     });
 });
 
-describe('browser-like headers from both stages, one user agent per session', { skip: chromiumPath ? false : 'no Chromium found' }, () => {
+describe('browser-like headers from both stages, one user agent per session', {
+    skip: chromiumPath ? false : 'no Chromium found',
+}, () => {
     let world: ProxyWorld;
     let run: ShopCrawl;
 
     before(async () => {
         world = await startProxyWorld({ datacenter: 2, residential: 0, broken: 0 });
         run = await crawlShop(
-            { seed: 23, products: 120, scriptOnlyRate: 0.2, transientFailureRate: 0, notFoundLinks: 0, antiBot: antiBot(world, { hardCategory: false, crawlDelaySecs: undefined, ratePerSec: 100, burst: 50 }) },
+            {
+                seed: 23,
+                products: 120,
+                scriptOnlyRate: 0.2,
+                transientFailureRate: 0,
+                notFoundLinks: 0,
+                antiBot: antiBot(world, { hardCategory: false, crawlDelaySecs: undefined, ratePerSec: 100, burst: 50 }),
+            },
             { chromiumPath, maxConcurrency: 10, proxies: { tiers: world.tiers } },
         );
     });
@@ -165,7 +238,8 @@ describe('browser-like headers from both stages, one user agent per session', { 
         }
         const sessions = Object.entries(stats.userAgentsBySession).filter(([, agents]) => agents.length > 0);
         assert.ok(sessions.length > 0);
-        for (const [sid, agents] of sessions) assert.equal(agents.length, 1, `session ${sid} showed ${agents.join(' | ')}`);
+        for (const [sid, agents] of sessions)
+            assert.equal(agents.length, 1, `session ${sid} showed ${agents.join(' | ')}`);
         // And the shop does refuse a client without them.
         const bare = await fetch(`${run.shop.url}/`, { headers: { 'user-agent': 'curl/8.0' } });
         assert.equal(bare.status, 403);
@@ -179,7 +253,20 @@ describe('a JS challenge', { skip: chromiumPath ? false : 'no Chromium found' },
     before(async () => {
         world = await startProxyWorld({ datacenter: 1, residential: 0, broken: 0 });
         run = await crawlShop(
-            { seed: 29, products: 150, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0, antiBot: antiBot(world, { hardCategory: false, crawlDelaySecs: undefined, ratePerSec: 100, burst: 50, jsChallenge: true }) },
+            {
+                seed: 29,
+                products: 150,
+                scriptOnlyRate: 0,
+                transientFailureRate: 0,
+                notFoundLinks: 0,
+                antiBot: antiBot(world, {
+                    hardCategory: false,
+                    crawlDelaySecs: undefined,
+                    ratePerSec: 100,
+                    burst: 50,
+                    jsChallenge: true,
+                }),
+            },
             { chromiumPath, maxConcurrency: 4, proxies: { tiers: world.tiers } },
         );
     });
@@ -193,13 +280,30 @@ describe('a JS challenge', { skip: chromiumPath ? false : 'no Chromium found' },
         assert.deepEqual(run.deadLetters, []);
         const [address] = world.addresses.datacenter;
         const stats = run.shop.antiBotStats();
-        assert.equal(stats.byAddress[address!]!.challengesSolved, 1, 'the challenge was passed from the proxy\'s address');
+        assert.equal(
+            stats.byAddress[address!]!.challengesSolved,
+            1,
+            "the challenge was passed from the proxy's address",
+        );
         const { challengesToBrowser, sessions } = run.summary.proxies;
         // Each session meets the challenge on its first requests (as many as are in flight), then never again.
-        assert.ok(challengesToBrowser >= 1 && challengesToBrowser <= sessions.created * 4, `${challengesToBrowser} challenges handed to the browser, ${sessions.created} sessions`);
-        assert.equal(run.summary.browser.rendered, challengesToBrowser, 'the browser rendered only the challenged pages');
-        assert.ok(run.summary.http.fetched >= 150 + run.shop.listingPaths.length - challengesToBrowser, `${run.summary.http.fetched} pages through the HTTP stage, past the challenge`);
-        assert.ok(stats.byAddress[address!]!.challenged <= challengesToBrowser * 2, 'no session was challenged again once it passed');
+        assert.ok(
+            challengesToBrowser >= 1 && challengesToBrowser <= sessions.created * 4,
+            `${challengesToBrowser} challenges handed to the browser, ${sessions.created} sessions`,
+        );
+        assert.equal(
+            run.summary.browser.rendered,
+            challengesToBrowser,
+            'the browser rendered only the challenged pages',
+        );
+        assert.ok(
+            run.summary.http.fetched >= 150 + run.shop.listingPaths.length - challengesToBrowser,
+            `${run.summary.http.fetched} pages through the HTTP stage, past the challenge`,
+        );
+        assert.ok(
+            stats.byAddress[address!]!.challenged <= challengesToBrowser * 2,
+            'no session was challenged again once it passed',
+        );
         assert.ok(stats.challengeSolvers[address!]!.length <= sessions.created, 'the solvers are the sessions');
     });
 });

@@ -20,7 +20,10 @@ describe('redirects whose targets are over the request budget', () => {
 
     it('are dead-lettered as over-budget-redirect, and every URL admitted is accounted for', () => {
         const overBudget = run.deadLetters.filter((entry) => entry.reason === 'over-budget-redirect');
-        assert.ok(overBudget.length > 0, `dead-letter: ${JSON.stringify(run.deadLetters.map((entry) => entry.reason))}`);
+        assert.ok(
+            overBudget.length > 0,
+            `dead-letter: ${JSON.stringify(run.deadLetters.map((entry) => entry.reason))}`,
+        );
         for (const entry of overBudget) {
             assert.match(new URL(entry.url).pathname, /^\/p\/\d+$/);
             assert.equal(entry.failureClass, 'permanent');

@@ -23,20 +23,37 @@ import { startShop, type Shop, type ShopOptions } from '../../src/demo/shop.js';
 const PRODUCTS = 600;
 const MAX_CONCURRENCY = 10;
 
-async function setUp(t: TestContext, shopOptions: ShopOptions = {}): Promise<{ shop: Shop; storageDir: string; args: string[] }> {
-    const shop = await startShop({ seed: 21, products: PRODUCTS, scriptOnlyRate: 0, transientFailureRate: 0.02, notFoundLinks: 2, latencyMs: 5, ...shopOptions });
+async function setUp(
+    t: TestContext,
+    shopOptions: ShopOptions = {},
+): Promise<{ shop: Shop; storageDir: string; args: string[] }> {
+    const shop = await startShop({
+        seed: 21,
+        products: PRODUCTS,
+        scriptOnlyRate: 0,
+        transientFailureRate: 0.02,
+        notFoundLinks: 2,
+        latencyMs: 5,
+        ...shopOptions,
+    });
     const storageDir = await mkdtemp(join(tmpdir(), 'dragnet-resume-'));
     t.after(async () => {
         await shop.close();
         await rm(storageDir, { recursive: true, force: true });
     });
     const args = [
-        '--site', 'demo-shop',
-        '--start-url', `${shop.url}/`,
-        '--storage-dir', storageDir,
-        '--max-concurrency', String(MAX_CONCURRENCY),
-        '--retry-base-delay', '0.1',
-        '--summary-json', join(storageDir, 'summary.json'),
+        '--site',
+        'demo-shop',
+        '--start-url',
+        `${shop.url}/`,
+        '--storage-dir',
+        storageDir,
+        '--max-concurrency',
+        String(MAX_CONCURRENCY),
+        '--retry-base-delay',
+        '0.1',
+        '--summary-json',
+        join(storageDir, 'summary.json'),
     ];
     return { shop, storageDir, args };
 }
@@ -61,7 +78,11 @@ async function assertEveryProductOnce(shop: Shop, storageDir: string): Promise<S
     const items = await readDataset<StoredItem>(storageDir, 'demo-shop');
     const urls = items.map((item) => item._url);
     assert.equal(new Set(urls).size, urls.length, 'no product stored twice');
-    assert.deepEqual([...urls].sort(), shop.products.map((product) => `${shop.url}${product.path}`).sort(), 'exactly the shop\'s products');
+    assert.deepEqual(
+        [...urls].sort(),
+        shop.products.map((product) => `${shop.url}${product.path}`).sort(),
+        "exactly the shop's products",
+    );
     return items;
 }
 
@@ -70,7 +91,11 @@ async function assertEveryItemHasItsRawPage(items: StoredItem[], storageDir: str
     const rawKeys = new Set<string>();
     for await (const page of (await RawStore.open({ storageDir, site: 'demo-shop' })).pages()) rawKeys.add(page.key);
     const withoutRaw = items.filter((item) => !rawKeys.has(item._rawKey));
-    assert.deepEqual(withoutRaw.map((item) => item._url), [], 'every item\'s raw page is stored');
+    assert.deepEqual(
+        withoutRaw.map((item) => item._url),
+        [],
+        "every item's raw page is stored",
+    );
 }
 
 /** Starts the CLI and kills it with SIGKILL once `killAfter` resolves. */
@@ -83,10 +108,16 @@ async function crawlUntilKilled(args: string[], killAfter: () => Promise<void>):
 }
 
 describe('crash-safe resume', () => {
-    it('killed with SIGKILL three times at random points and resumed each time, ends with every product once, none fetched more than twice', async (t) => {
+    it(`killed with SIGKILL three times at random points and resumed each \
+time, ends with every product once, none fetched more than twice`, async (t) => {
         const { shop, storageDir, args } = await setUp(t);
         // Each kill somewhere in the next 30..170 product pages: early, mid-batch, or between pages.
-        const someProductPages = () => waitForGrowth(() => productPagesServed(shop), 30 + Math.floor(Math.random() * 140), 'the crawl made no progress');
+        const someProductPages = () =>
+            waitForGrowth(
+                () => productPagesServed(shop),
+                30 + Math.floor(Math.random() * 140),
+                'the crawl made no progress',
+            );
         for (let kill = 1; kill <= 3; kill++) await crawlUntilKilled(args, someProductPages);
         assert.ok(productPagesServed(shop) < PRODUCTS, 'the kills came before the crawl was done');
 
@@ -97,7 +128,10 @@ describe('crash-safe resume', () => {
         const stats = shop.stats();
         const fetchedTwice = shop.products.filter((product) => (stats.byPath[product.path]?.['200'] ?? 0) > 1);
         for (const product of shop.products) {
-            assert.ok((stats.byPath[product.path]?.['200'] ?? 0) <= 2, `${product.path}: ${JSON.stringify(stats.byPath[product.path])}`);
+            assert.ok(
+                (stats.byPath[product.path]?.['200'] ?? 0) <= 2,
+                `${product.path}: ${JSON.stringify(stats.byPath[product.path])}`,
+            );
         }
         // Only pages in flight at a kill are fetched again: at most the concurrency per kill.
         assert.ok(fetchedTwice.length <= 3 * MAX_CONCURRENCY, `${fetchedTwice.length} product pages fetched twice`);
@@ -107,12 +141,15 @@ describe('crash-safe resume', () => {
         assert.equal(summary.items.stored, PRODUCTS, 'counters carried over the kills agree with the dataset');
     });
 
-    it('with pages only the browser can read, killed twice while the browser renders and resumed, ends with every product once, each script-only one rendered', async (t) => {
+    it(`with pages only the browser can read, killed twice while the browser renders \
+and resumed, ends with every product once, each script-only one rendered`, async (t) => {
         const { shop, storageDir, args } = await setUp(t, { products: 120, scriptOnlyRate: 0.1 });
         const scriptOnly = shop.products.filter((product) => product.scriptOnly);
         /** Script-only product pages served a second time: by the browser stage, after the HTTP stage's fetch. */
-        const rendered = () => scriptOnly.filter((product) => (shop.stats().byPath[product.path]?.['200'] ?? 0) >= 2).length;
-        for (let kill = 1; kill <= 2; kill++) await crawlUntilKilled(args, () => waitForGrowth(rendered, 2, 'the browser rendered nothing'));
+        const rendered = () =>
+            scriptOnly.filter((product) => (shop.stats().byPath[product.path]?.['200'] ?? 0) >= 2).length;
+        for (let kill = 1; kill <= 2; kill++)
+            await crawlUntilKilled(args, () => waitForGrowth(rendered, 2, 'the browser rendered nothing'));
         assert.ok(rendered() < scriptOnly.length, 'the kills came before the browser was done');
 
         const final = await startCli(args).result;
@@ -120,10 +157,12 @@ describe('crash-safe resume', () => {
         const items = await assertEveryProductOnce(shop, storageDir);
         await assertEveryItemHasItsRawPage(items, storageDir);
         const scriptOnlyUrls = new Set(scriptOnly.map((product) => `${shop.url}${product.path}`));
-        for (const item of items) assert.equal(item._renderer, scriptOnlyUrls.has(item._url) ? 'browser' : 'http', item._url);
+        for (const item of items)
+            assert.equal(item._renderer, scriptOnlyUrls.has(item._url) ? 'browser' : 'http', item._url);
     });
 
-    it('SIGINT stops gracefully with a summary; the next run finishes without fetching any product page again', async (t) => {
+    it(`SIGINT stops gracefully with a summary; the next run \
+finishes without fetching any product page again`, async (t) => {
         const { shop, storageDir, args } = await setUp(t);
         const { child, result } = startCli(args);
         await waitForGrowth(() => productPagesServed(shop), 150, 'the crawl made no progress');

@@ -19,12 +19,18 @@ import type { RunSummary } from '../../src/vocabulary/report.js';
 import { readDataset } from '../helpers/stores.js';
 
 /** A server on `host` answering with `reply(path)`; every path asked for is recorded. */
-async function serve(host: string, reply: (path: string) => { status: number; body?: string; location?: string }, port = 0): Promise<{ server: Server; origin: string; asked: string[] }> {
+async function serve(
+    host: string,
+    reply: (path: string) => { status: number; body?: string; location?: string },
+    port = 0,
+): Promise<{ server: Server; origin: string; asked: string[] }> {
     const asked: string[] = [];
     const server = createServer((req, res) => {
         asked.push(req.url!);
         const { status, body = '', location } = reply(req.url!);
-        res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', ...(location ? { location } : {}) }).end(body);
+        res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', ...(location ? { location } : {}) }).end(
+            body,
+        );
     });
     await new Promise<void>((resolve) => server.listen(port, host, resolve));
     return { server, origin: `http://${host}:${(server.address() as AddressInfo).port}`, asked };
@@ -41,54 +47,93 @@ describe('the site scope, across two loopback hosts', () => {
             if (path === '/robots.txt') return { status: 404 };
             if (path === '/') {
                 const links = ['/products/1', '/products/2', `${other.origin}/products/3`, '/products/moved'];
-                return { status: 200, body: `<html><body>${links.map((href) => `<a class="p" href="${href}">p</a>`).join('')}</body></html>` };
+                return {
+                    status: 200,
+                    body:
+                        `<html><body>${links.map((href) => `<a class="p" href="${href}">p</a>`).join('')}</body>` +
+                        `</html>`,
+                };
             }
             if (path === '/products/moved') return { status: 301, location: `${other.origin}/products/4` };
             return { status: 200, body: product(`home ${path}`) };
         });
         // On the start URL's port: a port no start URL names would be refused as well.
         const port = Number(new URL(home.origin).port);
-        other = await serve('127.0.0.2', (path) => (path === '/robots.txt' ? { status: 404 } : { status: 200, body: product(`elsewhere ${path}`) }), port);
+        other = await serve(
+            '127.0.0.2',
+            (path) => (path === '/robots.txt' ? { status: 404 } : { status: 200, body: product(`elsewhere ${path}`) }),
+            port,
+        );
     });
     after(() => Promise.all([home, other].map(({ server }) => new Promise((resolve) => server.close(resolve)))));
 
-    async function run(allowDomains: string[], allowPrivateNetwork = false): Promise<{ summary: RunSummary; titles: string[]; dead: DeadLetterEntry[] }> {
+    async function run(
+        allowDomains: string[],
+        allowPrivateNetwork = false,
+    ): Promise<{ summary: RunSummary; titles: string[]; dead: DeadLetterEntry[] }> {
         const site = defineSite({
             name: 'scope-test',
             startUrls: [`${home.origin}/`],
             routes: {
                 home: { match: (url) => url.pathname === '/', enqueue: [{ selector: 'a.p', label: 'product' }] },
-                product: { schema: z.object({ title: z.string().min(1) }), render: 'never', extract: ($) => ({ title: textOf($, 'h1') }) },
+                product: {
+                    schema: z.object({ title: z.string().min(1) }),
+                    render: 'never',
+                    extract: ($) => ({ title: textOf($, 'h1') }),
+                },
             },
         });
         const storageDir = await mkdtemp(join(tmpdir(), 'dragnet-scope-'));
         try {
-            const { summary } = await crawl({ site, startUrls: [], storageDir, allowDomains, allowPrivateNetwork, chromiumPath: undefined, progressIntervalSecs: 3600, log: createLogger({ level: 'silent' }) });
-            const titles = (await readDataset<{ title: string }>(storageDir, 'scope-test')).map((item) => item.title).sort();
+            const { summary } = await crawl({
+                site,
+                startUrls: [],
+                storageDir,
+                allowDomains,
+                allowPrivateNetwork,
+                chromiumPath: undefined,
+                progressIntervalSecs: 3600,
+                log: createLogger({ level: 'silent' }),
+            });
+            const titles = (await readDataset<{ title: string }>(storageDir, 'scope-test'))
+                .map((item) => item.title)
+                .sort();
             return { summary, titles, dead: await readDataset<DeadLetterEntry>(storageDir, 'scope-test-dead-letter') };
         } finally {
             await rm(storageDir, { recursive: true, force: true });
         }
     }
 
-    it('skips the off-site link, dead-letters the off-site redirect, and never connects to the other host', async () => {
+    it(`skips the off-site link, dead-letters the off-site \
+redirect, and never connects to the other host`, async () => {
         const { summary, titles, dead } = await run([]);
         assert.deepEqual(titles, ['home /products/1', 'home /products/2']);
         assert.equal(summary.linksSkipped.offsite, 1);
-        assert.deepEqual(dead.map((entry) => [new URL(entry.url).pathname, entry.reason, entry.failureClass]), [['/products/moved', 'offsite-redirect', 'permanent']]);
+        assert.deepEqual(
+            dead.map((entry) => [new URL(entry.url).pathname, entry.reason, entry.failureClass]),
+            [['/products/moved', 'offsite-redirect', 'permanent']],
+        );
         assert.deepEqual(other.asked, [], 'nothing asked of 127.0.0.2, robots.txt included');
     });
 
     it('refuses the other host when its domain is allowed but its loopback address is not', async () => {
         const { titles, dead } = await run(['127.0.0.2']);
         assert.deepEqual(titles, ['home /products/1', 'home /products/2']);
-        assert.deepEqual(dead.map((entry) => [new URL(entry.url).pathname, entry.reason]).sort(), [['/products/3', 'forbidden-address'], ['/products/4', 'forbidden-address']]);
+        assert.deepEqual(dead.map((entry) => [new URL(entry.url).pathname, entry.reason]).sort(), [
+            ['/products/3', 'forbidden-address'],
+            ['/products/4', 'forbidden-address'],
+        ]);
         assert.deepEqual(other.asked, []);
     });
 
     it('crawls the other host when its domain and the private network are allowed', async () => {
         const { titles, dead } = await run(['127.0.0.2'], true);
-        assert.deepEqual(titles, ['elsewhere /products/3', 'elsewhere /products/4', 'home /products/1', 'home /products/2']);
+        assert.deepEqual(titles, [
+            'elsewhere /products/3',
+            'elsewhere /products/4',
+            'home /products/1',
+            'home /products/2',
+        ]);
         assert.deepEqual(dead, []);
         assert.ok(other.asked.includes('/products/3') && other.asked.includes('/products/4'));
     });

@@ -51,15 +51,23 @@ async function serveShop(): Promise<{ server: Server; origin: string; unauthoriz
         const html = (body: string) => `<html><body>${body}</body></html>`;
         res.setHeader('content-type', 'text/html; charset=utf-8');
         if (req.url === '/') {
-            const links = ['/products/1', '/products/2', '/products/gone', '/products/broken'].map((href) => `<a class="p" href="${href}">p</a>`);
-            return void res.writeHead(200, { 'set-cookie': `token=${SECRETS.setCookie}; Path=/` }).end(html(links.join('')));
+            const links = ['/products/1', '/products/2', '/products/gone', '/products/broken'].map(
+                (href) => `<a class="p" href="${href}">p</a>`,
+            );
+            return void res
+                .writeHead(200, { 'set-cookie': `token=${SECRETS.setCookie}; Path=/` })
+                .end(html(links.join('')));
         }
         if (req.url === '/products/gone') return void res.writeHead(404).end(html('gone'));
         if (req.url === '/products/broken') return void res.writeHead(200).end(html('<h1>No price</h1>'));
         res.writeHead(200).end(html(`<h1>Product ${req.url}</h1><p class="price">£9.99</p>`));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, unauthorized: () => unauthorized };
+    return {
+        server,
+        origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        unauthorized: () => unauthorized,
+    };
 }
 
 /** Every value under the Redis prefix, as text. */
@@ -81,7 +89,10 @@ async function redisText(redis: Redis): Promise<string> {
 
 /** Every row of every table in the run's schema, as text. */
 async function databaseText(db: pg.Client): Promise<string> {
-    const tables = await db.query<{ table_name: string }>('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [schema]);
+    const tables = await db.query<{ table_name: string }>(
+        'SELECT table_name FROM information_schema.tables WHERE table_schema = $1',
+        [schema],
+    );
     const parts: string[] = [];
     for (const { table_name } of tables.rows) {
         const rows = await db.query(`SELECT row_to_json(t)::text AS row FROM "${schema}"."${table_name}" t`);
@@ -110,7 +121,12 @@ describe('a run configured with secrets', () => {
         redis = new Redis(REDIS_URL);
         await redis.call('ACL', 'SETUSER', redisUser, 'on', `>${SECRETS.redis}`, '~*', '&*', '+@all');
         const postgres = new URL(POSTGRES_URL);
-        db = new pg.Client({ host: postgres.hostname, port: Number(postgres.port), database: postgres.pathname.slice(1), user: postgres.username || userInfo().username });
+        db = new pg.Client({
+            host: postgres.hostname,
+            port: Number(postgres.port),
+            database: postgres.pathname.slice(1),
+            user: postgres.username || userInfo().username,
+        });
         await db.connect();
         storageDir = await mkdtemp(join(tmpdir(), 'dragnet-secrets-'));
         const redisUrl = new URL(REDIS_URL);
@@ -121,7 +137,21 @@ describe('a run configured with secrets', () => {
         databaseUrl.password = SECRETS.database;
         const summaryJson = join(storageDir, 'summary.json');
         result = await runCli(
-            ['--site', SITE, '--start-url', `${shop.origin}/`, '--storage-dir', storageDir, '--summary-json', summaryJson, '--log-level', 'debug', '--max-attempts', '1', ...proxies.tierSpecs().flatMap((spec) => ['--proxy-tier', spec])],
+            [
+                '--site',
+                SITE,
+                '--start-url',
+                `${shop.origin}/`,
+                '--storage-dir',
+                storageDir,
+                '--summary-json',
+                summaryJson,
+                '--log-level',
+                'debug',
+                '--max-attempts',
+                '1',
+                ...proxies.tierSpecs().flatMap((spec) => ['--proxy-tier', spec]),
+            ],
             {
                 REDIS_URL: redisUrl.href,
                 DATABASE_URL: databaseUrl.href,
@@ -143,21 +173,26 @@ describe('a run configured with secrets', () => {
         await db?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
         await db?.end().catch(() => undefined);
         if (redis) {
-            for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) if ((keys as string[]).length) await redis.del(...(keys as string[]));
+            for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 }))
+                if ((keys as string[]).length) await redis.del(...(keys as string[]));
             await redis.call('ACL', 'DELUSER', redisUser);
             redis.disconnect();
         }
         if (storageDir) await rm(storageDir, { recursive: true, force: true });
     });
 
-    it('runs with them: every request carried the credentials, and the run has a dataset, a dead-letter and a quarantine', async () => {
+    it(`runs with them: every request carried the credentials, and \
+the run has a dataset, a dead-letter and a quarantine`, async () => {
         assert.equal(result.code, 0, result.stderr.slice(-2000));
         assert.equal(shop.unauthorized(), 0);
         const summary = JSON.parse(await readFile(join(storageDir, 'summary.json'), 'utf8'));
         assert.equal(summary.items.stored, 2);
         assert.equal(summary.items.invalid, 1);
         assert.deepEqual(summary.deadLetterByReason, { 'http-404': 1 });
-        assert.ok([...written.keys()].some((name) => name.endsWith('.html')), 'a report was written');
+        assert.ok(
+            [...written.keys()].some((name) => name.endsWith('.html')),
+            'a report was written',
+        );
     });
 
     for (const [name, secret] of Object.entries(SECRETS)) {
@@ -167,10 +202,14 @@ describe('a run configured with secrets', () => {
         });
     }
 
-    it('writes no proxy password anywhere, though its requests went through the proxies and the broken one was logged', async () => {
+    it(`writes no proxy password anywhere, though its requests went \
+through the proxies and the broken one was logged`, async () => {
         const summary = JSON.parse(await readFile(join(storageDir, 'summary.json'), 'utf8'));
         assert.ok(summary.proxies.tiers[0].ok > 0, 'requests went out through the datacenter tier');
-        assert.ok(summary.proxies.exits.some((exit: { exitFaults: number }) => exit.exitFaults > 0), 'the broken proxy was tried');
+        assert.ok(
+            summary.proxies.exits.some((exit: { exitFaults: number }) => exit.exitFaults > 0),
+            'the broken proxy was tried',
+        );
         assert.match(result.stderr, /exit datacenter\/127\.0\.0\.1:\d+ failed/);
         for (const secret of proxies.secrets) {
             const found = [...written].filter(([, text]) => text.includes(secret)).map(([where]) => where);

@@ -41,7 +41,8 @@ import { readDataset } from '../helpers/stores.js';
 
 const PRODUCTS = 5_000;
 
-// As the CLI does (main.ts): left to V8's default, the heap of a crawl of this size grows to far more before it is collected.
+// As the CLI does (main.ts): left to V8's default, the heap of a crawl of thousands of pages
+// grows far past what it holds before it is collected.
 limitHeapGrowth();
 const productRoute = siteDefinition.routes.get('product')!;
 
@@ -99,7 +100,10 @@ describe('the memory a sitemap takes to read', () => {
         setFlagsFromString('--expose-gc');
         const gc = runInNewContext('gc') as () => void;
         const egress = new Egress({ startUrls: [`${origin}/`] });
-        /** The most the heap grew over its size before the reading, sampled after a full GC at the first batch and four times in the reading. */
+        /**
+         * The most the heap grew over its size before the reading, sampled
+         * after a full GC at the first batch and four times in the reading.
+         */
         const growth = async (entries: number) => {
             const stats = new RunStats();
             const sampleEvery = entries / 1000 / 4;
@@ -125,7 +129,10 @@ describe('the memory a sitemap takes to read', () => {
         };
         const small = await growth(20_000);
         const large = await growth(200_000);
-        t.diagnostic(`heap growth while reading: ${(small / 1024 / 1024).toFixed(2)} MB for 20,000 URLs, ${(large / 1024 / 1024).toFixed(2)} MB for 200,000`);
+        t.diagnostic(
+            `heap growth while reading: ${(small / 1024 / 1024).toFixed(2)} MB ` +
+                `for 20,000 URLs, ${(large / 1024 / 1024).toFixed(2)} MB for 200,000`,
+        );
         // Held whole, 200,000 URLs would be ~18 MB of XML, or ~30 MB as links; one batch of 1,000 is ~0.2 MB.
         assert.ok(large < 8 * 1024 * 1024, `${large} bytes`);
         assert.ok(large - small < 4 * 1024 * 1024, `${large - small} bytes more for 10x the URLs`);
@@ -140,8 +147,16 @@ describe(`a crawl started from the sitemaps of a shop of ${PRODUCTS.toLocaleStri
     before(async () => {
         startedAt = Date.now();
         run = await crawlShop(
-            { seed: 41, products: PRODUCTS, sitemaps: true, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0 },
-            // Adaptive timeouts off: this test counts fetches exactly, and a stall of the loaded machine past 5x a fast shop's p99 would retry pages.
+            {
+                seed: 41,
+                products: PRODUCTS,
+                sitemaps: true,
+                scriptOnlyRate: 0,
+                transientFailureRate: 0,
+                notFoundLinks: 0,
+            },
+            // Adaptive timeouts off: this test counts fetches exactly, and a stall
+            // of the loaded machine past 5x a fast shop's p99 would retry pages.
             { site: sitemapOnlySite, maxConcurrency: 100, adaptiveTimeout: false, chromiumPath: undefined },
         );
         shop = run.shop;
@@ -149,12 +164,22 @@ describe(`a crawl started from the sitemaps of a shop of ${PRODUCTS.toLocaleStri
     after(() => run?.close());
 
     it('reads robots.txt, the index and both gzip sitemaps once each, and counts what they gave', (t) => {
-        t.diagnostic(`crawl took ${((Date.now() - startedAt) / 1000).toFixed(1)} s, peak RSS of the test process ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`);
+        t.diagnostic(
+            `crawl took ${((Date.now() - startedAt) / 1000).toFixed(1)} s, peak RSS of ` +
+                `the test process ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`,
+        );
         const { byPath } = shop.stats();
         const paths = shop.sitemapPaths!;
         for (const path of [paths.index, ...paths.products]) assert.deepEqual(byPath[path], { 200: 1 }, path);
         assert.ok(byPath['/robots.txt']?.['200']);
-        assert.deepEqual(run.summary.sitemaps, { read: 3, failed: 0, skipped: 0, urls: PRODUCTS, queued: PRODUCTS, reasons: {} });
+        assert.deepEqual(run.summary.sitemaps, {
+            read: 3,
+            failed: 0,
+            skipped: 0,
+            urls: PRODUCTS,
+            queued: PRODUCTS,
+            reasons: {},
+        });
         assert.equal(run.summary.requests.total, PRODUCTS);
     });
 
@@ -183,7 +208,14 @@ describe('sitemaps beside the start URLs: the ones that fail are counted, and th
     let records: ReturnType<typeof recordingLog>['records'];
 
     before(async () => {
-        shop = await startShop({ seed: 43, products: 200, sitemaps: true, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0 });
+        shop = await startShop({
+            seed: 43,
+            products: 200,
+            sitemaps: true,
+            scriptOnlyRate: 0,
+            transientFailureRate: 0,
+            notFoundLinks: 0,
+        });
         // On the shop's port but another loopback address: only the address is wrong.
         elsewhere = createServer((_req, res) => res.end('<urlset></urlset>'));
         elsewhere.on('connection', () => (connectionsElsewhere += 1));
@@ -193,7 +225,8 @@ describe('sitemaps beside the start URLs: the ones that fail are counted, and th
             sitemaps: [
                 `${shop.url}/sitemaps/malformed.xml`,
                 `${shop.url}/sitemaps/missing.xml`,
-                `http://127.0.0.2:${shop.port}/sitemap.xml`, // in scope (allowed below), refused by the egress: loopback
+                // In scope (allowed below), refused by the egress: loopback.
+                `http://127.0.0.2:${shop.port}/sitemap.xml`,
                 `http://127.0.0.3:${shop.port}/sitemap.xml`, // off-site
                 `${shop.url}/sitemaps/products-1.xml.gz`,
             ],
@@ -240,18 +273,35 @@ describe('sitemaps beside the start URLs: the ones that fail are counted, and th
         // Queued from the sitemaps: what the start URL's crawl had not queued first.
         assert.ok(queued <= 101);
         const warned = records.filter((record) => record.level === 40 && record.msg.startsWith('sitemap not read'));
-        assert.deepEqual(warned.map((record) => record.reason).sort(), ['forbidden-address', 'http-404', 'malformed', 'offsite']);
-        assert.match(warned.find((record) => record.reason === 'forbidden-address')!.msg, /127\.0\.0\.2 is a loopback address/);
+        assert.deepEqual(warned.map((record) => record.reason).sort(), [
+            'forbidden-address',
+            'http-404',
+            'malformed',
+            'offsite',
+        ]);
+        assert.match(
+            warned.find((record) => record.reason === 'forbidden-address')!.msg,
+            /127\.0\.0\.2 is a loopback address/,
+        );
         assert.match(warned.find((record) => record.reason === 'malformed')!.msg, /malformed XML/);
         assert.equal(connectionsElsewhere, 0, 'nothing connected to 127.0.0.2');
-        assert.match(formatSummary(summary), /sitemaps {3}1 read, 4 failed, 0 skipped \(1 malformed, 1 http-404, 1 forbidden-address, 1 offsite\); 101 URLs listed/);
+        assert.match(
+            formatSummary(summary),
+            new RegExp(
+                String.raw`sitemaps {3}1 read, 4 failed, 0 skipped \(1 malformed, 1 http-404, ` +
+                    String.raw`1 forbidden-address, 1 offsite\); 101 URLs listed`,
+            ),
+        );
     });
 });
 
 function* sitemapOf(entries: number): Generator<string> {
     yield '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n';
     for (let from = 0; from < entries; from += 100) {
-        yield Array.from({ length: Math.min(100, entries - from) }, (_, i) => `<url><loc>http://127.0.0.1/products/item-${from + i}</loc><lastmod>2024-05-01</lastmod></url>\n`).join('');
+        yield Array.from(
+            { length: Math.min(100, entries - from) },
+            (_, i) => `<url><loc>http://127.0.0.1/products/item-${from + i}</loc><lastmod>2024-05-01</lastmod></url>\n`,
+        ).join('');
     }
     yield '</urlset>\n';
 }

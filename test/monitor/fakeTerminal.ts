@@ -1,4 +1,7 @@
-/** A terminal for the live line's tests: what is written goes onto a TerminalScreen; its size can change as a window's does. */
+/**
+ * A terminal for the live line's tests: what is written goes
+ * onto a TerminalScreen; its size can change as a window's does.
+ */
 import { EventEmitter } from 'node:events';
 import type { Terminal } from '../../src/monitor/pinnedLine.js';
 import { TerminalScreen } from './terminalScreen.js';
@@ -32,6 +35,7 @@ export class FakeTerminal extends EventEmitter {
     }
 
     asTerminal(): Terminal {
+        // biome-ignore lint/plugin/noDoubleCast: a WriteStream's on() and off() return one, and this fake is not one
         return this as unknown as Terminal;
     }
 }

@@ -56,7 +56,11 @@ describe('LiveStatus', () => {
     it('estimates the time to drain the frontier at that rate', () => {
         const stats = new RunStats();
         const clock = clockOf(stats);
-        const live = new LiveStatus({ stats, load: () => ({ ...idle, http: { inFlight: 10, concurrencyLimit: 10 } }), now: clock.now });
+        const live = new LiveStatus({
+            stats,
+            load: () => ({ ...idle, http: { inFlight: 10, concurrencyLimit: 10 } }),
+            now: clock.now,
+        });
         stats.admitted = 600;
         stats.succeeded = 90;
         stats.deadLettered = 10;
@@ -89,9 +93,15 @@ describe('RunningStages', () => {
     it('reads the load of the running crawlers and zero for the others', () => {
         const stages = new RunningStages();
         assert.deepEqual(stages.load(), idle);
-        const http = stages.watch('http', { running: true, autoscaledPool: { currentConcurrency: 3, desiredConcurrency: 8 } });
+        const http = stages.watch('http', {
+            running: true,
+            autoscaledPool: { currentConcurrency: 3, desiredConcurrency: 8 },
+        });
         stages.watch('browser', { running: false, autoscaledPool: { currentConcurrency: 2, desiredConcurrency: 4 } });
-        assert.deepEqual(stages.load(), { http: { inFlight: 3, concurrencyLimit: 8 }, browser: { inFlight: 0, concurrencyLimit: 0 } });
+        assert.deepEqual(stages.load(), {
+            http: { inFlight: 3, concurrencyLimit: 8 },
+            browser: { inFlight: 0, concurrencyLimit: 0 },
+        });
         assert.equal(http.autoscaledPool?.currentConcurrency, 3);
     });
 });

@@ -25,7 +25,9 @@ const snapshot: LiveSnapshot = {
     etaSec: 3,
 };
 
-const FULL = 'pages 120 · 24.1/s · ETA 3s · queue 68 · in flight 12 · errors 5 · escalations 4 · retries 3 · dead 1 · items 110 (+2 invalid, 1.8%)';
+const FULL =
+    'pages 120 · 24.1/s · ETA 3s · queue 68 · in flight 12 · errors 5 ' +
+    '· escalations 4 · retries 3 · dead 1 · items 110 (+2 invalid, 1.8%)';
 
 describe('formatLiveLine', () => {
     it('says what the progress line says, the most telling first, and no bar while the total is unknown', () => {
@@ -33,7 +35,10 @@ describe('formatLiveLine', () => {
     });
 
     it('draws a bar of the pages done once the total is known', () => {
-        assert.equal(formatLiveLine(snapshot, { width: 60, total: 200 }), '██████░░░░ 60% · pages 120/200 · 24.1/s · ETA 3s · queue 68');
+        assert.equal(
+            formatLiveLine(snapshot, { width: 60, total: 200 }),
+            '██████░░░░ 60% · pages 120/200 · 24.1/s · ETA 3s · queue 68',
+        );
         assert.match(formatLiveLine(snapshot, { width: 200, total: 200 }), /^█{12}░{8} 60% · pages 120\/200 · /);
         assert.match(formatLiveLine({ ...snapshot, pages: 199 }, { width: 80, total: 200 }), / 99% /);
     });
@@ -48,20 +53,33 @@ describe('formatLiveLine', () => {
     });
 
     it('colours the bar and what went wrong only when asked to, at the same width', () => {
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: no ESC (\x1b): no colour unless asked for
         assert.doesNotMatch(formatLiveLine(snapshot, { width: 200, total: 200 }), /\x1b/);
         const coloured = formatLiveLine(snapshot, { width: 200, total: 200, color: true });
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colours begin with ESC (\x1b)
         assert.match(coloured, /\x1b\[36m█+\x1b\[39m\x1b\[90m░+\x1b\[39m 60%/);
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colours begin with ESC (\x1b)
         assert.match(coloured, /\x1b\[31merrors 5\x1b\[39m/);
         assert.equal(withoutColours(coloured), formatLiveLine(snapshot, { width: 200, total: 200 }));
-        assert.doesNotMatch(formatLiveLine({ ...snapshot, errors: 0, deadLettered: 0 }, { width: 200, color: true }), /\x1b\[31m/);
+        assert.doesNotMatch(
+            formatLiveLine({ ...snapshot, errors: 0, deadLettered: 0 }, { width: 200, color: true }),
+            // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colours begin with ESC (\x1b)
+            /\x1b\[31m/,
+        );
     });
 });
 
 describe('startLiveProgress', () => {
-    it('redraws the line from the run counters, with a bar once the frontier has admitted --max-requests, and takes it away when stopped', async () => {
+    it(`redraws the line from the run counters, with a bar once the frontier \
+has admitted --max-requests, and takes it away when stopped`, async () => {
         const terminal = new FakeTerminal(120);
         const stats = new RunStats();
-        const stop = startLiveProgress({ stats, line: new PinnedLine(terminal.asTerminal()), refreshMs: 20, maxRequests: 50 });
+        const stop = startLiveProgress({
+            stats,
+            line: new PinnedLine(terminal.asTerminal()),
+            refreshMs: 20,
+            maxRequests: 50,
+        });
         stats.admitted = 30;
         stats.succeeded = 10;
         await sleep(70);

@@ -17,7 +17,11 @@ describe('memory readings for the autoscaled pools', () => {
     let dir: string;
     let calls: string;
     const path = process.env.PATH;
-    const reading = () => (readOwnMemoryWithoutChildren(new Configuration()).getEventManager() as unknown as { getMemoryInfo(): Promise<MemoryInfo> });
+    const reading = () =>
+        // biome-ignore lint/plugin/noDoubleCast: the memory reading is private in Crawlee's types
+        readOwnMemoryWithoutChildren(new Configuration()).getEventManager() as unknown as {
+            getMemoryInfo(): Promise<MemoryInfo>;
+        };
     const psCalls = async () => (await readFile(calls, 'utf8').catch(() => '')).split('\n').filter(Boolean).length;
 
     before(async () => {
@@ -32,18 +36,23 @@ describe('memory readings for the autoscaled pools', () => {
         await rm(dir, { recursive: true, force: true });
     });
 
-    it("reads the process's own RSS without ps while it has no child process, after one reading of Crawlee's", async () => {
+    it(`reads the process's own RSS without ps while it has \
+no child process, after one reading of Crawlee's`, async () => {
         const events = reading();
         const first = await events.getMemoryInfo();
         assert.equal(await psCalls(), 1, "the first reading is Crawlee's: it learns the total");
         // The first reading's ps may still hold its handle for a moment.
-        while (process.getActiveResourcesInfo().includes('ProcessWrap')) await new Promise((resolve) => setTimeout(resolve, 10));
+        while (process.getActiveResourcesInfo().includes('ProcessWrap'))
+            await new Promise((resolve) => setTimeout(resolve, 10));
         const next = await events.getMemoryInfo();
         assert.equal(await psCalls(), 1, 'no ps for the next');
         assert.equal(next.totalBytes, first.totalBytes);
         assert.equal(next.childProcessesBytes, 0);
         const rss = process.memoryUsage.rss();
-        assert.ok(Math.abs(next.mainProcessBytes - rss) < 64 * 2 ** 20, `${next.mainProcessBytes} against an RSS of ${rss}`);
+        assert.ok(
+            Math.abs(next.mainProcessBytes - rss) < 64 * 2 ** 20,
+            `${next.mainProcessBytes} against an RSS of ${rss}`,
+        );
     });
 
     it("reads with Crawlee's ps while a child process runs, its memory included", async () => {
@@ -55,7 +64,10 @@ describe('memory readings for the autoscaled pools', () => {
             await new Promise((resolve) => setTimeout(resolve, 300));
             const withChild = await events.getMemoryInfo();
             assert.equal(await psCalls(), before + 1);
-            assert.ok(withChild.childProcessesBytes > 10 * 2 ** 20, `the child's ${withChild.childProcessesBytes} bytes`);
+            assert.ok(
+                withChild.childProcessesBytes > 10 * 2 ** 20,
+                `the child's ${withChild.childProcessesBytes} bytes`,
+            );
         } finally {
             child.kill();
         }

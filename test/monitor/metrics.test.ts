@@ -24,8 +24,11 @@ import { tieredProxies } from './proxyReports.js';
 
 const load: Load = { http: { inFlight: 7, concurrencyLimit: 12 }, browser: { inFlight: 0, concurrencyLimit: 0 } };
 
-/** The value of one sample line of Prometheus text, e.g. `dragnet_requests_total{stage="http",status="200"}`; 0 when absent. */
-function valueOf(text: string, series: string): number {
+/**
+ * The value of one sample line of Prometheus text, e.g.
+ * `dragnet_requests_total{stage="http",status="200"}`; 0 when absent.
+ */
+function valueIn(text: string, series: string): number {
     const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
     return line ? Number(line.slice(series.length + 1)) : 0;
 }
@@ -46,21 +49,21 @@ describe('Metrics', () => {
         metrics.responded(unseen, { stage: 'http', status: 200 });
 
         const { body } = await metrics.scrape();
-        assert.equal(valueOf(body, 'dragnet_requests_total{stage="http",status="200"}'), 2);
-        assert.equal(valueOf(body, 'dragnet_requests_total{stage="http",status="none"}'), 1);
-        assert.equal(valueOf(body, 'dragnet_requests_total{stage="browser",status="404"}'), 1);
-        assert.equal(valueOf(body, 'dragnet_requests_total{stage="browser",status="none"}'), 0);
-        assert.equal(valueOf(body, 'dragnet_fetch_duration_seconds_count{stage="http"}'), 1);
-        assert.equal(valueOf(body, 'dragnet_fetch_duration_seconds_count{stage="browser"}'), 1);
-        assert.equal(valueOf(body, 'dragnet_fetch_duration_seconds_bucket{le="60",stage="http"}'), 1);
+        assert.equal(valueIn(body, 'dragnet_requests_total{stage="http",status="200"}'), 2);
+        assert.equal(valueIn(body, 'dragnet_requests_total{stage="http",status="none"}'), 1);
+        assert.equal(valueIn(body, 'dragnet_requests_total{stage="browser",status="404"}'), 1);
+        assert.equal(valueIn(body, 'dragnet_requests_total{stage="browser",status="none"}'), 0);
+        assert.equal(valueIn(body, 'dragnet_fetch_duration_seconds_count{stage="http"}'), 1);
+        assert.equal(valueIn(body, 'dragnet_fetch_duration_seconds_count{stage="browser"}'), 1);
+        assert.equal(valueIn(body, 'dragnet_fetch_duration_seconds_bucket{le="60",stage="http"}'), 1);
         assert.match(body, /dragnet_fetch_duration_seconds_bucket\{le="0.01",stage="http"\} [01]\n/);
     });
 
-    it('reads the counts RunStats keeps at scrape time, and the stages\' load', async () => {
+    it("reads the counts RunStats keeps at scrape time, and the stages' load", async () => {
         const stats = new RunStats();
         const metrics = new Metrics({ stats, load: () => load, processMetrics: false });
         const before = await metrics.scrape();
-        assert.equal(valueOf(before.body, 'dragnet_urls_admitted_total'), 0);
+        assert.equal(valueIn(before.body, 'dragnet_urls_admitted_total'), 0);
 
         stats.admitted = 40;
         stats.succeeded = 20;
@@ -77,22 +80,22 @@ describe('Metrics', () => {
 
         const { body, contentType } = await metrics.scrape();
         assert.match(contentType, /^text\/plain; version=0\.0\.4/);
-        assert.equal(valueOf(body, 'dragnet_urls_admitted_total'), 40);
-        assert.equal(valueOf(body, 'dragnet_pages_succeeded_total'), 20);
-        assert.equal(valueOf(body, 'dragnet_retries_total'), 5);
-        assert.equal(valueOf(body, 'dragnet_errors_total{class="transient"}'), 6);
-        assert.equal(valueOf(body, 'dragnet_errors_total{class="permanent"}'), 2);
-        assert.equal(valueOf(body, 'dragnet_dead_lettered_total{reason="http-404"}'), 2);
-        assert.equal(valueOf(body, 'dragnet_dead_lettered_total{reason="timeout"}'), 1);
-        assert.equal(valueOf(body, 'dragnet_items_total{route="product",outcome="valid"}'), 18);
-        assert.equal(valueOf(body, 'dragnet_items_total{route="product",outcome="invalid"}'), 2);
-        assert.equal(valueOf(body, 'dragnet_escalations_total{route="product"}'), 3);
-        assert.equal(valueOf(body, 'dragnet_links_skipped_total{reason="seen"}'), 9);
+        assert.equal(valueIn(body, 'dragnet_urls_admitted_total'), 40);
+        assert.equal(valueIn(body, 'dragnet_pages_succeeded_total'), 20);
+        assert.equal(valueIn(body, 'dragnet_retries_total'), 5);
+        assert.equal(valueIn(body, 'dragnet_errors_total{class="transient"}'), 6);
+        assert.equal(valueIn(body, 'dragnet_errors_total{class="permanent"}'), 2);
+        assert.equal(valueIn(body, 'dragnet_dead_lettered_total{reason="http-404"}'), 2);
+        assert.equal(valueIn(body, 'dragnet_dead_lettered_total{reason="timeout"}'), 1);
+        assert.equal(valueIn(body, 'dragnet_items_total{route="product",outcome="valid"}'), 18);
+        assert.equal(valueIn(body, 'dragnet_items_total{route="product",outcome="invalid"}'), 2);
+        assert.equal(valueIn(body, 'dragnet_escalations_total{route="product"}'), 3);
+        assert.equal(valueIn(body, 'dragnet_links_skipped_total{reason="seen"}'), 9);
         // 40 admitted − 23 finished − 7 in flight.
-        assert.equal(valueOf(body, 'dragnet_queue_pending'), 10);
-        assert.equal(valueOf(body, 'dragnet_in_flight{stage="http"}'), 7);
-        assert.equal(valueOf(body, 'dragnet_in_flight{stage="browser"}'), 0);
-        assert.equal(valueOf(body, 'dragnet_concurrency_limit{stage="http"}'), 12);
+        assert.equal(valueIn(body, 'dragnet_queue_pending'), 10);
+        assert.equal(valueIn(body, 'dragnet_in_flight{stage="http"}'), 7);
+        assert.equal(valueIn(body, 'dragnet_in_flight{stage="browser"}'), 0);
+        assert.equal(valueIn(body, 'dragnet_concurrency_limit{stage="http"}'), 12);
         assert.match(body, /# TYPE dragnet_requests_total counter/);
         assert.match(body, /# TYPE dragnet_fetch_duration_seconds histogram/);
         assert.match(body, /# TYPE dragnet_queue_pending gauge/);
@@ -100,41 +103,49 @@ describe('Metrics', () => {
         assert.doesNotMatch(body, /dragnet_proxy_|dragnet_tier_moves/, 'no proxy series without a source of them');
 
         // Copied, not added up: a second scrape of unchanged stats says the same.
-        assert.equal(valueOf((await metrics.scrape()).body, 'dragnet_dead_lettered_total{reason="http-404"}'), 2);
+        assert.equal(valueIn((await metrics.scrape()).body, 'dragnet_dead_lettered_total{reason="http-404"}'), 2);
     });
 
-    it("reads the proxy routing's report at scrape time: requests by tier, exit and outcome, bytes, sessions, moves, waits", async () => {
+    it(`reads the proxy routing's report at scrape time: requests by \
+tier, exit and outcome, bytes, sessions, moves, waits`, async () => {
         const proxies = tieredProxies();
         const metrics = new Metrics({ stats: new RunStats(), proxies: () => proxies, processMetrics: false });
         let { body } = await metrics.scrape();
         const exit = (tier: string, port: number) => `tier="${tier}",exit="127.0.0.1:${port}"`;
-        assert.equal(valueOf(body, `dragnet_proxy_requests_total{${exit('datacenter', 8001)},outcome="ok"}`), 280);
-        assert.equal(valueOf(body, `dragnet_proxy_requests_total{${exit('datacenter', 8001)},outcome="blocked"}`), 12);
-        assert.equal(valueOf(body, `dragnet_proxy_requests_total{${exit('datacenter', 8001)},outcome="limited"}`), 5);
-        assert.equal(valueOf(body, `dragnet_proxy_requests_total{${exit('datacenter', 8004)},outcome="exit_fault"}`), 40);
-        assert.equal(valueOf(body, `dragnet_proxy_requests_total{${exit('residential', 8005)},outcome="blocked"}`), 1);
-        assert.equal(valueOf(body, `dragnet_proxy_bytes_total{${exit('residential', 8006)}}`), 650_000);
-        assert.equal(valueOf(body, `dragnet_exit_breaker_opened_total{${exit('datacenter', 8004)}}`), 4);
-        assert.equal(valueOf(body, 'dragnet_sessions_retired_total{reason="blocked"}'), 33);
-        assert.equal(valueOf(body, 'dragnet_sessions_retired_total{reason="max-uses"}'), 12);
-        assert.equal(valueOf(body, 'dragnet_sessions_retired_total{reason="errors"}'), 2);
-        assert.equal(valueOf(body, 'dragnet_tier_moves_total'), 1);
-        assert.equal(valueOf(body, 'dragnet_politeness_wait_seconds_total'), 61.5);
+        assert.equal(valueIn(body, `dragnet_proxy_requests_total{${exit('datacenter', 8001)},outcome="ok"}`), 280);
+        assert.equal(valueIn(body, `dragnet_proxy_requests_total{${exit('datacenter', 8001)},outcome="blocked"}`), 12);
+        assert.equal(valueIn(body, `dragnet_proxy_requests_total{${exit('datacenter', 8001)},outcome="limited"}`), 5);
+        assert.equal(
+            valueIn(body, `dragnet_proxy_requests_total{${exit('datacenter', 8004)},outcome="exit_fault"}`),
+            40,
+        );
+        assert.equal(valueIn(body, `dragnet_proxy_requests_total{${exit('residential', 8005)},outcome="blocked"}`), 1);
+        assert.equal(valueIn(body, `dragnet_proxy_bytes_total{${exit('residential', 8006)}}`), 650_000);
+        assert.equal(valueIn(body, `dragnet_exit_breaker_opened_total{${exit('datacenter', 8004)}}`), 4);
+        assert.equal(valueIn(body, 'dragnet_sessions_retired_total{reason="blocked"}'), 33);
+        assert.equal(valueIn(body, 'dragnet_sessions_retired_total{reason="max-uses"}'), 12);
+        assert.equal(valueIn(body, 'dragnet_sessions_retired_total{reason="errors"}'), 2);
+        assert.equal(valueIn(body, 'dragnet_tier_moves_total'), 1);
+        assert.equal(valueIn(body, 'dragnet_politeness_wait_seconds_total'), 61.5);
         assert.match(body, /# TYPE dragnet_proxy_requests_total counter/);
 
         proxies.exits[0]!.ok += 20;
         proxies.tierMoves.push({ ...proxies.tierMoves[0]!, section: 'the site' });
         ({ body } = await metrics.scrape());
-        assert.equal(valueOf(body, `dragnet_proxy_requests_total{${exit('datacenter', 8001)},outcome="ok"}`), 300);
-        assert.equal(valueOf(body, 'dragnet_tier_moves_total'), 2);
+        assert.equal(valueIn(body, `dragnet_proxy_requests_total{${exit('datacenter', 8001)},outcome="ok"}`), 300);
+        assert.equal(valueIn(body, 'dragnet_tier_moves_total'), 2);
     });
 
     it('keeps anything before an @ out of the exit label', async () => {
         const proxies = tieredProxies();
         proxies.exits[0]!.name = 'scraper:hunter2@127.0.0.1:8001';
-        const { body } = await new Metrics({ stats: new RunStats(), proxies: () => proxies, processMetrics: false }).scrape();
+        const { body } = await new Metrics({
+            stats: new RunStats(),
+            proxies: () => proxies,
+            processMetrics: false,
+        }).scrape();
         assert.ok(!body.includes('hunter2'), 'the password is in /metrics');
-        assert.equal(valueOf(body, 'dragnet_proxy_bytes_total{tier="datacenter",exit="127.0.0.1:8001"}'), 3_000_000);
+        assert.equal(valueIn(body, 'dragnet_proxy_bytes_total{tier="datacenter",exit="127.0.0.1:8001"}'), 3_000_000);
     });
 
     it('includes the Node process metrics by default, each registry on its own', async () => {
@@ -144,8 +155,8 @@ describe('Metrics', () => {
         const [a, b] = await Promise.all([first.scrape(), second.scrape()]);
         assert.match(a.body, /^process_cpu_user_seconds_total /m);
         assert.match(a.body, /^nodejs_heap_size_used_bytes /m);
-        assert.equal(valueOf(a.body, 'dragnet_requests_total{stage="http",status="200"}'), 1);
-        assert.equal(valueOf(b.body, 'dragnet_requests_total{stage="http",status="200"}'), 0);
+        assert.equal(valueIn(a.body, 'dragnet_requests_total{stage="http",status="200"}'), 1);
+        assert.equal(valueIn(b.body, 'dragnet_requests_total{stage="http",status="200"}'), 0);
     });
 
     it("exports the adaptive concurrency controller's limit and decisions per domain", async () => {
@@ -154,9 +165,9 @@ describe('Metrics', () => {
         for (const request of requests) concurrency.started(request, 'http://a.test/');
         for (const request of requests) concurrency.responded(request, 429);
         const { body } = await new Metrics({ stats: new RunStats(), concurrency, processMetrics: false }).scrape();
-        assert.equal(valueOf(body, 'dragnet_domain_concurrency_limit{domain="a.test"}'), 15);
-        assert.equal(valueOf(body, 'dragnet_concurrency_changes_total{domain="a.test",direction="down"}'), 1);
-        assert.equal(valueOf(body, 'dragnet_concurrency_changes_total{domain="a.test",direction="up"}'), 0);
+        assert.equal(valueIn(body, 'dragnet_domain_concurrency_limit{domain="a.test"}'), 15);
+        assert.equal(valueIn(body, 'dragnet_concurrency_changes_total{domain="a.test",direction="down"}'), 1);
+        assert.equal(valueIn(body, 'dragnet_concurrency_changes_total{domain="a.test",direction="up"}'), 0);
     });
 });
 
@@ -181,7 +192,7 @@ describe('startStatusServer', () => {
         const response = await fetch(`${server.url}/metrics`);
         assert.equal(response.status, 200);
         assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
-        assert.equal(valueOf(await response.text(), 'dragnet_urls_admitted_total'), 3);
+        assert.equal(valueIn(await response.text(), 'dragnet_urls_admitted_total'), 3);
     });
 
     it('serves /status as JSON with the live numbers', async () => {
@@ -194,7 +205,18 @@ describe('startStatusServer', () => {
         assert.equal(response.status, 200);
         assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
         const status = (await response.json()) as Record<string, unknown>;
-        for (const field of ['elapsedSec', 'pages', 'pagesPerSec', 'queued', 'inFlight', 'retries', 'deadLettered', 'escalations', 'invalidShare', 'etaSec']) {
+        for (const field of [
+            'elapsedSec',
+            'pages',
+            'pagesPerSec',
+            'queued',
+            'inFlight',
+            'retries',
+            'deadLettered',
+            'escalations',
+            'invalidShare',
+            'etaSec',
+        ]) {
             assert.ok(field in status, `/status has ${field}`);
         }
         assert.equal(status.pages, 10);
@@ -215,7 +237,10 @@ describe('startStatusServer', () => {
 
     it('says which port is taken', async () => {
         const metrics = new Metrics({ stats, processMetrics: false });
-        await assert.rejects(startStatusServer({ port: server.port, metrics, status: () => ({}) }), /cannot serve metrics on 127\.0\.0\.1:\d+: EADDRINUSE/);
+        await assert.rejects(
+            startStatusServer({ port: server.port, metrics, status: () => ({}) }),
+            /cannot serve metrics on 127\.0\.0\.1:\d+: EADDRINUSE/,
+        );
     });
 
     it('stops listening when closed, even with a keep-alive connection open', async () => {
@@ -246,8 +271,15 @@ describe('a crawl with --metrics-port', () => {
     let port: number;
 
     before(async () => {
-        // 300 products answering after 20 ms: a run of several seconds (Crawlee's pool starts at one request in flight); no page needs a browser.
-        shop = await startShop({ seed: 5, products: 300, latencyMs: 20, scriptOnlyRate: 0, transientFailureRate: 0.03 });
+        // 300 products answering after 20 ms: a run of several seconds (Crawlee's
+        // pool starts at one request in flight); no page needs a browser.
+        shop = await startShop({
+            seed: 5,
+            products: 300,
+            latencyMs: 20,
+            scriptOnlyRate: 0,
+            transientFailureRate: 0.03,
+        });
         storageDir = await mkdtemp(join(tmpdir(), 'dragnet-metrics-'));
         port = await freePort();
         const running = crawl({
@@ -294,15 +326,18 @@ describe('a crawl with --metrics-port', () => {
 
     it('served /metrics during the run, with the request counters moving between scrapes', () => {
         assert.ok(scrapes.length >= 2, `scraped ${scrapes.length} times during the run`);
-        const ok = scrapes.map(({ text }) => valueOf(text, 'dragnet_requests_total{stage="http",status="200"}'));
-        const pages = scrapes.map(({ text }) => valueOf(text, 'dragnet_pages_succeeded_total'));
-        assert.ok(ok.some((count, index) => index > 0 && count > ok[index - 1]!), `200s per scrape: ${ok.join(', ')}`);
+        const ok = scrapes.map(({ text }) => valueIn(text, 'dragnet_requests_total{stage="http",status="200"}'));
+        const pages = scrapes.map(({ text }) => valueIn(text, 'dragnet_pages_succeeded_total'));
+        assert.ok(
+            ok.some((count, index) => index > 0 && count > ok[index - 1]!),
+            `200s per scrape: ${ok.join(', ')}`,
+        );
         assert.ok(pages.at(-1)! > pages[0]!, `pages per scrape: ${pages.join(', ')}`);
         const last = scrapes.at(-1)!.text;
-        assert.ok(valueOf(last, 'dragnet_fetch_duration_seconds_count{stage="http"}') > 0);
+        assert.ok(valueIn(last, 'dragnet_fetch_duration_seconds_count{stage="http"}') > 0);
         // The shop answers after 20 ms, so no fetch is in the first bucket.
-        assert.equal(valueOf(last, 'dragnet_fetch_duration_seconds_bucket{le="0.01",stage="http"}'), 0);
-        assert.ok(valueOf(last, 'dragnet_items_total{route="product",outcome="valid"}') > 0);
+        assert.equal(valueIn(last, 'dragnet_fetch_duration_seconds_bucket{le="0.01",stage="http"}'), 0);
+        assert.ok(valueIn(last, 'dragnet_items_total{route="product",outcome="valid"}') > 0);
         assert.match(last, /^dragnet_in_flight\{stage="http"\} \d+$/m);
         assert.match(last, /^process_resident_memory_bytes /m);
     });

@@ -24,7 +24,8 @@ describe('formatProgress', () => {
     it('says it all on one line', () => {
         assert.equal(
             formatProgress(snapshot),
-            'pages 120 · 24.1/s · queue 80 · in flight 12 · retries 3 · errors 5 · dead 1 · escalations 4 · items 110 (+2 invalid, 1.8%) · ETA 4s',
+            'pages 120 · 24.1/s · queue 80 · in flight 12 · retries 3 · errors ' +
+                '5 · dead 1 · escalations 4 · items 110 (+2 invalid, 1.8%) · ETA 4s',
         );
     });
 

@@ -53,7 +53,13 @@ export function tieredProxies(startedAt = '2026-11-29T23:18:00.000Z'): ProxyRepo
         sessions: { created: 57, retired: { blocked: 33, 'max-uses': 12, errors: 2 } },
         sections: { 'product /lamps': 'datacenter', 'product /hard': 'residential', '*': 'datacenter' },
         tierMoves: [
-            { section: 'product /hard', from: 'datacenter', to: 'residential', at: new Date(Date.parse(startedAt) + 12_000).toISOString(), expectedCosts: [14.2, 10] },
+            {
+                section: 'product /hard',
+                from: 'datacenter',
+                to: 'residential',
+                at: new Date(Date.parse(startedAt) + 12_000).toISOString(),
+                expectedCosts: [14.2, 10],
+            },
         ],
         probes: 9,
         challengesToBrowser: 3,

@@ -24,37 +24,90 @@ describe('the run summary', () => {
                     pagesJudged: 50,
                     invalidShare: 0.6,
                     failingFields: { price: 30 },
-                    samples: [{ url: 'http://reader:urlpass@127.0.0.1:9/p/1', rawKey: 'k1', issues: ['price: expected number, got http://cdn:cdnpass@127.0.0.1:9/x'] }],
+                    samples: [
+                        {
+                            url: 'http://reader:urlpass@127.0.0.1:9/p/1',
+                            rawKey: 'k1',
+                            issues: ['price: expected number, got http://cdn:cdnpass@127.0.0.1:9/x'],
+                        },
+                    ],
                     at: new Date(0).toISOString(),
                 },
             ],
             browserAvailable: true,
-            storage: { dir: 'postgres://dragnet:s3cr3t@127.0.0.1:5432/test', dataset: 'items', quarantine: 'quarantine', deadLetter: 'dead_letter', rawPages: 'raw_pages' },
+            storage: {
+                dir: 'postgres://dragnet:s3cr3t@127.0.0.1:5432/test',
+                dataset: 'items',
+                quarantine: 'quarantine',
+                deadLetter: 'dead_letter',
+                rawPages: 'raw_pages',
+            },
             proxies: directProxies(),
         });
-        const outputs = { json: JSON.stringify(summary), text: formatSummary(summary), report: renderReport(summary, []) };
+        const outputs = {
+            json: JSON.stringify(summary),
+            text: formatSummary(summary),
+            report: renderReport(summary, []),
+        };
         for (const [name, output] of Object.entries(outputs)) {
-            for (const secret of ['s3cr3t', 'urlpass', 'cdnpass']) assert.ok(!output.includes(secret), `the ${name} holds "${secret}"`);
+            for (const secret of ['s3cr3t', 'urlpass', 'cdnpass'])
+                assert.ok(!output.includes(secret), `the ${name} holds "${secret}"`);
         }
         assert.equal(summary.storage.dir, 'postgres://dragnet:***@127.0.0.1:5432/test');
-        assert.deepEqual(summary.drift[0]!.samples, [{ url: 'http://reader:***@127.0.0.1:9/p/1', rawKey: 'k1', issues: ['price: expected number, got http://cdn:***@127.0.0.1:9/x'] }]);
+        assert.deepEqual(summary.drift[0]!.samples, [
+            {
+                url: 'http://reader:***@127.0.0.1:9/p/1',
+                rawKey: 'k1',
+                issues: ['price: expected number, got http://cdn:***@127.0.0.1:9/x'],
+            },
+        ]);
         assert.match(outputs.text, /output {5}postgres:\/\/dragnet:\*\*\*@127\.0\.0\.1:5432\/test/);
         assert.ok(outputs.report.includes('http://reader:***@127.0.0.1:9/p/1'));
     });
 
     it('keeps a storage dir that is a path as it is', () => {
-        const storage = { dir: './storage', dataset: 'shop', quarantine: 'shop-quarantine', deadLetter: 'shop-dead-letter', rawPages: './storage/raw_pages/shop' };
-        const summary = buildSummary(new RunStats(), { site: 'shop', seenSet: new MemorySeenSet(), render: {}, drift: [], browserAvailable: true, storage, proxies: directProxies() });
+        const storage = {
+            dir: './storage',
+            dataset: 'shop',
+            quarantine: 'shop-quarantine',
+            deadLetter: 'shop-dead-letter',
+            rawPages: './storage/raw_pages/shop',
+        };
+        const summary = buildSummary(new RunStats(), {
+            site: 'shop',
+            seenSet: new MemorySeenSet(),
+            render: {},
+            drift: [],
+            browserAvailable: true,
+            storage,
+            proxies: directProxies(),
+        });
         assert.deepEqual(summary.storage, storage);
     });
 });
 
 describe('the printed summary on proxies', () => {
-    const storage = { dir: './storage', dataset: 'shop', quarantine: 'shop-quarantine', deadLetter: 'shop-dead-letter', rawPages: './storage/raw_pages/shop' };
+    const storage = {
+        dir: './storage',
+        dataset: 'shop',
+        quarantine: 'shop-quarantine',
+        deadLetter: 'shop-dead-letter',
+        rawPages: './storage/raw_pages/shop',
+    };
     const printed = (proxies: ProxyReport) =>
-        formatSummary(buildSummary(new RunStats(), { site: 'shop', seenSet: new MemorySeenSet(), render: {}, drift: [], browserAvailable: true, storage, proxies }));
+        formatSummary(
+            buildSummary(new RunStats(), {
+                site: 'shop',
+                seenSet: new MemorySeenSet(),
+                render: {},
+                drift: [],
+                browserAvailable: true,
+                storage,
+                proxies,
+            }),
+        );
 
-    it('says nothing of proxies for a run that went only by the machine\'s own address', () => {
+    it("says nothing of proxies for a run that went only by the machine's own address", () => {
         assert.doesNotMatch(printed(directProxies(500)), /proxies/);
     });
 
@@ -62,16 +115,25 @@ describe('the printed summary on proxies', () => {
         const lines = printed(tieredProxies()).split('\n');
         assert.deepEqual(
             lines.filter((line) => line.startsWith('  proxies ')),
-            ['  proxies    datacenter 940 requests (32 blocked, 18 429s, 40 exit faults), residential 135 requests (1 blocked, 0 429s, 0 exit faults); 1 tier move'],
+            [
+                '  proxies    datacenter 940 requests (32 blocked, 18 429s, 40 exit faults), ' +
+                    'residential 135 requests (1 blocked, 0 429s, 0 exit faults); 1 tier move',
+            ],
         );
-        assert.ok(lines.indexOf(lines.find((line) => line.startsWith('  proxies '))!) < lines.findIndex((line) => line.startsWith('  links ')));
+        assert.ok(
+            lines.indexOf(lines.find((line) => line.startsWith('  proxies '))!) <
+                lines.findIndex((line) => line.startsWith('  links ')),
+        );
     });
 
     it('gives it for one tier when its exit is a proxy', () => {
         const proxies = directProxies(20);
         proxies.tiers[0]!.name = 'datacenter';
         proxies.exits[0] = { ...proxies.exits[0]!, tier: 'datacenter', name: '127.0.0.1:8001' };
-        assert.match(printed(proxies), /^ {2}proxies {4}datacenter 20 requests \(0 blocked, 0 429s, 0 exit faults\); 0 tier moves$/m);
+        assert.match(
+            printed(proxies),
+            /^ {2}proxies {4}datacenter 20 requests \(0 blocked, 0 429s, 0 exit faults\); 0 tier moves$/m,
+        );
     });
 });
 

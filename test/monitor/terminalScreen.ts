@@ -6,6 +6,7 @@
  * and never wraps, and a long log line is still one line of what was written.
  */
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI control sequences begin with ESC (\x1b)
 const TOKEN = /\x1b\[([?\d;]*)([A-Za-z])|\r|\n|[^\x1b\r\n]+/gy;
 
 export class TerminalScreen {
@@ -14,25 +15,28 @@ export class TerminalScreen {
     column = 0;
 
     write(output: string): void {
-        TOKEN.lastIndex = 0;
-        let match: RegExpExecArray | null;
-        while (TOKEN.lastIndex < output.length && (match = TOKEN.exec(output))) {
-            const [token, parameters, command] = match;
+        // TOKEN is sticky: its matches run on from the start, each where the last ended, up to the first non-token.
+        let read = 0;
+        for (const [token, parameters, command] of output.matchAll(TOKEN)) {
+            read += token.length;
             if (token === '\r') this.column = 0;
             else if (token === '\n') {
                 // As a terminal in its usual mode (ONLCR) takes it: to the start of the next row.
                 this.moveTo(this.row + 1);
                 this.column = 0;
-            }
-            else if (command !== undefined) this.control(parameters!, command, token);
+            } else if (command !== undefined) this.control(parameters!, command, token);
             else this.print(token);
         }
-        if (TOKEN.lastIndex !== output.length) throw new Error(`unreadable output at ${JSON.stringify(output.slice(TOKEN.lastIndex, TOKEN.lastIndex + 20))}`);
+        if (read !== output.length)
+            throw new Error(`unreadable output at ${JSON.stringify(output.slice(read, read + 20))}`);
     }
 
     /** The screen as text, rows without their trailing blanks, blank rows at the bottom left off. */
     text(): string {
-        return this.rows.map((row) => row.trimEnd()).join('\n').trimEnd();
+        return this.rows
+            .map((row) => row.trimEnd())
+            .join('\n')
+            .trimEnd();
     }
 
     private control(parameters: string, command: string, token: string): void {
@@ -60,5 +64,6 @@ export class TerminalScreen {
 
 /** `output` without colours. */
 export function withoutColours(output: string): string {
-        return output.replace(/\x1b\[[\d;]*m/g, '');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colours begin with ESC (\x1b)
+    return output.replace(/\x1b\[[\d;]*m/g, '');
 }

@@ -54,7 +54,11 @@ describe('Timeline', () => {
         assert.equal(third!.queued, 0);
         assert.deepEqual(third!.errors, { transient: 2, blocked: 1, permanent: 0, invalid: 0, exit: 0 });
         assert.deepEqual(third!.routes.product!.failingFields, { price: 3, title: 1 });
-        assert.deepEqual(second!.routes.product!.failingFields, { price: 2, title: 1 }, 'earlier points are copies, not live views');
+        assert.deepEqual(
+            second!.routes.product!.failingFields,
+            { price: 2, title: 1 },
+            'earlier points are copies, not live views',
+        );
     });
 
     it('records whatever the gauges callback returns, dropping values that are not finite numbers', () => {
@@ -119,8 +123,14 @@ describe('Timeline', () => {
 
         const gaps = points.slice(1).map((point, index) => point.t - points[index]!.t);
         const full = gaps.slice(0, -1);
-        assert.ok(full.every((gap) => gap === full[0]), `evenly spaced: ${[...new Set(full)].join(', ')}`);
-        assert.ok(points.every((point) => point.gauges.constant === 5), 'a constant gauge stays constant');
+        assert.ok(
+            full.every((gap) => gap === full[0]),
+            `evenly spaced: ${[...new Set(full)].join(', ')}`,
+        );
+        assert.ok(
+            points.every((point) => point.gauges.constant === 5),
+            'a constant gauge stays constant',
+        );
         // A merged point stands for the samples up to its time: the ramp's mean over them is below its time.
         const merged = points[10]!;
         const width = full[0]!;

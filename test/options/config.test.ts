@@ -61,27 +61,47 @@ describe('parseConfig', () => {
 
     it('reads every option from its flag', () => {
         const config = parse([
-            '--site', 'quotes-toscrape',
-            '--start-url', 'http://127.0.0.1/a',
-            '--max-concurrency', '7',
-            '--browser-concurrency', '2',
-            '--parse-workers', '0',
-            '--max-requests', '100',
-            '--max-attempts', '1',
-            '--retry-base-delay', '0.5',
-            '--retry-factor', '3',
-            '--retry-max-delay', '10',
-            '--max-retry-after', '30',
-            '--request-order', 'random',
+            '--site',
+            'quotes-toscrape',
+            '--start-url',
+            'http://127.0.0.1/a',
+            '--max-concurrency',
+            '7',
+            '--browser-concurrency',
+            '2',
+            '--parse-workers',
+            '0',
+            '--max-requests',
+            '100',
+            '--max-attempts',
+            '1',
+            '--retry-base-delay',
+            '0.5',
+            '--retry-factor',
+            '3',
+            '--retry-max-delay',
+            '10',
+            '--max-retry-after',
+            '30',
+            '--request-order',
+            'random',
             '--fresh',
-            '--request-timeout', '9',
-            '--storage-dir', '/tmp/s',
-            '--summary-json', '/tmp/s/summary.json',
-            '--progress-interval', '1',
-            '--log-level', 'warn',
-            '--seen-set', 'bloom',
-            '--expected-urls', '5000',
-            '--bloom-error-rate', '0.01',
+            '--request-timeout',
+            '9',
+            '--storage-dir',
+            '/tmp/s',
+            '--summary-json',
+            '/tmp/s/summary.json',
+            '--progress-interval',
+            '1',
+            '--log-level',
+            'warn',
+            '--seen-set',
+            'bloom',
+            '--expected-urls',
+            '5000',
+            '--bloom-error-rate',
+            '0.01',
         ]);
         const expected: Partial<Config> = {
             site: 'quotes-toscrape',
@@ -159,8 +179,15 @@ describe('parseConfig', () => {
     });
 
     it('lets a flag override its environment variable', () => {
-        const env = { DRAGNET_MAX_CONCURRENCY: '3', DRAGNET_SITE: 'books-toscrape', DRAGNET_START_URLS: 'http://127.0.0.1/env' };
-        const config = parse(['--max-concurrency', '8', '--site', 'quotes-toscrape', '--start-url', 'http://127.0.0.1/flag'], env);
+        const env = {
+            DRAGNET_MAX_CONCURRENCY: '3',
+            DRAGNET_SITE: 'books-toscrape',
+            DRAGNET_START_URLS: 'http://127.0.0.1/env',
+        };
+        const config = parse(
+            ['--max-concurrency', '8', '--site', 'quotes-toscrape', '--start-url', 'http://127.0.0.1/flag'],
+            env,
+        );
         assert.equal(config.maxConcurrency, 8);
         assert.equal(config.site, 'quotes-toscrape');
         assert.deepEqual(config.startUrls, ['http://127.0.0.1/flag']);
@@ -172,12 +199,20 @@ describe('parseConfig', () => {
     });
 
     it('splits DRAGNET_START_URLS on whitespace', () => {
-        const config = parse([], { DRAGNET_START_URLS: '  http://127.0.0.1/a http://127.0.0.1/b\n\thttp://127.0.0.1/c ' });
+        const config = parse([], {
+            DRAGNET_START_URLS: '  http://127.0.0.1/a http://127.0.0.1/b\n\thttp://127.0.0.1/c ',
+        });
         assert.deepEqual(config.startUrls, ['http://127.0.0.1/a', 'http://127.0.0.1/b', 'http://127.0.0.1/c']);
     });
 
     it('collects a repeated --start-url in order', () => {
-        const config = parse(['--start-url', 'http://127.0.0.1/b', '--start-url', 'http://127.0.0.1/a', '--start-url=http://127.0.0.1/c']);
+        const config = parse([
+            '--start-url',
+            'http://127.0.0.1/b',
+            '--start-url',
+            'http://127.0.0.1/a',
+            '--start-url=http://127.0.0.1/c',
+        ]);
         assert.deepEqual(config.startUrls, ['http://127.0.0.1/b', 'http://127.0.0.1/a', 'http://127.0.0.1/c']);
     });
 
@@ -195,7 +230,9 @@ describe('parseConfig', () => {
         assertConfigError(['--parse-workers', 'many'], /^--parse-workers must be auto or a whole number >= 0$/);
         assertConfigError(['--request-order', 'lifo'], /^--request-order must be fifo or random$/);
         assertConfigError(['--adaptive-timeout', 'maybe'], /^--adaptive-timeout must be on or off$/);
-        assertConfigError([], /^DRAGNET_FRESH \(--fresh\) must be 1, 0, true or false$/, { DRAGNET_FRESH: 'yes please' });
+        assertConfigError([], /^DRAGNET_FRESH \(--fresh\) must be 1, 0, true or false$/, {
+            DRAGNET_FRESH: 'yes please',
+        });
         assertConfigError(['--expected-urls', '1e3x'], /^--expected-urls must be a number$/);
         assertConfigError(['--bloom-error-rate', '1'], /^--bloom-error-rate must be between 0 and 1$/);
         assertConfigError(['--bloom-error-rate', '0'], /^--bloom-error-rate must be between 0 and 1$/);
@@ -205,15 +242,26 @@ describe('parseConfig', () => {
         assertConfigError(['--seen-set', 'fuzzy'], /^--seen-set must be exact or bloom$/);
     });
 
-    it('names the variable, and its flag, when the bad number comes from the variable; the flag when it was given', () => {
-        assertConfigError([], /^DRAGNET_MAX_CONCURRENCY \(--max-concurrency\) must be a number$/, { DRAGNET_MAX_CONCURRENCY: 'twenty' });
-        assertConfigError(['--max-concurrency', 'ten'], /^--max-concurrency must be a number$/, { DRAGNET_MAX_CONCURRENCY: '20' });
+    it(`names the variable, and its flag, when the bad number \
+comes from the variable; the flag when it was given`, () => {
+        assertConfigError([], /^DRAGNET_MAX_CONCURRENCY \(--max-concurrency\) must be a number$/, {
+            DRAGNET_MAX_CONCURRENCY: 'twenty',
+        });
+        assertConfigError(['--max-concurrency', 'ten'], /^--max-concurrency must be a number$/, {
+            DRAGNET_MAX_CONCURRENCY: '20',
+        });
     });
 
     it('rejects an unknown flag, a flag without its value and a stray argument, pointing to --help', () => {
         assertConfigError(['--max-concurency', '4'], /^Unknown option '--max-concurency'.*\(see --help\)$/);
         assertConfigError(['--storage-dir'], /--storage-dir.*\(see --help\)$/);
-        assertConfigError(['--max-retry-after', '-5'], /^Option '--max-retry-after' argument is ambiguous\. To specify an option argument starting with a dash use '--max-retry-after=-XYZ'\. \(see --help\)$/);
+        assertConfigError(
+            ['--max-retry-after', '-5'],
+            new RegExp(
+                String.raw`^Option '--max-retry-after' argument is ambiguous\. To specify an option argument ` +
+                    String.raw`starting with a dash use '--max-retry-after=-XYZ'\. \(see --help\)$`,
+            ),
+        );
         assertConfigError(['--max-retry-after=-5'], /^--max-retry-after must be 0 or more$/);
         assertConfigError(['quotes-toscrape'], /quotes-toscrape.*\(see --help\)$/);
     });
@@ -281,8 +329,8 @@ describe('helpText', () => {
     });
 
     it('shows the defaults', () => {
-        assert.match(text, /^  --max-concurrency .*default: 20/m);
-        assert.match(text, /^  --site .*default: demo-shop/m);
-        assert.match(text, /^  --storage-dir .*default: \.\/storage/m);
+        assert.match(text, /^ {2}--max-concurrency .*default: 20/m);
+        assert.match(text, /^ {2}--site .*default: demo-shop/m);
+        assert.match(text, /^ {2}--storage-dir .*default: \.\/storage/m);
     });
 });

@@ -25,7 +25,7 @@ describe('the option table', () => {
         }
     });
 
-    it('--help lists the environment-only variables apart, not as an option\'s `env:`', () => {
+    it("--help lists the environment-only variables apart, not as an option's `env:`", () => {
         const text = helpText();
         for (const variable of ENVIRONMENT_ONLY) {
             assert.match(text, new RegExp(`^  ${variable.env} +${variable.doc.replace(/[()./]/g, '\\$&')}`, 'm'));
@@ -37,13 +37,18 @@ describe('the option table', () => {
         assert.equal(new Set(specs.map((spec) => spec.flag)).size, specs.length);
         assert.equal(new Set(specs.map((spec) => spec.env)).size, specs.length);
         for (const spec of specs) {
-            if (spec.default !== undefined) assert.ok(spec.schema.safeParse(spec.default).success, `--${spec.flag}'s default ${String(spec.default)}`);
+            if (spec.default !== undefined)
+                assert.ok(
+                    spec.schema.safeParse(spec.default).success,
+                    `--${spec.flag}'s default ${String(spec.default)}`,
+                );
         }
     });
 });
 
 describe("the other commands' shared flags", () => {
-    const parse = (argv: string[], env: NodeJS.ProcessEnv = {}) => parseCommandLine(argv, env, ['site', 'storageDir'], { limit: { type: 'string' } });
+    const parse = (argv: string[], env: NodeJS.ProcessEnv = {}) =>
+        parseCommandLine(argv, env, ['site', 'storageDir'], { limit: { type: 'string' } });
 
     it('read as `npm start` reads them: flag over variable over default, an empty variable unset', () => {
         assert.deepEqual(parse([]), { options: { site: 'demo-shop', storageDir: './storage' }, flags: {} });
@@ -51,15 +56,25 @@ describe("the other commands' shared flags", () => {
             options: { site: 'books-toscrape', storageDir: './storage' },
             flags: { limit: '3' },
         });
-        assert.deepEqual(parse(['--site', 'quotes-toscrape', '--storage-dir', '/data'], { DRAGNET_SITE: 'books-toscrape' }), {
-            options: { site: 'quotes-toscrape', storageDir: '/data' },
-            flags: {},
-        });
+        assert.deepEqual(
+            parse(['--site', 'quotes-toscrape', '--storage-dir', '/data'], { DRAGNET_SITE: 'books-toscrape' }),
+            {
+                options: { site: 'quotes-toscrape', storageDir: '/data' },
+                flags: {},
+            },
+        );
     });
 
     it('refuse what `npm start` refuses, in one line naming the flag; --help wins', () => {
-        assert.throws(() => parse(['--storage-dir', '']), (error: unknown) => error instanceof ConfigError && error.message === '--storage-dir must not be empty');
-        assert.throws(() => parse(['--max-concurrency', '3']), (error: unknown) => error instanceof ConfigError && /^Unknown option '--max-concurrency'/.test(error.message));
+        assert.throws(
+            () => parse(['--storage-dir', '']),
+            (error: unknown) => error instanceof ConfigError && error.message === '--storage-dir must not be empty',
+        );
+        assert.throws(
+            () => parse(['--max-concurrency', '3']),
+            (error: unknown) =>
+                error instanceof ConfigError && /^Unknown option '--max-concurrency'/.test(error.message),
+        );
         assert.equal(parse(['--help', '--storage-dir', '']), 'help');
     });
 });

@@ -19,10 +19,12 @@ const page = (html: string, renderer: PageToParse['renderer'] = 'http'): PageToP
 });
 
 describe('parsePage', () => {
-    it("parses the HTTP stage's HTML with htmlparser2, as Crawlee's CheerioCrawler does, and a browser's DOM with cheerio's default", async () => {
+    it(`parses the HTTP stage's HTML with htmlparser2, as Crawlee's \
+CheerioCrawler does, and a browser's DOM with cheerio's default`, async () => {
         const site = await loadSite('demo-shop');
         const route = site.routes.get('category')!;
-        // A fragment: parse5 wraps it in <html><body> and moves the link out of the <table>; htmlparser2 keeps it as written.
+        // A fragment: parse5 wraps it in <html><body> and moves the
+        // link out of the <table>; htmlparser2 keeps it as written.
         const html = '<table><a class="product-link" href="a">A</a></table><a class="next" href="/x?page=2">next</a>';
         const http = parsePage(route, page(html, 'http'));
         assert.deepEqual(http.links, [
@@ -30,7 +32,13 @@ describe('parsePage', () => {
             { url: '/x?page=2', label: 'category' },
         ]);
         assert.equal(http.base, 'http://127.0.0.1:9/dir/page');
-        assert.equal(parsePage(site.routes.get('product')!, page('<html><head><base href="/b/"><link rel="canonical" href="/c?utm_source=x"></head></html>')).canonical, 'http://127.0.0.1:9/c');
+        assert.equal(
+            parsePage(
+                site.routes.get('product')!,
+                page('<html><head><base href="/b/"><link rel="canonical" href="/c?utm_source=x"></head></html>'),
+            ).canonical,
+            'http://127.0.0.1:9/c',
+        );
     });
 });
 
@@ -45,7 +53,10 @@ describe('parse workers', () => {
             await shop.close();
         });
         const pages = await Promise.all(
-            shop.products.slice(0, 10).map(async (product) => ({ ...page(await (await fetch(`${shop.url}${product.path}`)).text()), finalUrl: `${shop.url}${product.path}` })),
+            shop.products.slice(0, 10).map(async (product) => ({
+                ...page(await (await fetch(`${shop.url}${product.path}`)).text()),
+                finalUrl: `${shop.url}${product.path}`,
+            })),
         );
         const route = site.routes.get('product')!;
         const fromWorkers = await Promise.all(pages.map((p) => workers.parse(route, p)));
@@ -62,11 +73,18 @@ describe('parse workers', () => {
         const parser: PageParser = createPageParser(site, 1);
         t.after(() => parser.close());
         const route = site.routes.get('page')!;
-        const at = (query: string): PageToParse => ({ ...page('<h1>hello</h1>'), finalUrl: `http://127.0.0.1:9/${query}` });
+        const at = (query: string): PageToParse => ({
+            ...page('<h1>hello</h1>'),
+            finalUrl: `http://127.0.0.1:9/${query}`,
+        });
 
         assert.equal((await parser.parse(route, at(''))).verdict.valid[0]?.title, 'hello');
         await assert.rejects(parser.parse(route, at('?exit')), /parse worker exited with code 1/);
-        assert.equal((await parser.parse(route, at('?again'))).verdict.valid[0]?.title, 'hello', 'a new worker took its place');
+        assert.equal(
+            (await parser.parse(route, at('?again'))).verdict.valid[0]?.title,
+            'hello',
+            'a new worker took its place',
+        );
 
         await parser.close();
         await assert.rejects(parser.parse(route, at('')), /closed/);

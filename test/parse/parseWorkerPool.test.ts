@@ -38,7 +38,8 @@ async function timed(parsing: Promise<ParsedPage>, since: number): Promise<{ par
 const titleOf = (parsed: ParsedPage) => parsed.verdict.valid[0]?.title;
 
 describe('parse workers and route code that hangs', () => {
-    it('end the hung page as extractor-timeout at the limit, and parse the pages that waited behind it in a new worker', async (t) => {
+    it(`end the hung page as extractor-timeout at the limit, and \
+parse the pages that waited behind it in a new worker`, async (t) => {
         const parser = await warmPool(t, 1);
         const started = performance.now();
         const hung = timed(parser.parse(route, at('/products/1?hang')), started);
@@ -46,12 +47,18 @@ describe('parse workers and route code that hangs', () => {
 
         const { parsed, ms } = await hung;
         assert.equal(parsed.verdict.extractorFailed, `extractor-timeout: parsing the page took over ${LIMIT_SECS} s`);
-        assert.deepEqual(parsed.verdict.invalid, [{ record: null, issues: [parsed.verdict.extractorFailed], fields: ['(extract)'] }]);
+        assert.deepEqual(parsed.verdict.invalid, [
+            { record: null, issues: [parsed.verdict.extractorFailed], fields: ['(extract)'] },
+        ]);
         assert.deepEqual(parsed.links, []);
         assert.ok(ms >= LIMIT_SECS * 1000 - 50 && ms < LIMIT_SECS * 1000 + 1500, `ended after ${Math.round(ms)} ms`);
         // Not lost, not quarantined for the other page's hang.
         assert.deepEqual((await Promise.all(waiting)).map(titleOf), ['title of /products/2', 'title of /products/3']);
-        assert.equal(titleOf(await parser.parse(route, at('/products/4'))), 'title of /products/4', 'the new worker goes on');
+        assert.equal(
+            titleOf(await parser.parse(route, at('/products/4'))),
+            'title of /products/4',
+            'the new worker goes on',
+        );
     });
 
     it('keep parsing in the other workers while one hangs', async (t) => {
@@ -66,14 +73,25 @@ describe('parse workers and route code that hangs', () => {
         }
         const { parsed, ms } = await hung;
         assert.match(parsed.verdict.extractorFailed ?? '', /^extractor-timeout: /);
-        assert.ok(meanwhile.every((done) => done < ms), `the other pages settled at ${meanwhile.map(Math.round).join(', ')} ms, the hung one at ${Math.round(ms)} ms`);
+        assert.ok(
+            meanwhile.every((done) => done < ms),
+            `the other pages settled at ${meanwhile.map(Math.round).join(', ')} ` +
+                `ms, the hung one at ${Math.round(ms)} ms`,
+        );
     });
 
-    it('time each page from its own turn: two slow pages in one worker, each under the limit, are not cut for their sum', async (t) => {
+    it(`time each page from its own turn: two slow pages in one \
+worker, each under the limit, are not cut for their sum`, async (t) => {
         const parser = await warmPool(t, 1);
         const holdMs = Math.round(LIMIT_SECS * 1000 * 0.6);
-        const pages = await Promise.all([parser.parse(route, at(`/products/1?holdMs=${holdMs}`)), parser.parse(route, at(`/products/2?holdMs=${holdMs}`))]);
-        assert.deepEqual(pages.map(titleOf), [`title of /products/1?holdMs=${holdMs}`, `title of /products/2?holdMs=${holdMs}`]);
+        const pages = await Promise.all([
+            parser.parse(route, at(`/products/1?holdMs=${holdMs}`)),
+            parser.parse(route, at(`/products/2?holdMs=${holdMs}`)),
+        ]);
+        assert.deepEqual(pages.map(titleOf), [
+            `title of /products/1?holdMs=${holdMs}`,
+            `title of /products/2?holdMs=${holdMs}`,
+        ]);
     });
 
     it('fail a hung page when the pool closes, and start no worker after', async (t) => {

@@ -27,7 +27,9 @@ const chromiumPath = findChromium();
 
 /** The dataset's items as their JSON text, sorted: the crawl and reparse store them in different orders. */
 async function itemsAsStored(storageDir: string, site: Site): Promise<string[]> {
-    return (await readDataset<StoredItem>(storageDir, storeNames(site.name).items)).map((item) => JSON.stringify(item)).sort();
+    return (await readDataset<StoredItem>(storageDir, storeNames(site.name).items))
+        .map((item) => JSON.stringify(item))
+        .sort();
 }
 
 /** Re-parses the site's raw pages in `storageDir` with `site`'s extractors. */
@@ -73,9 +75,13 @@ describe('reparse of stored raw pages', () => {
             await rm(storageDir, { recursive: true, force: true });
         });
 
-        it('reproduces the crawl\'s items, even where the HTML parsers disagree', async () => {
+        it("reproduces the crawl's items, even where the HTML parsers disagree", async () => {
             assert.equal(crawled.length, 1);
-            assert.equal(JSON.parse(crawled[0]!).upc, 'a897fe39b1053632', 'the crawl read the UPC from the rows as served');
+            assert.equal(
+                JSON.parse(crawled[0]!).upc,
+                'a897fe39b1053632',
+                'the crawl read the UPC from the rows as served',
+            );
             const result = await reparseStored(storageDir, site);
             assert.deepEqual(await itemsAsStored(storageDir, site), crawled);
             assert.deepEqual(
@@ -88,16 +94,37 @@ describe('reparse of stored raw pages', () => {
             const throwing = defineSite({
                 ...site,
                 routes: Object.fromEntries(
-                    [...site.routes].map(([label, route]) => [label, { ...route, enqueue: [{ label, links: () => { throw new Error('a broken rule'); } }] }]),
+                    [...site.routes].map(([label, route]) => [
+                        label,
+                        {
+                            ...route,
+                            enqueue: [
+                                {
+                                    label,
+                                    links: () => {
+                                        throw new Error('a broken rule');
+                                    },
+                                },
+                            ],
+                        },
+                    ]),
                 ),
             });
             const result = await reparseStored(storageDir, throwing);
-            assert.deepEqual({ pages: result.pages, unparsable: result.unparsable, after: result.items.after }, { pages: 0, unparsable: 1, after: 0 });
+            assert.deepEqual(
+                { pages: result.pages, unparsable: result.unparsable, after: result.items.after },
+                { pages: 0, unparsable: 1, after: 0 },
+            );
         });
     });
 
-    it('reproduces the items of pages rendered in the browser and of those fetched beside them', { skip: chromiumPath ? false : 'no Chromium found' }, async () => {
-        const run = await crawlShop({ seed: 5, products: 40, scriptOnlyRate: 0.25, transientFailureRate: 0, notFoundLinks: 0 }, { chromiumPath });
+    it('reproduces the items of pages rendered in the browser and of those fetched beside them', {
+        skip: chromiumPath ? false : 'no Chromium found',
+    }, async () => {
+        const run = await crawlShop(
+            { seed: 5, products: 40, scriptOnlyRate: 0.25, transientFailureRate: 0, notFoundLinks: 0 },
+            { chromiumPath },
+        );
         try {
             const crawled = await itemsAsStored(run.storageDir, demoSite);
             const renderers = new Set(crawled.map((item) => (JSON.parse(item) as StoredItem)._renderer));

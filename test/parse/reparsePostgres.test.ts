@@ -30,9 +30,11 @@ import { withExtractor } from '../helpers/withExtractor.js';
 
 const SITE = demoSite.name;
 /** The fix a contributor would make after the redesign: read the title from either layout. */
-const fixed = withExtractor(demoSite, 'product', (broken) => ($, page) => ({ ...(broken($, page) as object), title: textOf($, 'h1.product-title, h1.product-name') }));
+const fixed = withExtractor(demoSite, 'product', (broken) => ($, page) => ({
+    ...(broken($, page) as object),
+    title: textOf($, 'h1.product-title, h1.product-name'),
+}));
 const SHOP = { products: 12, redesignedFrom: 7, stoppedLast: true };
-
 
 const byUrl = <T extends { _url: string }>(items: T[]) => [...items].sort((a, b) => a._url.localeCompare(b._url));
 
@@ -41,11 +43,16 @@ async function reparsePg(db: PgDatabase, raw: RawPages = new PgRawPages(db, SITE
 }
 
 describe('reparse in PostgreSQL', () => {
-    it('moves the quarantined items to the items after an extractor fix, as in the embedded stores, keeping the version before as <site>-previous', async (t) => {
+    it(`moves the quarantined items to the items after an extractor fix, as in \
+the embedded stores, keeping the version before as <site>-previous`, async (t) => {
         const shop = storedShop(demoSite, SHOP);
         const crawled = shop.outcomes.flatMap((outcome) => outcome.items ?? []);
         assert.deepEqual(
-            [crawled.length, shop.outcomes.flatMap((outcome) => outcome.quarantine ?? []).length, shop.outcomes.filter((outcome) => outcome.deadLetter).length],
+            [
+                crawled.length,
+                shop.outcomes.flatMap((outcome) => outcome.quarantine ?? []).length,
+                shop.outcomes.filter((outcome) => outcome.deadLetter).length,
+            ],
             [7, 4, 2],
             'the crawl: 7 items, 4 redesigned pages quarantined, 1 stopped and 1 missing page dead-lettered',
         );
@@ -63,41 +70,82 @@ describe('reparse in PostgreSQL', () => {
 
         assert.deepEqual(result, embedded, 'the same result in both backends');
         assert.deepEqual(
-            { pages: result.pages, needBrowser: result.needBrowser, unparsable: result.unparsable, items: result.items, quarantined: result.quarantined, title: result.changedByField.title },
-            { pages: 12, needBrowser: 0, unparsable: 0, items: { before: 7, after: 12 }, quarantined: { before: 4, after: 0 }, title: 5 },
+            {
+                pages: result.pages,
+                needBrowser: result.needBrowser,
+                unparsable: result.unparsable,
+                items: result.items,
+                quarantined: result.quarantined,
+                title: result.changedByField.title,
+            },
+            {
+                pages: 12,
+                needBrowser: 0,
+                unparsable: 0,
+                items: { before: 7, after: 12 },
+                quarantined: { before: 4, after: 0 },
+                title: 5,
+            },
         );
         const items = await storedRows<StoredItem>(db, SITE);
-        assert.deepEqual(byUrl(items), byUrl(await readDataset<StoredItem>(storageDir, storeNames(SITE).items)), 'the same items in both backends');
+        assert.deepEqual(
+            byUrl(items),
+            byUrl(await readDataset<StoredItem>(storageDir, storeNames(SITE).items)),
+            'the same items in both backends',
+        );
         const titles = new Map(shop.products.map((product) => [`http://127.0.0.1:8080${product.path}`, product.title]));
-        assert.deepEqual(new Map(items.map((item) => [item._url, item.title])), titles, 'every product once, with its title');
+        assert.deepEqual(
+            new Map(items.map((item) => [item._url, item.title])),
+            titles,
+            'every product once, with its title',
+        );
         assert.deepEqual(await storedRows(db, SITE, 'quarantine'), []);
         // The stopped page was judged now, so it left dead-letter; the page never fetched stays.
-        assert.deepEqual((await storedRows<DeadLetterEntry>(db, SITE, 'deadLetter')).map((entry) => entry.reason), ['http-404']);
+        assert.deepEqual(
+            (await storedRows<DeadLetterEntry>(db, SITE, 'deadLetter')).map((entry) => entry.reason),
+            ['http-404'],
+        );
 
-        assert.deepEqual(byUrl(await storedRows<StoredItem>(db, `${SITE}-previous`)), byUrl(crawled), 'the version before is kept');
+        assert.deepEqual(
+            byUrl(await storedRows<StoredItem>(db, `${SITE}-previous`)),
+            byUrl(crawled),
+            'the version before is kept',
+        );
         const sink = new PgSink(db);
         const previous = await sink.counts(`${SITE}-previous`);
         assert.deepEqual([previous.quarantine, previous.deadLetter], [4, 2]);
-        assert.deepEqual(await sink.counts(`${SITE}-reparsed`), { items: 0, quarantine: 0, deadLetter: 0, rawPages: 0 }, 'nothing left under -reparsed');
+        assert.deepEqual(
+            await sink.counts(`${SITE}-reparsed`),
+            { items: 0, quarantine: 0, deadLetter: 0, rawPages: 0 },
+            'nothing left under -reparsed',
+        );
         assert.equal((await sink.counts(SITE)).rawPages, shop.pages.length, 'raw pages are not versioned');
         assert.deepEqual(await storedRows(db, 'other-shop'), [other], 'another site in the same tables is left alone');
     });
 
-    it('run again with the same extractors, changes nothing and stores no row twice; the version before the last is dropped', async (t) => {
+    it(`run again with the same extractors, changes nothing and stores \
+no row twice; the version before the last is dropped`, async (t) => {
         const { db } = await testDatabase(t);
         await storeInPostgres(db, SITE, storedShop(demoSite, SHOP));
         await reparsePg(db);
         const first = await storedRows<StoredItem>(db, SITE);
 
         const again = await reparsePg(db);
-        assert.deepEqual({ items: again.items, changed: again.changedByField }, { items: { before: 12, after: 12 }, changed: {} });
+        assert.deepEqual(
+            { items: again.items, changed: again.changedByField },
+            { items: { before: 12, after: 12 }, changed: {} },
+        );
         assert.deepEqual(await storedRows(db, SITE), first, 'the same items, in the same order');
         assert.deepEqual(await storedRows(db, `${SITE}-previous`), first, '-previous is now the first reparse');
-        const { rows } = await db.query(`SELECT request_key, ordinal FROM ${db.table('items')} WHERE site = $1 GROUP BY 1, 2 HAVING count(*) > 1`, [SITE]);
+        const { rows } = await db.query(
+            `SELECT request_key, ordinal FROM ${db.table('items')} WHERE site = $1 GROUP BY 1, 2 HAVING count(*) > 1`,
+            [SITE],
+        );
         assert.deepEqual(rows, []);
     });
 
-    it('leaves the current version as it was when it fails part-way, and the next reparse drops what it left', async (t) => {
+    it(`leaves the current version as it was when it fails \
+part-way, and the next reparse drops what it left`, async (t) => {
         const { db } = await testDatabase(t);
         const shop = storedShop(demoSite, SHOP);
         await storeInPostgres(db, SITE, shop);
@@ -117,11 +165,16 @@ describe('reparse in PostgreSQL', () => {
                 }
             },
         };
-        // Each row written as it is pushed, so what the failed reparse parsed is in the database, as a killed one leaves it.
+        // Each row written as it is pushed, so what the failed reparse
+        // parsed is in the database, as a killed one leaves it.
         await assert.rejects(reparsePg(db, failing, { writeBatchSize: 1 }), /broke for good/);
         assert.ok((await new PgSink(db).counts(`${SITE}-reparsed`)).items > 0, 'it left part of the next version');
         const crawled = shop.outcomes.flatMap((outcome) => outcome.items ?? []);
-        assert.deepEqual(byUrl(await storedRows<StoredItem>(db, SITE)), byUrl(crawled), 'the current version is untouched');
+        assert.deepEqual(
+            byUrl(await storedRows<StoredItem>(db, SITE)),
+            byUrl(crawled),
+            'the current version is untouched',
+        );
         assert.equal((await new PgSink(db).counts(`${SITE}-previous`)).items, 0, 'nothing was promoted');
 
         // And one a reparse of a page since gone left: its key is none the next reparse writes.

@@ -27,21 +27,32 @@ describe('DriftBreaker with its defaults', () => {
         const [trip] = breaker.tripped;
         assert.equal(trip?.route, 'product');
         assert.deepEqual(Object.keys(trip!.failingFields), ['title']);
-        assert.ok(trip!.samples.length > 0 && trip!.samples.every((sample) => Number(sample.url.split('/').pop()) > drift));
+        assert.ok(
+            trip!.samples.length > 0 && trip!.samples.every((sample) => Number(sample.url.split('/').pop()) > drift),
+        );
         assert.equal(breaker.isStopped('product'), true);
         assert.equal(breaker.isStopped('category'), false, 'scope route stops only the route');
     });
 
     it('never trips on a steady 1% of invalid pages', () => {
         const breaker = new DriftBreaker();
-        assert.equal(judgeUntilTrip(breaker, 50_000, (n) => n % 100 === 0), undefined);
+        assert.equal(
+            judgeUntilTrip(breaker, 50_000, (n) => n % 100 === 0),
+            undefined,
+        );
         // Nor on bursts of it: ten bad pages in a row once every thousand.
-        assert.equal(judgeUntilTrip(new DriftBreaker(), 50_000, (n) => n % 1000 < 10), undefined);
+        assert.equal(
+            judgeUntilTrip(new DriftBreaker(), 50_000, (n) => n % 1000 < 10),
+            undefined,
+        );
     });
 
     it('does not judge before minSamples pages', () => {
         const breaker = new DriftBreaker({ minSamples: 50 });
-        assert.equal(judgeUntilTrip(breaker, 49, () => true), undefined);
+        assert.equal(
+            judgeUntilTrip(breaker, 49, () => true),
+            undefined,
+        );
         assert.equal(breaker.judge('product', page(50, true))?.pagesJudged, 50);
     });
 });

@@ -51,7 +51,10 @@ describe('validatePage', () => {
             { title: 'Desk', price: 99 },
         ];
         const verdict = validatePage(route('listing'), records);
-        assert.deepEqual(verdict.valid.map((record) => record.title), ['Lamp', 'Desk']);
+        assert.deepEqual(
+            verdict.valid.map((record) => record.title),
+            ['Lamp', 'Desk'],
+        );
         assert.equal(verdict.invalid.length, 1);
         assert.deepEqual(verdict.invalid[0]?.record, records[1]);
         assert.deepEqual(verdict.invalid[0]?.fields, ['price']);
@@ -68,8 +71,14 @@ describe('validatePage', () => {
         assert.ok(invalid);
         assert.deepEqual(invalid.fields.sort(), ['price', 'title']);
         assert.equal(invalid.issues.length, 2);
-        assert.ok(invalid.issues.some((issue) => /^title: .*expected string, received undefined/.test(issue)), invalid.issues.join(' | '));
-        assert.ok(invalid.issues.some((issue) => /^price: .*expected number, received undefined/.test(issue)), invalid.issues.join(' | '));
+        assert.ok(
+            invalid.issues.some((issue) => /^title: .*expected string, received undefined/.test(issue)),
+            invalid.issues.join(' | '),
+        );
+        assert.ok(
+            invalid.issues.some((issue) => /^price: .*expected number, received undefined/.test(issue)),
+            invalid.issues.join(' | '),
+        );
         assert.match(describeIncomplete(verdict), /^missing or invalid: (title, price|price, title)$/);
     });
 

@@ -49,8 +49,15 @@ describe('routes/books-toscrape.yaml', () => {
 
     for (const renderer of ['http', 'browser'] as const) {
         it(`parses both saved pages as the TypeScript site does (${renderer} HTML)`, () => {
-            for (const [path, label] of [[LISTING_PATH, 'listing'], [BOOK_PATH, 'book']] as const) {
-                assert.deepEqual(parsePage(route(yamlSite, label), page(path, renderer)), parsePage(route(tsSite, label), page(path, renderer)), path);
+            for (const [path, label] of [
+                [LISTING_PATH, 'listing'],
+                [BOOK_PATH, 'book'],
+            ] as const) {
+                assert.deepEqual(
+                    parsePage(route(yamlSite, label), page(path, renderer)),
+                    parsePage(route(tsSite, label), page(path, renderer)),
+                    path,
+                );
             }
         });
     }
@@ -61,7 +68,10 @@ describe('routes/books-toscrape.yaml', () => {
         assert.equal(books.length, 20);
         assert.equal(books[0], 'catalogue/a-light-in-the-attic_1000/index.html');
         assert.equal(books[19], 'catalogue/its-only-the-himalayas_981/index.html');
-        assert.deepEqual(links.filter((link) => link.label === 'listing'), [{ url: 'catalogue/page-2.html', label: 'listing' }]);
+        assert.deepEqual(
+            links.filter((link) => link.label === 'listing'),
+            [{ url: 'catalogue/page-2.html', label: 'listing' }],
+        );
     });
 
     it('reads every value the MANIFEST expects from "A Light in the Attic", and the record passes its schema', () => {
@@ -86,7 +96,10 @@ describe('routes/books-toscrape.yaml', () => {
 
     it('resolves the image URL against the page URL, whatever the host', () => {
         const { verdict } = parsePage(route(yamlSite, 'book'), page(BOOK_PATH, 'http', 'http://127.0.0.1:8080'));
-        assert.equal(verdict.valid[0]?.imageUrl, 'http://127.0.0.1:8080/media/cache/fe/72/fe72f0532301ec28892ae79a629a293c.jpg');
+        assert.equal(
+            verdict.valid[0]?.imageUrl,
+            'http://127.0.0.1:8080/media/cache/fe/72/fe72f0532301ec28892ae79a629a293c.jpg',
+        );
     });
 
     it('has a schema exactly as strict as the TypeScript one', () => {
@@ -148,9 +161,12 @@ describe('routes/books-toscrape.yaml', () => {
         for (const origin of [LIVE, 'http://127.0.0.1:8080']) {
             for (const path of paths) {
                 const url = new URL(path, origin);
-                assert.equal(yamlSite.routeFor(undefined, url)?.label, tsSite.routeFor(undefined, url)?.label, url.href);
+                assert.equal(
+                    yamlSite.routeFor(undefined, url)?.label,
+                    tsSite.routeFor(undefined, url)?.label,
+                    url.href,
+                );
             }
         }
     });
-
 });

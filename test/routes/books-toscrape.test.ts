@@ -44,7 +44,8 @@ const PRODUCT_LINKS = [
     'catalogue/the-requiem-red_995/index.html',
     'catalogue/the-dirty-little-secrets-of-getting-your-dream-job_994/index.html',
     'catalogue/the-coming-woman-a-novel-based-on-the-life-of-the-infamous-feminist-victoria-woodhull_993/index.html',
-    'catalogue/the-boys-in-the-boat-nine-americans-and-their-epic-quest-for-gold-at-the-1936-berlin-olympics_992/index.html',
+    'catalogue/the-boys-in-the-boat-nine-americans-and-their-epic-quest-' +
+        'for-gold-at-the-1936-berlin-olympics_992/index.html',
     'catalogue/the-black-maria_991/index.html',
     'catalogue/starving-hearts-triangular-trade-trilogy-1_990/index.html',
     'catalogue/shakespeares-sonnets_989/index.html',
@@ -123,7 +124,11 @@ test('routeFor: listing and book URLs', () => {
     }
     assert.equal(label(BOOK_PATH), 'book');
     assert.equal(site.routeFor(undefined, new URL(`http://127.0.0.1:8080${BOOK_PATH}`))?.label, 'book');
-    for (const path of ['/media/cache/fe/72/x.jpg', '/static/oscar/css/styles.css', '/catalogue/a-light-in-the-attic_1000/']) {
+    for (const path of [
+        '/media/cache/fe/72/x.jpg',
+        '/static/oscar/css/styles.css',
+        '/catalogue/a-light-in-the-attic_1000/',
+    ]) {
         assert.equal(label(path), undefined, path);
     }
 });

@@ -12,7 +12,13 @@ import { startShop, type ProductTruth, type Shop } from '../../src/demo/shop.js'
 let shop: Shop;
 
 before(async () => {
-    shop = await startShop({ products: 40, categories: 2, productsPerPage: 8, scriptOnlyRate: 0.25, transientFailureRate: 0 });
+    shop = await startShop({
+        products: 40,
+        categories: 2,
+        productsPerPage: 8,
+        scriptOnlyRate: 0.25,
+        transientFailureRate: 0,
+    });
 });
 after(() => shop.close());
 
@@ -42,7 +48,10 @@ function expectedRecord(product: ProductTruth) {
 
 test('a normal product page yields a record that passes the schema with the true values', async () => {
     const plain = shop.products.filter((p) => !p.scriptOnly);
-    assert.ok(plain.some((p) => p.availability === 'out_of_stock'), 'the catalog has an out-of-stock product to check');
+    assert.ok(
+        plain.some((p) => p.availability === 'out_of_stock'),
+        'the catalog has an out-of-stock product to check',
+    );
     for (const product of plain) {
         const record = await extractProduct(product);
         const parsed = route('product').schema!.safeParse(record);
@@ -76,11 +85,20 @@ test('routeFor picks the route by URL', () => {
 test('the enqueue selectors find the links each page type leads to', async () => {
     const links = ($: CheerioAPI, label: string, to: string) => {
         const rules = route(label).enqueue!.filter((rule) => rule.label === to);
-        return rules.flatMap((rule) => ('selector' in rule ? $(rule.selector).map((_, a) => $(a).attr('href')).get() : []));
+        return rules.flatMap((rule) =>
+            'selector' in rule
+                ? $(rule.selector)
+                      .map((_, a) => $(a).attr('href'))
+                      .get()
+                : [],
+        );
     };
     const home = await fetchPage('/');
     const categories = new Set(links(home, 'home', 'category').map((href) => new URL(href, shop.url).pathname));
-    assert.deepEqual([...categories], shop.listingPaths.filter((path) => !path.includes('?')));
+    assert.deepEqual(
+        [...categories],
+        shop.listingPaths.filter((path) => !path.includes('?')),
+    );
 
     const [firstListing, secondListing] = shop.listingPaths;
     const listing = await fetchPage(firstListing!);

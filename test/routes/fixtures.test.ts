@@ -23,12 +23,19 @@ const PROJECT = process.env.DRAGNET_FIXTURES_PROJECT || ROOT;
 const ROUTES = join(PROJECT, 'routes');
 const FIXTURES = join(PROJECT, 'test', 'fixtures');
 
-const siteDirs = readdirSync(FIXTURES, { withFileTypes: true }).filter((entry) => entry.isDirectory() && readdirSync(join(FIXTURES, entry.name)).some((file) => file.endsWith('.expected.json')));
+const siteDirs = readdirSync(FIXTURES, { withFileTypes: true }).filter(
+    (entry) =>
+        entry.isDirectory() && readdirSync(join(FIXTURES, entry.name)).some((file) => file.endsWith('.expected.json')),
+);
 
 for (const { name } of siteDirs) {
     const definitions = siteFilesNamed(name, ROUTES).map((file) => basename(file));
     describe(`fixtures of ${name}`, () => {
-        it('belong to a site in routes/', () => assert.ok(definitions.length > 0, `test/fixtures/${name}/ has fixtures but routes/ has no ${name}.ts (or .yaml/.json)`));
+        it('belong to a site in routes/', () =>
+            assert.ok(
+                definitions.length > 0,
+                `test/fixtures/${name}/ has fixtures but routes/ has no ${name}.ts (or .yaml/.json)`,
+            ));
         for (const definition of definitions) {
             it(`each page gives what it expects, through routes/${definition}`, async () => {
                 const site = await loadSite(join(ROUTES, definition), ROUTES);
@@ -41,8 +48,21 @@ for (const { name } of siteDirs) {
                         continue;
                     }
                     const url = normalizeUrl(expected.url, { trackingParams: site.trackingParams });
-                    const scope = new SiteScope({ startUrls: [url, ...site.startUrls], allowedDomains: site.allowedDomains });
-                    const trial = tryPage(site, route, { html: readFileSync(pageFile, 'utf8'), finalUrl: url, renderer: expected.renderer ?? 'http', userData: {} }, scope);
+                    const scope = new SiteScope({
+                        startUrls: [url, ...site.startUrls],
+                        allowedDomains: site.allowedDomains,
+                    });
+                    const trial = tryPage(
+                        site,
+                        route,
+                        {
+                            html: readFileSync(pageFile, 'utf8'),
+                            finalUrl: url,
+                            renderer: expected.renderer ?? 'http',
+                            userData: {},
+                        },
+                        scope,
+                    );
                     const differences = fixtureDifferences(expected, expectationOf(trial));
                     if (differences.length > 0) failures.push(`${file}:\n  ${differences.join('\n  ')}`);
                 }

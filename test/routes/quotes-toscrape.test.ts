@@ -71,7 +71,9 @@ for (const [path, count, firstAuthor, firstText, tagTotal] of LIST_PAGES) {
 test('quotes: the first record on /page/1/ in full', () => {
     const [first] = extractQuotes(fixture('/page/1/'), context('/page/1/', 'quotes'));
     assert.deepEqual(first, {
-        text: '“The world as we have created it is a process of our thinking. It cannot be changed without changing our thinking.”',
+        text:
+            '“The world as we have created it is a process of our ' +
+            'thinking. It cannot be changed without changing our thinking.”',
         author: 'Albert Einstein',
         authorUrl: 'https://quotes.toscrape.com/author/Albert-Einstein',
         tags: ['change', 'deep-thoughts', 'thinking', 'world'],
@@ -91,8 +93,22 @@ test('quotes: the cheap parse of /js/page/N/ finds nothing, so the page escalate
 
 const AUTHORS: [string, { name: string; born: string; location: string }][] = [
     ['/author/Albert-Einstein/', { name: 'Albert Einstein', born: 'March 14, 1879', location: 'Ulm, Germany' }],
-    ['/author/J-K-Rowling/', { name: 'J.K. Rowling', born: 'July 31, 1965', location: 'Yate, South Gloucestershire, England, The United Kingdom' }],
-    ['/author/Jane-Austen/', { name: 'Jane Austen', born: 'December 16, 1775', location: 'Steventon Rectory, Hampshire, The United Kingdom' }],
+    [
+        '/author/J-K-Rowling/',
+        {
+            name: 'J.K. Rowling',
+            born: 'July 31, 1965',
+            location: 'Yate, South Gloucestershire, England, The United Kingdom',
+        },
+    ],
+    [
+        '/author/Jane-Austen/',
+        {
+            name: 'Jane Austen',
+            born: 'December 16, 1775',
+            location: 'Steventon Rectory, Hampshire, The United Kingdom',
+        },
+    ],
 ];
 
 for (const [path, expected] of AUTHORS) {
@@ -132,7 +148,10 @@ test('enqueue: the next link and the author links', () => {
         assert.ok(rule && 'selector' in rule, `a selector rule for ${label}`);
         return rule.selector;
     };
-    const hrefs = ($: CheerioAPI, selector: string) => $(selector).toArray().map((a) => $(a).attr('href'));
+    const hrefs = ($: CheerioAPI, selector: string) =>
+        $(selector)
+            .toArray()
+            .map((a) => $(a).attr('href'));
 
     assert.deepEqual(hrefs(fixture('/page/1/'), selectorFor('quotes')), ['/page/2/']);
     assert.deepEqual(hrefs(fixture('/js/page/1/'), selectorFor('quotes')), ['/js/page/2/']);

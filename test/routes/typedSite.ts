@@ -18,7 +18,11 @@ export default defineSite({
     routes: {
         wellTyped: {
             schema: productSchema,
-            extract: ($) => ({ title: textOf($, 'h1'), price: numberOf($, '.price'), availability: 'in_stock' as const }),
+            extract: ($) => ({
+                title: textOf($, 'h1'),
+                price: numberOf($, '.price'),
+                availability: 'in_stock' as const,
+            }),
         },
         priceAsText: {
             schema: productSchema,

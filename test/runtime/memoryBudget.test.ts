@@ -32,7 +32,7 @@ describe('the memory budget', () => {
         await rm(dir, { recursive: true, force: true });
     });
 
-    it('is --memory-mb, else the runner\'s ACTOR_MEMORY_MBYTES; half of it is the heap, at least 128 MB', () => {
+    it("is --memory-mb, else the runner's ACTOR_MEMORY_MBYTES; half of it is the heap, at least 128 MB", () => {
         assert.equal(memoryBudgetMb(512, { ACTOR_MEMORY_MBYTES: '1024' }), 512);
         assert.equal(memoryBudgetMb(undefined, { ACTOR_MEMORY_MBYTES: '1024' }), 1024);
         assert.equal(memoryBudgetMb(undefined, { ACTOR_MEMORY_MBYTES: 'lots' }), undefined);
@@ -52,7 +52,23 @@ describe('the memory budget', () => {
 
     it('runs the crawl with the heap limit of the budget, from the flag or the runner', async () => {
         const crawl = (args: string[], env = {}) =>
-            runScript('src/main.ts', ['--start-url', `${shop.url}/`, '--allow-private-network', '--max-requests', '10', '--storage-dir', join(dir, 'crawl'), '--fresh', '--log-level', 'info', ...args], env);
+            runScript(
+                'src/main.ts',
+                [
+                    '--start-url',
+                    `${shop.url}/`,
+                    '--allow-private-network',
+                    '--max-requests',
+                    '10',
+                    '--storage-dir',
+                    join(dir, 'crawl'),
+                    '--fresh',
+                    '--log-level',
+                    'info',
+                    ...args,
+                ],
+                env,
+            );
         const unlimited = loggedHeapLimit((await crawl([])).stderr);
         assert.equal(unlimited, undefined, 'no budget, no restart');
         const flagged = await crawl(['--memory-mb', '400']);
@@ -65,14 +81,27 @@ describe('the memory budget', () => {
     });
 
     it('passes SIGTERM on to the crawl, which stops gracefully', async () => {
-        const running = startScript('src/main.ts', ['--start-url', `${shop.url}/`, '--allow-private-network', '--max-concurrency', '2', '--storage-dir', join(dir, 'stopped'), '--memory-mb', '300', '--log-level', 'info']);
+        const running = startScript('src/main.ts', [
+            '--start-url',
+            `${shop.url}/`,
+            '--allow-private-network',
+            '--max-concurrency',
+            '2',
+            '--storage-dir',
+            join(dir, 'stopped'),
+            '--memory-mb',
+            '300',
+            '--log-level',
+            'info',
+        ]);
         let stderr = '';
         let signalled = false;
         running.child.stderr!.on('data', (chunk: string) => {
             stderr += chunk;
             if (signalled || !stderr.includes('"heapLimitMb"') || !stderr.includes('crawling')) return;
             signalled = true;
-            // Past the seeding, when the rounds (and their stop handler) have begun: 40 pages at 150 ms, 2 at a time, take 3 s.
+            // Past the seeding, when the rounds (and their stop handler)
+            // have begun: 40 pages at 150 ms, 2 at a time, take 3 s.
             setTimeout(() => running.child.kill('SIGTERM'), 1000);
         });
         const result = await running.result;

@@ -11,7 +11,17 @@ import { createBrotliDecompress, createGunzip } from 'node:zlib';
 import { load } from 'cheerio';
 import iconv from 'iconv-lite';
 import { textOf, numberOf } from '../../src/site/site.js';
-import { BOMB_BYTES, CHAIN_HOPS, DEEP_NESTING, HOSTILE_CASES, LONG_LINK_LENGTH, MANY_LINKS, NORMAL_PRODUCTS, startHostileSite, type HostileSite } from './hostile.js';
+import {
+    BOMB_BYTES,
+    CHAIN_HOPS,
+    DEEP_NESTING,
+    HOSTILE_CASES,
+    LONG_LINK_LENGTH,
+    MANY_LINKS,
+    NORMAL_PRODUCTS,
+    startHostileSite,
+    type HostileSite,
+} from './hostile.js';
 import hostileSite from './hostileSite.js';
 
 const MiB = 1 << 20;
@@ -38,14 +48,20 @@ function get(path: string, headers: Record<string, string> = {}): Promise<Reply>
         httpGet({ host: '127.0.0.1', port: site.port, path, headers, agent: false }, (res) => {
             const chunks: Buffer[] = [];
             res.on('data', (chunk: Buffer) => chunks.push(chunk));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+            res.on('end', () =>
+                resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+            );
             res.on('error', reject);
         }).on('error', reject);
     });
 }
 
 /** Bytes out of `decompressor` fed `body`, stopping (and ending it) once past `limit`. */
-function inflatedSize(body: Buffer, decompressor: ReturnType<typeof createGunzip | typeof createBrotliDecompress>, limit = Infinity): Promise<number> {
+function inflatedSize(
+    body: Buffer,
+    decompressor: ReturnType<typeof createGunzip | typeof createBrotliDecompress>,
+    limit = Infinity,
+): Promise<number> {
     let size = 0;
     return new Promise((resolve, reject) => {
         decompressor.on('data', (chunk: Buffer) => {
@@ -74,13 +90,21 @@ const caseFor = (path: string) => HOSTILE_CASES.find((hostileCase) => hostileCas
 describe('the hostile site', () => {
     it('links every product and every case from its index, with its class', async () => {
         const $ = load((await get('/')).body.toString('utf8'));
-        const links = $('a').toArray().map((a) => [$(a).attr('class'), $(a).attr('href')]);
+        const links = $('a')
+            .toArray()
+            .map((a) => [$(a).attr('class'), $(a).attr('href')]);
         const expected = [
             ...NORMAL_PRODUCTS.map(({ path }) => ['p', path]),
-            ...HOSTILE_CASES.map(({ path, href, linkClass }) => [linkClass, href?.({ port: site.port, offsiteOrigin: `http://127.0.0.2:${site.port}` }) ?? path]),
+            ...HOSTILE_CASES.map(({ path, href, linkClass }) => [
+                linkClass,
+                href?.({ port: site.port, offsiteOrigin: `http://127.0.0.2:${site.port}` }) ?? path,
+            ]),
         ];
         assert.deepEqual(links, expected);
-        assert.ok(links.some(([, href]) => href === `http://2130706433:${site.port}/decimal`), 'the odd spellings are written as is');
+        assert.ok(
+            links.some(([, href]) => href === `http://2130706433:${site.port}/decimal`),
+            'the odd spellings are written as is',
+        );
         assert.ok(links.some(([, href]) => href?.length === LONG_LINK_LENGTH));
         assert.equal((await get('/robots.txt')).body.toString(), 'User-agent: *\nAllow: /\n');
     });
@@ -109,7 +133,8 @@ describe('the hostile site', () => {
         assert.deepEqual(site.asked.slice(from), [{ host: `shop.hostile.test:${site.port}`, path: '/products/2?x=1' }]);
     });
 
-    it('answers the 100 KiB link with 414, and records it (Node would refuse the head itself over 16 KiB)', async () => {
+    it(`answers the 100 KiB link with 414, and records it \
+(Node would refuse the head itself over 16 KiB)`, async () => {
         const { path } = HOSTILE_CASES.find(({ path }) => path.startsWith('/long/'))!;
         assert.equal((await get(path)).status, 414);
         assert.equal(site.asked.at(-1)?.path.length, LONG_LINK_LENGTH);
@@ -132,11 +157,19 @@ describe('the hostile site', () => {
         const grown = (process.memoryUsage().rss - rssBefore) / MiB;
         assert.ok(grown < 64, `rss grew ${grown.toFixed(0)} MiB serving 10 bombs`);
         const sinceStart = (process.memoryUsage().rss - rssBeforeStart) / MiB;
-        assert.ok(sinceStart < 200, `rss grew ${sinceStart.toFixed(0)} MiB since before the server started (the bombs are built without holding them)`);
+        assert.ok(
+            sinceStart < 200,
+            `rss grew ${sinceStart.toFixed(0)} MiB since before the ` +
+                `server started (the bombs are built without holding them)`,
+        );
     });
 
-    it('builds each bomb as one valid stream of exactly BOMB_BYTES (its segments are repeated, not compressed)', async () => {
-        for (const [path, decompressor] of [['/gzip-bomb', createGunzip], ['/brotli-bomb', createBrotliDecompress]] as const) {
+    it(`builds each bomb as one valid stream of exactly BOMB_BYTES \
+(its segments are repeated, not compressed)`, async () => {
+        for (const [path, decompressor] of [
+            ['/gzip-bomb', createGunzip],
+            ['/brotli-bomb', createBrotliDecompress],
+        ] as const) {
             const { body } = await get(path);
             assert.equal(await inflatedSize(body, decompressor({ chunkSize: 4 * MiB })), BOMB_BYTES, path);
         }
@@ -161,7 +194,11 @@ describe('the hostile site', () => {
         assert.match(cp1252.toString('latin1'), /<meta charset="windows-1252">/);
         assert.ok(cp1252.includes(Buffer.from([0x96, 0x20, 0x35, 0x80])), '– 5€ in windows-1252 bytes');
         const { body: both } = await get('/header-vs-meta');
-        assert.notEqual(title(iconv.decode(both, 'windows-1252')), caseFor('/header-vs-meta').expected.title, 'the meta, if obeyed, gives another title');
+        assert.notEqual(
+            title(iconv.decode(both, 'windows-1252')),
+            caseFor('/header-vs-meta').expected.title,
+            'the meta, if obeyed, gives another title',
+        );
     });
 
     it('serves the malformed page so that htmlparser2 still finds its title', async () => {
@@ -170,7 +207,9 @@ describe('the hostile site', () => {
 
     it('serves a page of MANY_LINKS item links, and the items', async () => {
         const $ = load((await get('/many-links')).body.toString('utf8'));
-        const hrefs = $('a.m').toArray().map((a) => $(a).attr('href'));
+        const hrefs = $('a.m')
+            .toArray()
+            .map((a) => $(a).attr('href'));
         assert.equal(hrefs.length, MANY_LINKS);
         assert.equal(hrefs[42], '/many-links/item/42');
         assert.equal(title((await get('/many-links/item/42')).body.toString()), 'Item 42');
@@ -185,8 +224,14 @@ describe('the hostile site', () => {
     });
 
     it('redirects in a loop, down a long chain, off-site and to the metadata address', async () => {
-        assert.deepEqual([(await get('/redirect-loop-a')).status, (await get('/redirect-loop-a')).headers.location], [301, '/redirect-loop-b']);
-        assert.deepEqual([(await get('/redirect-loop-b')).status, (await get('/redirect-loop-b')).headers.location], [301, '/redirect-loop-a']);
+        assert.deepEqual(
+            [(await get('/redirect-loop-a')).status, (await get('/redirect-loop-a')).headers.location],
+            [301, '/redirect-loop-b'],
+        );
+        assert.deepEqual(
+            [(await get('/redirect-loop-b')).status, (await get('/redirect-loop-b')).headers.location],
+            [301, '/redirect-loop-a'],
+        );
         for (let hop = 0; hop < CHAIN_HOPS; hop++) {
             const { status, headers } = await get(`/chain/${hop}`);
             assert.deepEqual([status, headers.location], [302, `/chain/${hop + 1}`]);
@@ -208,7 +253,13 @@ describe('the hostile site', () => {
 
     it('gives the extractor traps their titles; the site module throws on THROW', async () => {
         const product = hostileSite.routes.get('product')!;
-        const extract = (html: string) => product.extract!(load(html, { _useHtmlParser2: true } as never), { url: new URL(site.origin), label: 'product', renderer: 'http', userData: {} });
+        const extract = (html: string) =>
+            product.extract!(load(html, { _useHtmlParser2: true } as never), {
+                url: new URL(site.origin),
+                label: 'product',
+                renderer: 'http',
+                userData: {},
+            });
         const throws = (await get('/throws')).body.toString();
         assert.throws(() => extract(throws), /told to throw/);
         assert.equal(title((await get('/hangs')).body.toString()), 'HANG');
@@ -216,7 +267,11 @@ describe('the hostile site', () => {
     });
 
     it('ends /lying-length short of its Content-Length', async () => {
-        const { headers, received, aborted } = await new Promise<{ headers: IncomingHttpHeaders; received: number; aborted: boolean }>((resolve, reject) => {
+        const { headers, received, aborted } = await new Promise<{
+            headers: IncomingHttpHeaders;
+            received: number;
+            aborted: boolean;
+        }>((resolve, reject) => {
             httpGet({ host: '127.0.0.1', port: site.port, path: '/lying-length', agent: false }, (res) => {
                 let received = 0;
                 res.on('data', (chunk: Buffer) => (received += chunk.length));
@@ -231,7 +286,11 @@ describe('the hostile site', () => {
 
     it('stops writing each endless response when its client goes away', async () => {
         /** Opens `path`, hands the response to `until` to decide when to leave, then leaves. */
-        const openThenLeave = (path: string, until: (res: import('node:http').IncomingMessage, leave: () => void) => void, leaveAfterMs?: number) =>
+        const openThenLeave = (
+            path: string,
+            until: (res: import('node:http').IncomingMessage, leave: () => void) => void,
+            leaveAfterMs?: number,
+        ) =>
             new Promise<void>((resolve) => {
                 const request = httpGet({ host: '127.0.0.1', port: site.port, path, agent: false }, (res) => {
                     res.on('error', () => undefined);
@@ -241,7 +300,11 @@ describe('the hostile site', () => {
                     });
                 });
                 request.on('error', () => undefined);
-                if (leaveAfterMs !== undefined) setTimeout(() => (request.destroy(), resolve()), leaveAfterMs);
+                if (leaveAfterMs !== undefined)
+                    setTimeout(() => {
+                        request.destroy();
+                        resolve();
+                    }, leaveAfterMs);
             });
 
         await openThenLeave('/huge-streamed', (res, leave) => {

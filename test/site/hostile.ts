@@ -23,7 +23,14 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { constants as zlibConstants, crc32, createBrotliCompress, createDeflateRaw, type BrotliCompress, type DeflateRaw } from 'node:zlib';
+import {
+    constants as zlibConstants,
+    crc32,
+    createBrotliCompress,
+    createDeflateRaw,
+    type BrotliCompress,
+    type DeflateRaw,
+} from 'node:zlib';
 import iconv from 'iconv-lite';
 import type { FailureClass } from '../../src/vocabulary/failure.js';
 
@@ -73,59 +80,233 @@ export interface HostileCase {
     neverAsked?: true;
 }
 
-export const NORMAL_PRODUCTS: ReadonlyArray<{ path: string; expected: { title: string; price: number } }> = [1, 2, 3, 4, 5].map((n) => ({
+export const NORMAL_PRODUCTS: ReadonlyArray<{ path: string; expected: { title: string; price: number } }> = [
+    1, 2, 3, 4, 5,
+].map((n) => ({
     path: `/products/${n}`,
     expected: { title: `Product ${n}`, price: 11.5 + n },
 }));
 
 export const HOSTILE_CASES: readonly HostileCase[] = [
-    { path: '/huge-declared', linkClass: 'p', serves: 'Content-Length: 2147483648, six bytes, then nothing until the client leaves', expected: { reason: 'too-large' } }, // refused on the header, before reading
-    { path: '/huge-streamed', linkClass: 'p', serves: 'chunked (no length), 1 MiB chunks for as long as the client reads', expected: { reason: 'too-large' } }, // cut while streaming (10 MiB cap)
-    { path: '/gzip-bomb', linkClass: 'p', serves: `Content-Encoding: gzip, ~1 MiB that inflates to ${BOMB_BYTES} zero bytes`, expected: { reason: 'too-large' } }, // on the decompressed size
-    { path: '/brotli-bomb', linkClass: 'p', serves: `Content-Encoding: br, ~13 KiB that decompresses to ${BOMB_BYTES} zero bytes`, expected: { reason: 'too-large' } },
-    // The client's word for a premature close varies (undici: "other side closed", UND_ERR_SOCKET; node:http: ECONNRESET); the class does not.
-    { path: '/lying-length', linkClass: 'p', serves: 'Content-Length: 100000, 10 bytes, then the connection is closed', expected: { failureClass: 'transient' } }, // retried, then dead-lettered
-    { path: '/trickle', linkClass: 'p', serves: '200 and headers at once, then one body byte a second, forever', expected: { reason: 'etimedout' } }, // the HTTP client's request timeout, which covers the body
-    { path: '/slow-headers', linkClass: 'p', serves: 'the connection is accepted; nothing is ever sent', expected: { reason: 'timeout' } },
-    { path: '/redirect-loop-a', linkClass: 'p', serves: '301 to /redirect-loop-b, which 301s back', expected: { reason: 'redirect-loop' } },
-    // With the frontier's default of 10 hops, the request that would take the 11th (/chain/10) is dead-lettered; /chain/11 on are never asked.
-    { path: '/chain/0', linkClass: 'p', serves: `302 to /chain/1, … to /chain/${CHAIN_HOPS}, a product page`, expected: { reason: 'redirect-loop' } }, // or `too-many-redirects`, if the crawler names it so
-    { path: '/redirect-offsite', linkClass: 'p', serves: '302 to <offsite origin>/x (127.0.0.2)', expected: { reason: 'offsite-redirect' } },
-    { path: '/redirect-metadata', linkClass: 'p', serves: `302 to ${METADATA_URL}`, expected: { reason: 'offsite-redirect' } }, // never connected to
-    { path: '/offsite', href: ({ offsiteOrigin }) => `${offsiteOrigin}/offsite`, linkClass: 'p', serves: 'a link to 127.0.0.2', expected: { linksSkipped: 'offsite' }, neverAsked: true },
-    { path: '/latest/meta-data/', href: () => METADATA_URL, linkClass: 'p', serves: 'a link to the cloud metadata address', expected: { linksSkipped: 'offsite' }, neverAsked: true },
-    { path: '/mapped', href: ({ port }) => `http://[::ffff:127.0.0.1]:${port}/mapped`, linkClass: 'p', serves: 'a link to 127.0.0.1 as an IPv4-mapped IPv6 address ([::ffff:7f00:1] once parsed)', expected: { linksSkipped: 'offsite' }, neverAsked: true },
-    { path: '/decimal', href: ({ port }) => `http://2130706433:${port}/decimal`, linkClass: 'p', serves: 'a link to 127.0.0.1 as one decimal number (127.0.0.1 once parsed)', expected: { linksSkipped: 'offsite' }, neverAsked: true },
-    { path: '/hex', href: ({ port }) => `http://0x7f.1:${port}/hex`, linkClass: 'p', serves: 'a link to 127.0.0.1 in hex, shortened (127.0.0.1 once parsed)', expected: { linksSkipped: 'offsite' }, neverAsked: true },
+    {
+        path: '/huge-declared',
+        linkClass: 'p',
+        serves: 'Content-Length: 2147483648, six bytes, then nothing until the client leaves',
+        expected: { reason: 'too-large' },
+    }, // refused on the header, before reading
+    {
+        path: '/huge-streamed',
+        linkClass: 'p',
+        serves: 'chunked (no length), 1 MiB chunks for as long as the client reads',
+        expected: { reason: 'too-large' },
+    }, // cut while streaming (10 MiB cap)
+    {
+        path: '/gzip-bomb',
+        linkClass: 'p',
+        serves: `Content-Encoding: gzip, ~1 MiB that inflates to ${BOMB_BYTES} zero bytes`,
+        expected: { reason: 'too-large' },
+    }, // on the decompressed size
+    {
+        path: '/brotli-bomb',
+        linkClass: 'p',
+        serves: `Content-Encoding: br, ~13 KiB that decompresses to ${BOMB_BYTES} zero bytes`,
+        expected: { reason: 'too-large' },
+    },
+    // The client's word for a premature close varies (undici: "other side
+    // closed", UND_ERR_SOCKET; node:http: ECONNRESET); the class does not.
+    {
+        path: '/lying-length',
+        linkClass: 'p',
+        serves: 'Content-Length: 100000, 10 bytes, then the connection is closed',
+        expected: { failureClass: 'transient' },
+    }, // retried, then dead-lettered
+    {
+        path: '/trickle',
+        linkClass: 'p',
+        serves: '200 and headers at once, then one body byte a second, forever',
+        expected: { reason: 'etimedout' },
+    }, // the HTTP client's request timeout, which covers the body
+    {
+        path: '/slow-headers',
+        linkClass: 'p',
+        serves: 'the connection is accepted; nothing is ever sent',
+        expected: { reason: 'timeout' },
+    },
+    {
+        path: '/redirect-loop-a',
+        linkClass: 'p',
+        serves: '301 to /redirect-loop-b, which 301s back',
+        expected: { reason: 'redirect-loop' },
+    },
+    // With the frontier's default of 10 hops, the request that would take
+    // the 11th (/chain/10) is dead-lettered; /chain/11 on are never asked.
+    {
+        path: '/chain/0',
+        linkClass: 'p',
+        serves: `302 to /chain/1, … to /chain/${CHAIN_HOPS}, a product page`,
+        expected: { reason: 'redirect-loop' },
+    }, // or `too-many-redirects`, if the crawler names it so
+    {
+        path: '/redirect-offsite',
+        linkClass: 'p',
+        serves: '302 to <offsite origin>/x (127.0.0.2)',
+        expected: { reason: 'offsite-redirect' },
+    },
+    {
+        path: '/redirect-metadata',
+        linkClass: 'p',
+        serves: `302 to ${METADATA_URL}`,
+        expected: { reason: 'offsite-redirect' },
+    }, // never connected to
+    {
+        path: '/offsite',
+        href: ({ offsiteOrigin }) => `${offsiteOrigin}/offsite`,
+        linkClass: 'p',
+        serves: 'a link to 127.0.0.2',
+        expected: { linksSkipped: 'offsite' },
+        neverAsked: true,
+    },
+    {
+        path: '/latest/meta-data/',
+        href: () => METADATA_URL,
+        linkClass: 'p',
+        serves: 'a link to the cloud metadata address',
+        expected: { linksSkipped: 'offsite' },
+        neverAsked: true,
+    },
+    {
+        path: '/mapped',
+        href: ({ port }) => `http://[::ffff:127.0.0.1]:${port}/mapped`,
+        linkClass: 'p',
+        serves: 'a link to 127.0.0.1 as an IPv4-mapped IPv6 address ([::ffff:7f00:1] once parsed)',
+        expected: { linksSkipped: 'offsite' },
+        neverAsked: true,
+    },
+    {
+        path: '/decimal',
+        href: ({ port }) => `http://2130706433:${port}/decimal`,
+        linkClass: 'p',
+        serves: 'a link to 127.0.0.1 as one decimal number (127.0.0.1 once parsed)',
+        expected: { linksSkipped: 'offsite' },
+        neverAsked: true,
+    },
+    {
+        path: '/hex',
+        href: ({ port }) => `http://0x7f.1:${port}/hex`,
+        linkClass: 'p',
+        serves: 'a link to 127.0.0.1 in hex, shortened (127.0.0.1 once parsed)',
+        expected: { linksSkipped: 'offsite' },
+        neverAsked: true,
+    },
     { path: 'file:///etc/passwd', linkClass: 'p', serves: 'a file: link', expected: { linksSkipped: 'invalid' } },
-    { path: 'javascript:alert(1)', linkClass: 'p', serves: 'a javascript: link', expected: { linksSkipped: 'invalid' } },
+    {
+        path: 'javascript:alert(1)',
+        linkClass: 'p',
+        serves: 'a javascript: link',
+        expected: { linksSkipped: 'invalid' },
+    },
     { path: 'data:text/html,hi', linkClass: 'p', serves: 'a data: link', expected: { linksSkipped: 'invalid' } },
     // If asked anyway, the server answers 414 (it accepts request heads up to 256 KiB so that `asked` can record it).
-    { path: LONG_PATH, linkClass: 'p', serves: `a same-site link ${LONG_LINK_LENGTH} characters long`, expected: { linksSkipped: 'invalid' }, neverAsked: true },
-    // In scope (the run allows hostile.test); HOSTILE_DNS resolves it to 127.0.0.9, where nothing listens. Refused before connecting.
-    { path: '/secret', href: ({ port }) => `http://internal.hostile.test:${port}/secret`, linkClass: 'p', serves: 'a link to a name that resolves to 127.0.0.9', expected: { reason: 'forbidden-address' }, neverAsked: true },
+    {
+        path: LONG_PATH,
+        linkClass: 'p',
+        serves: `a same-site link ${LONG_LINK_LENGTH} characters long`,
+        expected: { linksSkipped: 'invalid' },
+        neverAsked: true,
+    },
+    // In scope (the run allows hostile.test); HOSTILE_DNS resolves it
+    // to 127.0.0.9, where nothing listens. Refused before connecting.
+    {
+        path: '/secret',
+        href: ({ port }) => `http://internal.hostile.test:${port}/secret`,
+        linkClass: 'p',
+        serves: 'a link to a name that resolves to 127.0.0.9',
+        expected: { reason: 'forbidden-address' },
+        neverAsked: true,
+    },
     // The page itself is stored; of its links the crawler takes at most its per-page limit, as label `item`.
-    { path: '/many-links', linkClass: 'm', serves: `${MANY_LINKS} links (class m) to /many-links/item/N, each a page titled "Item N"`, expected: { title: 'Many links' } },
-    // A recursive walk of the tree overflows Node's default stack (it gives out near 11,000 levels). htmlparser2 parses it in ~0.3 s,
-    // but a selector's walk into it is O(depth²) (domutils' find() shifts and unshifts a stack as deep as
-    // the page): ~2 s to reach the title on the 2-core development machine, ~5 s for a selector that
-    // matches nothing. The price comes before the nesting so the product route's parse stays well inside
-    // the 10 s extract timeout and the page is stored.
-    { path: '/deep', linkClass: 'p', serves: `<p class="price">, then ${DEEP_NESTING} nested <div>s around <h1 class="title">Deep title</h1>`, expected: { title: 'Deep title' } },
-    { path: '/malformed', linkClass: 'p', serves: 'stray </div>s, unquoted attributes, unclosed tags, <h1 class=title>Malformed ok to the end of the file', expected: { title: 'Malformed ok' } },
-    // Each bad sequence is replaced per the WHATWG decoder (maximal subparts): FF → 1, C3 28 → 1 and "(", E2 82 → 1, C0 AF → 2, ED A0 80 (a surrogate) → 3.
-    { path: '/invalid-utf8', linkClass: 'p', serves: 'charset=utf-8, a title with invalid UTF-8 bytes', expected: { title: 'Bad \uFFFD byte \uFFFD( cut \uFFFD overlong \uFFFD\uFFFD surrogate \uFFFD\uFFFD\uFFFD end' } },
-    { path: '/cp1252-meta', linkClass: 'p', serves: 'text/html (no charset), <meta charset="windows-1252">, windows-1252 bytes', expected: { title: 'Café Crème – 5€' } },
-    { path: '/sjis-header', linkClass: 'p', serves: 'charset=Shift_JIS in the header, no meta, Shift_JIS bytes', expected: { title: '日本語のタイトル' } },
+    {
+        path: '/many-links',
+        linkClass: 'm',
+        serves: `${MANY_LINKS} links (class m) to /many-links/item/N, each a page titled "Item N"`,
+        expected: { title: 'Many links' },
+    },
+    // A recursive walk of the tree overflows Node's default stack (it gives out near 11,000 levels).
+    // htmlparser2 parses it in ~0.3 s, but a selector's walk into it is O(depth²) (domutils' find()
+    // shifts and unshifts a stack as deep as the page): ~2 s to reach the title on the 2-core development
+    // machine, ~5 s for a selector that matches nothing. The price comes before the nesting so the
+    // product route's parse stays well inside the 10 s extract timeout and the page is stored.
+    {
+        path: '/deep',
+        linkClass: 'p',
+        serves: `<p class="price">, then ${DEEP_NESTING} nested <div>s around <h1 class="title">Deep title</h1>`,
+        expected: { title: 'Deep title' },
+    },
+    {
+        path: '/malformed',
+        linkClass: 'p',
+        serves:
+            'stray </div>s, unquoted attributes, unclosed tags, ' +
+            '<h1 class=title>Malformed ok to the end of the file',
+        expected: { title: 'Malformed ok' },
+    },
+    // Each bad sequence is replaced per the WHATWG decoder (maximal subparts): FF
+    // → 1, C3 28 → 1 and "(", E2 82 → 1, C0 AF → 2, ED A0 80 (a surrogate) → 3.
+    {
+        path: '/invalid-utf8',
+        linkClass: 'p',
+        serves: 'charset=utf-8, a title with invalid UTF-8 bytes',
+        expected: {
+            title: 'Bad \uFFFD byte \uFFFD( cut \uFFFD overlong \uFFFD\uFFFD surrogate \uFFFD\uFFFD\uFFFD end',
+        },
+    },
+    {
+        path: '/cp1252-meta',
+        linkClass: 'p',
+        serves: 'text/html (no charset), <meta charset="windows-1252">, windows-1252 bytes',
+        expected: { title: 'Café Crème – 5€' },
+    },
+    {
+        path: '/sjis-header',
+        linkClass: 'p',
+        serves: 'charset=Shift_JIS in the header, no meta, Shift_JIS bytes',
+        expected: { title: '日本語のタイトル' },
+    },
     // Half its bytes are NULs: a binary check must come after the BOM is honoured.
-    { path: '/utf16-bom', linkClass: 'p', serves: 'text/html (no charset), UTF-16LE with a BOM (FF FE)', expected: { title: 'UTF-16 ünïcödé' } },
+    {
+        path: '/utf16-bom',
+        linkClass: 'p',
+        serves: 'text/html (no charset), UTF-16LE with a BOM (FF FE)',
+        expected: { title: 'UTF-16 ünïcödé' },
+    },
     // Not iso-8859-1 in the header: WHATWG reads it as windows-1252, the same as the meta, and nothing would be tested.
-    { path: '/header-vs-meta', linkClass: 'p', serves: 'charset=utf-8 in the header, <meta charset="windows-1252">, UTF-8 bytes', expected: { title: 'Ünïcode wins' } }, // the header wins
-    { path: '/binary', linkClass: 'p', serves: 'text/html, 64 KiB of random bytes, one in 16 a NUL', expected: { reason: 'binary-content' } }, // permanent
+    {
+        path: '/header-vs-meta',
+        linkClass: 'p',
+        serves: 'charset=utf-8 in the header, <meta charset="windows-1252">, UTF-8 bytes',
+        expected: { title: 'Ünïcode wins' },
+    }, // the header wins
+    {
+        path: '/binary',
+        linkClass: 'p',
+        serves: 'text/html, 64 KiB of random bytes, one in 16 a NUL',
+        expected: { reason: 'binary-content' },
+    }, // permanent
     { path: '/pdf', linkClass: 'p', serves: 'application/pdf', expected: { reason: 'unsupported-content-type' } },
-    { path: '/throws', linkClass: 'p', serves: 'a product page titled THROW; hostileSite\'s extractor throws on it', expected: { quarantine: 'extractor-error' } },
-    // Ended by the parse worker's timeout: the crawl needs --parse-workers 1 or more (default 0 on 2 cores), or it hangs.
-    { path: '/hangs', linkClass: 'p', serves: 'a product page titled HANG; hostileSite\'s extractor loops forever on it', expected: { quarantine: 'extractor-timeout' } },
+    {
+        path: '/throws',
+        linkClass: 'p',
+        serves: "a product page titled THROW; hostileSite's extractor throws on it",
+        expected: { quarantine: 'extractor-error' },
+    },
+    // Ended by the parse worker's timeout: the crawl needs
+    // --parse-workers 1 or more (default 0 on 2 cores), or it hangs.
+    {
+        path: '/hangs',
+        linkClass: 'p',
+        serves: "a product page titled HANG; hostileSite's extractor loops forever on it",
+        expected: { quarantine: 'extractor-timeout' },
+    },
 ];
 
 export interface HostileSiteOptions {
@@ -133,7 +314,10 @@ export interface HostileSiteOptions {
     host?: string;
     /** Default: 0, a free port. */
     port?: number;
-    /** Where /offsite and /redirect-offsite point. Default: `http://127.0.0.2:<port>`, where nothing of ours listens. */
+    /**
+     * Where /offsite and /redirect-offsite point. Default:
+     * `http://127.0.0.2:<port>`, where nothing of ours listens.
+     */
     offsiteOrigin?: string;
 }
 
@@ -157,7 +341,8 @@ const MiB = 1 << 20;
 
 export async function startHostileSite(options: HostileSiteOptions = {}): Promise<HostileSite> {
     const host = options.host ?? '127.0.0.1';
-    const [gzipBomb, brotliBomb] = await (bombs ??= Promise.all([gzipOfZeros(BOMB_BYTES), brotliOfZeros(BOMB_BYTES)]));
+    bombs ??= Promise.all([gzipOfZeros(BOMB_BYTES), brotliOfZeros(BOMB_BYTES)]);
+    const [gzipBomb, brotliBomb] = await bombs;
     const asked: HostileSite['asked'] = [];
     const open = new Set<ServerResponse>();
     let peakBytesSent = 0;
@@ -222,16 +407,55 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
         '/redirect-loop-b': (res) => redirect(res, 301, '/redirect-loop-a'),
         '/redirect-offsite': (res) => redirect(res, 302, `${offsiteOrigin}/x`),
         '/redirect-metadata': (res) => redirect(res, 302, METADATA_URL),
-        '/many-links': (res) => send(res, 200, HTML, (manyLinksPage ??= page('Many links', Array.from({ length: MANY_LINKS }, (_, n) => `<a class="m" href="/many-links/item/${n}">${n}</a>`).join('\n')))),
-        '/deep': (res) => send(res, 200, HTML, (deepPage ??= page('Deep', `<p class="price">£9.99</p>\n${'<div>'.repeat(DEEP_NESTING)}<h1 class="title">Deep title</h1>${'</div>'.repeat(DEEP_NESTING)}`, undefined, ''))),
+        '/many-links': (res) => {
+            manyLinksPage ??= page(
+                'Many links',
+                Array.from({ length: MANY_LINKS }, (_, n) => `<a class="m" href="/many-links/item/${n}">${n}</a>`).join(
+                    '\n',
+                ),
+            );
+            send(res, 200, HTML, manyLinksPage);
+        },
+        '/deep': (res) => {
+            deepPage ??= page(
+                'Deep',
+                `<p class="price">£9.99</p>\n${'<div>'.repeat(DEEP_NESTING)}` +
+                    `<h1 class="title">Deep title</h1>${'</div>'.repeat(DEEP_NESTING)}`,
+                undefined,
+                '',
+            );
+            send(res, 200, HTML, deepPage);
+        },
         '/malformed': (res) => send(res, 200, HTML, MALFORMED),
         '/invalid-utf8': (res) => send(res, 200, HTML, INVALID_UTF8),
-        '/cp1252-meta': (res) => send(res, 200, 'text/html', iconv.encode(page('Café Crème – 5€', '', '<meta charset="windows-1252">'), 'windows-1252')),
-        '/sjis-header': (res) => send(res, 200, 'text/html; charset=Shift_JIS', iconv.encode(page('日本語のタイトル', ''), 'Shift_JIS')),
-        '/utf16-bom': (res) => send(res, 200, 'text/html', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(page('UTF-16 ünïcödé', ''), 'utf16le')])),
+        '/cp1252-meta': (res) =>
+            send(
+                res,
+                200,
+                'text/html',
+                iconv.encode(page('Café Crème – 5€', '', '<meta charset="windows-1252">'), 'windows-1252'),
+            ),
+        '/sjis-header': (res) =>
+            send(res, 200, 'text/html; charset=Shift_JIS', iconv.encode(page('日本語のタイトル', ''), 'Shift_JIS')),
+        '/utf16-bom': (res) =>
+            send(
+                res,
+                200,
+                'text/html',
+                Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(page('UTF-16 ünïcödé', ''), 'utf16le')]),
+            ),
         '/header-vs-meta': (res) => send(res, 200, HTML, page('Ünïcode wins', '', '<meta charset="windows-1252">')),
-        '/binary': (res) => send(res, 200, 'text/html', (binaryBody ??= noisyBytes(64 * 1024))),
-        '/pdf': (res) => send(res, 200, 'application/pdf', '%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n'),
+        '/binary': (res) => {
+            binaryBody ??= noisyBytes(64 * 1024);
+            send(res, 200, 'text/html', binaryBody);
+        },
+        '/pdf': (res) =>
+            send(
+                res,
+                200,
+                'application/pdf',
+                '%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n',
+            ),
         '/throws': (res) => send(res, 200, HTML, page('THROW', '<p class="price">£1.00</p>')),
         '/hangs': (res) => send(res, 200, HTML, page('HANG', '<p class="price">£1.00</p>')),
         [LONG_PATH]: (res) => send(res, 414, HTML, page('URI Too Long', '')),
@@ -239,20 +463,24 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
 
     function respond(path: string, res: ServerResponse): void {
         const handler = exact[path];
-        if (handler) return handler(res);
+        if (handler) {
+            handler(res);
+            return;
+        }
         const [, kind, n] = /^\/(products|chain|many-links\/item)\/(\d+)$/.exec(path) ?? [];
         const number = Number(n);
         if (kind === 'products' && number >= 1 && number <= NORMAL_PRODUCTS.length) {
             const { title, price } = NORMAL_PRODUCTS[number - 1]!.expected;
-            return send(res, 200, HTML, page(title, `<p class="price">£${price.toFixed(2)}</p>`));
-        }
-        if (kind === 'chain' && number < CHAIN_HOPS) return redirect(res, 302, `/chain/${number + 1}`);
-        if (kind === 'chain' && number === CHAIN_HOPS) return send(res, 200, HTML, page('Chain end', '<p class="price">£30.00</p>'));
-        if (kind === 'many-links/item' && number < MANY_LINKS) return send(res, 200, HTML, page(`Item ${n}`, ''));
-        send(res, 404, HTML, page('Not found', ''));
+            send(res, 200, HTML, page(title, `<p class="price">£${price.toFixed(2)}</p>`));
+        } else if (kind === 'chain' && number < CHAIN_HOPS) redirect(res, 302, `/chain/${number + 1}`);
+        else if (kind === 'chain' && number === CHAIN_HOPS)
+            send(res, 200, HTML, page('Chain end', '<p class="price">£30.00</p>'));
+        else if (kind === 'many-links/item' && number < MANY_LINKS) send(res, 200, HTML, page(`Item ${n}`, ''));
+        else send(res, 404, HTML, page('Not found', ''));
     }
 
-    // Heads up to 256 KiB, so that a crawler asking for the 100 KiB link is seen here rather than refused by Node (16 KiB).
+    // Heads up to 256 KiB, so that a crawler asking for the 100
+    // KiB link is seen here rather than refused by Node (16 KiB).
     const server = createServer({ maxHeaderSize: 256 * 1024 }, (req: IncomingMessage, res: ServerResponse) => {
         const target = req.url ?? '/';
         asked.push({ host: req.headers.host ?? '', path: target });
@@ -269,9 +497,15 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
         origin: `http://${host}:${port}`,
         port,
         asked,
-        get peakBytesSent() { return peakBytesSent; },
-        get peakBuffered() { return peakBuffered; },
-        get openStreams() { return open.size; },
+        get peakBytesSent() {
+            return peakBytesSent;
+        },
+        get peakBuffered() {
+            return peakBuffered;
+        },
+        get openStreams() {
+            return open.size;
+        },
         close: () =>
             new Promise<void>((resolve, reject) => {
                 server.close((error) => (error ? reject(error) : resolve()));
@@ -284,17 +518,38 @@ export async function startHostileSite(options: HostileSiteOptions = {}): Promis
 function indexPage(port: number, offsiteOrigin: string): string {
     const links = [
         ...NORMAL_PRODUCTS.map(({ path }) => ({ href: path, linkClass: 'p' })),
-        ...HOSTILE_CASES.map(({ path, href, linkClass }) => ({ href: href?.({ port, offsiteOrigin }) ?? path, linkClass })),
+        ...HOSTILE_CASES.map(({ path, href, linkClass }) => ({
+            href: href?.({ port, offsiteOrigin }) ?? path,
+            linkClass,
+        })),
     ];
-    return page('Hostile shop', links.map(({ href, linkClass }) => `<a class="${linkClass}" href="${href}">${href.slice(0, 40)}</a>`).join('\n'), undefined, '<h1>Hostile shop</h1>');
+    return page(
+        'Hostile shop',
+        links
+            .map(({ href, linkClass }) => `<a class="${linkClass}" href="${href}">${href.slice(0, 40)}</a>`)
+            .join('\n'),
+        undefined,
+        '<h1>Hostile shop</h1>',
+    );
 }
 
 /** An HTML page with `<h1 class="title">` (unless `h1` is given) and `body` after it. */
-function page(title: string, body: string, head = '<meta charset="utf-8">', h1 = `<h1 class="title">${title}</h1>`): string {
+function page(
+    title: string,
+    body: string,
+    head = '<meta charset="utf-8">',
+    h1 = `<h1 class="title">${title}</h1>`,
+): string {
     return `<!DOCTYPE html>\n<html><head>${head}<title>${title}</title></head>\n<body>${h1}\n${body}\n</body></html>\n`;
 }
 
-function send(res: ServerResponse, status: number, contentType: string, body: string | Buffer, headers: Record<string, string> = {}): void {
+function send(
+    res: ServerResponse,
+    status: number,
+    contentType: string,
+    body: string | Buffer,
+    headers: Record<string, string> = {},
+): void {
     const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
     res.writeHead(status, { 'content-type': contentType, 'content-length': bytes.length, ...headers }).end(bytes);
 }
@@ -314,12 +569,20 @@ const MALFORMED = `<!DOCTYPE html>
 <h1 class=title>Malformed ok`;
 
 const INVALID_UTF8 = Buffer.concat([
-    Buffer.from('<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>Invalid UTF-8</title></head>\n<body><h1 class="title">'),
-    Buffer.from('Bad '), Buffer.from([0xff]),
-    Buffer.from(' byte '), Buffer.from([0xc3, 0x28]),
-    Buffer.from(' cut '), Buffer.from([0xe2, 0x82]),
-    Buffer.from(' overlong '), Buffer.from([0xc0, 0xaf]),
-    Buffer.from(' surrogate '), Buffer.from([0xed, 0xa0, 0x80]),
+    Buffer.from(
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">' +
+            '<title>Invalid UTF-8</title></head>\n<body><h1 class="title">',
+    ),
+    Buffer.from('Bad '),
+    Buffer.from([0xff]),
+    Buffer.from(' byte '),
+    Buffer.from([0xc3, 0x28]),
+    Buffer.from(' cut '),
+    Buffer.from([0xe2, 0x82]),
+    Buffer.from(' overlong '),
+    Buffer.from([0xc0, 0xaf]),
+    Buffer.from(' surrogate '),
+    Buffer.from([0xed, 0xa0, 0x80]),
     Buffer.from(' end</h1>\n<p class="price">£2.00</p>\n</body></html>\n'),
 ]);
 
@@ -343,7 +606,8 @@ function noisyBytes(length: number): Buffer {
  */
 async function gzipOfZeros(total: number): Promise<Buffer> {
     const [segment, again, end] = await flushedSegments(createDeflateRaw({ level: 9 }), zlibConstants.Z_FULL_FLUSH);
-    if (!segment!.equals(again!)) throw new Error('deflate: a flushed MiB of zeros does not repeat; build the bomb by compressing all of it');
+    if (!segment!.equals(again!))
+        throw new Error('deflate: a flushed MiB of zeros does not repeat; build the bomb by compressing all of it');
     const zero = Buffer.alloc(MiB);
     let crc = 0;
     for (let done = 0; done < total; done += MiB) crc = crc32(zero, crc);
@@ -359,8 +623,13 @@ async function gzipOfZeros(total: number): Promise<Buffer> {
  * flushed MiB, which carries the stream header, every further flushed MiB is the same 13 bytes.
  */
 async function brotliOfZeros(total: number): Promise<Buffer> {
-    const [first, segment, again, end] = await flushedSegments(createBrotliCompress({ params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 5 } }), zlibConstants.BROTLI_OPERATION_FLUSH, 3);
-    if (!segment!.equals(again!)) throw new Error('brotli: a flushed MiB of zeros does not repeat; build the bomb by compressing all of it');
+    const [first, segment, again, end] = await flushedSegments(
+        createBrotliCompress({ params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 5 } }),
+        zlibConstants.BROTLI_OPERATION_FLUSH,
+        3,
+    );
+    if (!segment!.equals(again!))
+        throw new Error('brotli: a flushed MiB of zeros does not repeat; build the bomb by compressing all of it');
     return Buffer.concat([first!, ...Array<Buffer>(total / MiB - 1).fill(segment!), end!]);
 }
 

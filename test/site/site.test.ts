@@ -16,7 +16,11 @@ describe('defineSite', () => {
         startUrls: ['http://127.0.0.1/'],
         routes: {
             listing: { match: /\/category\//, enqueue: [{ selector: 'a.product', label: 'product' }] },
-            product: { match: (url) => url.pathname.startsWith('/products/'), schema: item, extract: () => ({ name: 'x' }) },
+            product: {
+                match: (url) => url.pathname.startsWith('/products/'),
+                schema: item,
+                extract: () => ({ name: 'x' }),
+            },
             rendered: { schema: item, extract: () => ({ name: 'x' }), render: 'always', minRecords: 5 },
         },
     });
@@ -54,18 +58,27 @@ describe('defineSite', () => {
 
     it('rejects a start URL that is not http(s), and a content type that is not a media type', () => {
         for (const url of ['ftp://127.0.0.1/', 'not a url', '127.0.0.1/']) {
-            assert.throws(() => defineSite({ name: 'shop', startUrls: [url], routes: {} }), /site shop: start URL ".*" is not an http:\/\/ or https:\/\/ URL/, url);
+            assert.throws(
+                () => defineSite({ name: 'shop', startUrls: [url], routes: {} }),
+                /site shop: start URL ".*" is not an http:\/\/ or https:\/\/ URL/,
+                url,
+            );
         }
         assert.doesNotThrow(() => defineSite({ name: 'shop', startUrls: ['HTTPS://127.0.0.1/a'], routes: {} }));
         assert.throws(
-            () => defineSite({ name: 'shop', startUrls: [], routes: { page: { contentTypes: ['text/html', 'html'] } } }),
+            () =>
+                defineSite({ name: 'shop', startUrls: [], routes: { page: { contentTypes: ['text/html', 'html'] } } }),
             /site shop: route "page" takes content type "html", which is not a media type \(type\/subtype\)/,
         );
     });
 
     it('rejects a site name that cannot name a store', () => {
         for (const name of ['My Site', 'Shop', '-shop', 'shop_1', 'shop/1', '']) {
-            assert.throws(() => defineSite({ name, startUrls: [], routes: {} }), /must be lower-case letters, digits and dashes/, name);
+            assert.throws(
+                () => defineSite({ name, startUrls: [], routes: {} }),
+                /must be lower-case letters, digits and dashes/,
+                name,
+            );
         }
         assert.doesNotThrow(() => defineSite({ name: '0-shop-2', startUrls: [], routes: {} }));
     });
@@ -145,7 +158,8 @@ describe('textOf', () => {
         assert.equal(textOf($, 'span.price', second), '£2');
     });
 
-    it('searches inside a root given as a selection, a list of elements or a selector, as $(selector, root) does', () => {
+    it(`searches inside a root given as a selection, a list \
+of elements or a selector, as $(selector, root) does`, () => {
         assert.equal(textOf($, 'span.price', $('div.card').last()), '£2');
         assert.equal(textOf($, 'span.price', $('div.card').toArray().slice(1)), '£2');
         assert.equal(textOf($, 'span.price', 'div.card:last'), '£2');
@@ -161,7 +175,10 @@ describe('textOf', () => {
 
     it('reads a page nested deeper than the call stack goes (a recursive walk gives out near 11,000 levels)', () => {
         const depth = 20_000;
-        const deep = load(`<p class="price">£9</p>${'<div>'.repeat(depth)}<h1 class="title">Deep title</h1>${'</div>'.repeat(depth)}`, { _useHtmlParser2: true } as never);
+        const deep = load(
+            `<p class="price">£9</p>${'<div>'.repeat(depth)}<h1 class="title">Deep title</h1>${'</div>'.repeat(depth)}`,
+            { _useHtmlParser2: true } as never,
+        );
         assert.equal(textOf(deep, 'h1.title'), 'Deep title');
         assert.equal(textOf(deep, 'p.price'), '£9');
         assert.equal(elementsOf(deep, 'h1.title').length, 1);
@@ -180,17 +197,35 @@ describe('elementsOf', () => {
         <ul><li><a class="item" href="/1">1</a></li><li><a class="item x" href="/2">2</a></li></ul>
         <a class="next" href="/page/2">next</a>`);
 
-    it('finds what $(selector).toArray() finds, in document order, for plain selectors, lists, pseudo-classes and positional ones', () => {
-        for (const selector of ['a.item', 'ul a', 'a.next, a.menu', 'li:first-child a', 'a:not(.x)', 'a[href^="/page"]', 'a:contains(M2)', 'a.item:last', 'a:eq(2)', 'a.none']) {
+    it(`finds what $(selector).toArray() finds, in document order, \
+for plain selectors, lists, pseudo-classes and positional ones`, () => {
+        for (const selector of [
+            'a.item',
+            'ul a',
+            'a.next, a.menu',
+            'li:first-child a',
+            'a:not(.x)',
+            'a[href^="/page"]',
+            'a:contains(M2)',
+            'a.item:last',
+            'a:eq(2)',
+            'a.none',
+        ]) {
             assert.deepEqual(elementsOf($, selector), $(selector).toArray(), selector);
         }
-        assert.deepEqual(elementsOf($, 'a.item', $('li').last()).map((a) => a.attribs.href), ['/2']);
+        assert.deepEqual(
+            elementsOf($, 'a.item', $('li').last()).map((a) => a.attribs.href),
+            ['/2'],
+        );
     });
 
     it('searches roots that hold one another once, as $ does', () => {
         const roots = $('ul, li');
         assert.deepEqual(elementsOf($, 'a', roots), $('a', roots).toArray());
-        assert.deepEqual(elementsOf($, 'a', roots).map((a) => a.attribs.href), ['/1', '/2']);
+        assert.deepEqual(
+            elementsOf($, 'a', roots).map((a) => a.attribs.href),
+            ['/1', '/2'],
+        );
     });
 
     it('reads a relative selector against the root, as $ does', () => {
@@ -210,7 +245,19 @@ describe('selectUnder', () => {
     // A real page saved from books.toscrape.com: ~1,000 nodes, nested lists and forms.
     const html = readFileSync(new URL('../fixtures/books.toscrape.com/index.html', import.meta.url), 'utf8');
     const $ = load(html, { _useHtmlParser2: true } as never);
-    const selectors = ['a', 'li', 'ol.row li article.product_pod h3 a', '.price_color', 'p.star-rating.Three', 'ul.nav-list > li ul li a', 'div:has(> form)', 'a:not([title])', 'img[src$=".jpg"]', 'h1, .page-header, li.next a', 'nothing.here'];
+    const selectors = [
+        'a',
+        'li',
+        'ol.row li article.product_pod h3 a',
+        '.price_color',
+        'p.star-rating.Three',
+        'ul.nav-list > li ul li a',
+        'div:has(> form)',
+        'a:not([title])',
+        'img[src$=".jpg"]',
+        'h1, .page-header, li.next a',
+        'nothing.here',
+    ];
 
     it("finds on a real page what css-select's selectAll finds, in the same order", () => {
         for (const selector of selectors) {

@@ -16,10 +16,12 @@ const SITE_MODULE = new URL('../../src/site/site.ts', import.meta.url).href;
 /** A site module that defines a site called `name`. */
 const siteModule = (name: string) =>
     `import { defineSite } from ${JSON.stringify(SITE_MODULE)};\n` +
-    `export default defineSite({ name: ${JSON.stringify(name)}, startUrls: ['http://127.0.0.1:9/'], routes: { page: { match: () => true } } });\n`;
+    `export default defineSite({ name: ${JSON.stringify(name)}, startUrls: ` +
+    `['http://127.0.0.1:9/'], routes: { page: { match: () => true } } });\n`;
 
 /** A declarative site file (YAML, and so JSON too) that defines a site called `name`. */
-const siteFile = (name: string) => JSON.stringify({ name, startUrls: ['http://127.0.0.1:9/'], routes: { page: { match: '.' } } });
+const siteFile = (name: string) =>
+    JSON.stringify({ name, startUrls: ['http://127.0.0.1:9/'], routes: { page: { match: '.' } } });
 
 describe('loadSite', () => {
     it('loads every site in routes/ by its name, and each is named after its file', async () => {
@@ -32,7 +34,10 @@ describe('loadSite', () => {
         const routesDir = await mkdtemp(join(tmpdir(), 'dragnet-routes-'));
         t.after(() => rm(routesDir, { recursive: true, force: true }));
         await writeFile(join(routesDir, 'shop-a.ts'), siteModule('shop-b'));
-        for (const load of [() => loadSite('shop-a', routesDir), () => loadSite(join(routesDir, 'shop-a.ts'), routesDir)]) {
+        for (const load of [
+            () => loadSite('shop-a', routesDir),
+            () => loadSite(join(routesDir, 'shop-a.ts'), routesDir),
+        ]) {
             await assert.rejects(load, (error: unknown) => {
                 assert.ok(error instanceof ConfigError, String(error));
                 assert.ok(!error.message.includes('\n'), error.message);
@@ -49,12 +54,14 @@ describe('loadSite', () => {
         assert.equal((await loadSite(join(dir, 'my-crawl.ts'))).name, 'shop-b');
     });
 
-    it('finds a name\'s TypeScript module first, then <name>.yaml, .yml and .json, and lists each name once', async (t) => {
+    it(`finds a name's TypeScript module first, then <name>.yaml, \
+.yml and .json, and lists each name once`, async (t) => {
         const routesDir = await mkdtemp(join(tmpdir(), 'dragnet-routes-'));
         t.after(() => rm(routesDir, { recursive: true, force: true }));
         await writeFile(join(routesDir, 'both.ts'), siteModule('both'));
         await writeFile(join(routesDir, 'both.yaml'), siteFile('both'));
-        for (const file of ['a-yaml.yaml', 'a-yml.yml', 'a-json.json']) await writeFile(join(routesDir, file), siteFile(file.replace(/\..*$/, '')));
+        for (const file of ['a-yaml.yaml', 'a-yml.yml', 'a-json.json'])
+            await writeFile(join(routesDir, file), siteFile(file.replace(/\..*$/, '')));
         await writeFile(join(routesDir, 'notes.txt'), 'not a site');
         assert.deepEqual(listSites(routesDir), ['a-json', 'a-yaml', 'a-yml', 'both']);
         assert.equal(siteSourceFile(await loadSite('both', routesDir)), join(routesDir, 'both.ts'));
@@ -63,17 +70,24 @@ describe('loadSite', () => {
             assert.equal(siteSourceFile(site), join(routesDir, file));
             assert.match(site.moduleUrl ?? '', /siteModule\.ts\?file=/);
         }
-        assert.equal((await loadSite(join(routesDir, 'both.yaml'), routesDir)).name, 'both', 'a path names the file itself');
+        assert.equal(
+            (await loadSite(join(routesDir, 'both.yaml'), routesDir)).name,
+            'both',
+            'a path names the file itself',
+        );
     });
 
-    it('holds a declarative file in the routes dir to its site\'s name too', async (t) => {
+    it("holds a declarative file in the routes dir to its site's name too", async (t) => {
         const routesDir = await mkdtemp(join(tmpdir(), 'dragnet-routes-'));
         t.after(() => rm(routesDir, { recursive: true, force: true }));
         await writeFile(join(routesDir, 'shop-a.yaml'), siteFile('shop-b'));
-        await assert.rejects(() => loadSite('shop-a', routesDir), (error: unknown) => {
-            assert.ok(error instanceof ConfigError, String(error));
-            assert.match(error.message, /shop-a\.yaml defines site "shop-b": .*rename it to shop-b\.yaml/);
-            return true;
-        });
+        await assert.rejects(
+            () => loadSite('shop-a', routesDir),
+            (error: unknown) => {
+                assert.ok(error instanceof ConfigError, String(error));
+                assert.match(error.message, /shop-a\.yaml defines site "shop-b": .*rename it to shop-b\.yaml/);
+                return true;
+            },
+        );
     });
 });

@@ -22,7 +22,11 @@ function get(path: string): Promise<{ status: number; headers: Record<string, un
             const chunks: Buffer[] = [];
             res.on('data', (chunk: Buffer) => chunks.push(chunk));
             res.on('end', () =>
-                resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+                resolve({
+                    status: res.statusCode ?? 0,
+                    headers: res.headers,
+                    body: Buffer.concat(chunks).toString('utf8'),
+                }),
             );
         })
             .on('error', reject)

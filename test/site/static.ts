@@ -49,7 +49,8 @@ const JQUERY_PATH = '/static/jquery.js';
 
 export async function startStaticSite(rootDir: string, options: StaticSiteOptions = {}): Promise<StaticSite> {
     const root = resolve(rootDir);
-    const jquery = (options.jquery ?? true) ? createRequire(import.meta.url).resolve('jquery/dist/jquery.min.js') : undefined;
+    const jquery =
+        (options.jquery ?? true) ? createRequire(import.meta.url).resolve('jquery/dist/jquery.min.js') : undefined;
     const requests: string[] = [];
 
     const server = createServer((req, res) => {
@@ -109,7 +110,9 @@ export async function startStaticSite(rootDir: string, options: StaticSiteOption
             res.end();
             return;
         }
-        createReadStream(file).on('error', () => res.destroy()).pipe(res);
+        createReadStream(file)
+            .on('error', () => res.destroy())
+            .pipe(res);
     }
 
     await new Promise<void>((resolveListen, reject) => {
@@ -132,6 +135,7 @@ export async function startStaticSite(rootDir: string, options: StaticSiteOption
 }
 
 function notFound(res: ServerResponse): void {
-    const body = '<!DOCTYPE html><html><head><title>404 Not Found</title></head><body><h1>Not Found</h1></body></html>\n';
+    const body =
+        '<!DOCTYPE html><html><head><title>404 Not Found</title></head><body><h1>Not Found</h1></body></html>\n';
     res.writeHead(404, { 'content-type': CONTENT_TYPES['.html'], 'content-length': Buffer.byteLength(body) }).end(body);
 }

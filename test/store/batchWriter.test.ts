@@ -81,7 +81,10 @@ describe('BatchWriter', () => {
         await Promise.all(records.map((record) => writer.add(record)));
         await writer.flush();
         assert.deepEqual(batches.flat(), records);
-        assert.ok(batches.every((batch) => batch.length >= 1 && batch.length <= 4), JSON.stringify(batches));
+        assert.ok(
+            batches.every((batch) => batch.length >= 1 && batch.length <= 4),
+            JSON.stringify(batches),
+        );
     });
 
     it('flush() resolves only after writes already under way have landed', async () => {
@@ -116,7 +119,8 @@ describe('BatchWriter', () => {
         assert.deepEqual(batches[1], [100]);
     });
 
-    it('a failed write loses nothing: the error reaches the caller and the records go out with the next flush', async () => {
+    it(`a failed write loses nothing: the error reaches the \
+caller and the records go out with the next flush`, async () => {
         const stored: number[][] = [];
         let failNext = true;
         const writer = new BatchWriter<number>({

@@ -26,20 +26,32 @@ describe('exportDataset', () => {
         const out = join(dir, 'items.jsonl');
         assert.equal(await exportDataset({ dataset, format: 'jsonl', out, pageSize: 7 }), 25);
         const lines = (await readFile(out, 'utf8')).trimEnd().split('\n');
-        assert.deepEqual(lines.map((line) => JSON.parse(line)), items);
+        assert.deepEqual(
+            lines.map((line) => JSON.parse(line)),
+            items,
+        );
     });
 
-    it('writes CSV with the union of all columns, in first-seen order, and empty cells for missing fields', async (t) => {
+    it(`writes CSV with the union of all columns, in first-seen \
+order, and empty cells for missing fields`, async (t) => {
         const { dataset, dir } = await datasetWith(t, [{ a: 1, b: 'x' }, { b: 'y', c: true }, { a: 3 }]);
         const out = join(dir, 'items.csv');
         assert.equal(await exportDataset({ dataset, format: 'csv', out, pageSize: 2 }), 3);
         assert.equal(await readFile(out, 'utf8'), 'a,b,c\r\n1,x,\r\ny,true\r\n3,,\r\n'.replace('y,true', ',y,true'));
     });
 
-    it('rejects when its file cannot be opened, in either format, rather than end as if all were written', async (t) => {
-        const { dataset, dir } = await datasetWith(t, Array.from({ length: 3000 }, (_, n) => ({ n })));
+    it(`rejects when its file cannot be opened, in either \
+format, rather than end as if all were written`, async (t) => {
+        const { dataset, dir } = await datasetWith(
+            t,
+            Array.from({ length: 3000 }, (_, n) => ({ n })),
+        );
         for (const format of ['jsonl', 'csv'] as const) {
-            await assert.rejects(exportDataset({ dataset, format, out: join(dir, 'no-such-dir', `items.${format}`) }), { code: 'ENOENT' }, format);
+            await assert.rejects(
+                exportDataset({ dataset, format, out: join(dir, 'no-such-dir', `items.${format}`) }),
+                { code: 'ENOENT' },
+                format,
+            );
         }
     });
 });

@@ -5,7 +5,9 @@ import { setImmediate as tick } from 'node:timers/promises';
 import { GroupWriter } from '../../src/store/groupWriter.js';
 
 /** A writer whose storage records every batch it is handed; each write takes until `release()` when `manual`. */
-function recordingWriter(options: { maxBatchSize?: number; manual?: boolean; failWhen?: (batch: number[]) => boolean } = {}) {
+function recordingWriter(
+    options: { maxBatchSize?: number; manual?: boolean; failWhen?: (batch: number[]) => boolean } = {},
+) {
     const batches: number[][] = [];
     const releases: (() => void)[] = [];
     let writesAtOnce = 0;
@@ -42,7 +44,8 @@ describe('GroupWriter', () => {
         assert.deepEqual(batches, [[1]]);
     });
 
-    it('writes at once, and records that arrive during a write go together in the next, at most maxBatchSize', async () => {
+    it(`writes at once, and records that arrive during a write \
+go together in the next, at most maxBatchSize`, async () => {
         const { writer, batches, release, mostAtOnce } = recordingWriter({ maxBatchSize: 3, manual: true });
         const adds = [writer.add(1)];
         await tick();
@@ -53,7 +56,8 @@ describe('GroupWriter', () => {
         assert.equal(mostAtOnce(), 1, 'one write at a time');
     });
 
-    it('a failed write rejects the add() of each of its records and forgets them; later records are written', async () => {
+    it(`a failed write rejects the add() of each of its records \
+and forgets them; later records are written`, async () => {
         const { writer, batches, release } = recordingWriter({ manual: true, failWhen: (batch) => batch.includes(2) });
         const first = writer.add(1);
         await tick();
@@ -68,7 +72,8 @@ describe('GroupWriter', () => {
         assert.deepEqual(batches, [[1], [4]]);
     });
 
-    it('flush() resolves once the writes under way and queued have landed, and at once when there are none', async () => {
+    it(`flush() resolves once the writes under way and queued \
+have landed, and at once when there are none`, async () => {
         const { writer, batches, release } = recordingWriter({ manual: true });
         await writer.flush();
         void writer.add(1);
@@ -90,7 +95,13 @@ describe('GroupWriter', () => {
         for (let record = 1; record <= 120; record++) adds.push(writer.add(record));
         for (let i = 0; i < 4; i++) await release();
         await Promise.all(adds);
-        assert.deepEqual(batches.map((batch) => batch.length), [1, 50, 50, 20]);
-        assert.deepEqual(batches.flat(), Array.from({ length: 121 }, (_, index) => index));
+        assert.deepEqual(
+            batches.map((batch) => batch.length),
+            [1, 50, 50, 20],
+        );
+        assert.deepEqual(
+            batches.flat(),
+            Array.from({ length: 121 }, (_, index) => index),
+        );
     });
 });

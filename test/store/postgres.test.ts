@@ -42,15 +42,41 @@ async function open(t: TestContext) {
 }
 
 function item(n: number, page = 'p1'): StoredItem {
-    return { title: `Item ${n}`, price: n, _url: `http://shop.test/${page}`, _route: 'product', _rawKey: `${page}-http`, _renderer: 'http', _fetchedAt: '2024-01-01T00:00:00.000Z' };
+    return {
+        title: `Item ${n}`,
+        price: n,
+        _url: `http://shop.test/${page}`,
+        _route: 'product',
+        _rawKey: `${page}-http`,
+        _renderer: 'http',
+        _fetchedAt: '2024-01-01T00:00:00.000Z',
+    };
 }
 
 function quarantined(page: string): QuarantineEntry {
-    return { url: `http://shop.test/${page}`, route: 'product', rawKey: `${page}-http`, renderer: 'http', issues: ['price: required'], fields: ['price'], record: { title: 'x' }, quarantinedAt: '2024-01-01T00:00:00.000Z' };
+    return {
+        url: `http://shop.test/${page}`,
+        route: 'product',
+        rawKey: `${page}-http`,
+        renderer: 'http',
+        issues: ['price: required'],
+        fields: ['price'],
+        record: { title: 'x' },
+        quarantinedAt: '2024-01-01T00:00:00.000Z',
+    };
 }
 
 function deadLetter(page: string, reason = 'http-404', at = '2024-01-01T00:00:00.000Z'): DeadLetterEntry {
-    return { url: `http://shop.test/${page}`, failureClass: 'permanent', reason, error: 'Not Found', status: 404, attempts: 1, stage: 'http', deadLetteredAt: at };
+    return {
+        url: `http://shop.test/${page}`,
+        failureClass: 'permanent',
+        reason,
+        error: 'Not Found',
+        status: 404,
+        attempts: 1,
+        stage: 'http',
+        deadLetteredAt: at,
+    };
 }
 
 const group: PgOutcome[] = [
@@ -73,11 +99,16 @@ function page(n: number, renderer: Renderer = 'http'): RawPage {
         url,
         finalUrl: url,
         status: 200,
-        headers: { 'content-type': 'text/html; charset=utf-8', link: ['</a.css>; rel=preload', '</b.js>; rel=preload'] },
+        headers: {
+            'content-type': 'text/html; charset=utf-8',
+            link: ['</a.css>; rel=preload', '</b.js>; rel=preload'],
+        },
         fetchedAt: new Date(Date.UTC(2024, 0, 1, 0, 0, n % 60, n % 1000)).toISOString(),
         renderer,
         label: 'product',
-        body: `<html><body><h1>Product ${n}</h1>\n<p>“quoted” – ünïcode</p>${'<li>row</li>'.repeat(n % 50)}</body></html>`,
+        body:
+            `<html><body><h1>Product ${n}</h1>\n` +
+            `<p>“quoted” – ünïcode</p>${'<li>row</li>'.repeat(n % 50)}</body></html>`,
         // The encoding the HTTP stage read the page in: kept so a reparse knows it.
         ...(renderer === 'http' ? { charset: 'windows-1252' } : {}),
     };
@@ -127,12 +158,19 @@ describe('PostgreSQL database', () => {
         const db = dbs[0]!;
         const versions = await db.query(`SELECT version FROM ${db.table('dragnet_migrations')} ORDER BY version`);
         assert.deepEqual(versions.rows, [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
-        const tables = await db.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`, [schema]);
-        assert.deepEqual(tables.rows.map((row) => row.table_name), ['backlog', 'dead_letter', 'dragnet_migrations', 'items', 'quarantine', 'raw_pages']);
+        const tables = await db.query(
+            `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
+            [schema],
+        );
+        assert.deepEqual(
+            tables.rows.map((row) => row.table_name),
+            ['backlog', 'dead_letter', 'dragnet_migrations', 'items', 'quarantine', 'raw_pages'],
+        );
         await openPostgres(url).then((again) => again.close()); // and once more, on a database up to date
     });
 
-    it('keeps the first of jobs spilled twice when it adds the backlog index to a database from before it', async (t) => {
+    it(`keeps the first of jobs spilled twice when it adds \
+the backlog index to a database from before it`, async (t) => {
         const { url, schema } = freshSchema(t);
         const db = await openPostgres(url);
         t.after(() => db.close());
@@ -141,7 +179,8 @@ describe('PostgreSQL database', () => {
         await db.query(`DELETE FROM ${db.table('dragnet_migrations')} WHERE version = 4`);
         await db.query(
             `INSERT INTO ${db.table('backlog')} (site, queue, job_id, priority, data) VALUES
-             ('shop', 'shop-http', 'a', 1, '{"n":1}'), ('shop', 'shop-http', 'b', 1, '{}'), ('shop', 'shop-http', 'a', 1, '{"n":2}'), ('shop', 'other', 'a', 1, '{}')`,
+             ('shop', 'shop-http', 'a', 1, '{"n":1}'), ('shop', 'shop-http', 'b', 1, '{}'), \
+('shop', 'shop-http', 'a', 1, '{"n":2}'), ('shop', 'other', 'a', 1, '{}')`,
         );
         await openPostgres(url).then((again) => again.close());
         const { rows } = await db.query(`SELECT queue, job_id, data FROM ${db.table('backlog')} ORDER BY seq`);
@@ -162,18 +201,31 @@ describe('PostgreSQL database', () => {
 });
 
 describe('PgSink', () => {
-    it('stores a group of items, quarantine entries and dead-letter entries, and reads them back in order', async (t) => {
+    it(`stores a group of items, quarantine entries and \
+dead-letter entries, and reads them back in order`, async (t) => {
         const { db, sink } = await open(t);
         await sink.commit('shop', group);
         assert.deepEqual(await sink.counts('shop'), { items: 4, quarantine: 1, deadLetter: 2, rawPages: 0 });
-        assert.deepEqual(await all(iterateItems(db, 'shop', 'items', { batchSize: 3 })), [item(1), item(2), item(3), item(4, 'p2')]);
+        assert.deepEqual(await all(iterateItems(db, 'shop', 'items', { batchSize: 3 })), [
+            item(1),
+            item(2),
+            item(3),
+            item(4, 'p2'),
+        ]);
         assert.deepEqual(await all(iterateItems(db, 'shop', 'quarantine')), [quarantined('p2')]);
-        assert.deepEqual(await all(iterateItems(db, 'shop', 'deadLetter')), [deadLetter('p3'), deadLetter('p4', 'timeout')]);
+        assert.deepEqual(await all(iterateItems(db, 'shop', 'deadLetter')), [
+            deadLetter('p3'),
+            deadLetter('p4', 'timeout'),
+        ]);
         assert.deepEqual(await sink.deadLetterByReason('shop'), [
             { reason: 'http-404', failureClass: 'permanent', count: 1 },
             { reason: 'timeout', failureClass: 'permanent', count: 1 },
         ]);
-        assert.deepEqual(await sink.counts('other'), { items: 0, quarantine: 0, deadLetter: 0, rawPages: 0 }, 'sites apart');
+        assert.deepEqual(
+            await sink.counts('other'),
+            { items: 0, quarantine: 0, deadLetter: 0, rawPages: 0 },
+            'sites apart',
+        );
     });
 
     it('stores a group committed twice once (a page re-done by another worker)', async (t) => {
@@ -185,23 +237,36 @@ describe('PgSink', () => {
         assert.equal((await all(iterateItems(db, 'shop', 'items'))).length, 4);
     });
 
-    it('removes a dead-letter entry once its request has items, and keeps a judged request out of dead-letter', async (t) => {
+    it(`removes a dead-letter entry once its request has items, \
+and keeps a judged request out of dead-letter`, async (t) => {
         const { db, sink } = await open(t);
         await sink.commit('shop', [{ requestKey: 'p3', deadLetter: deadLetter('p3', 'timeout') }]);
-        await sink.commit('shop', [{ requestKey: 'p3', deadLetter: deadLetter('p3', 'http-503', '2024-01-02T00:00:00.000Z') }]);
-        await sink.commit('shop', [{ requestKey: 'p3', deadLetter: deadLetter('p3', 'stale', '2023-12-31T00:00:00.000Z') }]);
-        assert.deepEqual(await sink.deadLetterByReason('shop'), [{ reason: 'http-503', failureClass: 'permanent', count: 1 }], 'the latest entry wins');
+        await sink.commit('shop', [
+            { requestKey: 'p3', deadLetter: deadLetter('p3', 'http-503', '2024-01-02T00:00:00.000Z') },
+        ]);
+        await sink.commit('shop', [
+            { requestKey: 'p3', deadLetter: deadLetter('p3', 'stale', '2023-12-31T00:00:00.000Z') },
+        ]);
+        assert.deepEqual(
+            await sink.deadLetterByReason('shop'),
+            [{ reason: 'http-503', failureClass: 'permanent', count: 1 }],
+            'the latest entry wins',
+        );
 
         await sink.commit('shop', [{ requestKey: 'p3', items: [item(9, 'p3')] }]);
         assert.deepEqual(await sink.counts('shop'), { items: 1, quarantine: 0, deadLetter: 0, rawPages: 0 });
         // A worker that lost the job and failed it late does not put it back.
-        await sink.commit('shop', [{ requestKey: 'p3', deadLetter: deadLetter('p3', 'timeout', '2024-02-01T00:00:00.000Z') }]);
+        await sink.commit('shop', [
+            { requestKey: 'p3', deadLetter: deadLetter('p3', 'timeout', '2024-02-01T00:00:00.000Z') },
+        ]);
         assert.deepEqual(await all(iterateItems(db, 'shop', 'deadLetter')), []);
     });
 
     it('stores text with a NUL in it, without the NUL', async (t) => {
         const { db, sink } = await open(t);
-        await sink.commit('shop', [{ requestKey: 'p1', items: [{ ...item(1), title: 'a\u0000b', note: 'c\\u0000d' }] }]);
+        await sink.commit('shop', [
+            { requestKey: 'p1', items: [{ ...item(1), title: 'a\u0000b', note: 'c\\u0000d' }] },
+        ]);
         const [stored] = await all(iterateItems(db, 'shop', 'items'));
         assert.equal(stored?.title, 'ab');
         assert.equal(stored?.note, 'c\\u0000d', 'a backslash and the text u0000 stay');
@@ -224,7 +289,10 @@ describe('PgSink', () => {
         const before = await pid();
         const admin = new PgDatabase(SERVER);
         t.after(() => admin.close());
-        const killed = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [schema]);
+        const killed = await admin.query(
+            'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1',
+            [schema],
+        );
         assert.ok(killed.rowCount! >= 1);
         await sink.commit('shop', [group[1]!]); // its first try meets the dead connection (57P01) and is retried
         assert.notEqual(await pid(), before, 'a new connection');
@@ -246,7 +314,11 @@ describe('PgSink', () => {
 
         link.cut();
         const short = new PgSink(db, { retryForMs: 300, retryDelayMs: 100 });
-        await assert.rejects(short.commit('shop', group), (error) => isConnectionError(error), 'gives up after retryForMs');
+        await assert.rejects(
+            short.commit('shop', group),
+            (error) => isConnectionError(error),
+            'gives up after retryForMs',
+        );
     });
 });
 
@@ -266,11 +338,14 @@ describe('PgRawPages', () => {
         assert.deepEqual(await all(raw.pages()), written);
         assert.equal(await new PgRawPages(db, 'other').get(written[0]!.key), undefined, 'sites apart');
 
-        const stored = await db.query<{ body: Buffer }>(`SELECT body FROM ${db.table('raw_pages')} WHERE key = $1`, [written[0]!.key]);
+        const stored = await db.query<{ body: Buffer }>(`SELECT body FROM ${db.table('raw_pages')} WHERE key = $1`, [
+            written[0]!.key,
+        ]);
         assert.deepEqual([...stored.rows[0]!.body.subarray(0, 2)], [0x1f, 0x8b], 'gzip');
     });
 
-    it('puts pages that arrive while a write is under way in one INSERT, and a page fetched again becomes the newest', async (t) => {
+    it(`puts pages that arrive while a write is under way in one \
+INSERT, and a page fetched again becomes the newest`, async (t) => {
         const { db } = await open(t);
         const raw = new PgRawPages(db, 'shop', { maxBatchSize: 50 });
         const inserts: number[] = [];
@@ -293,7 +368,8 @@ describe('PgRawPages', () => {
         const { db } = await open(t);
         const raw = new PgRawPages(db, 'shop', { readBatchSize: 500 });
         const written = Array.from({ length: 1200 }, (_, i) => page(i + 1));
-        for (let i = 0; i < written.length; i += 100) await Promise.all(written.slice(i, i + 100).map((p) => raw.put(p)));
+        for (let i = 0; i < written.length; i += 100)
+            await Promise.all(written.slice(i, i + 100).map((p) => raw.put(p)));
 
         const reads: number[] = [];
         const query = db.query.bind(db);
@@ -307,7 +383,10 @@ describe('PgRawPages', () => {
             if (keys.length === 0) assert.deepEqual(reads, [500], 'one batch read before the first page');
             keys.push(stored.key);
         }
-        assert.deepEqual(keys, written.map((p) => p.key));
+        assert.deepEqual(
+            keys,
+            written.map((p) => p.key),
+        );
         assert.deepEqual(reads, [500, 500, 200]);
     });
 });

@@ -31,7 +31,9 @@ describe('the PostgreSQL stores keep no secrets', () => {
                     url: 'http://reader:urlpass@127.0.0.1:9/a',
                     failureClass: 'transient',
                     reason: 'proxy-refused',
-                    error: 'tunneling socket could not be established via http://scraper:proxypass@127.0.0.1:8000 (sink postgres://dragnet:s3cr3t@127.0.0.1:5432/test)',
+                    error:
+                        'tunneling socket could not be established via http://scraper:proxypass@127.0.0.1:8000 ' +
+                        '(sink postgres://dragnet:s3cr3t@127.0.0.1:5432/test)',
                     attempts: 3,
                     stage: 'http',
                     deadLetteredAt: fetchedAt,
@@ -63,7 +65,14 @@ describe('the PostgreSQL stores keep no secrets', () => {
         }
         // The rows are the ones written, masked.
         const text = rows.join('\n');
-        for (const kept of ['proxy-refused', 'scraper:***@127.0.0.1:8000', 'dragnet:***@127.0.0.1:5432', 'reader:***@127.0.0.1:9/a', 'reader:***@127.0.0.1:9/b', 'text/html']) {
+        for (const kept of [
+            'proxy-refused',
+            'scraper:***@127.0.0.1:8000',
+            'dragnet:***@127.0.0.1:5432',
+            'reader:***@127.0.0.1:9/a',
+            'reader:***@127.0.0.1:9/b',
+            'text/html',
+        ]) {
             assert.ok(text.includes(kept), `"${kept}" is stored`);
         }
         assert.deepEqual((await raw.get(key))?.headers['Set-Cookie'], ['[redacted]', '[redacted]']);

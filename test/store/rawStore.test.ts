@@ -25,7 +25,10 @@ function page(n: number, renderer: Renderer = 'http'): RawPage {
         url,
         finalUrl: url,
         status: 200,
-        headers: { 'content-type': 'text/html; charset=utf-8', link: ['</a.css>; rel=preload', '</b.js>; rel=preload'] },
+        headers: {
+            'content-type': 'text/html; charset=utf-8',
+            link: ['</a.css>; rel=preload', '</b.js>; rel=preload'],
+        },
         fetchedAt: new Date(Date.UTC(2024, 0, 1, 0, 0, n)).toISOString(),
         renderer,
         label: 'product',
@@ -63,8 +66,14 @@ describe('rawPageKey', () => {
 
     it('differs by renderer and by URL', () => {
         assert.match(rawPageKey('http://a.test/x', 'browser'), /^[0-9a-f]{20}-browser$/);
-        assert.notEqual(rawPageKey('http://a.test/x', 'http').split('-')[0], rawPageKey('http://a.test/y', 'http').split('-')[0]);
-        assert.equal(rawPageKey('http://a.test/x', 'http').split('-')[0], rawPageKey('http://a.test/x', 'browser').split('-')[0]);
+        assert.notEqual(
+            rawPageKey('http://a.test/x', 'http').split('-')[0],
+            rawPageKey('http://a.test/y', 'http').split('-')[0],
+        );
+        assert.equal(
+            rawPageKey('http://a.test/x', 'http').split('-')[0],
+            rawPageKey('http://a.test/x', 'browser').split('-')[0],
+        );
     });
 });
 
@@ -78,7 +87,8 @@ describe('RawStore', () => {
         assert.deepEqual(await readAll(store), written);
     });
 
-    it('stores every text as it was: one-byte, two-byte and astral characters, lone surrogates, and pages past the encoding buffer', async (t) => {
+    it(`stores every text as it was: one-byte, two-byte and astral \
+characters, lone surrogates, and pages past the encoding buffer`, async (t) => {
         const dir = await storageDir(t);
         const store = await RawStore.open({ storageDir: dir, site: 'shop' });
         const bodies = [
@@ -86,7 +96,8 @@ describe('RawStore', () => {
             'latin-1 only: café ÿ',
             '★ two-byte ’ … €',
             'astral: 😀𝄞 and a lone surrogate \ud800 between',
-            // Just under the 256 K UTF-16 units the store encodes through its buffer, each unit 3 bytes of UTF-8: the buffer's worst case.
+            // Just under the 256 K UTF-16 units the store encodes through its
+            // buffer, each unit 3 bytes of UTF-8: the buffer's worst case.
             '€'.repeat(255_000),
             // Past them, and then a short one again after it.
             `<p>${'€😀'.repeat(100_000)}</p>`,
@@ -95,14 +106,17 @@ describe('RawStore', () => {
         ];
         const written = bodies.map((body, i) => ({ ...page(i + 1), body }));
         await Promise.all(written.map((p) => store.put(p)));
-        // JSON.stringify escapes a lone surrogate, so it survives UTF-8 too. Compared one by one: a failure names the page, not 600 K characters.
+        // JSON.stringify escapes a lone surrogate, so it survives UTF-8 too.
+        // Compared one by one: a failure names the page, not 600 K characters.
         const read = await readAll(store);
         assert.equal(read.length, bodies.length);
-        read.forEach((stored, i) => assert.ok(stored.body === bodies[i], `page ${i + 1} (${bodies[i]!.length} characters) came back changed`));
+        for (const [i, stored] of read.entries())
+            assert.ok(stored.body === bodies[i], `page ${i + 1} (${bodies[i]!.length} characters) came back changed`);
         assert.equal(lineCount(join(store.dir, (await segments(store))[0]!)), bodies.length);
     });
 
-    it('put() keeps no hold of the page while its write is pending: a waiting page costs its encoded bytes, not its HTML', async (t) => {
+    it(`put() keeps no hold of the page while its write is pending: \
+a waiting page costs its encoded bytes, not its HTML`, async (t) => {
         const dir = await storageDir(t);
         const store = await RawStore.open({ storageDir: dir, site: 'shop' });
         setFlagsFromString('--expose-gc');
@@ -113,14 +127,20 @@ describe('RawStore', () => {
         let pending: Promise<void> | undefined;
         const kept = (() => {
             const p = page(1);
-            pending = store.put(p).then(() => void (written = true));
+            pending = store.put(p).then(() => {
+                written = true;
+            });
             return new WeakRef(p);
         })();
         // A WeakRef holds its target until the end of the job that made it.
         await new Promise((resolve) => setImmediate(resolve));
         gc();
         assert.equal(written, false, 'the page is still waiting for its write');
-        assert.equal(kept.deref(), undefined, 'the page outlived its put() call; an async put() holds it until the write resolves');
+        assert.equal(
+            kept.deref(),
+            undefined,
+            'the page outlived its put() call; an async put() holds it until the write resolves',
+        );
         await first;
         await pending;
         assert.equal(lineCount(join(store.dir, 'pages-000001.jsonl.gz')), 2);
@@ -142,9 +162,13 @@ describe('RawStore', () => {
         const file = join(store.dir, 'pages-000001.jsonl.gz');
         // Lines on disk when each put resolves: at least up to its own page, and whole writes only.
         const linesWhenStored = await Promise.all(written.map((p) => store.put(p).then(() => lineCount(file))));
-        linesWhenStored.forEach((lines, index) => assert.ok(lines >= index + 1, `page ${index + 1} resolved with ${lines} lines on disk`));
+        for (const [index, lines] of linesWhenStored.entries())
+            assert.ok(lines >= index + 1, `page ${index + 1} resolved with ${lines} lines on disk`);
         // The first page is written alone, at once; the nine put meanwhile go three by three.
-        assert.ok(linesWhenStored.every((lines) => [1, 4, 7, 10].includes(lines)), `${linesWhenStored}`);
+        assert.ok(
+            linesWhenStored.every((lines) => [1, 4, 7, 10].includes(lines)),
+            `${linesWhenStored}`,
+        );
         assert.deepEqual(await readAll(store), written);
     });
 
@@ -165,13 +189,21 @@ describe('RawStore', () => {
         const dir = await storageDir(t);
         const memberBytes = Math.max(...[1, 2, 3, 4, 5].map((n) => member(page(n)).length));
         // Room for two pages (the test pages differ by a digit, so their members by a byte at most) but not three.
-        const store = await RawStore.open({ storageDir: dir, site: 'shop', maxBatchSize: 1, maxSegmentBytes: memberBytes * 2 + 1 });
+        const store = await RawStore.open({
+            storageDir: dir,
+            site: 'shop',
+            maxBatchSize: 1,
+            maxSegmentBytes: memberBytes * 2 + 1,
+        });
         const written = Array.from({ length: 5 }, (_, i) => page(i + 1));
         for (const p of written) await store.put(p);
         await store.flush();
         const files = await segments(store);
         assert.deepEqual(files, ['pages-000001.jsonl.gz', 'pages-000002.jsonl.gz', 'pages-000003.jsonl.gz']);
-        assert.deepEqual(files.map((f) => lineCount(join(store.dir, f))), [2, 2, 1]);
+        assert.deepEqual(
+            files.map((f) => lineCount(join(store.dir, f))),
+            [2, 2, 1],
+        );
         for (const f of files) assert.ok((await stat(join(store.dir, f))).size <= memberBytes * 2 + 1);
         assert.deepEqual(await readAll(store), written);
     });
@@ -193,15 +225,23 @@ describe('RawStore', () => {
         await reopened.flush();
         // The new pages go to a new segment, so the torn member is not glued to the next page.
         assert.deepEqual(await segments(reopened), ['pages-000001.jsonl.gz', 'pages-000002.jsonl.gz']);
-        assert.deepEqual(await readAll(reopened), [1, 2, 3, 4, 5].map((n) => page(n)));
+        assert.deepEqual(
+            await readAll(reopened),
+            [1, 2, 3, 4, 5].map((n) => page(n)),
+        );
         assert.deepEqual(await reopened.get(page(4).key), page(4));
     });
 
     it('writes pages gzipped: a run of pages sharing their chrome takes a fraction of its size', async (t) => {
         const dir = await storageDir(t);
         const store = await RawStore.open({ storageDir: dir, site: 'shop' });
-        const chrome = Array.from({ length: 150 }, (_, i) => `<a href="/d/department-${i}">Department ${i}</a>`).join('');
-        const written = Array.from({ length: 50 }, (_, i) => ({ ...page(i + 1), body: `<html><body><nav>${chrome}</nav><h1>Product ${i + 1}</h1></body></html>` }));
+        const chrome = Array.from({ length: 150 }, (_, i) => `<a href="/d/department-${i}">Department ${i}</a>`).join(
+            '',
+        );
+        const written = Array.from({ length: 50 }, (_, i) => ({
+            ...page(i + 1),
+            body: `<html><body><nav>${chrome}</nav><h1>Product ${i + 1}</h1></body></html>`,
+        }));
         await Promise.all(written.map((p) => store.put(p)));
         const json = Buffer.byteLength(written.map((p) => `${JSON.stringify(p)}\n`).join(''));
         const [file] = await segments(store);
@@ -214,11 +254,17 @@ describe('RawStore', () => {
         const dir = await storageDir(t);
         const options: RawStoreOptions = { storageDir: dir, site: 'shop' };
         const old = await RawStore.open(options);
-        await writeFile(join(old.dir, 'pages-000001.jsonl'), [1, 2].map((n) => `${JSON.stringify(page(n))}\n`).join(''));
+        await writeFile(
+            join(old.dir, 'pages-000001.jsonl'),
+            [1, 2].map((n) => `${JSON.stringify(page(n))}\n`).join(''),
+        );
         const store = await RawStore.open(options);
         await store.put(page(3));
         assert.deepEqual(await segments(store), ['pages-000001.jsonl', 'pages-000002.jsonl.gz']);
-        assert.deepEqual(await readAll(store), [1, 2, 3].map((n) => page(n)));
+        assert.deepEqual(
+            await readAll(store),
+            [1, 2, 3].map((n) => page(n)),
+        );
     });
 
     it('purge removes every page of the site and no other', async (t) => {

@@ -49,13 +49,22 @@ describe('the stores keep no secrets', () => {
         await stores.httpQueue.addRequests(['a', 'b'].map((path) => ({ url: url(path) })));
 
         const a = (await stores.httpQueue.fetchNextRequest())!;
-        const error = `tunneling socket could not be established via ${PROXY_URL}; sink ${DATABASE_URL} (Authorization: Bearer tok3n)`;
+        const error =
+            `tunneling socket could not be established via ${PROXY_URL}; ` +
+            `sink ${DATABASE_URL} (Authorization: Bearer tok3n)`;
         // As Crawlee records a failed attempt on the request, which its queue row keeps: the stack, secrets and all.
         a.pushErrorMessage(new Error(error));
         await stores.outcomes.settle(
             stores.httpQueue,
             a,
-            deadLetterOutcome({ url: a.url, failureClass: 'transient', reason: 'proxy-refused', error, attempts: 3, stage: 'http' }),
+            deadLetterOutcome({
+                url: a.url,
+                failureClass: 'transient',
+                reason: 'proxy-refused',
+                error,
+                attempts: 3,
+                stage: 'http',
+            }),
         );
 
         const b = (await stores.httpQueue.fetchNextRequest())!;
@@ -63,10 +72,22 @@ describe('the stores keep no secrets', () => {
         const image = 'http://cdn:cdnpass@127.0.0.1:9/i.png';
         const verdict = {
             valid: [],
-            invalid: [{ record: { title: 'Lamp', image, session: { cookie: 'sid=topsecret' } }, issues: [`image: not a public URL: ${image}`], fields: ['image'] }],
+            invalid: [
+                {
+                    record: { title: 'Lamp', image, session: { cookie: 'sid=topsecret' } },
+                    issues: [`image: not a public URL: ${image}`],
+                    fields: ['image'],
+                },
+            ],
         };
         // The page's canonical URL carries credentials (a link resolved against a URL that had them).
-        const origin = { url: 'http://reader:urlpass@127.0.0.1:9/b', route: 'product', rawKey: key, renderer: 'http' as const, fetchedAt: new Date(0).toISOString() };
+        const origin = {
+            url: 'http://reader:urlpass@127.0.0.1:9/b',
+            route: 'product',
+            rawKey: key,
+            renderer: 'http' as const,
+            fetchedAt: new Date(0).toISOString(),
+        };
         await stores.outcomes.settle(stores.httpQueue, b, { quarantine: quarantineEntries(verdict, origin) });
 
         await stores.raw.put({
@@ -74,7 +95,11 @@ describe('the stores keep no secrets', () => {
             url: b.url,
             finalUrl: b.url,
             status: 200,
-            headers: { 'content-type': 'text/html', 'set-cookie': ['session=abc123; HttpOnly', 'csrftoken=xyz789; Path=/'], Location: `${url('c')}?via=${PROXY_URL}` },
+            headers: {
+                'content-type': 'text/html',
+                'set-cookie': ['session=abc123; HttpOnly', 'csrftoken=xyz789; Path=/'],
+                Location: `${url('c')}?via=${PROXY_URL}`,
+            },
             fetchedAt: new Date(0).toISOString(),
             renderer: 'http',
             label: 'product',
@@ -84,7 +109,10 @@ describe('the stores keep no secrets', () => {
 
         // While the stores are open (what is committed may still be in the -wal file) and after.
         const open = await storedFiles(dir);
-        assert.ok([...open.keys()].some((path) => path.endsWith('-wal')), [...open.keys()].join(', '));
+        assert.ok(
+            [...open.keys()].some((path) => path.endsWith('-wal')),
+            [...open.keys()].join(', '),
+        );
         assertNoSecrets(open);
         const stored = await stores.raw.get(key);
         await stores.close();
@@ -93,15 +121,31 @@ describe('the stores keep no secrets', () => {
 
         // What was stored is still there, masked: the search read the right bytes.
         const all = Buffer.concat([...open.values(), ...closed.values()]);
-        for (const kept of ['proxy-refused', 'scraper:***@127.0.0.1:8000', 'dragnet:***@127.0.0.1:5432', 'reader:***@127.0.0.1:9/b', 'cdn:***@', 'Lamp', 'text/html']) {
+        for (const kept of [
+            'proxy-refused',
+            'scraper:***@127.0.0.1:8000',
+            'dragnet:***@127.0.0.1:5432',
+            'reader:***@127.0.0.1:9/b',
+            'cdn:***@',
+            'Lamp',
+            'text/html',
+        ]) {
             assert.ok(all.includes(kept), `"${kept}" is stored`);
         }
         assert.deepEqual(stored?.headers['set-cookie'], ['[redacted]', '[redacted]']);
         const [entry] = await readDataset<DeadLetterEntry>(dir, `${SITE}-dead-letter`);
         // A header line's value runs to the end of its line: the closing parenthesis goes with it.
-        assert.equal(entry?.error, 'tunneling socket could not be established via http://scraper:***@127.0.0.1:8000; sink postgres://dragnet:***@127.0.0.1:5432/test (Authorization: [redacted]');
+        assert.equal(
+            entry?.error,
+            'tunneling socket could not be established via http://scraper:***@127.0.0.1:8000; ' +
+                'sink postgres://dragnet:***@127.0.0.1:5432/test (Authorization: [redacted]',
+        );
         const [quarantined] = await readDataset<QuarantineEntry>(dir, `${SITE}-quarantine`);
-        assert.deepEqual(quarantined?.record, { title: 'Lamp', image: 'http://cdn:***@127.0.0.1:9/i.png', session: { cookie: '[redacted]' } });
+        assert.deepEqual(quarantined?.record, {
+            title: 'Lamp',
+            image: 'http://cdn:***@127.0.0.1:9/i.png',
+            session: { cookie: '[redacted]' },
+        });
     });
 
     it("of a request's own URL in its dead-letter entry, which still re-queues the request", async (t) => {
@@ -144,7 +188,11 @@ describe('the stores keep no secrets', () => {
     it("of the error messages in Crawlee's statistics, saved in the storage dir", async (t) => {
         const dir = await storageDir(t);
         const { config, storage } = openStorage(dir);
-        const statistics = new Statistics({ config, keyValueStore: await KeyValueStore.open(null, { config }), logIntervalSecs: 3600 });
+        const statistics = new Statistics({
+            config,
+            keyValueStore: await KeyValueStore.open(null, { config }),
+            logIntervalSecs: 3600,
+        });
         statistics.errorTracker.add(new Error(`tunneling socket could not be established via ${PROXY_URL}`));
         statistics.errorTrackerRetry.add(new Error(`sink ${DATABASE_URL} refused`));
         await statistics.stopCapturing();
@@ -154,6 +202,9 @@ describe('the stores keep no secrets', () => {
         assert.ok(saved, [...files.keys()].join(', '));
         assertNoSecrets(files);
         const errors = JSON.stringify((JSON.parse(saved[1].toString('utf8')) as { errors: unknown }).errors);
-        assert.ok(errors.includes('tunneling socket could not be established via http://scraper:***@127.0.0.1:8000'), errors);
+        assert.ok(
+            errors.includes('tunneling socket could not be established via http://scraper:***@127.0.0.1:8000'),
+            errors,
+        );
     });
 });

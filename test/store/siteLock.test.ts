@@ -26,7 +26,9 @@ async function storageDir(t: TestContext): Promise<string> {
 
 /** A child process holding the site's lock in `dir`, once it says so. */
 async function holder(t: TestContext, dir: string): Promise<ChildProcess> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/holdSiteLock.ts', dir, SITE], { cwd: ROOT });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/holdSiteLock.ts', dir, SITE], {
+        cwd: ROOT,
+    });
     t.after(() => child.kill('SIGKILL'));
     const [line] = (await once(child.stdout!.setEncoding('utf8'), 'data')) as [string];
     assert.equal(line.trim(), 'locked');
@@ -34,13 +36,17 @@ async function holder(t: TestContext, dir: string): Promise<ChildProcess> {
 }
 
 describe('site lock', () => {
-    it('refuses a second process, naming the one that holds it, and is taken over once that one is killed', async (t) => {
+    it(`refuses a second process, naming the one that holds \
+it, and is taken over once that one is killed`, async (t) => {
         const dir = await storageDir(t);
         const child = await holder(t, dir);
         const db = openDatabase(dir);
         t.after(() => releaseDatabase(dir));
 
-        assert.throws(() => lockSite(db, SITE, 'crawl'), (error: Error) => error instanceof SiteBusyError && error.message.includes(`process ${child.pid} (a crawl`));
+        assert.throws(
+            () => lockSite(db, SITE, 'crawl'),
+            (error: Error) => error instanceof SiteBusyError && error.message.includes(`process ${child.pid} (a crawl`),
+        );
         // Another site in the same dir is not held.
         lockSite(db, 'other-site', 'crawl').release();
 
@@ -58,13 +64,20 @@ describe('site lock', () => {
         lockSite(db, SITE, 'crawl').release();
         assert.equal(db.prepare<[], { n: number }>('SELECT count(*) AS n FROM site_locks').get()!.n, 0);
 
-        db.prepare('INSERT INTO site_locks (site, pid, host, purpose, since) VALUES (?, ?, ?, ?, ?)').run(SITE, 1, 'elsewhere', 'crawl', 0);
+        db.prepare('INSERT INTO site_locks (site, pid, host, purpose, since) VALUES (?, ?, ?, ?, ?)').run(
+            SITE,
+            1,
+            'elsewhere',
+            'crawl',
+            0,
+        );
         const lock = lockSite(db, SITE, 'crawl');
         assert.deepEqual(lock.takenOverFrom, { pid: 1, host: 'elsewhere', purpose: 'crawl', since: 0 });
         lock.release();
     });
 
-    it('keeps a crawl (exit 2, one line) and a dead-letter requeue off a site another process is crawling', async (t) => {
+    it(`keeps a crawl (exit 2, one line) and a dead-letter \
+requeue off a site another process is crawling`, async (t) => {
         const dir = await storageDir(t);
         // A run of the site stored its (empty) datasets here, so the dead-letter exists.
         (await openSiteStores({ site: SITE, storageDir: dir })).lock.release();
@@ -72,7 +85,10 @@ describe('site lock', () => {
 
         const cli = await runCli(['--site', SITE, '--start-url', 'http://127.0.0.1:9/', '--storage-dir', dir]);
         assert.equal(cli.code, 2, cli.stderr);
-        assert.match(cli.stderr, new RegExp(`^dragnet: ${SITE} is in use in this storage dir by process ${child.pid} `));
+        assert.match(
+            cli.stderr,
+            new RegExp(`^dragnet: ${SITE} is in use in this storage dir by process ${child.pid} `),
+        );
         assert.equal(cli.stderr.trim().split('\n').length, 1);
 
         const store = DeadLetterStore.open(dir, SITE)!;

@@ -46,19 +46,34 @@ describe('SqliteStorageClient request queues', () => {
         const { config, storage } = open(t, dir);
         const queue = await RequestQueue.open('q', { config });
         const first = await queue.addRequests([{ url: url('a') }, { url: url('b') }]);
-        assert.deepEqual(first.processedRequests.map((r) => r.wasAlreadyPresent), [false, false]);
+        assert.deepEqual(
+            first.processedRequests.map((r) => r.wasAlreadyPresent),
+            [false, false],
+        );
 
         // The client itself, not Crawlee's cache in front of it, knows what is stored.
         const client = storage.requestQueue(queue.id);
-        const again = await client.batchAddRequests([{ url: url('a'), uniqueKey: url('a') }, { url: url('c'), uniqueKey: url('c') }]);
-        assert.deepEqual(again.processedRequests.map((r) => [r.uniqueKey, r.wasAlreadyPresent]), [[url('a'), true], [url('c'), false]]);
+        const again = await client.batchAddRequests([
+            { url: url('a'), uniqueKey: url('a') },
+            { url: url('c'), uniqueKey: url('c') },
+        ]);
+        assert.deepEqual(
+            again.processedRequests.map((r) => [r.uniqueKey, r.wasAlreadyPresent]),
+            [
+                [url('a'), true],
+                [url('c'), false],
+            ],
+        );
 
         const a = (await queue.fetchNextRequest())!;
         await queue.markRequestHandled(a);
         const handled = await client.addRequest({ url: url('a'), uniqueKey: url('a') });
         assert.deepEqual(handled, { requestId: a.id, wasAlreadyPresent: true, wasAlreadyHandled: true });
         assert.equal((await queue.getRequest(a.id!))?.handledAt, a.handledAt);
-        assert.deepEqual(await client.get().then((i) => [i?.totalRequestCount, i?.handledRequestCount, i?.pendingRequestCount]), [3, 1, 2]);
+        assert.deepEqual(
+            await client.get().then((i) => [i?.totalRequestCount, i?.handledRequestCount, i?.pendingRequestCount]),
+            [3, 1, 2],
+        );
     });
 
     it('serves forefront requests first, latest first, then the rest in insertion order', async (t) => {
@@ -88,8 +103,17 @@ describe('SqliteStorageClient request queues', () => {
         assert.equal(uv!.status, 'rejected');
         assert.match(String((uv as PromiseRejectedResult).reason), /BigInt/);
         for (const settled of [ab, x, c]) assert.equal(settled!.status, 'fulfilled');
-        assert.deepEqual((ab as PromiseFulfilledResult<{ processedRequests: { wasAlreadyPresent: boolean }[] }>).value.processedRequests.map((r) => r.wasAlreadyPresent), [false, false]);
-        assert.deepEqual(await client.get().then((i) => [i?.totalRequestCount, i?.pendingRequestCount]), [4, 4], 'counted without the failed batch');
+        assert.deepEqual(
+            (
+                ab as PromiseFulfilledResult<{ processedRequests: { wasAlreadyPresent: boolean }[] }>
+            ).value.processedRequests.map((r) => r.wasAlreadyPresent),
+            [false, false],
+        );
+        assert.deepEqual(
+            await client.get().then((i) => [i?.totalRequestCount, i?.pendingRequestCount]),
+            [4, 4],
+            'counted without the failed batch',
+        );
         assert.deepEqual(await drain(queue), ['x', 'a', 'b', 'c'].map(url));
     });
 
@@ -120,31 +144,49 @@ describe('SqliteStorageClient request queues', () => {
         const [a] = locked.items;
         assert.equal(a?.url, url('a'));
         assert.equal(locked.queueHasLockedRequests, true);
-        assert.deepEqual((await theirs.listHead()).items.map((i) => i.url), [url('b')]);
+        assert.deepEqual(
+            (await theirs.listHead()).items.map((i) => i.url),
+            [url('b')],
+        );
         await assert.rejects(theirs.prolongRequestLock(a!.id, { lockSecs: 10 }), /locked by another client/);
         await assert.rejects(theirs.deleteRequestLock(a!.id), /locked by another client/);
         const theirLock = await theirs.listAndLockHead({ limit: 5, lockSecs: 0.3 });
-        assert.deepEqual(theirLock.items.map((i) => i.url), [url('b')]);
+        assert.deepEqual(
+            theirLock.items.map((i) => i.url),
+            [url('b')],
+        );
         assert.equal((await theirs.listAndLockHead({ limit: 5, lockSecs: 60 })).items.length, 0);
 
         await sleep(400); // both locks expired: the requests are free again, from their old places
         const retaken = await theirs.listAndLockHead({ limit: 5, lockSecs: 60 });
-        assert.deepEqual(retaken.items.map((i) => i.url), [url('a'), url('b')]);
+        assert.deepEqual(
+            retaken.items.map((i) => i.url),
+            [url('a'), url('b')],
+        );
         await assert.rejects(mine.prolongRequestLock(a!.id, { lockSecs: 10 }), /locked by another client/);
         await theirs.deleteRequestLock(a!.id);
-        assert.deepEqual((await mine.listHead()).items.map((i) => i.url), [url('a')]);
+        assert.deepEqual(
+            (await mine.listHead()).items.map((i) => i.url),
+            [url('a')],
+        );
     });
 
-    it('answers the prolong and the hydration right after a listing from what the listing read, and reads anew once the request changed', async (t) => {
+    it(`answers the prolong and the hydration right after a listing from \
+what the listing read, and reads anew once the request changed`, async (t) => {
         const { storage } = open(t, await storageDir(t));
         const info = await storage.requestQueues().getOrCreate('q');
         const client = storage.requestQueue(info.id, { clientKey: 'mine' }) as SqliteRequestQueueClient;
-        await client.batchAddRequests(['a', 'b', 'c', 'd'].map((p) => ({ url: url(p), uniqueKey: url(p), userData: { n: 1 } })));
+        await client.batchAddRequests(
+            ['a', 'b', 'c', 'd'].map((p) => ({ url: url(p), uniqueKey: url(p), userData: { n: 1 } })),
+        );
         const { items } = await client.listAndLockHead({ limit: 4, lockSecs: 60 });
         const [a, b, c, d] = items;
 
         // As Crawlee hydrates a listed request: prolong, then get — the listing's own object, once.
-        assert.equal((await client.prolongRequestLock(a!.id, { lockSecs: 60 })).lockExpiresAt.getTime() > Date.now() + 55_000, true);
+        assert.equal(
+            (await client.prolongRequestLock(a!.id, { lockSecs: 60 })).lockExpiresAt.getTime() > Date.now() + 55_000,
+            true,
+        );
         assert.equal(await client.getRequest(a!.id), a);
         const again = await client.getRequest(a!.id);
         assert.notEqual(again, a);
@@ -205,7 +247,8 @@ describe('SqliteStorageClient request queues', () => {
 });
 
 describe('SqliteStorageClient retry waits, random order and outcome commits', () => {
-    it('a reclaimed request with a future retryAt waits without blocking the rest, and the queue is not finished meanwhile', async (t) => {
+    it(`a reclaimed request with a future retryAt waits without blocking \
+the rest, and the queue is not finished meanwhile`, async (t) => {
         const { config } = open(t, await storageDir(t));
         const queue = await RequestQueue.open('q', { config });
         await queue.addRequests(['a', 'b', 'c'].map((p) => ({ url: url(p) })));
@@ -254,10 +297,13 @@ describe('SqliteStorageClient retry waits, random order and outcome commits', ()
             await queue.markRequestHandled(request);
         }
         // Crawlee's RequestQueue takes requests from the queue 25 at a time, and hands those out first.
-        assert.ok(order.indexOf(url('a')) <= 25, `the retry came ${order.indexOf(url('a')) + 1}th of ${order.length}, not at the end`);
+        assert.ok(
+            order.indexOf(url('a')) <= 25,
+            `the retry came ${order.indexOf(url('a')) + 1}th of ${order.length}, not at the end`,
+        );
     });
 
-    it('releasing a dead process\'s locks frees fetched requests but keeps retry waits', async (t) => {
+    it("releasing a dead process's locks frees fetched requests but keeps retry waits", async (t) => {
         const dir = await storageDir(t);
         const before = await RequestQueue.open('q', { config: open(t, dir).config });
         await before.addRequests(['a', 'b', 'c'].map((p) => ({ url: url(p) })));
@@ -272,10 +318,14 @@ describe('SqliteStorageClient retry waits, random order and outcome commits', ()
         const client = storage.requestQueue(info.id) as SqliteRequestQueueClient;
         assert.deepEqual((await client.listHead()).items, []);
         assert.equal(client.releaseLocks(), 2);
-        assert.deepEqual((await client.listHead()).items.map((i) => i.url), ['b', 'c'].map(url));
+        assert.deepEqual(
+            (await client.listHead()).items.map((i) => i.url),
+            ['b', 'c'].map(url),
+        );
     });
 
-    it('random order hands out every request once, not in insertion order; forefront requests still come first', async (t) => {
+    it(`random order hands out every request once, not in \
+insertion order; forefront requests still come first`, async (t) => {
         const dir = await storageDir(t);
         const storage = new SqliteStorageClient({ storageDir: dir, randomOrder: true });
         t.after(() => storage.close());
@@ -293,7 +343,7 @@ describe('SqliteStorageClient retry waits, random order and outcome commits', ()
         assert.ok(inPlace < 20, `${inPlace} of 200 in their insertion place`);
     });
 
-    it('markHandled commits inside the caller\'s transaction; Crawlee\'s mark after it writes nothing', async (t) => {
+    it("markHandled commits inside the caller's transaction; Crawlee's mark after it writes nothing", async (t) => {
         const { storage, config } = open(t, await storageDir(t));
         const queue = await RequestQueue.open('q', { config });
         await queue.addRequests(['a', 'b'].map((p) => ({ url: url(p) })));
@@ -328,16 +378,21 @@ describe('BoundedRequestQueue', () => {
         const queue = await BoundedRequestQueue.open('q', { config });
         assert.ok(queue instanceof BoundedRequestQueue);
         const paths = Array.from({ length: 20 }, (_, i) => `r${i}`);
-        for (let i = 0; i < paths.length; i += 5) await queue.addRequests(paths.slice(i, i + 5).map((p) => ({ url: url(p) })));
+        for (let i = 0; i < paths.length; i += 5)
+            await queue.addRequests(paths.slice(i, i + 5).map((p) => ({ url: url(p) })));
         await queue.addRequest({ url: url('f') }, { forefront: true });
 
         const again = await queue.addRequests(paths.map((p) => ({ url: url(p) })));
-        assert.ok(again.processedRequests.every((r) => r.wasAlreadyPresent), 'the database answers what the caches forgot');
+        assert.ok(
+            again.processedRequests.every((r) => r.wasAlreadyPresent),
+            'the database answers what the caches forgot',
+        );
         assert.deepEqual(await drain(queue), [url('f'), ...paths.map(url)]);
         assert.equal(await queue.isFinished(), true);
         assert.equal(await queue.handledCount(), 21);
         const handled = await queue.addRequest({ url: url('r0') });
         assert.deepEqual([handled.wasAlreadyPresent, handled.wasAlreadyHandled], [true, true]);
+        // biome-ignore lint/plugin/noDoubleCast: the request LRU is private in Crawlee's types
         assert.ok((queue as unknown as { requestCache: { length(): number } }).requestCache.length() <= 3);
     });
 
@@ -388,7 +443,10 @@ describe('SqliteStorageClient datasets', () => {
         assert.deepEqual(iterated, [7, 8, 9]);
         const entries: Array<[number, unknown]> = [];
         for await (const [index, item] of dataset.entries({ limit: 2 })) entries.push([index, item]);
-        assert.deepEqual(entries, [[0, { n: 0 }], [1, { n: 1 }]]);
+        assert.deepEqual(entries, [
+            [0, { n: 0 }],
+            [1, { n: 1 }],
+        ]);
         const batched: number[] = [];
         for await (const item of storage.iterateItems<{ n: number }>('d', { batchSize: 3 })) batched.push(item.n);
         assert.deepEqual(batched, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
@@ -413,7 +471,10 @@ describe('SqliteStorageClient datasets', () => {
         await first.storage.close();
 
         const { config, storage } = open(t, dir);
-        assert.deepEqual((await storage.datasets().list()).items.map((d) => [d.name, d.itemCount]), [['kept', 2]]);
+        assert.deepEqual(
+            (await storage.datasets().list()).items.map((d) => [d.name, d.itemCount]),
+            [['kept', 2]],
+        );
         assert.deepEqual((await (await Dataset.open('kept', { config })).getData()).items, [{ a: 1 }, { a: 2 }]);
     });
 
@@ -422,7 +483,10 @@ describe('SqliteStorageClient datasets', () => {
         await (await Dataset.open(undefined, { config })).pushData({ a: 1 });
         await (await Dataset.open('named', { config })).pushData({ a: 1 });
         await storage.purge();
-        assert.deepEqual((await storage.datasets().list()).items.map((d) => d.name), ['named']);
+        assert.deepEqual(
+            (await storage.datasets().list()).items.map((d) => d.name),
+            ['named'],
+        );
     });
 });
 
@@ -434,7 +498,9 @@ describe('SqliteStorageClient under a real CheerioCrawler', () => {
             hits.set(req.url!, (hits.get(req.url!) ?? 0) + 1);
             const n = Number(req.url!.split('/').pop());
             const links = [(n + 1) % pages, (n * 7 + 3) % pages].map((m) => `<a href="/p/${m}">${m}</a>`).join(' ');
-            res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><title>page ${n}</title><body>${links}</body></html>`);
+            res.writeHead(200, { 'content-type': 'text/html' }).end(
+                `<html><title>page ${n}</title><body>${links}</body></html>`,
+            );
         });
         await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
         t.after(() => server.close());
@@ -459,6 +525,9 @@ describe('SqliteStorageClient under a real CheerioCrawler', () => {
         const dataset = await Dataset.open(undefined, { config });
         assert.equal((await dataset.getInfo())?.itemCount, pages);
         const queue = await RequestQueue.open(null, { config });
-        assert.deepEqual(await queue.getInfo().then((i) => [i?.totalRequestCount, i?.handledRequestCount]), [pages, pages]);
+        assert.deepEqual(await queue.getInfo().then((i) => [i?.totalRequestCount, i?.handledRequestCount]), [
+            pages,
+            pages,
+        ]);
     });
 });

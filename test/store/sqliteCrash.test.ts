@@ -25,7 +25,9 @@ interface Acknowledged {
  */
 async function runAndKill(dir: string, acked: Acknowledged, minMs: number, maxMs: number): Promise<void> {
     const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+        child.on('exit', (_code, signal) => resolve(signal)),
+    );
     let pending = '';
     let started!: () => void;
     const working = new Promise<void>((resolve) => (started = resolve));
@@ -44,7 +46,8 @@ async function runAndKill(dir: string, acked: Acknowledged, minMs: number, maxMs
     assert.equal(await exited, 'SIGKILL', 'the child was still working when killed');
 }
 
-it('a queue written by a process killed with SIGKILL three times reopens consistent, loses nothing and drains', async (t) => {
+it(`a queue written by a process killed with SIGKILL three times \
+reopens consistent, loses nothing and drains`, async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'dragnet-sqlite-crash-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
     const acked: Acknowledged = { added: new Set(), handled: new Set() };
@@ -57,9 +60,12 @@ it('a queue written by a process killed with SIGKILL three times reopens consist
     const { db } = storage;
     assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
 
-    const queue = await RequestQueue.open('crash', { config: new Configuration({ storageClient: storage, purgeOnStart: false }) });
+    const queue = await RequestQueue.open('crash', {
+        config: new Configuration({ storageClient: storage, purgeOnStart: false }),
+    });
     const client = storage.requestQueue(queue.id);
-    for (const key of acked.added) assert.ok(await client.getRequest(getRequestId(key)), `acknowledged add ${key} is stored`);
+    for (const key of acked.added)
+        assert.ok(await client.getRequest(getRequestId(key)), `acknowledged add ${key} is stored`);
     for (const key of acked.handled) {
         assert.ok((await client.getRequest(getRequestId(key)))?.handledAt, `acknowledged handle ${key} is handled`);
     }
@@ -73,10 +79,18 @@ it('a queue written by a process killed with SIGKILL three times reopens consist
                 (SELECT count(*) FROM requests r WHERE r.queue_seq = q.seq AND r.order_no IS NULL) AS handledRows,
                 (SELECT count(*) FROM requests r WHERE r.queue_seq = q.seq
                     AND (r.order_no IS NULL) <> (json_extract(r.json, '$.handledAt') IS NOT NULL)) AS inconsistent,
-                (SELECT count(*) FROM requests r WHERE r.queue_seq = q.seq AND r.order_no IS NULL AND r.locked_until IS NOT NULL) AS lockedHandled
+                (SELECT count(*) FROM requests r WHERE r.queue_seq = q.seq \
+AND r.order_no IS NULL AND r.locked_until IS NOT NULL) AS lockedHandled
              FROM request_queues q WHERE q.name = 'crash'`,
         )
-        .get() as { total: number; handled: number; rows: number; handledRows: number; inconsistent: number; lockedHandled: number };
+        .get() as {
+        total: number;
+        handled: number;
+        rows: number;
+        handledRows: number;
+        inconsistent: number;
+        lockedHandled: number;
+    };
     assert.equal(counts.total, counts.rows);
     assert.equal(counts.handled, counts.handledRows);
     assert.deepEqual([counts.inconsistent, counts.lockedHandled], [0, 0]);
@@ -90,5 +104,8 @@ it('a queue written by a process killed with SIGKILL three times reopens consist
     assert.equal(await queue.isFinished(), true);
     assert.equal(drained, counts.total - counts.handled);
     const info = await queue.getInfo();
-    assert.deepEqual([info?.totalRequestCount, info?.handledRequestCount, info?.pendingRequestCount], [counts.total, counts.total, 0]);
+    assert.deepEqual(
+        [info?.totalRequestCount, info?.handledRequestCount, info?.pendingRequestCount],
+        [counts.total, counts.total, 0],
+    );
 });

@@ -19,7 +19,9 @@ const storageDir = process.argv[2];
 if (!storageDir) throw new Error('usage: sqliteCrashChild.ts <storageDir>');
 
 const storage = new SqliteStorageClient({ storageDir });
-const queue = await RequestQueue.open('crash', { config: new Configuration({ storageClient: storage, purgeOnStart: false }) });
+const queue = await RequestQueue.open('crash', {
+    config: new Configuration({ storageClient: storage, purgeOnStart: false }),
+});
 // Short locks: requests the killed predecessor had locked come back within a second.
 queue.requestLockSecs = 1;
 

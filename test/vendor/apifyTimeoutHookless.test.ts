@@ -23,10 +23,19 @@ const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 const vendored = fileURLToPath(new URL('../../vendor/apify-timeout-hookless/index.cjs', import.meta.url));
 const RECORD_CONTEXTS = fileURLToPath(new URL('./fixtures/recordAsyncContexts.cjs', import.meta.url));
 /** The Crawlee packages dragnet runs that require @apify/timeout. */
-const DEPENDENTS = ['@crawlee/core', '@crawlee/basic', '@crawlee/http', '@crawlee/browser', '@crawlee/browser-pool', '@crawlee/playwright'];
+const DEPENDENTS = [
+    '@crawlee/core',
+    '@crawlee/basic',
+    '@crawlee/http',
+    '@crawlee/browser',
+    '@crawlee/browser-pool',
+    '@crawlee/playwright',
+];
 
 function timeoutOf(dependent: string): string {
-    const packageJson = createRequire(join(projectRoot, 'node_modules', 'package.json')).resolve(`${dependent}/package.json`);
+    const packageJson = createRequire(join(projectRoot, 'node_modules', 'package.json')).resolve(
+        `${dependent}/package.json`,
+    );
     return realpathSync(createRequire(packageJson).resolve('@apify/timeout'));
 }
 
@@ -39,7 +48,11 @@ async function namesCrawleeUses(): Promise<Set<string>> {
             if (!file.endsWith('.js')) continue;
             const source = await readFile(join(dir, file), 'utf8');
             if (!source.includes('require("@apify/timeout")')) continue;
-            assert.match(source, /const timeout_1 = require\("@apify\/timeout"\);/, `${dependent}/${file} requires @apify/timeout another way`);
+            assert.match(
+                source,
+                /const timeout_1 = require\("@apify\/timeout"\);/,
+                `${dependent}/${file} requires @apify/timeout another way`,
+            );
             for (const match of source.matchAll(/timeout_1\.(\w+)/g)) names.add(match[1]!);
         }
     }
@@ -48,7 +61,8 @@ async function namesCrawleeUses(): Promise<Set<string>> {
 
 describe("Crawlee's @apify/timeout without AsyncLocalStorage", () => {
     it('every Crawlee package dragnet runs resolves the stand-in', () => {
-        for (const dependent of DEPENDENTS) assert.equal(timeoutOf(dependent), vendored, `${dependent} resolves ${timeoutOf(dependent)}`);
+        for (const dependent of DEPENDENTS)
+            assert.equal(timeoutOf(dependent), vendored, `${dependent} resolves ${timeoutOf(dependent)}`);
     });
 
     it('Crawlee uses no part of the package the stand-in does not have', async () => {
@@ -58,13 +72,28 @@ describe("Crawlee's @apify/timeout without AsyncLocalStorage", () => {
         for (const name of used) assert.equal(typeof standIn[name], 'function', name);
     });
 
-    it('times out as the original does: the value, the error, or the timeout message, and the handler runs on', async () => {
-        const { addTimeoutToPromise, TimeoutError } = createRequire(import.meta.url)(vendored) as typeof HooklessTimeout;
+    it(`times out as the original does: the value, the error, \
+or the timeout message, and the handler runs on`, async () => {
+        const { addTimeoutToPromise, TimeoutError } = createRequire(import.meta.url)(
+            vendored,
+        ) as typeof HooklessTimeout;
         assert.equal(await addTimeoutToPromise(async () => 'value', 1000, 'late'), 'value');
-        await assert.rejects(addTimeoutToPromise(async () => Promise.reject(new RangeError('bad')), 1000, 'late'), RangeError);
+        await assert.rejects(
+            addTimeoutToPromise(async () => Promise.reject(new RangeError('bad')), 1000, 'late'),
+            RangeError,
+        );
         let finished = false;
-        const slow = () => new Promise<void>((resolve) => setTimeout(() => resolve(void (finished = true)), 100));
-        await assert.rejects(addTimeoutToPromise(slow, 20, 'took too long'), (error: Error) => error instanceof TimeoutError && error.message === 'took too long');
+        const slow = () =>
+            new Promise<void>((resolve) =>
+                setTimeout(() => {
+                    finished = true;
+                    resolve();
+                }, 100),
+            );
+        await assert.rejects(
+            addTimeoutToPromise(slow, 20, 'took too long'),
+            (error: Error) => error instanceof TimeoutError && error.message === 'took too long',
+        );
         const own = new Error('own error');
         await assert.rejects(addTimeoutToPromise(slow, 20, own), (error) => error === own);
         assert.equal(finished, false);
@@ -78,12 +107,22 @@ describe("Crawlee's @apify/timeout without AsyncLocalStorage", () => {
         let crawl: CliResult;
 
         before(async () => {
-            shop = await startShop({ seed: 8, products: 20, categories: 2, scriptOnlyRate: 0, transientFailureRate: 0, notFoundLinks: 0 });
-            dir = await mkdtemp(join(tmpdir(), 'dragnet-hookless-'));
-            crawl = await runCli(['--site', 'demo-shop', '--start-url', `${shop.url}/`, '--storage-dir', join(dir, 'storage')], {
-                NODE_OPTIONS: `--require ${RECORD_CONTEXTS}`,
-                RECORD_CONTEXTS_TO: join(dir, 'crawl.contexts'),
+            shop = await startShop({
+                seed: 8,
+                products: 20,
+                categories: 2,
+                scriptOnlyRate: 0,
+                transientFailureRate: 0,
+                notFoundLinks: 0,
             });
+            dir = await mkdtemp(join(tmpdir(), 'dragnet-hookless-'));
+            crawl = await runCli(
+                ['--site', 'demo-shop', '--start-url', `${shop.url}/`, '--storage-dir', join(dir, 'storage')],
+                {
+                    NODE_OPTIONS: `--require ${RECORD_CONTEXTS}`,
+                    RECORD_CONTEXTS_TO: join(dir, 'crawl.contexts'),
+                },
+            );
         });
         after(async () => {
             await shop?.close();
@@ -99,7 +138,9 @@ describe("Crawlee's @apify/timeout without AsyncLocalStorage", () => {
         it('would have seen one: the same recorder records an entry', async () => {
             const record = join(dir, 'control.contexts');
             const script = "new (require('node:async_hooks').AsyncLocalStorage)().run({}, () => 1)";
-            await promisify(execFile)(process.execPath, ['--require', RECORD_CONTEXTS, '-e', script], { env: { ...process.env, RECORD_CONTEXTS_TO: record } });
+            await promisify(execFile)(process.execPath, ['--require', RECORD_CONTEXTS, '-e', script], {
+                env: { ...process.env, RECORD_CONTEXTS_TO: record },
+            });
             assert.match(await readFile(record, 'utf8'), /^run /);
         });
     });

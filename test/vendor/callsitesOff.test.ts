@@ -14,7 +14,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 const vendored = fileURLToPath(new URL('../../vendor/callsites-off/index.cjs', import.meta.url));
 
-/** The published ow behind the `ow` a package resolves (from its installed directory), and the callsites that ow resolves. */
+/**
+ * The published ow behind the `ow` a package resolves (from its
+ * installed directory), and the callsites that ow resolves.
+ */
 function owOf(dependent: string): { owPath: string; callsitesPath: string } {
     const wrapperPath = createRequire(join(projectRoot, 'node_modules', dependent, 'package.json')).resolve('ow');
     const owPath = createRequire(wrapperPath).resolve('ow-as-published');
@@ -23,7 +26,7 @@ function owOf(dependent: string): { owPath: string; callsitesPath: string } {
 }
 
 describe("callsites is turned off for Crawlee's ow", () => {
-    it("the ow Crawlee uses resolves the stand-in, which gives no frames", async () => {
+    it('the ow Crawlee uses resolves the stand-in, which gives no frames', async () => {
         const { callsitesPath } = owOf('@crawlee/core');
         assert.equal(realpathSync(callsitesPath), vendored, `Crawlee's ow resolves ${callsitesPath}`);
         const callsites = (await import(pathToFileURL(callsitesPath).href)).default as () => unknown[];
@@ -34,7 +37,10 @@ describe("callsites is turned off for Crawlee's ow", () => {
         const { owPath } = owOf('@crawlee/core');
         const ow = createRequire(owPath)(dirname(owPath));
         const validate = ow.default ?? ow;
-        assert.throws(() => validate(5, validate.string), { name: 'ArgumentError', message: /Expected .*string.*number/ });
+        assert.throws(() => validate(5, validate.string), {
+            name: 'ArgumentError',
+            message: /Expected .*string.*number/,
+        });
         assert.doesNotThrow(() => validate('ok', validate.string));
     });
 });

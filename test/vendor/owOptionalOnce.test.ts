@@ -9,13 +9,12 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import type { BasePredicate, Ow } from 'ow-as-published';
 
 const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 const vendored = fileURLToPath(new URL('../../vendor/ow-optional-once/index.cjs', import.meta.url));
 
-// Loosely typed on purpose: the test reaches ow as Crawlee does, through require, not through its types.
-type Ow = any;
-
+// Both are reached as Crawlee reaches ow, through require (untyped), and typed as the published ow.
 const crawleeRequire = createRequire(join(projectRoot, 'node_modules', '@crawlee/core', 'package.json'));
 const wrapperPath = crawleeRequire.resolve('ow');
 const wrapper = crawleeRequire('ow');
@@ -29,7 +28,11 @@ describe("Crawlee's ow builds ow.optional once", () => {
     });
 
     it('gives one ow.optional, where the published ow builds a new one at every access', () => {
-        assert.notEqual(published.optional, published.optional, 'the published ow builds ow.optional anew: the wrapper has a reason to be');
+        assert.notEqual(
+            published.optional,
+            published.optional,
+            'the published ow builds ow.optional anew: the wrapper has a reason to be',
+        );
         assert.equal(ow.optional, ow.optional);
     });
 
@@ -41,7 +44,7 @@ describe("Crawlee's ow builds ow.optional once", () => {
     });
 
     it('validates as the published ow does', () => {
-        const cases: [unknown, (o: Ow) => unknown][] = [
+        const cases: [unknown, (o: Ow) => BasePredicate][] = [
             [undefined, (o) => o.optional.string],
             [5, (o) => o.optional.string],
             ['x', (o) => o.string.minLength(2)],
@@ -62,7 +65,14 @@ describe("Crawlee's ow builds ow.optional once", () => {
             assert.equal(outcome(ow), outcome(published), `ow(${JSON.stringify(value)}, ...)`);
             assert.equal(ow.isValid(value, predicate(ow)), published.isValid(value, predicate(published)));
         }
-        assert.ok(['valid', 'ArgumentError'].every((kind) => cases.some(([value, predicate]) => (ow.isValid(value, predicate(ow)) ? 'valid' : 'ArgumentError') === kind)), 'both outcomes are tried');
+        assert.ok(
+            ['valid', 'ArgumentError'].every((kind) =>
+                cases.some(
+                    ([value, predicate]) => (ow.isValid(value, predicate(ow)) ? 'valid' : 'ArgumentError') === kind,
+                ),
+            ),
+            'both outcomes are tried',
+        );
         assert.throws(() => ow.create(ow.number)('no', 'count'), { name: 'ArgumentError', message: /count/ });
     });
 

@@ -10,7 +10,10 @@ import { redactHeaders, redactUrl, REDACTED, scrubText, scrubUrls, scrubValue } 
 
 describe('redactUrl', () => {
     it('masks the password of a connection URL and keeps the username', () => {
-        assert.equal(redactUrl('postgres://dragnet:s3cr3t@127.0.0.1:5432/test'), 'postgres://dragnet:***@127.0.0.1:5432/test');
+        assert.equal(
+            redactUrl('postgres://dragnet:s3cr3t@127.0.0.1:5432/test'),
+            'postgres://dragnet:***@127.0.0.1:5432/test',
+        );
         assert.equal(redactUrl('redis://:pw@host:6379/0'), 'redis://:***@host:6379/0');
         assert.equal(redactUrl('http://user:pass@proxy:8000'), 'http://user:***@proxy:8000/');
     });
@@ -41,26 +44,39 @@ describe('redactUrl', () => {
 describe('scrubText', () => {
     it('masks every credentialed URL in an error message', () => {
         const message =
-            'tunneling socket could not be established, cause=connect ECONNREFUSED 127.0.0.1:8000 (proxy http://scraper:proxypass@127.0.0.1:8000); ' +
+            'tunneling socket could not be established, cause=connect ECONNREFUSED ' +
+            '127.0.0.1:8000 (proxy http://scraper:proxypass@127.0.0.1:8000); ' +
             'results at postgres://dragnet:s3cr3t@127.0.0.1:5432/test and redis://:pw@127.0.0.1:6379';
         const scrubbed = scrubText(message);
         for (const secret of ['proxypass', 's3cr3t', ':pw@']) assert.ok(!scrubbed.includes(secret), scrubbed);
         assert.match(scrubbed, /http:\/\/scraper:\*\*\*@127\.0\.0\.1:8000\)/);
-        assert.match(scrubbed, /postgres:\/\/dragnet:\*\*\*@127\.0\.0\.1:5432\/test and redis:\/\/:\*\*\*@127\.0\.0\.1:6379$/);
-        assert.match(scrubbed, /^tunneling socket could not be established, cause=connect ECONNREFUSED 127\.0\.0\.1:8000/);
+        assert.match(
+            scrubbed,
+            /postgres:\/\/dragnet:\*\*\*@127\.0\.0\.1:5432\/test and redis:\/\/:\*\*\*@127\.0\.0\.1:6379$/,
+        );
+        assert.match(
+            scrubbed,
+            /^tunneling socket could not be established, cause=connect ECONNREFUSED 127\.0\.0\.1:8000/,
+        );
     });
 
     it("masks a stack trace's URLs, leaving its frames", () => {
         const error = new Error('connect to postgres://dragnet:s3cr3t@127.0.0.1:5432/test failed');
         const scrubbed = scrubText(error.stack!);
         assert.ok(!scrubbed.includes('s3cr3t'));
-        assert.match(scrubbed, /^Error: connect to postgres:\/\/dragnet:\*\*\*@127\.0\.0\.1:5432\/test failed\n {4}at /);
+        assert.match(
+            scrubbed,
+            /^Error: connect to postgres:\/\/dragnet:\*\*\*@127\.0\.0\.1:5432\/test failed\n {4}at /,
+        );
         assert.equal(scrubbed.split('\n').length, error.stack!.split('\n').length);
     });
 
     it('replaces the values of credential header lines, in any case, to the end of their line only', () => {
-        const text = 'GET / HTTP/1.1\r\nHost: shop.test\r\nauthorization: Basic dXNlcjpwYXNz\r\nCOOKIE: sid=abc; theme=dark\r\n' +
-            'Proxy-Authorization: Basic cHJveHk6cGFzcw==\r\nAccept: */*\r\n\r\nSet-Cookie: session=xyz; HttpOnly\nafter';
+        const text =
+            'GET / HTTP/1.1\r\nHost: shop.test\r\n' +
+            'authorization: Basic dXNlcjpwYXNz\r\nCOOKIE: sid=abc; theme=dark\r\n' +
+            'Proxy-Authorization: Basic cHJveHk6cGFzcw==\r\n' +
+            'Accept: */*\r\n\r\nSet-Cookie: session=xyz; HttpOnly\nafter';
         assert.equal(
             scrubText(text),
             'GET / HTTP/1.1\r\nHost: shop.test\r\nauthorization: [redacted]\r\nCOOKIE: [redacted]\r\n' +
@@ -78,7 +94,11 @@ describe('scrubUrls', () => {
     it('masks passwords in a JSON line without touching its structure', () => {
         const line = JSON.stringify({ msg: 'Cookie: a=b', url: 'http://u:secret@host/', headers: { cookie: 'x' } });
         const scrubbed = scrubUrls(line);
-        assert.deepEqual(JSON.parse(scrubbed), { msg: 'Cookie: a=b', url: 'http://u:***@host/', headers: { cookie: 'x' } });
+        assert.deepEqual(JSON.parse(scrubbed), {
+            msg: 'Cookie: a=b',
+            url: 'http://u:***@host/',
+            headers: { cookie: 'x' },
+        });
     });
 });
 
@@ -100,13 +120,22 @@ describe('redactHeaders', () => {
     });
 
     it('masks them in any case', () => {
-        assert.deepEqual(redactHeaders({ Authorization: 'Bearer tok3n', 'PROXY-AUTHORIZATION': 'Basic cHc=', Cookie: 'sid=1', 'Set-Cookie': 'a=1\nb=2', Accept: '*/*' }), {
-            Authorization: REDACTED,
-            'PROXY-AUTHORIZATION': REDACTED,
-            Cookie: REDACTED,
-            'Set-Cookie': REDACTED,
-            Accept: '*/*',
-        });
+        assert.deepEqual(
+            redactHeaders({
+                Authorization: 'Bearer tok3n',
+                'PROXY-AUTHORIZATION': 'Basic cHc=',
+                Cookie: 'sid=1',
+                'Set-Cookie': 'a=1\nb=2',
+                Accept: '*/*',
+            }),
+            {
+                Authorization: REDACTED,
+                'PROXY-AUTHORIZATION': REDACTED,
+                Cookie: REDACTED,
+                'Set-Cookie': REDACTED,
+                Accept: '*/*',
+            },
+        );
     });
 });
 
@@ -127,7 +156,7 @@ describe('scrubValue', () => {
         assert.equal(value.request.headers.Cookie, 'sid=1', 'the original is left as it was');
     });
 
-    it("turns an error into fields with its message, stack and cause scrubbed", () => {
+    it('turns an error into fields with its message, stack and cause scrubbed', () => {
         const error = Object.assign(new Error('connect postgres://dragnet:s3cr3t@127.0.0.1:5432/test'), {
             code: 'ECONNREFUSED',
             cause: new Error('via http://scraper:proxypass@127.0.0.1:8000'),
@@ -144,7 +173,11 @@ describe('scrubValue', () => {
     it('copies values with toJSON as they stringify, and ends a cycle', () => {
         const cyclic: Record<string, unknown> = { at: new Date(0), link: new URL('http://u:p@host/') };
         cyclic.self = cyclic;
-        assert.deepEqual(scrubValue(cyclic), { at: '1970-01-01T00:00:00.000Z', link: 'http://u:***@host/', self: '[Circular]' });
+        assert.deepEqual(scrubValue(cyclic), {
+            at: '1970-01-01T00:00:00.000Z',
+            link: 'http://u:***@host/',
+            self: '[Circular]',
+        });
     });
 });
 

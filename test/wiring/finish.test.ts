@@ -14,13 +14,18 @@ describe('exitCodeOf', () => {
         assert.equal(exitCodeOf(done), 0);
     });
 
-    it('is 1 while the dead-letter holds pages that got no browser, whichever way and in whichever session of the run', () => {
+    it(`is 1 while the dead-letter holds pages that got no \
+browser, whichever way and in whichever session of the run`, () => {
         // A resumed run's counters carry its earlier sessions' entries, until they are re-queued.
-        assert.equal(exitCodeOf({ ...done, deadLetterByReason: { ...done.deadLetterByReason, 'renderer-unavailable': 2 } }), 1);
+        assert.equal(
+            exitCodeOf({ ...done, deadLetterByReason: { ...done.deadLetterByReason, 'renderer-unavailable': 2 } }),
+            1,
+        );
         assert.equal(exitCodeOf({ ...done, deadLetterByReason: { 'browser-launch-failed': 1 } }), 1);
     });
 
-    it('is 3 when the drift breaker stopped a route, and 128 + the signal when one stopped the run, whatever else', () => {
+    it(`is 3 when the drift breaker stopped a route, and 128 \
++ the signal when one stopped the run, whatever else`, () => {
         const unrendered = { 'renderer-unavailable': 1 };
         assert.equal(exitCodeOf({ routesStopped: 1, deadLetterByReason: unrendered }), 3);
         assert.equal(exitCodeOf({ stopped: 'SIGINT', routesStopped: 1, deadLetterByReason: unrendered }), 130);

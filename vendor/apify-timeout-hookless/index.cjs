@@ -11,7 +11,10 @@ class TimeoutError extends Error {}
  */
 function addTimeoutToPromise(handler, timeoutMillis, errorMessage) {
     return new Promise((resolve, reject) => {
-        const timeout = setTimeout(() => reject(errorMessage instanceof Error ? errorMessage : new TimeoutError(errorMessage)), timeoutMillis);
+        const timeout = setTimeout(
+            () => reject(errorMessage instanceof Error ? errorMessage : new TimeoutError(errorMessage)),
+            timeoutMillis,
+        );
         (async () => handler())()
             .then(resolve, reject)
             .finally(() => clearTimeout(timeout));

@@ -14,6 +14,12 @@ const ow = published.default;
 function owOptionalOnce(value, labelOrPredicate, predicate) {
     return ow(value, labelOrPredicate, predicate);
 }
-Object.defineProperties(owOptionalOnce, { ...Object.getOwnPropertyDescriptors(ow), optional: { value: ow.optional, enumerable: true } });
+Object.defineProperties(owOptionalOnce, {
+    ...Object.getOwnPropertyDescriptors(ow),
+    optional: { value: ow.optional, enumerable: true },
+});
 
-module.exports = Object.defineProperties({}, { ...Object.getOwnPropertyDescriptors(published), default: { value: owOptionalOnce, enumerable: true } });
+module.exports = Object.defineProperties(
+    {},
+    { ...Object.getOwnPropertyDescriptors(published), default: { value: owOptionalOnce, enumerable: true } },
+);

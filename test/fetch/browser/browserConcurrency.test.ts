@@ -14,7 +14,11 @@ describe('browserPages', () => {
     it('holds what the memory budget holds after the browser and Node', () => {
         const { pageMb, baseMb } = BROWSER_CONCURRENCY_DEFAULTS;
         assert.deepEqual(browserPages({ cores: 8, memoryMb: baseMb + 4 * pageMb }), { min: 4, start: 4, max: 4 });
-        assert.deepEqual(browserPages({ cores: 8, memoryMb: 256 }), { min: 1, start: 1, max: 1 }, 'one page however small the budget');
+        assert.deepEqual(
+            browserPages({ cores: 8, memoryMb: 256 }),
+            { min: 1, start: 1, max: 1 },
+            'one page however small the budget',
+        );
     });
 
     it('takes --browser-concurrency as a ceiling, never as a floor', () => {

@@ -31,11 +31,14 @@ async function demoWithCrashingChromium(t: TestContext, crashes: (launch: number
     const script = join(dir, 'crashing-chromium');
     await writeFile(
         script,
-        `#!/bin/bash\nn=$(( $(cat '${counter}' 2>/dev/null || echo 0) + 1 ))\necho $n > '${counter}'\ncase " ${crashing.join(' ')} " in *" $n "*) kill -SEGV $$ ;; esac\nexec '${executablePath}' "$@"\n`,
+        `#!/bin/bash\nn=$(( $(cat '${counter}' 2>/dev/null || echo 0) + 1 ))\necho $n > '${counter}'\n` +
+            `case " ${crashing.join(' ')} " in *" $n "*) kill -SEGV $$ ;; esac\nexec '${executablePath}' "$@"\n`,
     );
     await chmod(script, 0o755);
     const summaryFile = join(dir, 'summary.json');
-    const run = await runCli(['--storage-dir', join(dir, 'storage'), '--summary-json', summaryFile], { CHROMIUM_PATH: script });
+    const run = await runCli(['--storage-dir', join(dir, 'storage'), '--summary-json', summaryFile], {
+        CHROMIUM_PATH: script,
+    });
     // A run that failed writes no summary: its exit code and stderr say why.
     assert.ok(existsSync(summaryFile), `the run failed (exit code ${run.code}): ${run.stderr.slice(-3000)}`);
     const summary = JSON.parse(await readFile(summaryFile, 'utf8')) as RunSummary;
@@ -47,20 +50,36 @@ describe('Chromium crashing as it starts for a page', { skip: executablePath ? f
         const { run, summary, launches } = await demoWithCrashingChromium(t, (launch) => launch === 2);
         assert.equal(run.code, 0, run.stderr);
         assert.ok(launches >= 3, `the check, the crash and a browser after it: ${launches} launches`);
-        assert.match(run.stderr, /"reason":"browser-launch-failed".*retrying/, 'the page that met the crash was retried');
+        assert.match(
+            run.stderr,
+            /"reason":"browser-launch-failed".*retrying/,
+            'the page that met the crash was retried',
+        );
         assert.equal(summary.items.stored, 200, run.stdout);
-        assert.equal(summary.deadLetterByReason['browser-launch-failed'], undefined, JSON.stringify(summary.deadLetterByReason));
+        assert.equal(
+            summary.deadLetterByReason['browser-launch-failed'],
+            undefined,
+            JSON.stringify(summary.deadLetterByReason),
+        );
     });
 
-    it('every time after the check: the launches stop after 5 failures in a row, its pages are dead-lettered as browser-launch-failed, the rest is crawled, and the exit code is 1', async (t) => {
+    it(`every time after the check: the launches stop after 5 failures in a row, its pages are \
+dead-lettered as browser-launch-failed, the rest is crawled, and the exit code is 1`, async (t) => {
         const { run, summary, launches } = await demoWithCrashingChromium(t, (launch) => launch > 1);
         // As when no browser is there at all (renderer-unavailable): pages that needed one were not rendered.
         assert.equal(run.code, 1, run.stderr);
-        assert.equal(summary.deadLetterByReason['browser-launch-failed'], ESCALATED, JSON.stringify(summary.deadLetterByReason));
+        assert.equal(
+            summary.deadLetterByReason['browser-launch-failed'],
+            ESCALATED,
+            JSON.stringify(summary.deadLetterByReason),
+        );
         assert.equal(summary.items.stored, 200 - ESCALATED, run.stdout);
         // Not the retry policy's 4 attempts for each page (81 launches): the check, the 5 failures in a
         // row that open the breaker, and at most the launches of the other pages opening at that moment.
-        assert.ok(launches >= 1 + MAX_LAUNCH_FAILURES_IN_A_ROW && launches <= 1 + MAX_LAUNCH_FAILURES_IN_A_ROW + 3, `${launches} launches`);
+        assert.ok(
+            launches >= 1 + MAX_LAUNCH_FAILURES_IN_A_ROW && launches <= 1 + MAX_LAUNCH_FAILURES_IN_A_ROW + 3,
+            `${launches} launches`,
+        );
         assert.equal(run.stderr.match(/did not start for 5 pages in a row/g)?.length, 1, run.stderr.slice(-3000));
         assert.doesNotMatch(run.stderr, /proxy-refused/, 'a crashed launch is no fault of the direct exit');
     });

@@ -36,7 +36,9 @@ function listening(url: string): Promise<boolean> {
     });
 }
 
-it('tears down a stage whose creation a stop overtook: its egress proxy stops listening, and it renders nothing', { skip: chromiumPath ? false : 'no Chromium found' }, async (t) => {
+it('tears down a stage whose creation a stop overtook: its egress proxy stops listening, and it renders nothing', {
+    skip: chromiumPath ? false : 'no Chromium found',
+}, async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'dragnet-stage-runner-'));
     const stores = await openSiteStores({ site: 'stage-runner', storageDir: dir });
     t.after(async () => {
@@ -82,7 +84,8 @@ it('tears down a stage whose creation a stop overtook: its egress proxy stops li
         },
     });
 
-    // Closed here too when the runner did not close it, so a failure ends the test instead of keeping the process alive.
+    // Closed here too when the runner did not close it, so a
+    // failure ends the test instead of keeping the process alive.
     t.after(() => proxy?.close().catch(() => undefined));
     runner.start();
     await createCalled;

@@ -25,8 +25,12 @@ describe('CHROMIUM_ARGS', { skip: executablePath ? false : 'no Chromium found' }
             offLoopback.push(`CONNECT ${request.url}`);
             socket.destroy();
         });
-        const site = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<h1>ok</h1>'));
-        await Promise.all([proxy, site].map((server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))));
+        const site = createServer((_request, response) =>
+            response.writeHead(200, { 'content-type': 'text/html' }).end('<h1>ok</h1>'),
+        );
+        await Promise.all(
+            [proxy, site].map((server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))),
+        );
         t.after(() => {
             proxy.close();
             site.close();
@@ -38,7 +42,8 @@ describe('CHROMIUM_ARGS', { skip: executablePath ? false : 'no Chromium found' }
             proxy: { server: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, bypass: '127.0.0.1' },
         });
         const page = await browser.newPage();
-        for (let visit = 0; visit < 3; visit++) await page.goto(`http://127.0.0.1:${(site.address() as AddressInfo).port}/?visit=${visit}`);
+        for (let visit = 0; visit < 3; visit++)
+            await page.goto(`http://127.0.0.1:${(site.address() as AddressInfo).port}/?visit=${visit}`);
         await sleep(8000); // background updaters start a few seconds after launch
         await browser.close();
         assert.deepEqual(offLoopback, []);
@@ -46,20 +51,30 @@ describe('CHROMIUM_ARGS', { skip: executablePath ? false : 'no Chromium found' }
 });
 
 describe('findChromium', () => {
-    it('looks for a system Chromium where DRAGNET_SYSTEM_CHROMIUM_PATHS says, in its order, instead of the usual places', () => {
+    it(`looks for a system Chromium where DRAGNET_SYSTEM_CHROMIUM_PATHS \
+says, in its order, instead of the usual places`, () => {
         const paths = ['/nonexistent/chromium', process.execPath, '/bin/sh'].join(delimiter);
         assert.equal(findChromium({ DRAGNET_SYSTEM_CHROMIUM_PATHS: paths }), process.execPath);
     });
 
     it('takes CHROMIUM_PATH over any other, and nothing else when it does not exist', () => {
-        assert.equal(findChromium({ CHROMIUM_PATH: '/bin/sh', DRAGNET_SYSTEM_CHROMIUM_PATHS: process.execPath }), '/bin/sh');
-        assert.equal(findChromium({ CHROMIUM_PATH: '/nonexistent/chromium', DRAGNET_SYSTEM_CHROMIUM_PATHS: process.execPath }), undefined);
+        assert.equal(
+            findChromium({ CHROMIUM_PATH: '/bin/sh', DRAGNET_SYSTEM_CHROMIUM_PATHS: process.execPath }),
+            '/bin/sh',
+        );
+        assert.equal(
+            findChromium({ CHROMIUM_PATH: '/nonexistent/chromium', DRAGNET_SYSTEM_CHROMIUM_PATHS: process.execPath }),
+            undefined,
+        );
     });
 });
 
 describe('browserProblem', () => {
     it('says how to get a browser when none was found', async () => {
-        assert.match((await browserProblem(undefined)) ?? '', /no Chromium found.*apt-get install -y chromium.*CHROMIUM_PATH/);
+        assert.match(
+            (await browserProblem(undefined)) ?? '',
+            /no Chromium found.*apt-get install -y chromium.*CHROMIUM_PATH/,
+        );
     });
 
     it('names the binary and the launch error when the browser does not start, without throwing', async () => {

@@ -25,10 +25,17 @@ async function slowPool(t: TestContext) {
     t.after(() => rm(dir, { recursive: true, force: true }));
     const marker = join(dir, 'launching');
     const script = join(dir, 'slow-chromium');
-    await writeFile(script, `#!/bin/sh\ntouch '${marker}'\nsleep ${LAUNCH_DELAY_SECS}\nexec '${executablePath}' "$@"\n`);
+    await writeFile(
+        script,
+        `#!/bin/sh\ntouch '${marker}'\nsleep ${LAUNCH_DELAY_SECS}\nexec '${executablePath}' "$@"\n`,
+    );
     await chmod(script, 0o755);
     const pool = new BrowserPool({
-        browserPlugins: [new PlaywrightPlugin(chromium, { launchOptions: { executablePath: script, args: CHROMIUM_ARGS, headless: true } })],
+        browserPlugins: [
+            new PlaywrightPlugin(chromium, {
+                launchOptions: { executablePath: script, args: CHROMIUM_ARGS, headless: true },
+            }),
+        ],
     });
     const launchBegun = async () => {
         while (!existsSync(marker)) await sleep(20);
@@ -38,7 +45,9 @@ async function slowPool(t: TestContext) {
 
 const connected = (page: Page) => page.context().browser()?.isConnected() ?? false;
 
-describe('a browser pool torn down while it launches a browser for a page', { skip: executablePath ? false : 'no Chromium found' }, () => {
+describe('a browser pool torn down while it launches a browser for a page', {
+    skip: executablePath ? false : 'no Chromium found',
+}, () => {
     it('alone, leaves that browser running once it comes up (the Crawlee behaviour PagesOpening is for)', async (t) => {
         const { pool, launchBegun } = await slowPool(t);
         const opening = pool.newPage();
@@ -60,6 +69,9 @@ describe('a browser pool torn down while it launches a browser for a page', { sk
         const page = await opening;
         t.after(() => page.context().browser()?.close());
         assert.equal(connected(page), false, 'the browser that came up after the teardown was closed');
-        await assert.rejects(pagesOpening.track(() => pool.newPage()), /closing/);
+        await assert.rejects(
+            pagesOpening.track(() => pool.newPage()),
+            /closing/,
+        );
     });
 });

@@ -21,7 +21,8 @@ import { runCli } from '../../helpers/cli.js';
 import { readDataset } from '../../helpers/stores.js';
 
 const DEBIAN_CHROMIUM = '/usr/bin/chromium';
-const APT_INSTALL = 'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-liberation';
+const APT_INSTALL =
+    'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-liberation';
 /** Nothing listens on the discard port of loopback (CHROMIUM_ARGS sends Chromium's updater there too). */
 const CLOSED_PORT_URL = 'http://127.0.0.1:9';
 const asRoot = process.getuid?.() === 0;
@@ -34,13 +35,19 @@ interface Machine {
 }
 
 /** A machine whose lookup finds no Chromium, with a fake `apt-get` that fails its installs when `aptInstallFails`. */
-async function machineWithoutChromium(t: TestContext, downloadHost: string, { aptInstallFails = false } = {}): Promise<Machine> {
+async function machineWithoutChromium(
+    t: TestContext,
+    downloadHost: string,
+    { aptInstallFails = false } = {},
+): Promise<Machine> {
     const dir = await mkdtemp(join(tmpdir(), 'dragnet-nochromium-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
     await mkdir(join(dir, 'empty'));
     await mkdir(join(dir, 'bin'));
     const aptLog = join(dir, 'apt-calls');
-    const fail = aptInstallFails ? `[ "$1" = install ] && { echo 'E: Unable to locate package chromium' >&2; exit 100; }\n` : '';
+    const fail = aptInstallFails
+        ? `[ "$1" = install ] && { echo 'E: Unable to locate package chromium' >&2; exit 100; }\n`
+        : '';
     await writeFile(join(dir, 'bin', 'apt-get'), `#!/bin/sh\necho "$*" >> '${aptLog}'\n${fail}exit 0\n`);
     await chmod(join(dir, 'bin', 'apt-get'), 0o755);
     const env = {
@@ -56,7 +63,8 @@ async function machineWithoutChromium(t: TestContext, downloadHost: string, { ap
         PATH: `${join(dir, 'bin')}${delimiter}${process.env.PATH}`,
         LOG_LEVEL: 'info',
     };
-    const aptCalls = async () => (existsSync(aptLog) ? (await readFile(aptLog, 'utf8')).split('\n').filter(Boolean) : []);
+    const aptCalls = async () =>
+        existsSync(aptLog) ? (await readFile(aptLog, 'utf8')).split('\n').filter(Boolean) : [];
     return { dir, env, aptCalls };
 }
 
@@ -85,10 +93,15 @@ async function summaryOf(dir: string): Promise<RunSummary> {
 }
 
 describe('npm start on a machine without Chromium', () => {
-    it('installs one the way npm test does, says so as it goes, renders the 20 script-only pages and exits 0', { skip: asRoot && existsSync(DEBIAN_CHROMIUM) ? false : `needs root and ${DEBIAN_CHROMIUM}` }, async (t) => {
+    it('installs one the way npm test does, says so as it goes, renders the 20 script-only pages and exits 0', {
+        skip: asRoot && existsSync(DEBIAN_CHROMIUM) ? false : `needs root and ${DEBIAN_CHROMIUM}`,
+    }, async (t) => {
         const downloadHost = await emptyDownloadHost(t);
         const machine = await machineWithoutChromium(t, downloadHost.url);
-        const run = await runCli(['--storage-dir', join(machine.dir, 'storage'), '--summary-json', join(machine.dir, 'summary.json')], machine.env);
+        const run = await runCli(
+            ['--storage-dir', join(machine.dir, 'storage'), '--summary-json', join(machine.dir, 'summary.json')],
+            machine.env,
+        );
 
         assert.equal(run.code, 0, `exit code; stderr: ${run.stderr.slice(-2000)}`);
         const summary = await summaryOf(machine.dir);
@@ -97,24 +110,45 @@ describe('npm start on a machine without Chromium', () => {
         assert.equal(summary.deadLetterByReason['renderer-unavailable'], undefined);
 
         assert.ok(downloadHost.requests.length > 0, 'Playwright really tried its download');
-        assert.deepEqual(await machine.aptCalls(), ['install -y -qq --no-install-recommends chromium fonts-liberation']);
+        assert.deepEqual(await machine.aptCalls(), [
+            'install -y -qq --no-install-recommends chromium fonts-liberation',
+        ]);
         const messages = logMessages(run.stderr);
         const started = messages.findIndex((message) => message.startsWith('demo shop started at http://127.0.0.1:'));
         assert.equal(started, 4, `four steps told before the shop starts:\n${messages.slice(0, 6).join('\n')}`);
         const [download, downloadFailed, install, installed] = messages;
-        assert.equal(download, "no Chromium found; downloading Playwright's Chromium (`npx playwright install chromium`, about 150 MB) …");
-        assert.match(downloadFailed!, /^`npx playwright install chromium` failed \(exit 1: Error: Download failed: server returned code 404.*\); trying the next way$/);
+        assert.equal(
+            download,
+            "no Chromium found; downloading Playwright's Chromium (`npx playwright install chromium`, about 150 MB) …",
+        );
+        assert.match(
+            downloadFailed!,
+            new RegExp(
+                '^`npx playwright install chromium` failed \\(exit 1: Error: Download failed: ' +
+                    'server returned code 404.*\\); trying the next way$',
+            ),
+        );
         assert.equal(install, `no Chromium found; installing Debian's chromium (\`${APT_INSTALL}\`) …`);
         assert.equal(installed, `Debian's chromium is installed: ${DEBIAN_CHROMIUM}`);
 
         const note = run.stdout.split('\n').filter(Boolean).at(-1) ?? '';
-        assert.match(note, /^ {2}chromium {3}no Chromium was found: `npx playwright install chromium` failed \(exit 1: Error: Download failed: server returned code 404[^;]*; /);
+        assert.match(
+            note,
+            new RegExp(
+                '^ {2}chromium {3}no Chromium was found: `npx playwright install chromium` failed ' +
+                    '\\(exit 1: Error: Download failed: server returned code 404[^;]*; ',
+            ),
+        );
         assert.ok(note.endsWith(`; \`${APT_INSTALL}\` succeeded: ${DEBIAN_CHROMIUM}`), note);
     });
 
-    it('when nothing can be installed: does not run the download its host refuses, dead-letters the 20 pages as renderer-unavailable, exits 1 and says what to run', async (t) => {
+    it(`when nothing can be installed: does not run the download its host refuses, \
+dead-letters the 20 pages as renderer-unavailable, exits 1 and says what to run`, async (t) => {
         const machine = await machineWithoutChromium(t, CLOSED_PORT_URL, { aptInstallFails: true });
-        const run = await runCli(['--storage-dir', join(machine.dir, 'storage'), '--summary-json', join(machine.dir, 'summary.json')], machine.env);
+        const run = await runCli(
+            ['--storage-dir', join(machine.dir, 'storage'), '--summary-json', join(machine.dir, 'summary.json')],
+            machine.env,
+        );
 
         assert.equal(run.code, 1, `exit code; stderr: ${run.stderr.slice(-2000)}`);
         const summary = await summaryOf(machine.dir);
@@ -122,11 +156,31 @@ describe('npm start on a machine without Chromium', () => {
         assert.equal(summary.deadLetterByReason['renderer-unavailable'], 20);
 
         const note = run.stdout.split('\n').filter(Boolean).at(-1) ?? '';
-        assert.match(note, /^ {2}chromium {3}no Chromium found \(`npx playwright install chromium` not run: its download host is out of reach \(127\.0\.0\.1:9: ECONNREFUSED\)/);
-        assert.match(note, /; to render pages that need a browser, install one \(Debian\/Ubuntu: `sudo apt-get install -y chromium`; elsewhere: `npx playwright install chromium`\) or point CHROMIUM_PATH at a Chromium or Chrome binary$/);
+        assert.match(
+            note,
+            new RegExp(
+                '^ {2}chromium {3}no Chromium found \\(`npx playwright install chromium` not run: ' +
+                    'its download host is out of reach \\(127\\.0\\.0\\.1:9: ECONNREFUSED\\)',
+            ),
+        );
+        assert.match(
+            note,
+            new RegExp(
+                '; to render pages that need a browser, install one \\(Debian\\/Ubuntu: ' +
+                    '`sudo apt-get install -y chromium`; elsewhere: `npx playwright install chromium`\\) ' +
+                    'or point CHROMIUM_PATH at a Chromium or Chrome binary$',
+            ),
+        );
         if (asRoot) {
-            assert.deepEqual(await machine.aptCalls(), ['install -y -qq --no-install-recommends chromium fonts-liberation', 'update -qq', 'install -y -qq --no-install-recommends chromium fonts-liberation']);
-            assert.ok(note.includes(`\`${APT_INSTALL}\` failed (exit 100: E: Unable to locate package chromium)`), note);
+            assert.deepEqual(await machine.aptCalls(), [
+                'install -y -qq --no-install-recommends chromium fonts-liberation',
+                'update -qq',
+                'install -y -qq --no-install-recommends chromium fonts-liberation',
+            ]);
+            assert.ok(
+                note.includes(`\`${APT_INSTALL}\` failed (exit 100: E: Unable to locate package chromium)`),
+                note,
+            );
         } else {
             assert.ok(note.includes(`\`${APT_INSTALL}\` not run: needs root`), note);
         }
@@ -134,22 +188,37 @@ describe('npm start on a machine without Chromium', () => {
 });
 
 describe('a crawl of a site (not the demo) on a machine without Chromium', () => {
-    it('installs nothing and says once, at the start, what to run; the pages that need a browser go to dead-letter', async (t) => {
-        const shop = await startShop({ seed: 3, products: 10, scriptOnlyRate: 0.5, transientFailureRate: 0, notFoundLinks: 0 });
+    it(`installs nothing and says once, at the start, what to run; \
+the pages that need a browser go to dead-letter`, async (t) => {
+        const shop = await startShop({
+            seed: 3,
+            products: 10,
+            scriptOnlyRate: 0.5,
+            transientFailureRate: 0,
+            notFoundLinks: 0,
+        });
         t.after(() => shop.close());
         const downloadHost = await emptyDownloadHost(t);
         const machine = await machineWithoutChromium(t, downloadHost.url);
         const storageDir = join(machine.dir, 'storage');
-        const run = await runCli(['--site', 'demo-shop', '--start-url', `${shop.url}/`, '--storage-dir', storageDir], machine.env);
+        const run = await runCli(
+            ['--site', 'demo-shop', '--start-url', `${shop.url}/`, '--storage-dir', storageDir],
+            machine.env,
+        );
 
         assert.equal(run.code, 1, `exit code; stderr: ${run.stderr.slice(-2000)}`);
         const messages = logMessages(run.stderr);
         const warnings = messages.filter((message) => message.startsWith('no Chromium found: '));
         assert.deepEqual(warnings, [
-            'no Chromium found: pages that need a browser will go to dead-letter as renderer-unavailable; to render them, ' +
-                'install one (Debian/Ubuntu: `sudo apt-get install -y chromium`; elsewhere: `npx playwright install chromium`) or point CHROMIUM_PATH at a Chromium or Chrome binary',
+            'no Chromium found: pages that need a browser will go ' +
+                'to dead-letter as renderer-unavailable; to render them, ' +
+                'install one (Debian/Ubuntu: `sudo apt-get install -y chromium`; elsewhere: `npx ' +
+                'playwright install chromium`) or point CHROMIUM_PATH at a Chromium or Chrome binary',
         ]);
-        assert.ok(messages.indexOf(warnings[0]!) < messages.findIndex((message) => message.startsWith('crawling demo-shop')), 'said before the crawl starts');
+        assert.ok(
+            messages.indexOf(warnings[0]!) < messages.findIndex((message) => message.startsWith('crawling demo-shop')),
+            'said before the crawl starts',
+        );
         assert.deepEqual(await machine.aptCalls(), []);
         assert.deepEqual(downloadHost.requests, []);
         assert.doesNotMatch(run.stdout, /^ {2}chromium /m);

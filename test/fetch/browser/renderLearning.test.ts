@@ -14,7 +14,8 @@ function crawlPages(learner: RenderLearner, route: string, pages: number, needsB
 }
 
 describe('RenderLearner', () => {
-    it('sends a route that always needs the browser there directly after minSamples, probing 1 page in probeEvery', () => {
+    it(`sends a route that always needs the browser there \
+directly after minSamples, probing 1 page in probeEvery`, () => {
         const learner = new RenderLearner({ window: 50, threshold: 0.9, minSamples: 20, probeEvery: 25 });
         const cheap = crawlPages(learner, 'product', 1020, () => true);
         assert.equal(cheap, 20 + 1000 / 25);
@@ -26,12 +27,20 @@ describe('RenderLearner', () => {
         assert.equal(decision.neededBrowserShare, 1);
     });
 
-    it('decides nothing before minSamples, and keeps a route whose pages mostly do not need the browser on the cheap path', () => {
+    it(`decides nothing before minSamples, and keeps a route whose \
+pages mostly do not need the browser on the cheap path`, () => {
         const learner = new RenderLearner({ minSamples: 20 });
-        assert.equal(crawlPages(learner, 'product', 19, () => true), 19);
+        assert.equal(
+            crawlPages(learner, 'product', 19, () => true),
+            19,
+        );
         assert.equal(learner.decisions().product!.mode, 'http-first');
         const mixed = new RenderLearner();
-        assert.equal(crawlPages(mixed, 'product', 1000, (page) => page % 5 === 0), 1000, '20% script-only stays cheap-first');
+        assert.equal(
+            crawlPages(mixed, 'product', 1000, (page) => page % 5 === 0),
+            1000,
+            '20% script-only stays cheap-first',
+        );
     });
 
     it('goes back to the cheap path when the probes stop needing the browser', () => {

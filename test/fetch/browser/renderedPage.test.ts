@@ -12,7 +12,8 @@ const executablePath = findChromium();
 
 /** A page whose script changes the DOM, with a doctype, entities and text outside ASCII. */
 const PAGE = `<!DOCTYPE html><html lang="fr"><head><meta charset="utf-8"><title>Café &amp; thé</title></head>
-<body><p id="price">…</p><script>document.getElementById('price').textContent = '12,50 €'; document.body.insertAdjacentHTML('beforeend', '<ul><li>ajouté</li></ul>');</script></body></html>`;
+<body><p id="price">…</p><script>document.getElementById('price').textContent = '12,50 €'; \
+document.body.insertAdjacentHTML('beforeend', '<ul><li>ajouté</li></ul>');</script></body></html>`;
 
 describe('renderedHtml with Chromium', { skip: executablePath ? false : 'no Chromium found' }, () => {
     let browser: Browser;
@@ -49,7 +50,10 @@ describe('renderedHtml with Chromium', { skip: executablePath ? false : 'no Chro
         const first = await page.goto(`${url}/`);
         assert.match(await renderedHtml(page, first), /Café/);
         const second = await page.goto(`${url}/next`);
-        assert.equal(await renderedHtml(page, second), '<!DOCTYPE html><html><head></head><body><p>next</p></body></html>');
+        assert.equal(
+            await renderedHtml(page, second),
+            '<!DOCTYPE html><html><head></head><body><p>next</p></body></html>',
+        );
         await page.close();
     });
 });

@@ -44,7 +44,10 @@ describe('SessionPages with Chromium', { skip: executablePath ? false : 'no Chro
         const pages = new SessionPages({ maxUsesPerPage: 3 });
         const refused = await open();
         pages.park('a', refused);
-        assert.equal(pages.take('a', (page) => page !== refused), undefined);
+        assert.equal(
+            pages.take('a', (page) => page !== refused),
+            undefined,
+        );
         await pages.makeRoom(0);
         assert.ok(refused.isClosed(), 'a page the check refuses is closed, not handed out');
 
@@ -64,9 +67,12 @@ describe('SessionPages with Chromium', { skip: executablePath ? false : 'no Chro
     it('makes room oldest first and waits until the pages it closes are closed', async () => {
         const pages = new SessionPages();
         const parked = [await open(), await open(), await open()];
-        parked.forEach((page, index) => pages.park(`s${index}`, page));
+        for (const [index, page] of parked.entries()) pages.park(`s${index}`, page);
         await pages.makeRoom(1);
-        assert.deepEqual(parked.map((page) => page.isClosed()), [true, true, false]);
+        assert.deepEqual(
+            parked.map((page) => page.isClosed()),
+            [true, true, false],
+        );
         assert.ok(pages.holds('s2') && !pages.holds('s0'));
         await pages.closeAll();
         assert.ok(parked[2]!.isClosed());
@@ -101,7 +107,10 @@ describe('SessionPages with Chromium', { skip: executablePath ? false : 'no Chro
             const [page, control] = [await open(), await open()];
             for (const each of [page, control]) await renderAFew(each);
             const before = { page: await documents(page), control: await documents(control) };
-            assert.ok(before.page >= 4 && before.control >= 4, `the pages left are still held: ${JSON.stringify(before)}`);
+            assert.ok(
+                before.page >= 4 && before.control >= 4,
+                `the pages left are still held: ${JSON.stringify(before)}`,
+            );
 
             collecting.park('a', page);
             assert.equal(collecting.take('a', always), page);
@@ -115,7 +124,10 @@ describe('SessionPages with Chromium', { skip: executablePath ? false : 'no Chro
             }
             assert.ok(after <= 2, `collected: ${before.page} -> ${after} documents`);
             const controlAfter = await documents(control);
-            assert.ok(controlAfter >= 4, `the page whose renderer was not asked kept them: ${before.control} -> ${controlAfter}`);
+            assert.ok(
+                controlAfter >= 4,
+                `the page whose renderer was not asked kept them: ${before.control} -> ${controlAfter}`,
+            );
             await Promise.all([collecting.closeAll(), never.closeAll()]);
         } finally {
             await shop.close();

@@ -12,7 +12,8 @@ function fakeResolver(table: Record<string, LookupAddress[] | Error>) {
     const calls: { hostname: string; options: unknown }[] = [];
     const lookup: LookupFunction = (hostname, options, callback) => {
         calls.push({ hostname, options });
-        const entry = table[hostname] ?? Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+        const entry =
+            table[hostname] ?? Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
         setImmediate(() => {
             if (entry instanceof Error) return callback(entry, []);
             callback(null, entry);
@@ -26,8 +27,8 @@ const v6 = (address: string): LookupAddress => ({ address, family: 6 });
 
 /** Calls `egress.lookup` and settles with what its callback got. */
 function lookupWith(egress: Egress, hostname: string, options: Parameters<LookupFunction>[1]) {
-    return new Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number }>((resolve) =>
-        egress.lookup(hostname, options, (error, address, family) => resolve({ error, address, family })),
+    return new Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number }>(
+        (resolve) => egress.lookup(hostname, options, (error, address, family) => resolve({ error, address, family })),
     );
 }
 
@@ -37,7 +38,13 @@ describe('Egress.refusal', () => {
     const refusal = (url: string) => egress.refusal(new URL(url));
 
     it('refuses schemes other than http and https', () => {
-        for (const url of ['ftp://93.184.216.34/', 'file:///etc/passwd', 'ws://93.184.216.34/', 'gopher://93.184.216.34/', 'data:text/html,hi']) {
+        for (const url of [
+            'ftp://93.184.216.34/',
+            'file:///etc/passwd',
+            'ws://93.184.216.34/',
+            'gopher://93.184.216.34/',
+            'data:text/html,hi',
+        ]) {
             assert.match(refusal(url) ?? '', /^scheme .* is not http\(s\)$/, url);
         }
         assert.equal(refusal('http://93.184.216.34/'), undefined);
@@ -108,7 +115,11 @@ describe('Egress start-host exemption', () => {
 
     it('allows the start URL’s own address literal and port', () => {
         assert.equal(egress.refusal(new URL(`http://127.0.0.1:${port}/page`)), undefined);
-        assert.equal(egress.refusal(new URL('http://2130706433:8123/')), undefined, 'the same host, spelled numerically');
+        assert.equal(
+            egress.refusal(new URL('http://2130706433:8123/')),
+            undefined,
+            'the same host, spelled numerically',
+        );
     });
 
     it('does not extend the exemption to neighbouring loopback addresses', () => {
@@ -181,8 +192,16 @@ describe('Egress.lookup', () => {
     });
 
     it('returns the first public address in the single-address shape, object or numeric options', async () => {
-        assert.deepEqual(await lookupWith(egress, 'public.test', {}), { error: null, address: '93.184.216.34', family: 4 });
-        assert.deepEqual(await lookupWith(egress, 'public.test', 4), { error: null, address: '93.184.216.34', family: 4 });
+        assert.deepEqual(await lookupWith(egress, 'public.test', {}), {
+            error: null,
+            address: '93.184.216.34',
+            family: 4,
+        });
+        assert.deepEqual(await lookupWith(egress, 'public.test', 4), {
+            error: null,
+            address: '93.184.216.34',
+            family: 4,
+        });
         assert.equal((calls.at(-1)!.options as { family?: number }).family, 4, 'a numeric family is passed on');
     });
 
@@ -195,8 +214,16 @@ describe('Egress.lookup', () => {
     });
 
     it('pins a mixed answer to its public addresses', async () => {
-        assert.deepEqual(await lookupWith(egress, 'mixed.test', { all: true }), { error: null, address: [v4('93.184.216.34')], family: undefined });
-        assert.deepEqual(await lookupWith(egress, 'mixed.test', {}), { error: null, address: '93.184.216.34', family: 4 });
+        assert.deepEqual(await lookupWith(egress, 'mixed.test', { all: true }), {
+            error: null,
+            address: [v4('93.184.216.34')],
+            family: undefined,
+        });
+        assert.deepEqual(await lookupWith(egress, 'mixed.test', {}), {
+            error: null,
+            address: '93.184.216.34',
+            family: 4,
+        });
     });
 
     it('fails with ForbiddenAddressError when every address is refused', async () => {
@@ -219,7 +246,11 @@ describe('Egress.lookup', () => {
 
     it('lets a start host resolve to loopback', async () => {
         assert.deepEqual(await lookupWith(egress, 'start.test', {}), { error: null, address: '127.0.0.1', family: 4 });
-        assert.deepEqual(await lookupWith(egress, 'start.test', { all: true }), { error: null, address: [v4('127.0.0.1')], family: undefined });
+        assert.deepEqual(await lookupWith(egress, 'start.test', { all: true }), {
+            error: null,
+            address: [v4('127.0.0.1')],
+            family: undefined,
+        });
     });
 
     it('passes a resolver error through unchanged', async () => {
@@ -271,7 +302,10 @@ describe('Egress.lookup under node:http', () => {
         assert.equal(result.status, 200);
         assert.equal(result.body, 'hello');
         assert.deepEqual(seen, [`shop.test:${port} /a`]);
-        assert.ok(calls.some((call) => call.hostname === 'shop.test'), 'the injected resolver was asked');
+        assert.ok(
+            calls.some((call) => call.hostname === 'shop.test'),
+            'the injected resolver was asked',
+        );
     });
 
     it('refuses another name resolving to loopback before anything reaches the server', async () => {

@@ -10,7 +10,10 @@ import { CHROMIUM_ARGS } from '../../../src/fetch/browser/chromium.js';
 import { Egress, type LookupFunction } from '../../../src/fetch/egress/egress.js';
 import { startEgressProxy, type EgressProxy } from '../../../src/fetch/egress/egressProxy.js';
 
-/** A server that must never be reached: counts TCP connections (a CONNECT tunnel or WebSocket included) and requests. */
+/**
+ * A server that must never be reached: counts TCP connections
+ * (a CONNECT tunnel or WebSocket included) and requests.
+ */
 interface Canary {
     server: http.Server;
     connections: number;
@@ -98,7 +101,12 @@ fetch('http://127.0.0.2:${port}/xhr').catch(() => {});
             const table: Record<string, LookupAddress[]> = { 'evil.test': [{ address: '127.0.0.3', family: 4 }] };
             const found = table[hostname];
             setImmediate(() =>
-                found ? callback(null, found) : callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []),
+                found
+                    ? callback(null, found)
+                    : callback(
+                          Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }),
+                          [],
+                      ),
             );
         };
         proxy = await startEgressProxy(new Egress({ startUrls: [`http://127.0.0.1:${port}/`], lookup }));
@@ -116,17 +124,21 @@ fetch('http://127.0.0.2:${port}/xhr').catch(() => {});
         page.on('websocket', (socket) => webSockets.push(socket.url()));
         await page.goto(`http://127.0.0.1:${port}/`, { waitUntil: 'load', timeout: 20_000 });
         await page.waitForTimeout(500); // the WebSockets and the fetch
-        reached = await page.evaluate(() => ({
-            ok: (window as unknown as Record<string, unknown>).okLoaded,
-            canary: (window as unknown as Record<string, unknown>).canaryReached,
-        }));
+        reached = await page.evaluate(() => {
+            const set = window as Window & { okLoaded?: unknown; canaryReached?: unknown }; // by the page's scripts
+            return { ok: set.okLoaded, canary: set.canaryReached };
+        });
         await page.close();
     });
 
     after(async () => {
         await browser?.close();
         await proxy?.close();
-        await Promise.all([pageServer, otherPortCanary?.server, ...canaries.map((c) => c.server)].filter(Boolean).map((server) => close(server!)));
+        await Promise.all(
+            [pageServer, otherPortCanary?.server, ...canaries.map((c) => c.server)]
+                .filter(Boolean)
+                .map((server) => close(server!)),
+        );
     });
 
     it('loads the page and its allowed script through the proxy', () => {
@@ -144,7 +156,11 @@ fetch('http://127.0.0.2:${port}/xhr').catch(() => {});
             assert.deepEqual(record.requests, []);
         }
         assert.equal(reached.canary, undefined, 'no canary script ran');
-        assert.deepEqual(webSockets.sort(), [`ws://127.0.0.2:${port}/socket`, `ws://evil.test:${port}/socket`], 'the WebSockets were tried');
+        assert.deepEqual(
+            webSockets.sort(),
+            [`ws://127.0.0.2:${port}/socket`, `ws://evil.test:${port}/socket`],
+            'the WebSockets were tried',
+        );
     });
 
     /** The page asked for `url` (so the test is not passing by never asking) and got nothing usable. */
@@ -194,19 +210,29 @@ describe('startEgressProxy with an IPv6 literal host', () => {
         try {
             const { hostname, port: proxyPort } = new URL(proxy.url);
             return await new Promise<{ status?: number; body: string }>((resolve, reject) => {
-                http.get({ host: hostname, port: proxyPort, path: target, headers: { host: new URL(target).host }, agent: false }, (response) => {
-                    let body = '';
-                    response.setEncoding('utf8');
-                    response.on('data', (chunk: string) => (body += chunk));
-                    response.on('end', () => resolve({ status: response.statusCode, body }));
-                }).once('error', reject);
+                http.get(
+                    {
+                        host: hostname,
+                        port: proxyPort,
+                        path: target,
+                        headers: { host: new URL(target).host },
+                        agent: false,
+                    },
+                    (response) => {
+                        let body = '';
+                        response.setEncoding('utf8');
+                        response.on('data', (chunk: string) => (body += chunk));
+                        response.on('end', () => resolve({ status: response.statusCode, body }));
+                    },
+                ).once('error', reject);
             });
         } finally {
             await proxy.close();
         }
     }
 
-    const noDns: LookupFunction = (hostname, _options, callback) => callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
+    const noDns: LookupFunction = (hostname, _options, callback) =>
+        callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
 
     // proxy-chain hands prepareRequestFunction the WHATWG hostname, brackets included (`[::1]`):
     // bracketed again, `new URL('http://[[::1]]:…/')` would throw and the proxy answer 500.
@@ -220,7 +246,10 @@ describe('startEgressProxy with an IPv6 literal host', () => {
 
     it('refuses a loopback IPv6 literal with the proxy’s 403', async (t) => {
         if (!server) return t.skip('no IPv6 loopback here');
-        const result = await viaProxy(new Egress({ startUrls: [`http://shop.example:${port}/`], lookup: noDns }), `http://[::1]:${port}/`);
+        const result = await viaProxy(
+            new Egress({ startUrls: [`http://shop.example:${port}/`], lookup: noDns }),
+            `http://[::1]:${port}/`,
+        );
         assert.equal(result.status, 403);
         assert.notEqual(result.body, 'v6 ok');
     });

@@ -13,7 +13,8 @@ import { resolveTiers } from '../../../src/fetch/egress/proxyTiers.js';
 import { sectionOf, TierController } from '../../../src/fetch/egress/tierController.js';
 
 describe('ProxyRouting.begin', () => {
-    it('chooses the tier once the turn comes: blocks seen while a request waited for it move that request up', async () => {
+    it(`chooses the tier once the turn comes: blocks seen while \
+a request waited for it move that request up`, async () => {
         const tiers = resolveTiers([
             { name: 'dc', proxyUrls: ['http://127.0.0.1:9'] },
             { name: 'res', proxyUrls: ['http://127.0.0.1:10'] },
@@ -22,12 +23,19 @@ describe('ProxyRouting.begin', () => {
         const controller = new TierController(tiers, { random: () => 1 });
         const politeness = new SitePoliteness({ maxRate: 4, jitter: 0 });
         const routing = new ProxyRouting({
-            tiers, breaker, controller, politeness,
+            tiers,
+            breaker,
+            controller,
+            politeness,
             identities: new Identities({ tiers, breaker }),
             close: async () => politeness.close(),
             log: pino({ level: 'silent' }),
         });
-        const request = (n: number) => ({ url: `http://127.0.0.1:8/premium/items/${n}`, label: 'product', userData: {} });
+        const request = (n: number) => ({
+            url: `http://127.0.0.1:8/premium/items/${n}`,
+            label: 'product',
+            userData: {},
+        });
         const first = await routing.begin(request(1), 'http');
         assert.equal(first.tier, 0, 'no outcomes yet: the cheapest tier');
         // The next turn is 250 ms off; while the second request waits for it, its section is blocked again and again.

@@ -8,7 +8,12 @@ import { pino } from 'pino';
 
 import type { ProxyTier } from '../../../src/fetch/egress/proxyTiers.js';
 import { RedisTierCounts } from '../../../src/fetch/egress/redisTierCounts.js';
-import { MemoryTierCounts, sectionOf, TierController, type TierControllerOptions } from '../../../src/fetch/egress/tierController.js';
+import {
+    MemoryTierCounts,
+    sectionOf,
+    TierController,
+    type TierControllerOptions,
+} from '../../../src/fetch/egress/tierController.js';
 
 const tier = (name: string, cost: number): ProxyTier => ({ name, proxyUrls: [], cost });
 const TWO = [tier('dc', 1), tier('res', 10)];
@@ -27,14 +32,16 @@ function clock(start = 1_700_000_000_000) {
  * given is returned for the hard section.
  */
 function round(controller: TierController, hardBlocks: boolean): { tier: number; probe: boolean } {
-    for (const easy of ['list /a', 'list /b', 'detail /c']) controller.record(easy, controller.tierFor(easy).tier, 'ok');
+    for (const easy of ['list /a', 'list /b', 'detail /c'])
+        controller.record(easy, controller.tierFor(easy).tier, 'ok');
     const hard = controller.tierFor('detail /hard');
     controller.record('detail /hard', hard.tier, hardBlocks && hard.tier === 0 ? 'blocked' : 'ok');
     return hard;
 }
 
 describe('TierController', () => {
-    it('moves a section blocked on every tier-0 request up within a handful of its outcomes; the site and other sections stay', () => {
+    it(`moves a section blocked on every tier-0 request up within \
+a handful of its outcomes; the site and other sections stay`, () => {
         const { time, now } = clock();
         const controller = new TierController(TWO, { now, random: NO_PROBES });
         let took = 0;
@@ -47,9 +54,17 @@ describe('TierController', () => {
         // of 5 against the site's ~25% shrunk with weight 10 give ~49%, past the ~48% where 1 + 20b > 10 / 0.95.
         assert.ok(took <= 6, `hard-section outcomes it took: ${took}`);
         assert.equal(controller.tierFor('detail /hard').tier, 1);
-        for (const easy of ['list /a', 'list /b', 'detail /c', 'never /seen']) assert.equal(controller.tierFor(easy).tier, 0, easy);
-        assert.deepEqual(controller.sections(), { 'detail /hard': 'res' }, 'neither the site nor another section moved');
-        assert.deepEqual(controller.moves.map(({ section, from, to }) => [section, from, to]), [['detail /hard', 'dc', 'res']]);
+        for (const easy of ['list /a', 'list /b', 'detail /c', 'never /seen'])
+            assert.equal(controller.tierFor(easy).tier, 0, easy);
+        assert.deepEqual(
+            controller.sections(),
+            { 'detail /hard': 'res' },
+            'neither the site nor another section moved',
+        );
+        assert.deepEqual(
+            controller.moves.map(({ section, from, to }) => [section, from, to]),
+            [['detail /hard', 'dc', 'res']],
+        );
     });
 
     it('keeps a still-hard section up: over 10 minutes its tier-0 share stays near probeShare', () => {
@@ -76,10 +91,14 @@ describe('TierController', () => {
         }
         assert.ok(cameDown !== undefined, 'it came back down');
         assert.ok(controller.probes > probesBefore, 'probes were sent meanwhile');
-        assert.ok(cameDown - stopped <= 240_000, `down ${(cameDown - stopped) / 1000} s after the blocks stopped (half-life 120 s)`);
+        assert.ok(
+            cameDown - stopped <= 240_000,
+            `down ${(cameDown - stopped) / 1000} s after the blocks stopped (half-life 120 s)`,
+        );
         const last = controller.moves.at(-1)!;
         assert.deepEqual([last.section, last.from, last.to], ['detail /hard', 'res', 'dc']);
-        for (let second = 0; second < 120; second++, time.now += 1000) assert.equal(round(controller, false).tier === 1, false, 'stays down');
+        for (let second = 0; second < 120; second++, time.now += 1000)
+            assert.equal(round(controller, false).tier === 1, false, 'stays down');
     });
 
     it('does not move anything for a steady 20% block rate with costs 1/10 (expected cost 5 against 10)', () => {
@@ -92,11 +111,12 @@ describe('TierController', () => {
         assert.deepEqual(controller.moves, []);
     });
 
-    // A fixed bug, kept as a test (src/fetch/egress/tierController.ts, blockRate, line 136, with PRIOR_BLOCK_RATE line 55): the
-    // site's own rate has a prior worth one outcome, (blocked + 0.05) / (n + 1), so when the crawl's
-    // very first outcome is a block the site's tier-0 rate reads 52.5%, E = [11.5, 10], and the
-    // whole site moves to the 10x tier; with probes off it stays there ~74 s (until decay), with
-    // probes until one succeeds. A 20% site whose first of five is the block should not move.
+    // A fixed bug, kept as a test (src/fetch/egress/tierController.ts, blockRate, line 136, with
+    // PRIOR_BLOCK_RATE line 55): the site's own rate has a prior worth one outcome, (blocked + 0.05)
+    // / (n + 1), so when the crawl's very first outcome is a block the site's tier-0 rate reads
+    // 52.5%, E = [11.5, 10], and the whole site moves to the 10x tier; with probes off it stays
+    // there ~74 s (until decay), with probes until one succeeds. A 20% site whose first of five is
+    // the block should not move.
     it('does not move the site for a 20% block rate whose first outcome happens to be the block', () => {
         const { time, now } = clock();
         const controller = new TierController(TWO, { now, random: NO_PROBES });
@@ -124,9 +144,15 @@ describe('TierController', () => {
         assert.equal(three.tierFor('s /x').tier, 0);
         const two = new TierController(TWO, { now: () => 0, random: NO_PROBES, counts: filled() });
         two.record('s /x', 0, 'ok');
-        assert.deepEqual(two.moves.map((move) => [move.section, move.to]), [['the site', 'res']]);
+        assert.deepEqual(
+            two.moves.map((move) => [move.section, move.to]),
+            [['the site', 'res']],
+        );
         const [e0, e1] = two.moves[0]!.expectedCosts;
-        assert.ok(Math.abs(e0! - 11) < 0.15 && e1 === 10, `E = 1 + 0.5 × (10 + 10) ≈ 11 against 10: ${two.moves[0]!.expectedCosts}`);
+        assert.ok(
+            Math.abs(e0! - 11) < 0.15 && e1 === 10,
+            `E = 1 + 0.5 × (10 + 10) ≈ 11 against 10: ${two.moves[0]!.expectedCosts}`,
+        );
 
         // Tier 0 blocks all, tier 1 works: tier 1. Both block all: straight to tier 2.
         const up = (tierOne: { ok: number; blocked: number }) => {
@@ -159,7 +185,15 @@ describe('TierController', () => {
 
     it('records each move with its time and expected costs, and logs it', () => {
         const lines: string[] = [];
-        const log = pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }));
+        const log = pino(
+            { level: 'info' },
+            new Writable({
+                write: (chunk, _encoding, done) => {
+                    lines.push(String(chunk));
+                    done();
+                },
+            }),
+        );
         const options: TierControllerOptions = { now: () => Date.UTC(2024, 0, 2, 3, 4, 5), random: NO_PROBES, log };
         const controller = new TierController(TWO, options);
         for (let i = 0; i < 10; i++) controller.record('list /a', 0, 'ok');
@@ -169,10 +203,16 @@ describe('TierController', () => {
         assert.equal(move.at, '2024-01-02T03:04:05.000Z');
         assert.equal(move.expectedCosts.length, 2);
         assert.equal(move.expectedCosts[1], 10, 'the last tier costs its own cost');
-        assert.ok(move.expectedCosts[0]! * 0.95 >= move.expectedCosts[1]!, `moved only when clearly cheaper: ${move.expectedCosts}`);
+        assert.ok(
+            move.expectedCosts[0]! * 0.95 >= move.expectedCosts[1]!,
+            `moved only when clearly cheaper: ${move.expectedCosts}`,
+        );
         const logged = lines.map((line) => JSON.parse(line)).find((entry) => entry.tierMove);
         assert.deepEqual(logged?.tierMove, move);
-        assert.match(logged?.msg, new RegExp(`proxy tier of ${move.section}: dc → res \\(blocked: dc \\d+%, res \\d+%`));
+        assert.match(
+            logged?.msg,
+            new RegExp(`proxy tier of ${move.section}: dc → res \\(blocked: dc \\d+%, res \\d+%`),
+        );
     });
 });
 
@@ -185,11 +225,18 @@ describe('MemoryTierCounts', () => {
         assert.deepEqual(counts.get('s', 0, 360_000), { ok: 0.125, blocked: 1 });
         assert.deepEqual(counts.get('s', 1, 360_000), { ok: 0, blocked: 0 }, 'tiers are kept apart');
         counts.add('s', 0, 'blocked', 360_000);
-        assert.deepEqual(counts.get('s', 0, 480_000), { ok: 0.0625, blocked: 1 }, 'a new outcome counts in full, then decays with the rest');
+        assert.deepEqual(
+            counts.get('s', 0, 480_000),
+            { ok: 0.0625, blocked: 1 },
+            'a new outcome counts in full, then decays with the rest',
+        );
     });
 
     it('reads the flattened Redis table, section names with : and | included', () => {
-        const counts = MemoryTierCounts.fromTable(['detail /a:b|0:ok', '3', 'detail /a:b|0:blocked', '1.5', 'detail /a:b|0:at', '1000', 'junk', '9'], 1000);
+        const counts = MemoryTierCounts.fromTable(
+            ['detail /a:b|0:ok', '3', 'detail /a:b|0:blocked', '1.5', 'detail /a:b|0:at', '1000', 'junk', '9'],
+            1000,
+        );
         assert.deepEqual(counts.get('detail /a:b', 0, 1000), { ok: 3, blocked: 1.5 });
         assert.deepEqual(counts.get('detail /a:b', 0, 2000), { ok: 1.5, blocked: 0.75 });
     });
@@ -200,7 +247,10 @@ describe('sectionOf', () => {
         assert.equal(sectionOf('detail', new URL('http://127.0.0.1/products/42?x=1')), 'detail /products');
         assert.equal(sectionOf('detail', new URL('http://127.0.0.1/products')), 'detail /products');
         assert.equal(sectionOf(undefined, new URL('http://127.0.0.1/')), '? /');
-        assert.notEqual(sectionOf('list', new URL('http://127.0.0.1/products/1')), sectionOf('detail', new URL('http://127.0.0.1/products/1')));
+        assert.notEqual(
+            sectionOf('list', new URL('http://127.0.0.1/products/1')),
+            sectionOf('detail', new URL('http://127.0.0.1/products/1')),
+        );
     });
 });
 
@@ -210,7 +260,10 @@ describe('RedisTierCounts (Redis on 127.0.0.1:6379)', () => {
     let two: Redis;
     const opened: RedisTierCounts[] = [];
     const counts = () => {
-        const made = [new RedisTierCounts({ redis: one, key, halfLifeMillis: 120_000, syncMillis: 3_600_000 }), new RedisTierCounts({ redis: two, key, halfLifeMillis: 120_000, syncMillis: 3_600_000 })];
+        const made = [
+            new RedisTierCounts({ redis: one, key, halfLifeMillis: 120_000, syncMillis: 3_600_000 }),
+            new RedisTierCounts({ redis: two, key, halfLifeMillis: 120_000, syncMillis: 3_600_000 }),
+        ];
         opened.push(...made);
         return made as [RedisTierCounts, RedisTierCounts];
     };
@@ -244,17 +297,25 @@ describe('RedisTierCounts (Redis on 127.0.0.1:6379)', () => {
         const out = second.sync(t + 120_000);
         second.add('detail /hard', 0, 'blocked', t + 120_000);
         await out;
-        assert.deepEqual(second.get('detail /hard', 0, t + 120_000), { ok: 1, blocked: 3 }, 'halved by the half-life, plus the late one');
+        assert.deepEqual(
+            second.get('detail /hard', 0, t + 120_000),
+            { ok: 1, blocked: 3 },
+            'halved by the half-life, plus the late one',
+        );
         await second.sync(t + 120_000);
         await first.sync(t + 120_000);
         assert.deepEqual(first.get('detail /hard', 0, t + 120_000), { ok: 1, blocked: 3 });
     });
 
-    it('lets two controllers sharing the counts both move a hard section neither has seen enough of alone', async () => {
+    it(`lets two controllers sharing the counts both move a \
+hard section neither has seen enough of alone`, async () => {
         await one.del(key);
         const [first, second] = counts();
         const { time, now } = clock();
-        const workers = [new TierController(TWO, { now, random: NO_PROBES, counts: first }), new TierController(TWO, { now, random: NO_PROBES, counts: second })];
+        const workers = [
+            new TierController(TWO, { now, random: NO_PROBES, counts: first }),
+            new TierController(TWO, { now, random: NO_PROBES, counts: second }),
+        ];
         const alone = new TierController(TWO, { now, random: NO_PROBES });
         for (let turn = 0; turn < 4; turn++, time.now += 1000) {
             for (const [index, worker] of workers.entries()) {
@@ -264,11 +325,19 @@ describe('RedisTierCounts (Redis on 127.0.0.1:6379)', () => {
             }
             round(alone, true);
         }
-        assert.deepEqual(alone.sections(), {}, 'four blocks of its own move nothing (the first TierController test: it takes five)');
-        assert.deepEqual(workers.map((worker) => worker.sections()), [{ 'detail /hard': 'res' }, { 'detail /hard': 'res' }]);
+        assert.deepEqual(
+            alone.sections(),
+            {},
+            'four blocks of its own move nothing (the first TierController test: it takes five)',
+        );
+        assert.deepEqual(
+            workers.map((worker) => worker.sections()),
+            [{ 'detail /hard': 'res' }, { 'detail /hard': 'res' }],
+        );
     });
 
-    it("moves a section at the next tierFor once the fleet's blocks arrive, though this worker recorded nothing there", async () => {
+    it(`moves a section at the next tierFor once the fleet's blocks \
+arrive, though this worker recorded nothing there`, async () => {
         await one.del(key);
         const [first, second] = counts();
         const { time, now } = clock();
@@ -283,9 +352,16 @@ describe('RedisTierCounts (Redis on 127.0.0.1:6379)', () => {
         assert.deepEqual(idle.sections(), { 'detail /hard': 'res' });
     });
 
-    it('sends a block within blockSyncMillis, without waiting for the periodic sync; other outcomes wait for it', async () => {
+    it(`sends a block within blockSyncMillis, without waiting \
+for the periodic sync; other outcomes wait for it`, async () => {
         await one.del(key);
-        const sender = new RedisTierCounts({ redis: one, key, halfLifeMillis: 120_000, syncMillis: 3_600_000, blockSyncMillis: 50 });
+        const sender = new RedisTierCounts({
+            redis: one,
+            key,
+            halfLifeMillis: 120_000,
+            syncMillis: 3_600_000,
+            blockSyncMillis: 50,
+        });
         const [, reader] = counts();
         opened.push(sender);
         const t = Date.now();
@@ -305,5 +381,8 @@ describe('RedisTierCounts (Redis on 127.0.0.1:6379)', () => {
 /** A small deterministic random (Park–Miller), so a test's probes fall the same each run. */
 function seeded(seed: number): () => number {
     let state = seed;
-    return () => (state = (state * 16807) % 2147483647) / 2147483647;
+    return () => {
+        state = (state * 16807) % 2147483647;
+        return state / 2147483647;
+    };
 }

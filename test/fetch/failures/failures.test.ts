@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { classifyError, classifyStatus, FetchFailure } from '../../../src/fetch/failures/failures.js';
-import { checkResponse, detectBlock, isChallengeRedirect, type ResponseSnapshot } from '../../../src/fetch/failures/responseCheck.js';
+import {
+    checkResponse,
+    detectBlock,
+    isChallengeRedirect,
+    type ResponseSnapshot,
+} from '../../../src/fetch/failures/responseCheck.js';
 
 describe('classifyStatus', () => {
     const cases: [number, ReturnType<typeof classifyStatus>][] = [
@@ -72,12 +77,15 @@ function systemError(message: string, code: string): Error {
 describe('classifyError', () => {
     it('keeps the class and reason of a FetchFailure', () => {
         const { failureClass, reason, status, message } = classifyError(new FetchFailure('blocked', 'HTTP 403', 403));
-        assert.deepEqual({ failureClass, reason, status, message }, {
-            failureClass: 'blocked',
-            reason: 'http-403',
-            status: 403,
-            message: 'HTTP 403',
-        });
+        assert.deepEqual(
+            { failureClass, reason, status, message },
+            {
+                failureClass: 'blocked',
+                reason: 'http-403',
+                status: 403,
+                message: 'HTTP 403',
+            },
+        );
         const custom = classifyError(new FetchFailure('permanent', 'redirect loop at a → b', 301, 'redirect-loop'));
         assert.equal(custom.failureClass, 'permanent');
         assert.equal(custom.reason, 'redirect-loop');
@@ -95,7 +103,9 @@ describe('classifyError', () => {
     });
 
     it('reads a connection error code on its cause (got wraps the socket error)', () => {
-        const wrapped = new Error('Request failed', { cause: systemError('connect ECONNREFUSED 127.0.0.1:1', 'ECONNREFUSED') });
+        const wrapped = new Error('Request failed', {
+            cause: systemError('connect ECONNREFUSED 127.0.0.1:1', 'ECONNREFUSED'),
+        });
         const failure = classifyError(wrapped);
         assert.equal(failure.failureClass, 'transient');
         assert.equal(failure.reason, 'econnrefused');
@@ -105,7 +115,7 @@ describe('classifyError', () => {
         assert.equal(classifyError(twice).reason, 'econnreset');
     });
 
-    it('finds a code named only in the message, as in Crawlee\'s session errors', () => {
+    it("finds a code named only in the message, as in Crawlee's session errors", () => {
         const failure = classifyError(new Error('Detected a session error, rotating session... \nread ECONNRESET'));
         assert.equal(failure.failureClass, 'transient');
         assert.equal(failure.reason, 'econnreset');
@@ -119,7 +129,11 @@ describe('classifyError', () => {
             'request timed out after 30 seconds.',
             'page.waitForSelector: Timeout 10000ms exceeded.',
         ]) {
-            assert.deepEqual(classifyError(new Error(message)), { failureClass: 'transient', reason: 'timeout', message });
+            assert.deepEqual(classifyError(new Error(message)), {
+                failureClass: 'transient',
+                reason: 'timeout',
+                message,
+            });
         }
     });
 
@@ -130,14 +144,24 @@ describe('classifyError', () => {
         assert.equal(classifyError(new Error('MaxRedirectsError: Redirected 10 times')).reason, 'redirect-loop');
     });
 
-    it('does not take a message that merely mentions redirects for a redirect loop (a browser closed while it launched)', () => {
-        const launch = 'browserType.launch: Target page, context or browser has been closed Browser logs: <launching> /usr/bin/chromium --disable-back-forward-cache --disable-features=AvoidUnnecessaryBeforeUnloadCheckSync,HttpsUpgrades,MaxRedirectsTest --no-first-run';
+    it(`does not take a message that merely mentions redirects \
+for a redirect loop (a browser closed while it launched)`, () => {
+        const launch =
+            'browserType.launch: Target page, context or browser has ' +
+            'been closed Browser logs: <launching> /usr/bin/chromium ' +
+            '--disable-back-forward-cache ' +
+            '--disable-features=AvoidUnnecessaryBeforeUnloadCheckSync,HttpsUpgrades,MaxRedirectsTest --no-first-run';
         assert.equal(classifyError(new Error(launch)).failureClass, 'transient');
-        assert.equal(classifyError(new Error('net::ERR_TOO_MANY_REDIRECTS at http://127.0.0.1:9/a')).reason, 'redirect-loop');
+        assert.equal(
+            classifyError(new Error('net::ERR_TOO_MANY_REDIRECTS at http://127.0.0.1:9/a')).reason,
+            'redirect-loop',
+        );
     });
 
-    it('calls Crawlee\'s content-type rejection permanent', () => {
-        const failure = classifyError(new Error('Resource http://x/a.pdf served Content-Type application/pdf, but only text/html is allowed.'));
+    it("calls Crawlee's content-type rejection permanent", () => {
+        const failure = classifyError(
+            new Error('Resource http://x/a.pdf served Content-Type application/pdf, but only text/html is allowed.'),
+        );
         assert.equal(failure.failureClass, 'permanent');
         assert.equal(failure.reason, 'unsupported-content-type');
     });
@@ -170,7 +194,10 @@ function verdict(status: number, body = '', headers: ResponseSnapshot['headers']
 /** An ordinary page, padded past the interstitial size as real product and article pages are (50 KB and up). */
 function ordinaryPage(title: string, content: string): string {
     const filler = '<p>Ordinary catalogue text about products and prices.</p>'.repeat(800);
-    return `<!DOCTYPE html><html><head><title>${title}</title></head><body><nav>Home · Shop · Contact</nav>${content}${filler}</body></html>`;
+    return (
+        `<!DOCTYPE html><html><head><title>${title}</title></head><body>` +
+        `<nav>Home · Shop · Contact</nav>${content}${filler}</body></html>`
+    );
 }
 
 // Block pages below are trimmed renditions of what each vendor serves, written from the vendors' docs and the
@@ -179,8 +206,10 @@ function ordinaryPage(title: string, content: string): string {
 /** Cloudflare's managed challenge: its title, `_cf_chl_opt` and the orchestrate script it loads. */
 const CLOUDFLARE_CHALLENGE = `<!DOCTYPE html><html lang="en-US"><head><title>Just a moment...</title></head><body>
 <h1>shop.example</h1><p>Verifying you are human. This may take a few seconds.</p>
-<script>(function(){window._cf_chl_opt={cvId:'3',cZone:'shop.example',cType:'managed'};var a=document.createElement('script');
-a.src='/cdn-cgi/challenge-platform/h/g/orchestrate/chl_page/v1?ray=8f2a1c4d5e6f0a1b';document.head.appendChild(a);}());</script></body></html>`;
+<script>(function(){window._cf_chl_opt={cvId:'3',cZone:'shop.example',cType:'managed'};\
+var a=document.createElement('script');
+a.src='/cdn-cgi/challenge-platform/h/g/orchestrate/chl_page/v1?ray=8f2a1c4d5e6f0a1b';\
+document.head.appendChild(a);}());</script></body></html>`;
 
 /** Cloudflare's Error 1020: a firewall rule refused the request. */
 const CLOUDFLARE_1020 = `<!DOCTYPE html><html><head><title>Attention Required! | Cloudflare</title></head>
@@ -210,7 +239,8 @@ Reference&#32;&#35;18&#46;1a2b3c4d&#46;1700000000&#46;5e6f7a8b
 
 /** Akamai's edge outage page: same reference host, but an outage, not a refusal. */
 const AKAMAI_503 = `<HTML><HEAD><TITLE>Service Unavailable</TITLE></HEAD><BODY>
-<H1>Service Unavailable - Zero size object</H1>The server is temporarily unable to service your request. Please try again later.<P>
+<H1>Service Unavailable - Zero size object</H1>The server is \
+temporarily unable to service your request. Please try again later.<P>
 Reference&#32;&#35;15&#46;1a2b3c4d&#46;1700000000&#46;5e6f7a8b
 <P>https&#58;&#47;&#47;errors&#46;edgesuite&#46;net&#47;15&#46;1a2b3c4d&#46;1700000000&#46;5e6f7a8b</P></BODY></HTML>`;
 
@@ -235,7 +265,8 @@ Request unsuccessful. Incapsula incident ID: 473000110123456789-1234567890123456
 
 /** AWS WAF's challenge page: challenge.js and the keys it needs in window.gokuProps. */
 const AWS_WAF_CHALLENGE = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title></title>
-<script>window.awsWafCookieDomainList = [];window.gokuProps = {"key":"AQIDAHj","iv":"A6wUCgAh","context":"glDLQwA7"};</script>
+<script>window.awsWafCookieDomainList = [];window.gokuProps = \
+{"key":"AQIDAHj","iv":"A6wUCgAh","context":"glDLQwA7"};</script>
 <script src="https://1a2b3c4d.token.awswaf.com/1a2b3c4d/challenge.js"></script></head>
 <body><div id="challenge-container"></div></body></html>`;
 
@@ -266,12 +297,20 @@ describe('detectBlock', () => {
         const cloudflareEdge = { server: 'cloudflare', 'cf-ray': '8f2a1c4d5e6f0a1b-FRA', 'retry-after': '30' };
         assert.equal(verdict(429, '<h1>Too Many Requests</h1>', cloudflareEdge), 'none');
         assert.equal(verdict(503, '<h1>Service Unavailable</h1>', cloudflareEdge), 'none');
-        assert.equal(checkResponse(429, 'text/html', { headers: cloudflareEdge, body: '<h1>Too Many Requests</h1>' })?.reason, 'http-429');
+        assert.equal(
+            checkResponse(429, 'text/html', { headers: cloudflareEdge, body: '<h1>Too Many Requests</h1>' })?.reason,
+            'http-429',
+        );
         assert.equal(checkResponse(429, 'text/html', { headers: cloudflareEdge })?.failureClass, 'transient');
     });
 
     it('leaves ordinary pages and ordinary error pages alone', () => {
-        assert.equal(verdict(200, ordinaryPage('Red shoes | Shop Example', '<h1>Red shoes</h1>'), { 'content-type': 'text/html' }), 'none');
+        assert.equal(
+            verdict(200, ordinaryPage('Red shoes | Shop Example', '<h1>Red shoes</h1>'), {
+                'content-type': 'text/html',
+            }),
+            'none',
+        );
         assert.equal(verdict(200, '<html><body>tiny but ordinary</body></html>'), 'none');
         assert.equal(verdict(404, '<h1>Not found</h1>'), 'none');
         assert.equal(verdict(500, '<h1>Internal error</h1>'), 'none');
@@ -288,7 +327,10 @@ describe('detectBlock', () => {
         assert.equal(verdict(503, CLOUDFLARE_CHALLENGE), 'blocked:challenge');
         assert.equal(verdict(503, '<script>window._cf_chl_opt={cvId:"2"}</script>'), 'blocked:challenge');
         assert.equal(verdict(429, '<title>Just a moment...</title>'), 'blocked:challenge');
-        assert.equal(verdict(403, '<script src="/cdn-cgi/challenge-platform/h/b/orchestrate/managed/v1?ray=1"></script>'), 'blocked:challenge');
+        assert.equal(
+            verdict(403, '<script src="/cdn-cgi/challenge-platform/h/b/orchestrate/managed/v1?ray=1"></script>'),
+            'blocked:challenge',
+        );
     });
 
     it('Cloudflare: Error 1020 is a refusal, reason http-<status>-blocked', () => {
@@ -308,13 +350,19 @@ describe('detectBlock', () => {
         assert.equal(verdict(403, DATADOME_BLOCK, { 'x-datadome': 'protected' }), 'blocked:captcha');
         // Some sites get the page with a 200.
         assert.equal(verdict(200, DATADOME_BLOCK), 'blocked:captcha');
-        assert.equal(verdict(429, '<h1>Too Many Requests</h1>', { 'x-datadome': 'protected' }), 'blocked:http-429-blocked');
+        assert.equal(
+            verdict(429, '<h1>Too Many Requests</h1>', { 'x-datadome': 'protected' }),
+            'blocked:http-429-blocked',
+        );
         const message = detectBlock({ status: 429, headers: { 'x-datadome': 'protected' } })?.message ?? '';
         assert.match(message, /DataDome refusal \(x-datadome header\)/);
     });
 
     it('DataDome: its header on an allowed page, or a preconnect to its host in a full page, is no block', () => {
-        assert.equal(verdict(200, ordinaryPage('Red shoes', '<h1>Red shoes</h1>'), { 'x-datadome': 'protected' }), 'none');
+        assert.equal(
+            verdict(200, ordinaryPage('Red shoes', '<h1>Red shoes</h1>'), { 'x-datadome': 'protected' }),
+            'none',
+        );
         assert.equal(verdict(200, '<title>Red shoes</title><h1>Red shoes</h1>', { 'x-datadome': 'protected' }), 'none');
         const preconnect = '<link rel="preconnect" href="https://geo.captcha-delivery.com">';
         assert.equal(verdict(200, ordinaryPage('Red shoes', preconnect)), 'none');
@@ -325,11 +373,13 @@ describe('detectBlock', () => {
         const robotOrHuman = PERIMETERX_BLOCK.replace('Access to this page has been denied', 'Robot or human?');
         assert.equal(verdict(200, robotOrHuman), 'blocked:captcha');
         assert.equal(verdict(403, '<script>window._pxCaptcha = true;</script>'), 'blocked:captcha');
-        const refusal = '<title>Access to this page has been denied</title><p>Access to this page has been denied because we believe you are using automation tools.</p>';
+        const refusal =
+            '<title>Access to this page has been denied</title><p>Access to this page ' +
+            'has been denied because we believe you are using automation tools.</p>';
         assert.equal(verdict(403, refusal), 'blocked:http-403-blocked');
     });
 
-    it('Akamai: the edge\'s Access Denied page in either encoding, and the bot manager\'s challenge', () => {
+    it("Akamai: the edge's Access Denied page in either encoding, and the bot manager's challenge", () => {
         assert.equal(verdict(403, AKAMAI_DENIED, { server: 'AkamaiGHost' }), 'blocked:http-403-blocked');
         // A browser renders the entities; the same page, decoded, still counts.
         const decoded = AKAMAI_DENIED.replace(/&#46;/g, '.').replace(/&#47;/g, '/').replace(/&#58;/g, ':');
@@ -337,18 +387,32 @@ describe('detectBlock', () => {
         assert.equal(verdict(200, AKAMAI_CHALLENGE), 'blocked:challenge');
     });
 
-    it('Akamai: the edge\'s outage page links the same host but stays a transient 503', () => {
+    it("Akamai: the edge's outage page links the same host but stays a transient 503", () => {
         assert.equal(verdict(503, AKAMAI_503, { server: 'AkamaiGHost' }), 'none');
-        assert.equal(checkResponse(503, 'text/html', { headers: { server: 'AkamaiGHost' }, body: AKAMAI_503 })?.failureClass, 'transient');
+        assert.equal(
+            checkResponse(503, 'text/html', { headers: { server: 'AkamaiGHost' }, body: AKAMAI_503 })?.failureClass,
+            'transient',
+        );
     });
 
     it('Imperva: the bare interstitial, the iframe and the incident ID — not the script it injects into pages', () => {
         assert.equal(verdict(200, IMPERVA_INTERSTITIAL, { 'x-iinfo': '5-2434707-0 0NNN' }), 'blocked:challenge');
         assert.equal(verdict(200, IMPERVA_BLOCK), 'blocked:challenge');
-        assert.equal(verdict(403, '<p>Request unsuccessful. Incapsula incident ID: 473000110123456789-1</p>'), 'blocked:http-403-blocked');
-        const injected = '<script src="/_Incapsula_Resource?SWJIYLWA=719d34d31c8e3a6e6fffd425f7e032f3&ns=1&cb=12345" async></script>';
+        assert.equal(
+            verdict(403, '<p>Request unsuccessful. Incapsula incident ID: 473000110123456789-1</p>'),
+            'blocked:http-403-blocked',
+        );
+        const injected =
+            '<script src="/_Incapsula_Resource?SWJIYLWA=719d34d31c8e3a6e6fffd425f7e032f3&ns=1&cb=12345" ' +
+            'async></script>';
         assert.equal(verdict(200, ordinaryPage('Red shoes', injected)), 'none');
-        assert.equal(verdict(200, `<html><head><title>Red shoes</title></head><body><h1>Red shoes</h1>${injected}</body></html>`), 'none');
+        assert.equal(
+            verdict(
+                200,
+                `<html><head><title>Red shoes</title></head><body><h1>Red shoes</h1>${injected}</body></html>`,
+            ),
+            'none',
+        );
     });
 
     it('AWS WAF: x-amzn-waf-action on its 405 and 202, and the gokuProps page', () => {
@@ -357,10 +421,13 @@ describe('detectBlock', () => {
         assert.equal(verdict(200, AWS_WAF_CHALLENGE), 'blocked:challenge');
         // Without the header a 405 stays what the status says.
         assert.equal(checkResponse(405, 'text/html', { headers: {} })?.failureClass, 'permanent');
-        assert.equal(checkResponse(405, 'text/html', { headers: { 'x-amzn-waf-action': 'captcha' } })?.failureClass, 'blocked');
+        assert.equal(
+            checkResponse(405, 'text/html', { headers: { 'x-amzn-waf-action': 'captcha' } })?.failureClass,
+            'blocked',
+        );
     });
 
-    it('Vercel\'s attack-mode challenge and Google\'s unusual-traffic page', () => {
+    it("Vercel's attack-mode challenge and Google's unusual-traffic page", () => {
         assert.equal(verdict(429, '', { 'x-vercel-mitigated': 'challenge' }), 'blocked:challenge');
         assert.equal(verdict(429, GOOGLE_SORRY), 'blocked:captcha');
     });
@@ -369,8 +436,14 @@ describe('detectBlock', () => {
         const widget = '<div class="g-recaptcha" data-sitekey="6Lf"></div>';
         assert.equal(verdict(429, widget), 'blocked:captcha');
         assert.equal(verdict(403, widget), 'blocked:captcha');
-        assert.equal(verdict(200, `<title>Human Verification</title><div class="h-captcha" data-sitekey="x"></div>`), 'blocked:captcha');
-        assert.equal(verdict(200, `<title>Verify you are human</title><div class="cf-turnstile" data-sitekey="x"></div>`), 'blocked:captcha');
+        assert.equal(
+            verdict(200, `<title>Human Verification</title><div class="h-captcha" data-sitekey="x"></div>`),
+            'blocked:captcha',
+        );
+        assert.equal(
+            verdict(200, `<title>Verify you are human</title><div class="cf-turnstile" data-sitekey="x"></div>`),
+            'blocked:captcha',
+        );
         // The title gate reads the title, however long the page.
         assert.equal(verdict(200, ordinaryPage('Pardon Our Interruption', widget)), 'blocked:captcha');
     });
@@ -378,8 +451,14 @@ describe('detectBlock', () => {
     it('does not count a reCAPTCHA, hCaptcha or Turnstile in an ordinary form, small or large', () => {
         assert.equal(verdict(200, CONTACT_FORM), 'none');
         assert.equal(verdict(200, ordinaryPage('Contact us', CONTACT_FORM)), 'none');
-        assert.equal(verdict(200, '<title>Sign in</title><form><div class="h-captcha" data-sitekey="x"></div></form>'), 'none');
-        assert.equal(verdict(200, '<title>Newsletter</title><form><div class="cf-turnstile" data-sitekey="x"></div></form>'), 'none');
+        assert.equal(
+            verdict(200, '<title>Sign in</title><form><div class="h-captcha" data-sitekey="x"></div></form>'),
+            'none',
+        );
+        assert.equal(
+            verdict(200, '<title>Newsletter</title><form><div class="cf-turnstile" data-sitekey="x"></div></form>'),
+            'none',
+        );
         assert.equal(checkResponse(200, 'text/html', { headers: {}, body: CONTACT_FORM }), undefined);
     });
 
@@ -399,11 +478,21 @@ describe('detectBlock', () => {
     it('calls a 3xx to a challenge page a challenge-redirect, resolving it against the URL', () => {
         const toDataDome = { location: 'https://geo.captcha-delivery.com/captcha/?initialCid=AHrlqAAAAAMA&t=fe' };
         assert.equal(verdict(302, '', toDataDome), 'blocked:challenge-redirect');
-        assert.equal(verdict(307, '', { Location: '/cdn-cgi/challenge-platform/h/b/jsd/r/1' }), 'blocked:challenge-redirect');
+        assert.equal(
+            verdict(307, '', { Location: '/cdn-cgi/challenge-platform/h/b/jsd/r/1' }),
+            'blocked:challenge-redirect',
+        );
         assert.equal(verdict(301, '', { location: 'https://shop.example/products/red-shoes' }), 'none');
-        const ownSection = detectBlock({ status: 301, headers: { location: '/challenge/' }, url: 'https://shop.example/challenge' });
+        const ownSection = detectBlock({
+            status: 301,
+            headers: { location: '/challenge/' },
+            url: 'https://shop.example/challenge',
+        });
         assert.equal(ownSection, undefined);
-        assert.match(detectBlock({ status: 302, headers: toDataDome })?.message ?? '', /redirect to a challenge page https:\/\/geo\.captcha-delivery\.com/);
+        assert.match(
+            detectBlock({ status: 302, headers: toDataDome })?.message ?? '',
+            /redirect to a challenge page https:\/\/geo\.captcha-delivery\.com/,
+        );
     });
 
     it('names the vendor and the sign in the message', () => {
@@ -411,12 +500,15 @@ describe('detectBlock', () => {
             detectBlock({ status: 403, headers: { 'cf-mitigated': 'challenge' } })?.message,
             'HTTP 403: Cloudflare challenge (cf-mitigated: challenge)',
         );
-        assert.equal(detectBlock({ status: 403, headers: {}, body: AKAMAI_DENIED })?.message, 'HTTP 403: Akamai refusal ("Access Denied" page)');
+        assert.equal(
+            detectBlock({ status: 403, headers: {}, body: AKAMAI_DENIED })?.message,
+            'HTTP 403: Akamai refusal ("Access Denied" page)',
+        );
     });
 });
 
 describe('isChallengeRedirect', () => {
-    it('recognises the bot managers\' challenge hosts and paths', () => {
+    it("recognises the bot managers' challenge hosts and paths", () => {
         for (const location of [
             'https://geo.captcha-delivery.com/captcha/?initialCid=AHrl&hash=789&t=fe',
             'https://geo.captcha-delivery.com/interstitial/?initialCid=AHrl',
@@ -463,12 +555,18 @@ describe('isChallengeRedirect', () => {
         }
     });
 
-    it('does not call a move within the site\'s own /challenge section a challenge, when it knows the URL', () => {
+    it("does not call a move within the site's own /challenge section a challenge, when it knows the URL", () => {
         assert.equal(isChallengeRedirect('/challenge/', 'https://shop.example/challenge'), false);
-        assert.equal(isChallengeRedirect('https://shop.example/challenge/2024/winners', 'https://shop.example/challenge/2024'), false);
+        assert.equal(
+            isChallengeRedirect('https://shop.example/challenge/2024/winners', 'https://shop.example/challenge/2024'),
+            false,
+        );
         assert.equal(isChallengeRedirect('/challenge/', 'https://shop.example/products/red-shoes'), true);
         // The vendors' hosts and paths count wherever the request came from.
-        assert.equal(isChallengeRedirect('/cdn-cgi/challenge-platform/h/b/jsd', 'https://shop.example/challenge'), true);
+        assert.equal(
+            isChallengeRedirect('/cdn-cgi/challenge-platform/h/b/jsd', 'https://shop.example/challenge'),
+            true,
+        );
     });
 
     it('rejects an unparseable or non-HTTP location', () => {
@@ -481,12 +579,18 @@ describe('isChallengeRedirect', () => {
 
 describe('checkResponse with the response', () => {
     it('reports a block before the status and the content type', () => {
-        const challenge = checkResponse(429, 'text/html', { headers: { 'cf-mitigated': 'challenge' }, body: CLOUDFLARE_CHALLENGE });
+        const challenge = checkResponse(429, 'text/html', {
+            headers: { 'cf-mitigated': 'challenge' },
+            body: CLOUDFLARE_CHALLENGE,
+        });
         assert.equal(challenge?.failureClass, 'blocked');
         assert.equal(challenge?.reason, 'challenge');
         assert.equal(challenge?.status, 429);
         assert.equal(checkResponse(200, 'text/html', { headers: {}, body: DATADOME_BLOCK })?.reason, 'captcha');
-        assert.equal(checkResponse(202, 'text/html', { headers: { 'x-amzn-waf-action': 'challenge' } })?.reason, 'challenge');
+        assert.equal(
+            checkResponse(202, 'text/html', { headers: { 'x-amzn-waf-action': 'challenge' } })?.reason,
+            'challenge',
+        );
         assert.equal(checkResponse(403, 'text/html', { headers: {}, body: '' })?.reason, 'http-403');
     });
 
@@ -494,6 +598,9 @@ describe('checkResponse with the response', () => {
         const page = ordinaryPage('Red shoes', '<h1>Red shoes</h1>');
         assert.equal(checkResponse(200, 'text/html; charset=utf-8', { headers: {}, body: page }), undefined);
         assert.equal(checkResponse(404, 'text/html', { headers: {}, body: page })?.reason, 'http-404');
-        assert.equal(checkResponse(200, 'application/json', { headers: {}, body: '{}' })?.reason, 'unsupported-content-type');
+        assert.equal(
+            checkResponse(200, 'application/json', { headers: {}, body: '{}' })?.reason,
+            'unsupported-content-type',
+        );
     });
 });

@@ -4,12 +4,20 @@ import { describe, it } from 'node:test';
 import type { ClassifiedFailure } from '../../../src/vocabulary/failure.js';
 import { parseRetryAfter, RetryPolicy } from '../../../src/fetch/failures/retryPolicy.js';
 
-const transient: ClassifiedFailure = { failureClass: 'transient', reason: 'http-503', status: 503, message: 'HTTP 503' };
+const transient: ClassifiedFailure = {
+    failureClass: 'transient',
+    reason: 'http-503',
+    status: 503,
+    message: 'HTTP 503',
+};
 
 describe('RetryPolicy', () => {
     it('draws each delay uniformly between 0 and the exponential bound (full jitter)', () => {
         const top = new RetryPolicy({ baseDelaySecs: 1, factor: 2, maxDelaySecs: 60, random: () => 0.999999 });
-        assert.deepEqual([1, 2, 3, 4].map((retry) => top.backoffMs(retry)), [999, 1999, 3999, 7999]);
+        assert.deepEqual(
+            [1, 2, 3, 4].map((retry) => top.backoffMs(retry)),
+            [999, 1999, 3999, 7999],
+        );
         const bottom = new RetryPolicy({ random: () => 0 });
         assert.equal(bottom.backoffMs(5), 0);
 
@@ -25,7 +33,8 @@ describe('RetryPolicy', () => {
         assert.equal(policy.backoffMs(4), 4999);
     });
 
-    it('retries transient and blocked failures until maxAttempts fetches were made, then gives up with the reason', () => {
+    it(`retries transient and blocked failures until maxAttempts \
+fetches were made, then gives up with the reason`, () => {
         const policy = new RetryPolicy({ maxAttempts: 3 });
         assert.equal(policy.decide(transient, 1).retry, true);
         assert.equal(policy.decide({ ...transient, failureClass: 'blocked', reason: 'http-403' }, 2).retry, true);
@@ -34,7 +43,10 @@ describe('RetryPolicy', () => {
 
     it('never retries permanent or invalid failures', () => {
         const policy = new RetryPolicy({ maxAttempts: 10 });
-        assert.deepEqual(policy.decide({ failureClass: 'permanent', reason: 'http-404', message: '' }, 1), { retry: false, reason: 'http-404' });
+        assert.deepEqual(policy.decide({ failureClass: 'permanent', reason: 'http-404', message: '' }, 1), {
+            retry: false,
+            reason: 'http-404',
+        });
         assert.equal(policy.decide({ failureClass: 'invalid', reason: 'schema', message: '' }, 1).retry, false);
     });
 
@@ -43,7 +55,10 @@ describe('RetryPolicy', () => {
         assert.deepEqual(policy.decide({ ...transient, retryAfterMs: 2000 }, 1), { retry: true, delayMs: 2000 });
         // The backoff wins when it is longer than the site asked for.
         assert.deepEqual(policy.decide({ ...transient, retryAfterMs: 100 }, 1), { retry: true, delayMs: 500 });
-        assert.deepEqual(policy.decide({ ...transient, retryAfterMs: 61_000 }, 1), { retry: false, reason: 'retry-after-too-long' });
+        assert.deepEqual(policy.decide({ ...transient, retryAfterMs: 61_000 }, 1), {
+            retry: false,
+            reason: 'retry-after-too-long',
+        });
     });
 
     it('rejects options that make no sense', () => {

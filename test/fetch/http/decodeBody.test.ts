@@ -6,7 +6,8 @@ import iconv from 'iconv-lite';
 
 import { decodeBody } from '../../../src/fetch/http/decodeBody.js';
 
-const page = (head: string, body: string) => `<!doctype html><html><head>${head}<title>${body}</title></head><body><p>${body}</p></body></html>`;
+const page = (head: string, body: string) =>
+    `<!doctype html><html><head>${head}<title>${body}</title></head><body><p>${body}</p></body></html>`;
 const titleOf = (html: string) => html.match(/<title>(.*?)<\/title>/)?.[1];
 
 describe('decodeBody: where the encoding comes from', () => {
@@ -22,7 +23,10 @@ describe('decodeBody: where the encoding comes from', () => {
     });
 
     it('reads the legacy http-equiv form of the <meta> charset', () => {
-        const bytes = iconv.encode(page('<meta http-equiv="Content-Type" content="text/html; charset=windows-1252">', 'Crème'), 'windows-1252');
+        const bytes = iconv.encode(
+            page('<meta http-equiv="Content-Type" content="text/html; charset=windows-1252">', 'Crème'),
+            'windows-1252',
+        );
         assert.equal(titleOf(decodeBody(bytes, undefined).html), 'Crème');
     });
 
@@ -70,8 +74,22 @@ describe('decodeBody: where the encoding comes from', () => {
     });
 
     it('decodes the labels latin1 and iso-8859-1 as windows-1252 (0x80 is €)', () => {
-        const bytes = Buffer.from([...Buffer.from('<p>'), 0x80, 0x20, 0xe9, 0x20, 0x93, 0x71, 0x94, ...Buffer.from('</p>')]);
-        for (const contentType of ['text/html; charset=latin1', 'text/html; charset=ISO-8859-1', 'text/html; charset="iso-8859-1"']) {
+        const bytes = Buffer.from([
+            ...Buffer.from('<p>'),
+            0x80,
+            0x20,
+            0xe9,
+            0x20,
+            0x93,
+            0x71,
+            0x94,
+            ...Buffer.from('</p>'),
+        ]);
+        for (const contentType of [
+            'text/html; charset=latin1',
+            'text/html; charset=ISO-8859-1',
+            'text/html; charset="iso-8859-1"',
+        ]) {
             const decoded = decodeBody(bytes, contentType);
             assert.equal(decoded.charset, 'windows-1252', contentType);
             assert.equal(decoded.html, '<p>€ é “q”</p>', contentType);
@@ -98,7 +116,18 @@ describe('decodeBody: where the encoding comes from', () => {
     it('replaces invalid UTF-8 with U+FFFD', () => {
         // 0xFF and 0xFE are never UTF-8; 0xC3 starts a two-byte sequence that '(' does not continue;
         // 0xE2 0x82 is a three-byte sequence cut short.
-        const bytes = Buffer.from([...Buffer.from('<p>a'), 0xff, 0xfe, 0x62, 0xc3, 0x28, 0x63, 0xe2, 0x82, ...Buffer.from('</p>')]);
+        const bytes = Buffer.from([
+            ...Buffer.from('<p>a'),
+            0xff,
+            0xfe,
+            0x62,
+            0xc3,
+            0x28,
+            0x63,
+            0xe2,
+            0x82,
+            ...Buffer.from('</p>'),
+        ]);
         const decoded = decodeBody(bytes, 'text/html; charset=utf-8');
         assert.equal(decoded.html, '<p>a\uFFFD\uFFFDb\uFFFD(c\uFFFD</p>');
         assert.equal(decoded.binary, false);
@@ -108,7 +137,11 @@ describe('decodeBody: where the encoding comes from', () => {
 describe('decodeBody: binary bodies', () => {
     it('flags a body with NUL bytes as binary, whatever its label', () => {
         // A PNG signature and header, then noise: no byte order mark at the start.
-        const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d]), Buffer.from('IHDR'), randomBytes(4096)]);
+        const png = Buffer.concat([
+            Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d]),
+            Buffer.from('IHDR'),
+            randomBytes(4096),
+        ]);
         assert.equal(decodeBody(png, 'text/html; charset=utf-8').binary, true);
         assert.equal(decodeBody(png, 'text/html; charset=windows-1252').binary, true);
         assert.equal(decodeBody(png, undefined).binary, true);
@@ -129,7 +162,11 @@ describe('decodeBody: binary bodies', () => {
         assert.equal(labelled.binary, false);
         assert.equal(titleOf(labelled.html), 'plain ascii');
         const bigEndian = Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text).swap16()]);
-        assert.deepEqual(decodeBody(bigEndian, undefined), { html: page('', 'plain ascii'), charset: 'UTF-16BE', binary: false });
+        assert.deepEqual(decodeBody(bigEndian, undefined), {
+            html: page('', 'plain ascii'),
+            charset: 'UTF-16BE',
+            binary: false,
+        });
     });
 
     it('does not flag a page with a stray control character', () => {

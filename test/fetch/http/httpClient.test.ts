@@ -22,7 +22,7 @@ import { classifyError } from '../../../src/fetch/failures/failures.js';
 import { type ClientResponse, HttpClient } from '../../../src/fetch/http/httpClient.js';
 import { readBody } from '../../../src/fetch/http/responseBody.js';
 
-const PAGE = '<html><body>' + 'hello, world. '.repeat(500) + '</body></html>';
+const PAGE = `<html><body>${'hello, world. '.repeat(500)}</body></html>`;
 
 /** What a server saw of one request. */
 interface Seen {
@@ -33,7 +33,10 @@ interface Seen {
 
 /** Answers the paths below; records every request it sees and every connection it accepts. */
 function handler(seen: Seen[]) {
-    return (request: http.IncomingMessage | http2.Http2ServerRequest, response: http.ServerResponse | http2.Http2ServerResponse) => {
+    return (
+        request: http.IncomingMessage | http2.Http2ServerRequest,
+        response: http.ServerResponse | http2.Http2ServerResponse,
+    ) => {
         const path = request.url ?? '/';
         seen.push({ path, version: request.httpVersion, rawHeaders: request.rawHeaders });
         const out = response as http.ServerResponse;
@@ -42,11 +45,19 @@ function handler(seen: Seen[]) {
             out.end(body);
         };
         if (path === '/page') return send(200, { 'content-type': 'text/html' }, PAGE);
-        if (path === '/gzip') return send(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }, zlib.gzipSync(PAGE));
-        if (path === '/br') return send(200, { 'content-type': 'text/html', 'content-encoding': 'br' }, zlib.brotliCompressSync(PAGE));
-        if (path === '/deflate') return send(200, { 'content-type': 'text/html', 'content-encoding': 'deflate' }, zlib.deflateSync(PAGE));
+        if (path === '/gzip')
+            return send(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }, zlib.gzipSync(PAGE));
+        if (path === '/br')
+            return send(200, { 'content-type': 'text/html', 'content-encoding': 'br' }, zlib.brotliCompressSync(PAGE));
+        if (path === '/deflate')
+            return send(200, { 'content-type': 'text/html', 'content-encoding': 'deflate' }, zlib.deflateSync(PAGE));
         // A gzip body cut short: a browser shows what it has.
-        if (path === '/gzip-cut') return send(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' }, zlib.gzipSync(PAGE).subarray(0, 200));
+        if (path === '/gzip-cut')
+            return send(
+                200,
+                { 'content-type': 'text/html', 'content-encoding': 'gzip' },
+                zlib.gzipSync(PAGE).subarray(0, 200),
+            );
         if (path === '/trickle') {
             out.writeHead(200, { 'content-type': 'text/html' });
             const timer = setInterval(() => out.write('.'), 100);
@@ -87,7 +98,25 @@ describe('the HTTP client', () => {
 
     before(async () => {
         certDir = mkdtempSync(join(tmpdir(), 'dragnet-http-client-'));
-        execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=shop.test', '-days', '1', '-keyout', join(certDir, 'key.pem'), '-out', join(certDir, 'cert.pem')], { stdio: 'ignore' });
+        execFileSync(
+            'openssl',
+            [
+                'req',
+                '-x509',
+                '-newkey',
+                'rsa:2048',
+                '-nodes',
+                '-subj',
+                '/CN=shop.test',
+                '-days',
+                '1',
+                '-keyout',
+                join(certDir, 'key.pem'),
+                '-out',
+                join(certDir, 'cert.pem'),
+            ],
+            { stdio: 'ignore' },
+        );
         key = readFileSync(join(certDir, 'key.pem'));
         cert = readFileSync(join(certDir, 'cert.pem'));
         plainServer = http.createServer(handler(seen));
@@ -119,29 +148,60 @@ describe('the HTTP client', () => {
     const lastSeen = (path: string) => seen.filter((record) => record.path.endsWith(path)).at(-1)!;
 
     it('sends the headers in the order given, in Chrome’s HTTP/1.1 casing, the client hints lower-case', async () => {
-        const headers = { 'sec-ch-ua': '"Chromium";v="124"', 'sec-ch-ua-mobile': '?0', 'user-agent': 'Mozilla/5.0 Chrome/124.0', accept: 'text/html', 'accept-language': 'en-US' };
+        const headers = {
+            'sec-ch-ua': '"Chromium";v="124"',
+            'sec-ch-ua-mobile': '?0',
+            'user-agent': 'Mozilla/5.0 Chrome/124.0',
+            accept: 'text/html',
+            'accept-language': 'en-US',
+        };
         assert.equal(await text(await client.fetch({ url: `${plain}/page`, headers, timeoutMs: 5000 })), PAGE);
         const names = lastSeen('/page').rawHeaders.filter((_, index) => index % 2 === 0);
-        assert.deepEqual(names.filter((name) => !['host', 'connection'].includes(name)), ['sec-ch-ua', 'sec-ch-ua-mobile', 'User-Agent', 'Accept', 'Accept-Language']);
+        assert.deepEqual(
+            names.filter((name) => !['host', 'connection'].includes(name)),
+            ['sec-ch-ua', 'sec-ch-ua-mobile', 'User-Agent', 'Accept', 'Accept-Language'],
+        );
     });
 
     it('speaks HTTP/2 where the server offers it, sending the names lower-case, in order', async () => {
-        const response = await client.fetch({ url: `${secure}/page`, headers: { 'user-agent': 'UA', accept: 'text/html' }, timeoutMs: 5000 });
+        const response = await client.fetch({
+            url: `${secure}/page`,
+            headers: { 'user-agent': 'UA', accept: 'text/html' },
+            timeoutMs: 5000,
+        });
         assert.equal(await text(response), PAGE);
         const record = lastSeen('/page');
         assert.equal(record.version, '2.0');
-        assert.deepEqual(record.rawHeaders.filter((name, index) => index % 2 === 0 && !name.startsWith(':')), ['user-agent', 'accept']);
+        assert.deepEqual(
+            record.rawHeaders.filter((name, index) => index % 2 === 0 && !name.startsWith(':')),
+            ['user-agent', 'accept'],
+        );
     });
 
     it('offers h2 before http/1.1 in its TLS hello, as Chrome does', async () => {
         const offers: string[][] = [];
         // A TLS server that only records the offer and answers one HTTP/1.1 response.
-        const server = tls.createServer({ key, cert, ALPNCallback: ({ protocols }) => (offers.push(protocols), 'http/1.1') }, (socket) => {
-            socket.once('data', () => socket.end('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok'));
-        });
+        const server = tls.createServer(
+            {
+                key,
+                cert,
+                ALPNCallback: ({ protocols }) => {
+                    offers.push(protocols);
+                    return 'http/1.1';
+                },
+            },
+            (socket) => {
+                socket.once('data', () =>
+                    socket.end('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok'),
+                );
+            },
+        );
         await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
         try {
-            const response = await client.fetch({ url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/`, timeoutMs: 5000 });
+            const response = await client.fetch({
+                url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+                timeoutMs: 5000,
+            });
             assert.equal(await text(response), 'ok');
             assert.deepEqual(offers, [['h2', 'http/1.1']]);
         } finally {
@@ -150,7 +210,8 @@ describe('the HTTP client', () => {
     });
 
     it('decodes gzip, deflate and brotli bodies, and a gzip body cut short as far as it goes', async () => {
-        for (const path of ['/gzip', '/br', '/deflate']) assert.equal(await text(await client.fetch({ url: `${plain}${path}`, timeoutMs: 5000 })), PAGE, path);
+        for (const path of ['/gzip', '/br', '/deflate'])
+            assert.equal(await text(await client.fetch({ url: `${plain}${path}`, timeoutMs: 5000 })), PAGE, path);
         const cut = await text(await client.fetch({ url: `${plain}/gzip-cut`, timeoutMs: 5000 }));
         assert.ok(cut.length > 0 && PAGE.startsWith(cut), `the first ${cut.length} characters of the page`);
     });
@@ -160,15 +221,27 @@ describe('the HTTP client', () => {
         const pinned = new HttpClient({
             lookup: (hostname, options, callback) => {
                 asked.push(hostname);
-                if (hostname === 'refused.test') return callback(Object.assign(new Error('forbidden-address: refused.test is not allowed'), { code: 'ERR_FORBIDDEN_ADDRESS' }), '');
+                if (hostname === 'refused.test')
+                    return callback(
+                        Object.assign(new Error('forbidden-address: refused.test is not allowed'), {
+                            code: 'ERR_FORBIDDEN_ADDRESS',
+                        }),
+                        '',
+                    );
                 const all = typeof options === 'object' && options.all;
                 return all ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4);
             },
         });
         try {
             const port = new URL(plain).port;
-            assert.equal(await text(await pinned.fetch({ url: `http://shop.test:${port}/page`, timeoutMs: 5000 })), PAGE);
-            assert.equal(lastSeen('/page').rawHeaders[lastSeen('/page').rawHeaders.indexOf('host') + 1], `shop.test:${port}`);
+            assert.equal(
+                await text(await pinned.fetch({ url: `http://shop.test:${port}/page`, timeoutMs: 5000 })),
+                PAGE,
+            );
+            assert.equal(
+                lastSeen('/page').rawHeaders[lastSeen('/page').rawHeaders.indexOf('host') + 1],
+                `shop.test:${port}`,
+            );
             const error = await pinned.fetch({ url: `http://refused.test:${port}/page`, timeoutMs: 5000 }).then(
                 () => assert.fail('connected to a refused host'),
                 (rejected: unknown) => rejected,
@@ -186,13 +259,19 @@ describe('the HTTP client', () => {
         assert.ok(plainConnections - before <= 1, `${plainConnections - before} connections for 10 requests`);
     });
 
-    it('goes through a proxy: https:// by one kept tunnel, http:// as absolute-form requests with the proxy’s credentials', async () => {
+    it(`goes through a proxy: https:// by one kept tunnel, http:// \
+as absolute-form requests with the proxy’s credentials`, async () => {
         const tunnelsBefore = tunnelsOpened;
-        for (let i = 0; i < 5; i++) assert.equal(await text(await client.fetch({ url: `${secure}/page`, proxyUrl, timeoutMs: 5000 })), PAGE);
+        for (let i = 0; i < 5; i++)
+            assert.equal(await text(await client.fetch({ url: `${secure}/page`, proxyUrl, timeoutMs: 5000 })), PAGE);
         assert.equal(tunnelsOpened - tunnelsBefore, 1, 'one CONNECT for five requests');
         assert.equal(lastSeen('/page').version, '2.0', 'HTTP/2 inside the tunnel');
         assert.equal(await text(await client.fetch({ url: `${plain}/page`, proxyUrl, timeoutMs: 5000 })), PAGE);
-        const wrong = await client.fetch({ url: `${plain}/page`, proxyUrl: proxyUrl.replace('u:p', 'u:nope'), timeoutMs: 5000 });
+        const wrong = await client.fetch({
+            url: `${plain}/page`,
+            proxyUrl: proxyUrl.replace('u:p', 'u:nope'),
+            timeoutMs: 5000,
+        });
         assert.equal(wrong.statusCode, 407);
         wrong.destroy();
     });
@@ -211,9 +290,15 @@ describe('the HTTP client', () => {
 
     it('does not fail a request answered in time when the thread was busy past the timeout', async () => {
         // A server in a process of its own, so it answers while this thread is busy.
-        const server = spawn(process.execPath, ['-e', `require('node:http').createServer((q, s) => s.end(${JSON.stringify(PAGE)})).listen(0, '127.0.0.1', function () { console.log(this.address().port); })`]);
+        const server = spawn(process.execPath, [
+            '-e',
+            `require('node:http').createServer((q, s) => s.end(${JSON.stringify(PAGE)})).listen(0, ` +
+                `'127.0.0.1', function () { console.log(this.address().port); })`,
+        ]);
         try {
-            const port = await new Promise<string>((resolve) => server.stdout.once('data', (data: Buffer) => resolve(data.toString().trim())));
+            const port = await new Promise<string>((resolve) =>
+                server.stdout.once('data', (data: Buffer) => resolve(data.toString().trim())),
+            );
             const url = `http://127.0.0.1:${port}/`;
             await text(await client.fetch({ url, timeoutMs: 5000 })); // a kept-alive connection to send on
             // Once the request is on the wire, this thread is busy for 400 ms: the answer arrives meanwhile, and the
@@ -248,7 +333,12 @@ describe('the HTTP client', () => {
 
     it('follows redirects up to its limit, checking each hop, the timeout over the whole chain', async () => {
         const hops: string[] = [];
-        const followed = await client.fetchFollowing({ url: `${plain}/hop/3`, timeoutMs: 5000, maxRedirects: 5, checkHop: (url) => void hops.push(url.pathname) });
+        const followed = await client.fetchFollowing({
+            url: `${plain}/hop/3`,
+            timeoutMs: 5000,
+            maxRedirects: 5,
+            checkHop: (url) => void hops.push(url.pathname),
+        });
         assert.equal(followed.statusCode, 200);
         assert.equal(await text(followed), PAGE);
         assert.deepEqual(hops, ['/hop/2', '/hop/1', '/hop/0', '/page']);
@@ -256,7 +346,12 @@ describe('the HTTP client', () => {
         assert.equal(cut.statusCode, 302, 'past the limit, the last redirect');
         cut.destroy();
         await assert.rejects(
-            client.fetchFollowing({ url: `${plain}/hop/3`, timeoutMs: 5000, maxRedirects: 5, checkHop: (url) => assert.notEqual(url.pathname, '/hop/1', 'refused') }),
+            client.fetchFollowing({
+                url: `${plain}/hop/3`,
+                timeoutMs: 5000,
+                maxRedirects: 5,
+                checkHop: (url) => assert.notEqual(url.pathname, '/hop/1', 'refused'),
+            }),
             /refused/,
         );
     });

@@ -25,11 +25,13 @@ async function zeroBomb(compressor: zlib.Gzip | zlib.BrotliCompress): Promise<Bu
     const zeros = Buffer.alloc(MiB);
     const out: Buffer[] = [];
     await pipeline(
-        Readable.from((function* () {
-            for (let i = 0; i < 100; i++) yield zeros;
-        })()),
+        Readable.from(
+            (function* () {
+                for (let i = 0; i < 100; i++) yield zeros;
+            })(),
+        ),
         compressor,
-        async function* (source) {
+        async (source) => {
             for await (const chunk of source) out.push(chunk as Buffer);
         },
     );
@@ -72,7 +74,9 @@ describe('readBody', () => {
 
     before(async () => {
         gzipBomb = await zeroBomb(zlib.createGzip());
-        brotliBomb = await zeroBomb(zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }));
+        brotliBomb = await zeroBomb(
+            zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }),
+        );
         server = http.createServer((request, response) => {
             const record: Served = { path: request.url ?? '', written: 0, closed: false };
             served.push(record);
@@ -85,7 +89,9 @@ describe('readBody', () => {
                 case '/small':
                     return response.writeHead(200, html).end('<p>hello, small world</p>');
                 case '/small-gzip':
-                    return response.writeHead(200, { ...html, 'content-encoding': 'gzip' }).end(zlib.gzipSync('<p>compressed hello</p>'));
+                    return response
+                        .writeHead(200, { ...html, 'content-encoding': 'gzip' })
+                        .end(zlib.gzipSync('<p>compressed hello</p>'));
                 case '/exactly-1k':
                     response.writeHead(200, html); // chunked: no Content-Length to refuse it by
                     return pump(response, record, Buffer.alloc(256, 0x61), 1024);
@@ -100,9 +106,13 @@ describe('readBody', () => {
                     response.writeHead(200, html);
                     return pump(response, record, Buffer.alloc(64 * 1024, 0x61));
                 case '/gzip-bomb':
-                    return response.writeHead(200, { ...html, 'content-encoding': 'gzip', 'content-length': gzipBomb.length }).end(gzipBomb);
+                    return response
+                        .writeHead(200, { ...html, 'content-encoding': 'gzip', 'content-length': gzipBomb.length })
+                        .end(gzipBomb);
                 case '/brotli-bomb':
-                    return response.writeHead(200, { ...html, 'content-encoding': 'br', 'content-length': brotliBomb.length }).end(brotliBomb);
+                    return response
+                        .writeHead(200, { ...html, 'content-encoding': 'br', 'content-length': brotliBomb.length })
+                        .end(brotliBomb);
                 case '/trickle': {
                     response.writeHead(200, html);
                     const timer = setInterval(() => {
@@ -246,7 +256,10 @@ describe('readBody', () => {
 
     it('rejects a body cut short by the server, as a transient connection failure', async () => {
         // undici's word for it is its own: "other side closed" (UND_ERR_SOCKET); node:http's is ECONNRESET.
-        for (const [openResponse, reason] of [[open, 'und-err-socket'], [openPlain, 'econnreset']] as const) {
+        for (const [openResponse, reason] of [
+            [open, 'und-err-socket'],
+            [openPlain, 'econnreset'],
+        ] as const) {
             const started = Date.now();
             const error = await readBody(await openResponse('/premature'), cap).then(
                 () => assert.fail('a body of 10 of its 1,000 bytes was accepted'),

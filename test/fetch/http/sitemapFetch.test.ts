@@ -12,9 +12,14 @@ import { Egress } from '../../../src/fetch/egress/egress.js';
 import type { FetchFailure } from '../../../src/fetch/failures/failures.js';
 import { createSitemapFetch, type SitemapFetchOptions } from '../../../src/fetch/http/sitemapFetch.js';
 
-const SITEMAP = '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://127.0.0.1/products/1</loc></url></urlset>';
+const SITEMAP =
+    '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' +
+    '<url><loc>http://127.0.0.1/products/1</loc></url></urlset>';
 const MIB = 1024 * 1024;
-/** 1,024 gzip members of 1 MiB of spaces each: 1 GiB unpacked from ~1 MB, a gzip file being many members read as one stream. */
+/**
+ * 1,024 gzip members of 1 MiB of spaces each: 1 GiB unpacked
+ * from ~1 MB, a gzip file being many members read as one stream.
+ */
 const BOMB = Buffer.concat([gzipSync('<urlset>'), ...Array<Buffer>(1024).fill(gzipSync(Buffer.alloc(MIB, 0x20)))]);
 
 interface Reply {
@@ -26,10 +31,16 @@ interface Reply {
 
 const REPLIES: Record<string, Reply> = {
     '/plain.xml': { body: SITEMAP, headers: { 'content-type': 'application/xml' } },
-    '/encoded.xml': { body: gzipSync(SITEMAP), headers: { 'content-type': 'application/xml', 'content-encoding': 'gzip' } },
+    '/encoded.xml': {
+        body: gzipSync(SITEMAP),
+        headers: { 'content-type': 'application/xml', 'content-encoding': 'gzip' },
+    },
     '/file.xml.gz': { body: gzipSync(SITEMAP), headers: { 'content-type': 'application/gzip' } },
     // Gzipped twice, as a server does that compresses a .gz file again on the way out.
-    '/twice.xml.gz': { body: gzipSync(gzipSync(SITEMAP)), headers: { 'content-type': 'application/x-gzip', 'content-encoding': 'gzip' } },
+    '/twice.xml.gz': {
+        body: gzipSync(gzipSync(SITEMAP)),
+        headers: { 'content-type': 'application/x-gzip', 'content-encoding': 'gzip' },
+    },
     '/bomb.xml.gz': { body: BOMB, headers: { 'content-type': 'application/gzip' } },
     '/bomb.xml': { body: BOMB, headers: { 'content-type': 'application/xml', 'content-encoding': 'gzip' } },
     '/corrupt.xml.gz': { body: Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0x00]), Buffer.alloc(64, 0x41)]) },
@@ -50,7 +61,8 @@ describe('the sitemap fetch', () => {
     before(async () => {
         server = createServer((req, res) => {
             const path = req.url!;
-            if (path === '/offsite-redirect.xml') return void res.writeHead(302, { location: `${otherOrigin}/plain.xml` }).end();
+            if (path === '/offsite-redirect.xml')
+                return void res.writeHead(302, { location: `${otherOrigin}/plain.xml` }).end();
             const reply = REPLIES[path] ?? { status: 404 };
             if (reply.hang) return void res.writeHead(reply.status ?? 200, reply.headers).flushHeaders();
             res.writeHead(reply.status ?? 200, reply.headers).end(reply.body ?? '');
@@ -132,14 +144,35 @@ describe('the sitemap fetch', () => {
         assert.ok(Date.now() - started < 3000);
     });
 
-    it('refuses a sitemap, or a redirect, to a host the egress forbids or out of scope, without connecting', async () => {
+    it(`refuses a sitemap, or a redirect, to a host the egress \
+forbids or out of scope, without connecting`, async () => {
         const egress = new Egress({ startUrls: [`${origin}/`] });
         const inScope = (url: URL) => url.hostname === '127.0.0.1';
         const cases = [
-            { url: `${otherOrigin}/plain.xml`, options: { egress }, reason: 'forbidden-address', message: /127\.0\.0\.2 is a loopback address/ },
-            { url: `${origin}/offsite-redirect.xml`, options: { egress }, reason: 'forbidden-address', message: /127\.0\.0\.2 is a loopback address/ },
-            { url: `${otherOrigin}/plain.xml`, options: { inScope }, reason: 'offsite', message: /127\.0\.0\.2:\d+ is not one of the site's hosts/ },
-            { url: `${origin}/offsite-redirect.xml`, options: { inScope }, reason: 'offsite-redirect', message: /offsite-redirect/ },
+            {
+                url: `${otherOrigin}/plain.xml`,
+                options: { egress },
+                reason: 'forbidden-address',
+                message: /127\.0\.0\.2 is a loopback address/,
+            },
+            {
+                url: `${origin}/offsite-redirect.xml`,
+                options: { egress },
+                reason: 'forbidden-address',
+                message: /127\.0\.0\.2 is a loopback address/,
+            },
+            {
+                url: `${otherOrigin}/plain.xml`,
+                options: { inScope },
+                reason: 'offsite',
+                message: /127\.0\.0\.2:\d+ is not one of the site's hosts/,
+            },
+            {
+                url: `${origin}/offsite-redirect.xml`,
+                options: { inScope },
+                reason: 'offsite-redirect',
+                message: /offsite-redirect/,
+            },
         ];
         for (const { url, options, reason, message } of cases) {
             const { failure } = await read('', options, url);
@@ -148,7 +181,11 @@ describe('the sitemap fetch', () => {
             assert.match(failure.message, message);
         }
         assert.equal(otherConnections, 0, 'nothing connected to 127.0.0.2');
-        const allowed = await read('', { egress: new Egress({ startUrls: [`${origin}/`], allowPrivateNetwork: true }) }, `${otherOrigin}/plain.xml`);
+        const allowed = await read(
+            '',
+            { egress: new Egress({ startUrls: [`${origin}/`], allowPrivateNetwork: true }) },
+            `${otherOrigin}/plain.xml`,
+        );
         assert.equal(allowed.text, SITEMAP, 'with --allow-private-network it may');
     });
 

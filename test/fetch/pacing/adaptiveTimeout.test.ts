@@ -25,7 +25,8 @@ describe('AdaptiveTimeout', () => {
         assert.equal(timeouts.timeoutFor(A, 1), 500, '5 x the p99 of 100 ms');
     });
 
-    it('follows the slow tail (p99), not the median, and never goes under the minimum or over the request timeout', () => {
+    it(`follows the slow tail (p99), not the median, and never \
+goes under the minimum or over the request timeout`, () => {
         const { timeouts } = timeoutAt({ minSecs: 0.1 });
         answer(timeouts, A, 100, 180);
         answer(timeouts, A, 400, 20); // the slowest 10%

@@ -10,7 +10,10 @@ function outcomes(ambient: AmbientErrors, count: number, errors: number, enrol =
     }
 }
 
-/** A tracker that has seen 200 outcomes at 5%, then a cut from 40 and a trial of 100 fetches failing `trialErrors` times. */
+/**
+ * A tracker that has seen 200 outcomes at 5%, then a cut from
+ * 40 and a trial of 100 fetches failing `trialErrors` times.
+ */
 function afterTrial(trialErrors: number): { ambient: AmbientErrors; undoTo: number | undefined } {
     const ambient = new AmbientErrors();
     outcomes(ambient, 200, 10);

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { classifyError, FetchFailure } from '../../../src/fetch/failures/failures.js';
-import { ConcurrencyController, type ConcurrencyControllerOptions } from '../../../src/fetch/pacing/concurrencyController.js';
+import {
+    ConcurrencyController,
+    type ConcurrencyControllerOptions,
+} from '../../../src/fetch/pacing/concurrencyController.js';
 import type { Outcome } from '../../../src/fetch/pacing/domainState.js';
 
 const A = 'http://a.test/page';
@@ -21,15 +24,21 @@ function controllerAt(options: Partial<ConcurrencyControllerOptions> = {}) {
 function burst(controller: ConcurrencyController, url: string, outcomes: Outcome[]): void {
     const requests = outcomes.map(() => ({}));
     for (const request of requests) controller.started(request, url);
-    outcomes.forEach((outcome, index) => controller.finished(requests[index]!, outcome));
+    for (const [index, outcome] of outcomes.entries()) controller.finished(requests[index]!, outcome);
 }
 
 /** Like `burst`, with each fetch taking `latencyMs` on the test's clock. */
-function timedBurst(controller: ConcurrencyController, clock: { now: number }, url: string, outcomes: Outcome[], latencyMs: number): void {
+function timedBurst(
+    controller: ConcurrencyController,
+    clock: { now: number },
+    url: string,
+    outcomes: Outcome[],
+    latencyMs: number,
+): void {
     const requests = outcomes.map(() => ({}));
     for (const request of requests) controller.started(request, url);
     clock.now += latencyMs;
-    outcomes.forEach((outcome, index) => controller.finished(requests[index]!, outcome));
+    for (const [index, outcome] of outcomes.entries()) controller.finished(requests[index]!, outcome);
 }
 
 const oks = (count: number): Outcome[] => Array<Outcome>(count).fill('ok');
@@ -51,12 +60,19 @@ describe('concurrency controller', () => {
         assert.equal(controller.limit('a.test'), 15);
         const [decision] = controller.decisions();
         assert.deepEqual(
-            { domain: decision!.domain, from: decision!.from, to: decision!.to, errorRate: decision!.errorRate, samples: decision!.samples },
+            {
+                domain: decision!.domain,
+                from: decision!.from,
+                to: decision!.to,
+                errorRate: decision!.errorRate,
+                samples: decision!.samples,
+            },
             { domain: 'a.test', from: 20, to: 15, errorRate: 0.1111, samples: 45 },
         );
     });
 
-    it('lowers at once when the errors alone already put the window over the threshold, without waiting for more outcomes', () => {
+    it(`lowers at once when the errors alone already put the window \
+over the threshold, without waiting for more outcomes`, () => {
         const { controller } = controllerAt();
         burst(controller, A, ['transient', 'transient', 'transient', 'transient']);
         assert.equal(controller.limit('a.test'), 15);
@@ -99,7 +115,11 @@ describe('concurrency controller', () => {
         assert.equal(controller.limit('a.test'), 17);
         assert.deepEqual(
             controller.decisions().map((d) => [d.from, d.to]),
-            [[20, 15], [15, 16], [16, 17]],
+            [
+                [20, 15],
+                [15, 16],
+                [16, 17],
+            ],
         );
     });
 
@@ -138,7 +158,10 @@ describe('concurrency controller', () => {
         clock.now += 1000;
         timedBurst(controller, clock, A, oks(20), 150);
         assert.equal(controller.limit('a.test'), 17);
-        assert.deepEqual(controller.decisions().map((d) => d.latencyMs), [null, 100, 150]);
+        assert.deepEqual(
+            controller.decisions().map((d) => d.latencyMs),
+            [null, 100, 150],
+        );
     });
 
     it('holds the limit while the error rate is between the thresholds', () => {
@@ -169,7 +192,13 @@ describe('concurrency controller', () => {
             burst(controller, A, oks(20));
         }
         assert.equal(controller.limit('a.test'), 4);
-        assert.deepEqual(controller.byDomain()['a.test'], { limit: 4, increases: 2, decreases: 2, lowest: 2, highest: 4 });
+        assert.deepEqual(controller.byDomain()['a.test'], {
+            limit: 4,
+            increases: 2,
+            decreases: 2,
+            lowest: 2,
+            highest: 4,
+        });
     });
 
     it('keeps domains apart; the pool gets the most constrained active one', () => {
@@ -205,7 +234,10 @@ describe('concurrency controller', () => {
         }
         const decisions = controller.decisions();
         assert.equal(decisions.length, 3);
-        assert.deepEqual(decisions.map((d) => d.to), [24, 25, 26]);
+        assert.deepEqual(
+            decisions.map((d) => d.to),
+            [24, 25, 26],
+        );
         assert.equal(controller.byDomain()['a.test']!.decreases, 5);
     });
 
@@ -213,15 +245,21 @@ describe('concurrency controller', () => {
         const { controller } = controllerAt();
         const requests = Array.from({ length: 20 }, () => ({}));
         for (const request of requests) controller.started(request, A);
-        requests.slice(0, 15).forEach((request) => controller.responded(request, 200));
+        for (const request of requests.slice(0, 15)) controller.responded(request, 200);
         controller.responded(requests[15]!, 404); // an answer, not a sign of load
         controller.responded(requests[16]!, 429);
         controller.responded(requests[17]!, 503);
         // Thrown after the response was judged (as rejectRequest does): not counted again.
         controller.failed(requests[17]!, classifyError(new FetchFailure('transient', 'HTTP 503', 503)).failureClass);
         assert.equal(controller.limit('a.test'), 20, 'two errors in a window of 20: not yet over 10%');
-        controller.failed(requests[18]!, classifyError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })).failureClass);
-        controller.failed(requests[19]!, classifyError(Object.assign(new Error('Timeout awaiting request'), { code: 'ETIMEDOUT' })).failureClass);
+        controller.failed(
+            requests[18]!,
+            classifyError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })).failureClass,
+        );
+        controller.failed(
+            requests[19]!,
+            classifyError(Object.assign(new Error('Timeout awaiting request'), { code: 'ETIMEDOUT' })).failureClass,
+        );
         assert.equal(controller.limit('a.test'), 15);
         assert.deepEqual(
             { samples: controller.decisions()[0]!.samples, errorRate: controller.decisions()[0]!.errorRate },
@@ -233,15 +271,27 @@ describe('concurrency controller', () => {
      * `windows` one-second windows in each of which the pool sends twice as many fetches as the
      * limit allows, each failing with the chance `failureRate(limit)` gives; returns the mean limit.
      */
-    function simulate(controller: ConcurrencyController, clock: { now: number }, windows: number, failureRate: (limit: number) => number): number {
+    function simulate(
+        controller: ConcurrencyController,
+        clock: { now: number },
+        windows: number,
+        failureRate: (limit: number) => number,
+    ): number {
         let seed = 7;
-        const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+        const random = () => {
+            seed = (seed * 48271) % 2147483647;
+            return seed / 2147483647;
+        };
         let sum = 0;
         for (let w = 0; w < windows; w++) {
             const limit = controller.limit('a.test');
             sum += limit;
             clock.now += 1000;
-            burst(controller, A, Array.from({ length: limit * 2 }, (): Outcome => (random() < failureRate(limit) ? 'transient' : 'ok')));
+            burst(
+                controller,
+                A,
+                Array.from({ length: limit * 2 }, (): Outcome => (random() < failureRate(limit) ? 'transient' : 'ok')),
+            );
         }
         return sum / windows;
     }
@@ -282,7 +332,10 @@ describe('concurrency controller', () => {
         assert.throws(() => new ConcurrencyController({ maxConcurrency: 0 }), RangeError);
         assert.throws(() => new ConcurrencyController({ maxConcurrency: 5, minConcurrency: 6 }), RangeError);
         assert.throws(() => new ConcurrencyController({ maxConcurrency: 5, decreaseFactor: 1 }), RangeError);
-        assert.throws(() => new ConcurrencyController({ maxConcurrency: 5, lowThreshold: 0.5, highThreshold: 0.1 }), RangeError);
+        assert.throws(
+            () => new ConcurrencyController({ maxConcurrency: 5, lowThreshold: 0.5, highThreshold: 0.1 }),
+            RangeError,
+        );
         assert.throws(() => new ConcurrencyController({ maxConcurrency: 5, latencyTolerance: 0.5 }), RangeError);
     });
 });

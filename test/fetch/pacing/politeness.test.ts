@@ -6,13 +6,20 @@ import { randomUUID } from 'node:crypto';
 import { after, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { PolitenessClosedError, SitePoliteness, type SitePolitenessOptions } from '../../../src/fetch/pacing/politeness.js';
+import {
+    PolitenessClosedError,
+    SitePoliteness,
+    type SitePolitenessOptions,
+} from '../../../src/fetch/pacing/politeness.js';
 import { deleteKeysUnder } from '../../../src/frontier/redisSeenSet.js';
 
 const PAGE = new URL('http://127.0.0.1:9/products/1');
 /** Timers fire on whole ms and the clock reads whole ms: a gap may read up to this much short. */
 const TOLERANCE_MS = 2;
-/** "Not absurdly slow": waiting twice the spacing would take 2x; a loaded machine's late timers stay well under 1.6x. */
+/**
+ * "Not absurdly slow": waiting twice the spacing would take
+ * 2x; a loaded machine's late timers stay well under 1.6x.
+ */
 const SLOW = 1.6;
 
 const admin = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: true });
@@ -84,20 +91,25 @@ function assertSpaced(times: number[], spacingMs: number): number {
 }
 
 describe('SitePoliteness', { timeout: 30_000 }, () => {
-    it('spaces 20 acquires from 5 concurrent callers at least 1 / maxRate apart, and no slower than needed', async (t) => {
+    it(`spaces 20 acquires from 5 concurrent callers at least \
+1 / maxRate apart, and no slower than needed`, async (t) => {
         const site = politeness(t, { maxRate: 20, jitter: 0 });
         const times = await grantTimes([site], 20, 5);
         const gaps = gapsOf(times);
         const seenLate = assertSpaced(times, 50);
         const total = times.at(-1)! - times[0]!;
         assert.ok(total < SLOW * 19 * 50, `20 acquires took ${Math.round(total)} ms`);
-        t.diagnostic(`memory, 50 ms: min gap ${Math.min(...gaps).toFixed(1)} ms, max ${Math.max(...gaps).toFixed(1)} ms, total ${Math.round(total)} ms, seen late ${seenLate}`);
+        t.diagnostic(
+            `memory, 50 ms: min gap ${Math.min(...gaps).toFixed(1)} ms, ` +
+                `max ${Math.max(...gaps).toFixed(1)} ms, total ${Math.round(total)} ms, seen late ${seenLate}`,
+        );
         const report = site.report();
         assert.equal(report.acquired, 20);
         assert.ok(report.spaced >= 18 && report.waitedMs > 0, JSON.stringify(report));
     });
 
-    it('keeps the spacing of two workers on two Redis connections sharing one key: the rate of one, not twice it', async (t) => {
+    it(`keeps the spacing of two workers on two Redis connections \
+sharing one key: the rate of one, not twice it`, async (t) => {
         const { keyPrefix } = redisStore(t);
         const workers = [0, 1].map(() => politeness(t, { maxRate: 20, jitter: 0, store: redisStore(t, keyPrefix) }));
         // Connected and the script loaded first: the first turn seen is then as punctual as the others.
@@ -109,12 +121,19 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
         const total = times.at(-1)! - times[0]!;
         assert.ok(total < SLOW * 19 * 50, `20 acquires took ${Math.round(total)} ms`);
         const split = workers.map((worker) => worker.report().acquired - 1);
-        assert.ok(split.every((turns) => turns >= 3), `turns per worker ${split}`);
-        t.diagnostic(`redis, two workers (${split}), 50 ms: min gap ${Math.min(...gaps).toFixed(1)} ms, max ${Math.max(...gaps).toFixed(1)} ms, total ${Math.round(total)} ms, seen late ${seenLate}`);
+        assert.ok(
+            split.every((turns) => turns >= 3),
+            `turns per worker ${split}`,
+        );
+        t.diagnostic(
+            `redis, two workers (${split}), 50 ms: min gap ${Math.min(...gaps).toFixed(1)} ms, ` +
+                `max ${Math.max(...gaps).toFixed(1)} ms, total ${Math.round(total)} ms, seen late ${seenLate}`,
+        );
         assert.deepEqual(await admin.keys(`${keyPrefix}*`), [`${keyPrefix}:politeness`], 'one key for the site');
     });
 
-    it("spaces by the robots.txt Crawl-delay, capped at maxCrawlDelaySecs, the larger of it and the rate's", async (t) => {
+    it(`spaces by the robots.txt Crawl-delay, capped at \
+maxCrawlDelaySecs, the larger of it and the rate's`, async (t) => {
         const delayed = politeness(t, { crawlDelaySecs: () => 0.1, jitter: 0 });
         assert.equal(delayed.spacingMs(PAGE), 100);
         const times = await grantTimes([delayed], 5, 3);
@@ -124,8 +143,15 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
         assert.equal(capped.spacingMs(PAGE), 60);
         const cappedTimes = await grantTimes([capped], 5, 3);
         assertSpaced(cappedTimes, 60);
-        assert.ok(cappedTimes.at(-1)! - cappedTimes[0]! < SLOW * 4 * 60, `gaps ${round(gapsOf(cappedTimes))}, not 30 s`);
-        assert.equal(politeness(t, { maxRate: 5, crawlDelaySecs: () => 0.1 }).spacingMs(PAGE), 200, 'the rate is the larger');
+        assert.ok(
+            cappedTimes.at(-1)! - cappedTimes[0]! < SLOW * 4 * 60,
+            `gaps ${round(gapsOf(cappedTimes))}, not 30 s`,
+        );
+        assert.equal(
+            politeness(t, { maxRate: 5, crawlDelaySecs: () => 0.1 }).spacingMs(PAGE),
+            200,
+            'the rate is the larger',
+        );
         assert.equal(politeness(t, { crawlDelaySecs: () => undefined }).spacingMs(PAGE), 0, 'no Crawl-delay: none');
     });
 
@@ -150,7 +176,8 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
         assert.deepEqual(memory.report(), { acquired: 10_001, spaced: 0, waitedMs: 0, coolings: 0, cooledMs: 0 });
     });
 
-    it('spreads the gaps with jitter: each between the spacing and spacing × (1 + jitter), not all equal', async (t) => {
+    it(`spreads the gaps with jitter: each between the spacing \
+and spacing × (1 + jitter), not all equal`, async (t) => {
         const site = politeness(t, { maxRate: 20, jitter: 0.5 });
         const times = await grantTimes([site], 16, 4);
         const gaps = gapsOf(times);
@@ -161,15 +188,21 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
         t.diagnostic(`jitter 0.5 over 50 ms: gaps ${round(gaps)}`);
     });
 
-    it('cools the whole site in memory: every caller waits, a shorter cooling does not cut a longer one short', async (t) => {
+    it(`cools the whole site in memory: every caller waits, a \
+shorter cooling does not cut a longer one short`, async (t) => {
         const site = politeness(t, { maxRate: 50, jitter: 0 });
         await site.acquire(PAGE);
         const cooledAt = performance.now();
         await site.cool(150, 'retry-after');
         await site.cool(50, 'retry-after');
-        const waits = await Promise.all([1, 2, 3, 4].map(() => site.acquire(PAGE).then(() => performance.now() - cooledAt)));
+        const waits = await Promise.all(
+            [1, 2, 3, 4].map(() => site.acquire(PAGE).then(() => performance.now() - cooledAt)),
+        );
         assert.ok(Math.min(...waits) >= 150 - TOLERANCE_MS, `waited ${round(waits)} ms`);
-        assert.ok(Math.max(...waits) - Math.min(...waits) >= 3 * 20 - TOLERANCE_MS, `waited ${round(waits)} ms: spaced again after it`);
+        assert.ok(
+            Math.max(...waits) - Math.min(...waits) >= 3 * 20 - TOLERANCE_MS,
+            `waited ${round(waits)} ms: spaced again after it`,
+        );
         const { coolings, cooledMs } = site.report();
         assert.equal(coolings, 1);
         assert.ok(Math.abs(cooledMs - 150) <= 1, `cooled ${cooledMs} ms`);
@@ -180,9 +213,12 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
         assert.ok(performance.now() - started >= 100 - TOLERANCE_MS, 'a site with no limit cools too');
     });
 
-    it("cools every worker through Redis: one worker's cool(ms) holds the other's callers, limited or not", async (t) => {
+    it(`cools every worker through Redis: one worker's cool(ms) \
+holds the other's callers, limited or not`, async (t) => {
         const { keyPrefix } = redisStore(t);
-        const [cooling, other] = [0, 1].map(() => politeness(t, { maxRate: 20, jitter: 0, store: redisStore(t, keyPrefix) }));
+        const [cooling, other] = [0, 1].map(() =>
+            politeness(t, { maxRate: 20, jitter: 0, store: redisStore(t, keyPrefix) }),
+        );
         const unlimited = politeness(t, { coolCheckSecs: 0.05, store: redisStore(t, keyPrefix) });
         await Promise.all([cooling!.acquire(PAGE), unlimited.acquire(PAGE)]);
         await sleep(60); // the spacing key is gone, and so is the unlimited one's last look at the store
@@ -200,7 +236,8 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
         assert.deepEqual(cooling!.report().coolings, 1);
     });
 
-    it('close() rejects the waiting acquires at once, and later ones; an aborted acquire leaves the queue', async (t) => {
+    it(`close() rejects the waiting acquires at once, and \
+later ones; an aborted acquire leaves the queue`, async (t) => {
         for (const store of ['memory' as const, redisStore(t)]) {
             const site = politeness(t, { maxRate: 1, store });
             await site.acquire(PAGE);
@@ -214,20 +251,37 @@ describe('SitePoliteness', { timeout: 30_000 }, () => {
             site.close();
             const outcomes = await Promise.allSettled(waiting);
             assert.ok(performance.now() - started < 50, 'released promptly');
-            assert.ok(outcomes.every((outcome) => outcome.status === 'rejected' && outcome.reason instanceof PolitenessClosedError));
+            assert.ok(
+                outcomes.every(
+                    (outcome) => outcome.status === 'rejected' && outcome.reason instanceof PolitenessClosedError,
+                ),
+            );
             await assert.rejects(site.acquire(PAGE), PolitenessClosedError);
         }
     });
 
-    it('cools this worker even when the store cannot be written, without rejecting (callers leave cool() unawaited)', async (t) => {
-        const unreachable = new Redis({ host: '127.0.0.1', port: 1, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    it(`cools this worker even when the store cannot be written, \
+without rejecting (callers leave cool() unawaited)`, async (t) => {
+        const unreachable = new Redis({
+            host: '127.0.0.1',
+            port: 1,
+            lazyConnect: true,
+            maxRetriesPerRequest: 0,
+            retryStrategy: () => null,
+        });
         unreachable.on('error', () => {});
         t.after(() => unreachable.disconnect());
         const site = politeness(t, { store: { redis: unreachable, keyPrefix: 'dragnet-test-unreachable' } });
         const cooledAt = performance.now();
         await site.cool(1000, 'retry-after');
         const held = site.acquire(PAGE);
-        const first = await Promise.race([held.then(() => 'acquired', () => 'refused'), sleep(300).then(() => 'held')]);
+        const first = await Promise.race([
+            held.then(
+                () => 'acquired',
+                () => 'refused',
+            ),
+            sleep(300).then(() => 'held'),
+        ]);
         assert.equal(first, 'held');
         assert.equal(site.report().coolings, 1);
         site.close();

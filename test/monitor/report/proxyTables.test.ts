@@ -14,8 +14,21 @@ import { directProxies, tieredProxies } from '../proxyReports.js';
 
 function summaryWith(proxies: (startedAt: string) => ProxyReport): ReportSummary {
     const stats = new RunStats();
-    const storage = { dir: './storage', dataset: 'shop', quarantine: 'shop-quarantine', deadLetter: 'shop-dead-letter', rawPages: './storage/raw_pages/shop' };
-    const context = { site: 'shop', seenSet: new MemorySeenSet(), render: {}, drift: [], browserAvailable: true, storage };
+    const storage = {
+        dir: './storage',
+        dataset: 'shop',
+        quarantine: 'shop-quarantine',
+        deadLetter: 'shop-dead-letter',
+        rawPages: './storage/raw_pages/shop',
+    };
+    const context = {
+        site: 'shop',
+        seenSet: new MemorySeenSet(),
+        render: {},
+        drift: [],
+        browserAvailable: true,
+        storage,
+    };
     return buildSummary(stats, { ...context, proxies: proxies(stats.startedAt.toISOString()) });
 }
 
@@ -36,8 +49,12 @@ function row(html: string, title: string, heading: string): string[] {
 }
 
 describe('the report on proxies', () => {
-    it('keeps a run through one direct tier compact: the empty state, the sessions and politeness among the tables', () => {
-        const html = renderReport(summaryWith(() => directProxies(900)), []);
+    it(`keeps a run through one direct tier compact: the empty \
+state, the sessions and politeness among the tables`, () => {
+        const html = renderReport(
+            summaryWith(() => directProxies(900)),
+            [],
+        );
         assert.match(html, /no proxy tiers used in this run/);
         assert.doesNotMatch(html, /<h2>Proxies<\/h2>|Requests per exit|Tier moves/);
         assert.deepEqual(row(html, 'Sessions', 'retired: max uses'), ['retired: max uses', '1']);
@@ -49,18 +66,73 @@ describe('the report on proxies', () => {
         assert.doesNotMatch(html, /no proxy tiers used in this run/);
         assert.match(html, /<h2>Proxies<\/h2>/);
         const tiers = table(html, 'Requests per proxy tier');
-        assert.deepEqual(tiers[0], ['tier', 'cost', 'requests', 'ok', 'blocked', '429s', 'exit faults', 'bytes', 'block rate']);
+        assert.deepEqual(tiers[0], [
+            'tier',
+            'cost',
+            'requests',
+            'ok',
+            'blocked',
+            '429s',
+            'exit faults',
+            'bytes',
+            'block rate',
+        ]);
         // 9,000,000 bytes; 32 blocked of the 900 the site answered (the 40 exit faults were the proxy's).
-        assert.deepEqual(row(html, 'Requests per proxy tier', 'datacenter'), ['datacenter', '1', '940', '841', '32', '18', '40', '8.6 MiB', '3.6%']);
-        assert.deepEqual(row(html, 'Requests per proxy tier', 'residential'), ['residential', '10', '135', '132', '1', '0', '0', '1.3 MiB', '0.7%']);
+        assert.deepEqual(row(html, 'Requests per proxy tier', 'datacenter'), [
+            'datacenter',
+            '1',
+            '940',
+            '841',
+            '32',
+            '18',
+            '40',
+            '8.6 MiB',
+            '3.6%',
+        ]);
+        assert.deepEqual(row(html, 'Requests per proxy tier', 'residential'), [
+            'residential',
+            '10',
+            '135',
+            '132',
+            '1',
+            '0',
+            '0',
+            '1.3 MiB',
+            '0.7%',
+        ]);
         assert.equal(table(html, 'Requests per exit').length, 7, 'a header and six exits');
-        assert.deepEqual(row(html, 'Requests per exit', '127.0.0.1:8004'), ['127.0.0.1:8004', 'datacenter', '40', '0', '0', '0', '40', '0 B', '0%', '4']);
-        assert.deepEqual(row(html, 'Requests per exit', '127.0.0.1:8001'), ['127.0.0.1:8001', 'datacenter', '300', '280', '12', '5', '0', '2.9 MiB', '4.0%', '0']);
+        assert.deepEqual(row(html, 'Requests per exit', '127.0.0.1:8004'), [
+            '127.0.0.1:8004',
+            'datacenter',
+            '40',
+            '0',
+            '0',
+            '0',
+            '40',
+            '0 B',
+            '0%',
+            '4',
+        ]);
+        assert.deepEqual(row(html, 'Requests per exit', '127.0.0.1:8001'), [
+            '127.0.0.1:8001',
+            'datacenter',
+            '300',
+            '280',
+            '12',
+            '5',
+            '0',
+            '2.9 MiB',
+            '4.0%',
+            '0',
+        ]);
     });
 
-    it('shows the tier moves with time and expected costs, the tier of each section, the sessions and politeness', () => {
+    it(`shows the tier moves with time and expected costs, \
+the tier of each section, the sessions and politeness`, () => {
         const html = renderReport(summaryWith(tieredProxies), []);
-        assert.deepEqual(table(html, 'Tier moves').slice(1), [['12s', 'product /hard', 'datacenter', 'residential', 'datacenter 14.2 · residential 10']]);
+        assert.deepEqual(table(html, 'Tier moves').slice(1), [
+            ['12s', 'product /hard', 'datacenter', 'residential', 'datacenter 14.2 · residential 10'],
+        ]);
         assert.deepEqual(table(html, 'Proxy tier per section').slice(1), [
             ['the whole site', 'datacenter'],
             ['product /hard', 'residential'],
@@ -112,7 +184,7 @@ describe('the report on proxies', () => {
             summaryWith((startedAt) => {
                 const proxies = tieredProxies(startedAt);
                 proxies.exits[0]!.name = hostile;
-                proxies.sections = { [`product /<img src=x onerror=alert(2)>`]: 'residential' };
+                proxies.sections = { 'product /<img src=x onerror=alert(2)>': 'residential' };
                 proxies.tierMoves[0]!.section = hostile;
                 return proxies;
             }),

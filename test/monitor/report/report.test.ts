@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { type Browser, chromium } from 'playwright';
+import { type Browser, chromium, type Page } from 'playwright';
 import { CHROMIUM_ARGS, findChromium } from '../../../src/fetch/browser/chromium.js';
 import { MemorySeenSet } from '../../../src/frontier/seenSet.js';
 import type { Trip } from '../../../src/vocabulary/report.js';
@@ -22,17 +22,28 @@ import { directProxies } from '../proxyReports.js';
  * throughout with a burst of blocks in the middle, a few 404s, one product field that fails
  * now and then. Deterministic (seeded), so the screenshot is the same on every run.
  */
-function fakeRun(routes = { listing: 'category', detail: 'product' }): { summary: ReportSummary; timeline: TimelinePoint[] } {
+function fakeRun(routes = { listing: 'category', detail: 'product' }): {
+    summary: ReportSummary;
+    timeline: TimelinePoint[];
+} {
     const stats = new RunStats();
     let inFlight = 0;
     let concurrency = 4;
     let browserInFlight = 0;
     const timeline = new Timeline(stats, {
         // As wiring/monitors.ts records them: each stage's requests in flight and its autoscaled pool's limit.
-        gauges: () => ({ httpInFlight: inFlight, httpConcurrency: concurrency, browserInFlight, browserConcurrency: 4 }),
+        gauges: () => ({
+            httpInFlight: inFlight,
+            httpConcurrency: concurrency,
+            browserInFlight,
+            browserConcurrency: 4,
+        }),
     });
     let seed = 42;
-    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const random = () => {
+        seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+        return seed / 2 ** 31;
+    };
     const seenSet = new MemorySeenSet();
 
     stats.admitted = 1;
@@ -52,7 +63,8 @@ function fakeRun(routes = { listing: 'category', detail: 'product' }): { summary
         const escalationsBefore = stats.escalations;
         for (let page = 0; page < pages; page += 1) {
             // Each listing page links 20 products and the next listing page, up to 100 listings.
-            const listing = listingsQueued > 0 && (stats.admitted - stats.finished === listingsQueued || random() < 0.08);
+            const listing =
+                listingsQueued > 0 && (stats.admitted - stats.finished === listingsQueued || random() < 0.08);
             const label = listing ? routes.listing : routes.detail;
             stats.route(label).pages += 1;
             stats.httpFetched += 1;
@@ -108,7 +120,14 @@ function fakeRun(routes = { listing: 'category', detail: 'product' }): { summary
         site: 'demo-shop',
         seenSet,
         render: {
-            [routes.detail]: { mode: 'http-first', samples: 50, neededBrowserShare: 0.1, directToBrowser: 0, probes: 0, switches: 0 },
+            [routes.detail]: {
+                mode: 'http-first',
+                samples: 50,
+                neededBrowserShare: 0.1,
+                directToBrowser: 0,
+                probes: 0,
+                switches: 0,
+            },
         },
         drift: [],
         browserAvailable: true,
@@ -127,7 +146,10 @@ function fakeRun(routes = { listing: 'category', detail: 'product' }): { summary
             finishedAt: at(stats, second).toISOString(),
             durationSec: second,
             pagesPerSec: Math.round((stats.finished / second) * 100) / 100,
-            deadLetterByReason: { 'http-404': Math.max(0, stats.deadLettered - 2), timeout: Math.min(2, stats.deadLettered) },
+            deadLetterByReason: {
+                'http-404': Math.max(0, stats.deadLettered - 2),
+                timeout: Math.min(2, stats.deadLettered),
+            },
         },
         timeline: timeline.points,
     };
@@ -142,7 +164,11 @@ function driftedRun(): ReportSummary {
         invalidShare: 0.64,
         failingFields: { price: 64, title: 61 },
         samples: [
-            { url: 'http://127.0.0.1:8123/products/blue-lamp-42?ref=<x>', rawKey: 'k1', issues: ['price: Required', 'title: Required'] },
+            {
+                url: 'http://127.0.0.1:8123/products/blue-lamp-42?ref=<x>',
+                rawKey: 'k1',
+                issues: ['price: Required', 'title: Required'],
+            },
             { url: 'http://127.0.0.1:8123/products/red-chair-7', rawKey: 'k2', issues: ['price: Required'] },
         ],
         at: new Date(Date.parse(summary.startedAt) + 50_000).toISOString(),
@@ -186,7 +212,11 @@ describe('run report', () => {
         const summary = driftedRun();
         const { timeline } = fakeRun();
         assert.equal(runStatus(summary), 'failed');
-        assert.equal(runStatus({ ...summary, exitCode: undefined }), 'failed', 'a trip fails the run even without an exit code');
+        assert.equal(
+            runStatus({ ...summary, exitCode: undefined }),
+            'failed',
+            'a trip fails the run even without an exit code',
+        );
         const html = renderReport(summary, timeline);
         const alert = html.indexOf('The drift breaker stopped a route');
         assert.ok(alert > 0 && alert < html.indexOf('Over time'), 'the alert comes before the charts');
@@ -235,33 +265,65 @@ describe('run report', () => {
             return { page, problems };
         }
 
+        /** The text of `selector` as it is shown: Playwright's innerText, which leaves out what is hidden. */
+        function shownText(page: Page, selector: string): Promise<string> {
+            // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText(): the text as shown
+            return page.innerText(selector);
+        }
+
         it('draws the charts and the headline numbers; saves a screenshot', async () => {
             const { summary, timeline } = fakeRun();
-            const path = await writeReport(join(dir, 'storage'), runId(summary.site, summary.startedAt), renderReport(summary, timeline));
+            const path = await writeReport(
+                join(dir, 'storage'),
+                runId(summary.site, summary.startedAt),
+                renderReport(summary, timeline),
+            );
             const { page, problems } = await open(path);
 
             const charts = await page.evaluate(() =>
                 [...document.querySelectorAll('svg')].map((svg) => {
-                    const drawn = [...svg.querySelectorAll('path.line, rect:not(.hover):not(.track)')].filter((shape) => {
-                        const box = (shape as SVGGraphicsElement).getBBox();
-                        return shape.tagName === 'path' ? box.width > 0 : box.width > 0 && box.height > 0;
-                    });
+                    const drawn = [...svg.querySelectorAll('path.line, rect:not(.hover):not(.track)')].filter(
+                        (shape) => {
+                            const box = (shape as SVGGraphicsElement).getBBox();
+                            return shape.tagName === 'path' ? box.width > 0 : box.width > 0 && box.height > 0;
+                        },
+                    );
                     const rect = svg.getBoundingClientRect();
-                    return { label: svg.getAttribute('aria-label'), drawn: drawn.length, width: rect.width, height: rect.height };
+                    return {
+                        label: svg.getAttribute('aria-label'),
+                        drawn: drawn.length,
+                        width: rect.width,
+                        height: rect.height,
+                    };
                 }),
             );
             const visible = charts.filter((chart) => chart.drawn > 0 && chart.width > 100 && chart.height > 50);
             assert.ok(visible.length >= 4, `charts drawn: ${JSON.stringify(charts)}`);
-            for (const title of ['Throughput', 'Errors by class', 'Concurrency', 'Frontier queue', 'Escalations and dead-letters', 'Field fill rate per route']) {
-                assert.ok(visible.some((chart) => chart.label === title), `chart "${title}" drawn`);
+            for (const title of [
+                'Throughput',
+                'Errors by class',
+                'Concurrency',
+                'Frontier queue',
+                'Escalations and dead-letters',
+                'Field fill rate per route',
+            ]) {
+                assert.ok(
+                    visible.some((chart) => chart.label === title),
+                    `chart "${title}" drawn`,
+                );
             }
 
-            const text = await page.innerText('body');
-            const headline = await page.innerText('header');
+            const text = await shownText(page, 'body');
+            const headline = await shownText(page, 'header');
             assert.match(headline, /demo-shop/);
             assert.match(headline, /with dead-letters/);
             assert.match(headline, new RegExp(`${summary.pagesPerSec} pages/s`));
-            for (const value of [summary.requests.total, summary.items.stored, summary.requests.deadLettered, summary.browser.rendered]) {
+            for (const value of [
+                summary.requests.total,
+                summary.items.stored,
+                summary.requests.deadLettered,
+                summary.browser.rendered,
+            ]) {
                 assert.ok(text.includes(value.toLocaleString('en-US')), `${value} in the page`);
             }
             assert.match(text, /no proxy tiers used in this run/);
@@ -277,15 +339,18 @@ describe('run report', () => {
             const summary = driftedRun();
             const path = await writeReport(dir, 'drift', renderReport(summary, fakeRun().timeline));
             const { page, problems } = await open(path);
-            assert.match(await page.innerText('header'), /failed/);
-            assert.match(await page.innerText('.alert'), /route “product” stopped after 212 pages/);
+            assert.match(await shownText(page, 'header'), /failed/);
+            assert.match(await shownText(page, '.alert'), /route “product” stopped after 212 pages/);
             await page.screenshot({ path: 'test-results/report-drift.png', fullPage: false });
             assert.deepEqual(problems, []);
             await page.close();
         });
 
         it('shows hostile route names as text: no element is created, nothing runs', async () => {
-            const hostile = { listing: '<img src=x onerror="window.__pwned=1">', detail: '<script>window.__pwned=2</script>' };
+            const hostile = {
+                listing: '<img src=x onerror="window.__pwned=1">',
+                detail: '<script>window.__pwned=2</script>',
+            };
             const { summary, timeline } = fakeRun(hostile);
             summary.site = '<script>window.__pwned=3</script>';
             summary.deadLetterByReason = { '<b onmouseover=alert(1)>x</b>': 1 };
@@ -296,10 +361,10 @@ describe('run report', () => {
                 scripts: document.querySelectorAll('script').length,
                 images: document.querySelectorAll('img').length,
                 bolds: document.querySelectorAll('b[onmouseover]').length,
-                pwned: (window as unknown as { __pwned?: number }).__pwned ?? null,
+                pwned: (window as Window & { __pwned?: number }).__pwned ?? null,
             }));
             assert.deepEqual(found, { scripts: 0, images: 0, bolds: 0, pwned: null });
-            const text = await page.innerText('body');
+            const text = await shownText(page, 'body');
             assert.ok(text.includes(hostile.listing), 'the listing route name is shown as text');
             assert.ok(text.includes(hostile.detail), 'the detail route name is shown as text');
             assert.equal(await page.title(), 'dragnet · <script>window.__pwned=3</script> · with dead-letters');

@@ -73,7 +73,8 @@ describe('a declarative site crawled', () => {
 
     after(async () => {
         await server?.close();
-        for (const run of [fromTs, ...fromYaml.values()]) if (run) await rm(run.storageDir, { recursive: true, force: true });
+        for (const run of [fromTs, ...fromYaml.values()])
+            if (run) await rm(run.storageDir, { recursive: true, force: true });
     });
 
     it('stores what the TypeScript site stores, parsed in the crawling thread and in a parse worker', () => {
@@ -110,7 +111,12 @@ describe('a declarative site crawled', () => {
         try {
             const result = await reparse({ site: yamlSite, storageDir: crawled.storageDir, config });
             assert.deepEqual(
-                { pages: result.pages, unparsable: result.unparsable, items: result.items, changed: result.changedByField },
+                {
+                    pages: result.pages,
+                    unparsable: result.unparsable,
+                    items: result.items,
+                    changed: result.changedByField,
+                },
                 { pages: 1, unparsable: 0, items: { before: 1, after: 1 }, changed: {} },
             );
         } finally {

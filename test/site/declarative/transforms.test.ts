@@ -47,7 +47,7 @@ describe('transforms', () => {
         assert.equal(run({ matches: '\\bin stock\\b', flags: 'i' }, 'In Stock'), true);
         assert.equal(run({ matches: '\\bin stock\\b' }, 'Out of stock'), false);
         assert.equal(run({ map: { One: 1, Two: 2 } }, 'Two'), 2);
-        assert.equal(run({ map: { One: 1 } }, 'constructor'), undefined, 'only the map\'s own entries');
+        assert.equal(run({ map: { One: 1 } }, 'constructor'), undefined, "only the map's own entries");
         assert.deepEqual(run({ split: '|' }, ' a | b  c ||'), ['a', 'b c']);
         assert.equal(run('trim', '  a \n b  '), 'a b');
         assert.equal(run('trim', '   '), undefined);
@@ -60,7 +60,13 @@ describe('transforms', () => {
         assert.deepEqual(kindAfter([{ regex: '\\d+' }, 'number']), { kind: 'number' });
         assert.deepEqual(kindAfter(['absoluteUrl']), { kind: 'url' });
         assert.deepEqual(kindAfter(['number', { map: { '1': true, '2': false } }]), { kind: 'boolean' });
-        assert.deepEqual(kindAfter(['price', 'trim']), { step: 1, problem: 'trim takes text, and the value is a number by then' });
-        assert.deepEqual(kindAfter([{ map: { a: 1, b: 'x' } }]), { step: 0, problem: 'a map needs entries, and their values all text, all numbers or all booleans' });
+        assert.deepEqual(kindAfter(['price', 'trim']), {
+            step: 1,
+            problem: 'trim takes text, and the value is a number by then',
+        });
+        assert.deepEqual(kindAfter([{ map: { a: 1, b: 'x' } }]), {
+            step: 0,
+            problem: 'a map needs entries, and their values all text, all numbers or all booleans',
+        });
     });
 });
