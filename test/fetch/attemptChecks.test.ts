@@ -75,7 +75,7 @@ async function world(
  * margin; the tests need it exact.
  */
 function setAttemptMillis(crawler: object, millis: number): void {
-    (crawler as { requestHandlerTimeoutMillis: number }).requestHandlerTimeoutMillis = millis;
+    Reflect.set(crawler, 'requestHandlerTimeoutMillis', millis);
 }
 
 function httpCrawler(
