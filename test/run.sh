@@ -5,7 +5,8 @@
 # Playwright's download when its host answers; else, as root with apt-get, Debian's `chromium`;
 # else we say what to run.
 # The distributed-mode tests need Redis on 127.0.0.1:6379 and PostgreSQL on 127.0.0.1:5432 (trust
-# auth, database `test`); one that is installed but not running is started (docs/contributing.md, "What npm test does").
+# auth, database `test`); one that is installed but not running is started (docs/contributing.md,
+# "What npm test does"). test/lts/ takes Node's current LTS from the npm registry for the demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,6 +42,7 @@ fi
 for _ in $(seq 50); do listening 6379 && listening 5432 && break; sleep 0.2; done
 
 npm run -s typecheck
+npm run -s lint
 run_tests() { node --import tsx --test --test-reporter=spec "$@"; }
 # Test files given as arguments run alone: `npm test -- test/frontier/normalize.test.ts`.
 if [ "$#" -gt 0 ]; then run_tests --test-concurrency=2 "$@"; exit; fi
