@@ -200,9 +200,11 @@ describe('Retry-After on a 429', () => {
         assert.ok(run.shop.retryAfterPaths.length >= 1, 'some pages answer 429 first');
         for (const path of run.shop.retryAfterPaths) {
             const [limitedAt] = run.shop.requestTimes(path) as [number];
-            // What was sent before the 429 came back may still arrive; nothing sent after it until 2 s later.
+            // What was on its way when the 429 came back (at most the other 3 of the 4 slots) may still
+            // arrive, late when the loaded machine stalls this process; nothing sent after it until 2 s
+            // later. Not cooled, the 4 slots would ask hundreds of pages at 20 ms each in that time.
             const during = arrivals.filter((time) => time > limitedAt + 100 && time < limitedAt + 1900);
-            assert.deepEqual(during, [], `${path}: ${during.length} requests while the site cooled`);
+            assert.ok(during.length <= 3, `${path}: ${during.length} requests while the site cooled`);
         }
         assert.equal(run.items.length, 120);
         assert.equal(run.summary.proxies.politeness.coolings, run.shop.retryAfterPaths.length);
