@@ -5,10 +5,11 @@
  * 2,000 products by default (`--products N`, one size; `--large`: 10,000). Under each Node, dragnet
  * with every stand-in runs against dragnet with one stand-in put back to the package it stands in
  * for (crawlers/asPublished.cjs with `AS_PUBLISHED=<its folder>`), one variant per folder of
- * vendor/; the variants of both Nodes alternate run by run. A stand-in's saving is a ratio of
- * medians, every stand-in over that one published: below 1, CPU ms/page or peak RSS is what the
- * stand-in still saves. Each round's own ratio (its two runs minutes apart at most) is kept too:
- * their range is the spread to judge a saving against.
+ * vendor/. The variants of both Nodes alternate run by run, each round starting one variant further
+ * on: a variant that always ran first measured a few percent cheaper. A stand-in's saving is the
+ * ratio of medians, every stand-in over that one published: below 1, CPU ms/page or peak RSS is what
+ * the stand-in still saves. Each round's own ratio is kept too, its two runs a minute apart at most:
+ * their median and range read a saving against the machine's drift and spread.
  */
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +19,7 @@ import { asPublishedOnly } from './lib/asPublished.js';
 import { compareCrawlers, type RunRecord, type RunsSummary, summarizeRuns } from './lib/compare.js';
 import { CLEAN_SHOP } from './lib/countingShop.js';
 import { type Crawler, crawlers } from './lib/runCrawler.js';
-import { ratio, round } from './lib/stats.js';
+import { median, ratio, round } from './lib/stats.js';
 import { defineSuite } from './lib/suite.js';
 
 const DEFAULT_PRODUCTS = 2_000;
@@ -97,6 +98,11 @@ function range(list: readonly number[]): string | null {
     return list.length === 0 ? null : `${Math.min(...list)}–${Math.max(...list)}`;
 }
 
+/** `median (min–max)`, or null when there is nothing. */
+function spread(list: readonly number[]): string | null {
+    return list.length === 0 ? null : `${round(median(list)!, 3)} (${range(list)})`;
+}
+
 export default defineSuite({
     description: `what each stand-in in vendor/ still saves (CPU per page, peak RSS), under this Node and the LTS`,
     runByDefault: false,
@@ -116,6 +122,7 @@ export default defineSuite({
             runs: options.runs,
             shop: { ...CLEAN_SHOP, pageWeight: options.pageWeight, products, latencyMs: 0 },
             crawl: { maxConcurrency: CONCURRENCY, timeLimitSec: timeLimitSec(products), sampleIntervalMs: 250 },
+            rotate: true,
         });
         for (const under of nodes) {
             const summaryOf = (crawler: Crawler) => summarizeRuns(records.get(crawler.name)!, metrics, details);
@@ -147,9 +154,9 @@ export default defineSuite({
                     'peak RSS MB': summary.median.peakRssMb,
                     'RSS runs': range(values(summary, 'peakRssMb')),
                     'stand-in/published CPU': saving?.cpuMsPerPage ?? null,
-                    'CPU per round': range(saving?.cpuMsPerPageByRound ?? []),
+                    'CPU per round': spread(saving?.cpuMsPerPageByRound ?? []),
                     'stand-in/published RSS': saving?.peakRssMb ?? null,
-                    'RSS per round': range(saving?.peakRssMbByRound ?? []),
+                    'RSS per round': spread(saving?.peakRssMbByRound ?? []),
                     "others' CPU": summary.median.othersCpuShare,
                     failed: summary.failedRuns,
                 };
