@@ -1,11 +1,9 @@
 /**
  * `node --require` this to run Crawlee as npm publishes it, for the plain Crawlee baselines:
- * package.json's overrides give this tree's Crawlee dragnet's stand-ins for `ow` (its `optional`
- * built once, vendor/ow-optional-once) and `@apify/timeout` (its AsyncLocalStorage,
- * vendor/apify-timeout-hookless), and a baseline with them would not be Crawlee's default. Where a
- * module resolves to a stand-in, this resolves the published package instead, installed under an
- * alias (`ow-as-published`, which the stand-in wraps, in package.json's dependencies;
- * `@apify/timeout-as-published` in its devDependencies).
+ * package.json's overrides give this tree's Crawlee dragnet's stand-in for `@apify/timeout` (its
+ * AsyncLocalStorage, vendor/apify-timeout-hookless), and a baseline with it would not be Crawlee's
+ * default. Where a module resolves to a stand-in, this resolves the published package instead,
+ * installed under an alias (`@apify/timeout-as-published`, in package.json's devDependencies).
  *
  * `AS_PUBLISHED` (vendor/ folder names, comma-separated) swaps back only those stand-ins and keeps
  * the others: the vendor suite measures each stand-in so. Unset, all of them.
@@ -18,7 +16,6 @@ const Module = require('node:module');
  * real one even where node_modules is a link to another checkout's.
  */
 const standIns = {
-    'ow-optional-once': ['ow', 'ow-as-published'],
     'apify-timeout-hookless': ['@apify/timeout', '@apify/timeout-as-published'],
 };
 const named = process.env.AS_PUBLISHED ? process.env.AS_PUBLISHED.split(',') : Object.keys(standIns);
