@@ -12,7 +12,7 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
-# package.json's overrides install callsites and @apify/timeout from here (vendor/*/README.md), as links.
+# package.json's overrides install @apify/timeout from here (vendor/*/README.md), as a link.
 COPY vendor ./vendor
 ENV PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 RUN npm ci --omit=dev && npm cache clean --force

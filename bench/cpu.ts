@@ -16,7 +16,7 @@ import { available, type Crawler, crawlers } from './lib/runCrawler.js';
 import { ratio, round } from './lib/stats.js';
 import { defineSuite } from './lib/suite.js';
 
-const CONCURRENCY = 50;
+export const CONCURRENCY = 50;
 const DEFAULT_PRODUCTS = [2_000];
 const LARGE_PRODUCTS = [10_000, 100_000];
 const allBaselines = [crawlers.plainCrawlee, crawlers.plainCrawleeMemory, crawlers.scrapy, crawlers.bareLoop];
@@ -30,7 +30,7 @@ const allBaselines = [crawlers.plainCrawlee, crawlers.plainCrawleeMemory, crawle
 const BASELINE_MAX_PRODUCTS = 10_000;
 
 /** Generous: a crawler slower than 20 pages/s is cut off and reported as unfinished. */
-function timeLimitSec(products: number): number {
+export function timeLimitSec(products: number): number {
     return 60 + Math.ceil(products / 20);
 }
 

@@ -19,6 +19,8 @@ export interface BenchChildOptions {
     storageDir: string;
     /** The child is killed (SIGKILL) after this many seconds. */
     killAfterSec: number;
+    /** Variables for the child, over this process's own (`CRAWLEE_*` and `DRAGNET_*` are dropped from both). */
+    env?: NodeJS.ProcessEnv;
 }
 
 export interface BenchChildExit {
@@ -35,14 +37,16 @@ export interface BenchChild {
     exit: Promise<BenchChildExit>;
 }
 
-/** `node [nodeFlags] --import tsx <script>`: a TypeScript crawler of the bench. */
-export function tsxCommand(script: string, nodeFlags: string[] = []): string[] {
-    return [process.execPath, ...nodeFlags, '--import', 'tsx', script];
+/** `node [nodeFlags] --import tsx <script>`: a TypeScript crawler of the bench, by default under this Node. */
+export function tsxCommand(script: string, nodeFlags: string[] = [], node = process.execPath): string[] {
+    return [node, ...nodeFlags, '--import', 'tsx', script];
 }
 
 export function startBenchChild(options: BenchChildOptions): BenchChild {
     const env = Object.fromEntries(
-        Object.entries(process.env).filter(([name]) => !name.startsWith('CRAWLEE_') && !name.startsWith('DRAGNET_')),
+        Object.entries({ ...process.env, ...options.env }).filter(
+            ([name]) => !name.startsWith('CRAWLEE_') && !name.startsWith('DRAGNET_'),
+        ),
     );
     const [command, ...args] = options.command;
     const child = spawn(command!, [...args, JSON.stringify(options.childCase)], {

@@ -24,6 +24,11 @@ export interface ComparisonOptions {
      * measurement taken there drifts with the machine as the runs do.
      */
     afterRound?: () => Promise<void>;
+    /**
+     * Each round starts one crawler further on in the list, so that none always runs first, or always
+     * after the same one.
+     */
+    rotate?: boolean;
 }
 
 export interface RunRecord {
@@ -46,7 +51,8 @@ export interface RunRecord {
 export async function compareCrawlers(options: ComparisonOptions): Promise<Map<string, RunRecord[]>> {
     const records = new Map<string, RunRecord[]>(options.crawlers.map((crawler) => [crawler.name, []]));
     for (let run = 1; run <= options.runs; run++) {
-        for (const crawler of options.crawlers) {
+        const first = options.rotate ? (run - 1) % options.crawlers.length : 0;
+        for (const crawler of [...options.crawlers.slice(first), ...options.crawlers.slice(0, first)]) {
             const record = await runOnce(crawler, run, options);
             records.get(crawler.name)!.push(record);
             process.stderr.write(

@@ -13,10 +13,10 @@ import { findScrapy } from './scrapy.js';
 
 /**
  * A crawler under comparison. Its child is a TypeScript file (`script`, run as `node --import tsx
- * <script>`) or any other command (`command`: Scrapy's `python3 -B <script>`); either is given the
- * case as JSON as its last argument.
+ * <script>`, by another Node binary when `node` names one) or any other command (`command`:
+ * Scrapy's `python3 -B <script>`); either is given the case as JSON as its last argument.
  */
-export type Crawler = CrawlerDescription & ({ script: string } | { command: string[] });
+export type Crawler = CrawlerDescription & ({ script: string; node?: string } | { command: string[] });
 
 interface CrawlerDescription {
     /** Key in the JSON output. */
@@ -27,6 +27,8 @@ interface CrawlerDescription {
     unavailable?: string;
     /** Node flags before the script's (plain Crawlee's AS_PUBLISHED). */
     nodeFlags?: string[];
+    /** Variables for its child, over the bench's own (the vendor suite's LTS Node and `AS_PUBLISHED`). */
+    env?: NodeJS.ProcessEnv;
     /** Overrides for the case (plain Crawlee's storage variant). */
     caseOverrides?: Partial<CrawlerCase>;
     /** Overrides for the shop it crawls (the failures suite's failing shop). */
@@ -111,8 +113,9 @@ const GRACE_SECS = 60;
 
 export async function runCrawler(crawler: Crawler, crawlerCase: CrawlerCase): Promise<RunOutcome> {
     const { child, exit } = startBenchChild({
-        command: 'command' in crawler ? crawler.command : tsxCommand(crawler.script, crawler.nodeFlags),
+        command: 'command' in crawler ? crawler.command : tsxCommand(crawler.script, crawler.nodeFlags, crawler.node),
         childCase: { ...crawlerCase, ...crawler.caseOverrides },
+        env: crawler.env,
         storageDir: crawlerCase.storageDir,
         killAfterSec: crawlerCase.timeLimitSec + GRACE_SECS,
     });

@@ -63,7 +63,7 @@ interface CrawleeInternals {
  * The crawling contexts of attempts Crawlee has given up on: their timeout fired, or they failed,
  * and the failure hook has had the request retried or dead-lettered. Crawlee does not stop such an
  * attempt: it runs on, unheard. Crawlee's own checks, which stopped one between its steps, read a
- * store that costs every promise of the process (see vendor/apify-timeout-hookless/README.md).
+ * store that on Node 20 costs every promise of the process (see vendor/apify-timeout-hookless/README.md).
  */
 const endedAttempts = new WeakSet<object>();
 

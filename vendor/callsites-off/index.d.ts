@@ -1,2 +1,0 @@
-declare function callsites(): NodeJS.CallSite[];
-export default callsites;

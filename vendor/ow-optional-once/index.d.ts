@@ -1,2 +1,0 @@
-export * from 'ow-as-published';
-export { default } from 'ow-as-published';
