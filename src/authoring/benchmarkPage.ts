@@ -50,12 +50,13 @@ export function pageSuites(markdown: string): string[] {
 }
 
 function measured(result: SuiteResult): string[] {
-    const { machine, commit } = result;
+    const { machine } = result;
     const load = (loads: readonly number[]) => loads[0];
     const runs = result.options?.runs;
     const how = runs === undefined ? 'On' : runs === 1 ? 'One run each, on' : `Medians of ${runs} runs each, on`;
     const memoryGb = (machine.totalMemoryMb / 1024).toFixed(1);
-    const at = `${commit.hash?.slice(0, 10) ?? 'unknown'}${commit.dirty ? ' with uncommitted changes' : ''}`;
+    // The commit and the time stay in the result file: the page says how the figures were taken, not when.
+    const uncommitted = result.commit.dirty ? '; the tree had uncommitted changes' : '';
     const lines = [
         '',
         '```sh',
@@ -65,17 +66,13 @@ function measured(result: SuiteResult): string[] {
         `${how} ${machine.cores} cores (${machine.cpuModel}, ${memoryGb} GB), ` +
             `load average ${load(machine.loadAverageAtStart)} at the start ` +
             `and ${load(machine.loadAverageAtEnd)} at the end; ` +
-            `Node ${result.node}; commit ${at}; ${when(result.startedAt)}.`,
+            `Node ${result.node}${uncommitted}.`,
     ];
     if (result.leftOut.length > 0)
         lines.push(`Left out: ${result.leftOut.map(({ crawler, reason }) => `${crawler} (${reason})`).join('; ')}.`);
     for (const rows of tables(result.cases)) lines.push('', ...markdownTable(rows));
     lines.push('');
     return lines;
-}
-
-function when(iso: string): string {
-    return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 }
 
 /** The cases' rows, those of cases with the same columns in one table, tables in the order of their first case. */
