@@ -4,33 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MemorySeenSet } from '../../src/frontier/seenSet.js';
 import { renderReport } from '../../src/monitor/report/report.js';
 import { RunStats } from '../../src/monitor/stats.js';
-import { buildSummary, formatSummary } from '../../src/monitor/summary.js';
-import { directProxies } from './proxyReports.js';
-
-const storage = {
-    dir: './storage',
-    dataset: 'shop',
-    quarantine: 'shop-quarantine',
-    deadLetter: 'shop-dead-letter',
-    rawPages: './storage/raw_pages/shop',
-};
-const summaryOf = (stats: RunStats) =>
-    buildSummary(stats, {
-        site: 'shop',
-        seenSet: new MemorySeenSet(),
-        render: {},
-        drift: [],
-        browserAvailable: true,
-        storage,
-        proxies: directProxies(),
-    });
+import { formatSummary } from '../../src/monitor/summary.js';
+import { shopSummary } from './shopSummary.js';
 
 describe('the sitemap counters', () => {
     it('are in the summary as `sitemaps`, all zero and not printed for a run that read none', () => {
-        const summary = summaryOf(new RunStats());
+        const summary = shopSummary(new RunStats());
         assert.deepEqual(summary.sitemaps, { read: 0, failed: 0, skipped: 0, urls: 0, queued: 0, reasons: {} });
         assert.ok(!formatSummary(summary).includes('sitemaps'));
         assert.ok(!renderReport(summary, []).includes('sitemap URLs'));
@@ -46,7 +27,7 @@ describe('the sitemap counters', () => {
             queued: 19_990,
             reasons: { malformed: 1, 'http-404': 1, 'too-deep': 1 },
         });
-        const summary = summaryOf(stats);
+        const summary = shopSummary(stats);
         assert.deepEqual(summary.sitemaps, stats.sitemaps);
         assert.notEqual(summary.sitemaps.reasons, stats.sitemaps.reasons, 'a copy, not the live counters');
         assert.match(

@@ -11,6 +11,7 @@ import { RunStats } from '../../src/monitor/stats.js';
 import { buildSummary, formatSummary } from '../../src/monitor/summary.js';
 import type { ProxyReport } from '../../src/vocabulary/report.js';
 import { directProxies, tieredProxies } from './proxyReports.js';
+import { SHOP_STORAGE, shopSummary } from './shopSummary.js';
 
 describe('the run summary', () => {
     it('names the database and the sample pages without their passwords', () => {
@@ -66,46 +67,12 @@ describe('the run summary', () => {
     });
 
     it('keeps a storage dir that is a path as it is', () => {
-        const storage = {
-            dir: './storage',
-            dataset: 'shop',
-            quarantine: 'shop-quarantine',
-            deadLetter: 'shop-dead-letter',
-            rawPages: './storage/raw_pages/shop',
-        };
-        const summary = buildSummary(new RunStats(), {
-            site: 'shop',
-            seenSet: new MemorySeenSet(),
-            render: {},
-            drift: [],
-            browserAvailable: true,
-            storage,
-            proxies: directProxies(),
-        });
-        assert.deepEqual(summary.storage, storage);
+        assert.deepEqual(shopSummary().storage, SHOP_STORAGE);
     });
 });
 
 describe('the printed summary on proxies', () => {
-    const storage = {
-        dir: './storage',
-        dataset: 'shop',
-        quarantine: 'shop-quarantine',
-        deadLetter: 'shop-dead-letter',
-        rawPages: './storage/raw_pages/shop',
-    };
-    const printed = (proxies: ProxyReport) =>
-        formatSummary(
-            buildSummary(new RunStats(), {
-                site: 'shop',
-                seenSet: new MemorySeenSet(),
-                render: {},
-                drift: [],
-                browserAvailable: true,
-                storage,
-                proxies,
-            }),
-        );
+    const printed = (proxies: ProxyReport) => formatSummary(shopSummary(new RunStats(), proxies));
 
     it("says nothing of proxies for a run that went only by the machine's own address", () => {
         assert.doesNotMatch(printed(directProxies(500)), /proxies/);
@@ -138,24 +105,7 @@ describe('the printed summary on proxies', () => {
 });
 
 describe('the printed summary of a stopped run', () => {
-    const storage = {
-        dir: './storage',
-        dataset: 'shop',
-        quarantine: 'shop-quarantine',
-        deadLetter: 'shop-dead-letter',
-        rawPages: './storage/raw_pages/shop',
-    };
-    const finished = () =>
-        buildSummary(new RunStats(), {
-            site: 'shop',
-            seenSet: new MemorySeenSet(),
-            render: {},
-            drift: [],
-            browserAvailable: true,
-            storage,
-            proxies: directProxies(),
-        });
-    const stopped = () => ({ ...finished(), stopped: 'SIGINT' as const });
+    const stopped = () => ({ ...shopSummary(), stopped: 'SIGINT' as const });
     const resumeLine = (text: string) => text.split('\n').find((line) => line.startsWith('  resume '));
 
     it('tells the user of a site to run the same command again to continue', () => {
@@ -169,6 +119,6 @@ describe('the printed summary of a stopped run', () => {
     });
 
     it('has no resume line for a run that finished', () => {
-        assert.equal(resumeLine(formatSummary(finished())), undefined);
+        assert.equal(resumeLine(formatSummary(shopSummary())), undefined);
     });
 });

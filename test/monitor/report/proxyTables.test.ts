@@ -4,32 +4,16 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MemorySeenSet } from '../../../src/frontier/seenSet.js';
 import { renderReport } from '../../../src/monitor/report/report.js';
 import { RunStats } from '../../../src/monitor/stats.js';
-import { buildSummary } from '../../../src/monitor/summary.js';
 import type { TimelinePoint } from '../../../src/monitor/timeline.js';
 import type { ProxyReport, ReportSummary } from '../../../src/vocabulary/report.js';
 import { directProxies, tieredProxies } from '../proxyReports.js';
+import { shopSummary } from '../shopSummary.js';
 
 function summaryWith(proxies: (startedAt: string) => ProxyReport): ReportSummary {
     const stats = new RunStats();
-    const storage = {
-        dir: './storage',
-        dataset: 'shop',
-        quarantine: 'shop-quarantine',
-        deadLetter: 'shop-dead-letter',
-        rawPages: './storage/raw_pages/shop',
-    };
-    const context = {
-        site: 'shop',
-        seenSet: new MemorySeenSet(),
-        render: {},
-        drift: [],
-        browserAvailable: true,
-        storage,
-    };
-    return buildSummary(stats, { ...context, proxies: proxies(stats.startedAt.toISOString()) });
+    return shopSummary(stats, proxies(stats.startedAt.toISOString()));
 }
 
 /** The cells of a table panel, by its title: one array of texts per row, the header row included. */
