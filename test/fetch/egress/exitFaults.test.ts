@@ -5,19 +5,16 @@
  * temporary directory.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import http2 from 'node:http2';
 import net, { type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { Server } from 'proxy-chain';
 
 import { classifyError, classifyStatus } from '../../../src/fetch/failures/failures.js';
 import { HttpClient } from '../../../src/fetch/http/httpClient.js';
+import { selfSignedCert } from '../../helpers/selfSignedCert.js';
 
 type Outcome = { status: number; body: string } | { error: Error };
 
@@ -39,7 +36,6 @@ async function listening<T extends net.Server>(server: T): Promise<number> {
 describe('exit faults from real proxies (the HTTP client through proxy-chain)', () => {
     const servers: net.Server[] = [];
     const proxies: Server[] = [];
-    let certDir: string;
     let plain: string;
     let secure: string;
     /** Asks for user `u`, password `p`. */
@@ -50,33 +46,9 @@ describe('exit faults from real proxies (the HTTP client through proxy-chain)', 
     let closedPort: number;
 
     before(async () => {
-        certDir = mkdtempSync(join(tmpdir(), 'dragnet-exit-faults-'));
-        execFileSync(
-            'openssl',
-            [
-                'req',
-                '-x509',
-                '-newkey',
-                'rsa:2048',
-                '-nodes',
-                '-subj',
-                '/CN=127.0.0.1',
-                '-days',
-                '1',
-                '-keyout',
-                join(certDir, 'key.pem'),
-                '-out',
-                join(certDir, 'cert.pem'),
-            ],
-            { stdio: 'ignore' },
-        );
         const httpServer = http.createServer(answerStatus);
         const httpsServer = http2.createSecureServer(
-            {
-                key: readFileSync(join(certDir, 'key.pem')),
-                cert: readFileSync(join(certDir, 'cert.pem')),
-                allowHTTP1: true,
-            },
+            { ...selfSignedCert('127.0.0.1'), allowHTTP1: true },
             answerStatus,
         );
         servers.push(httpServer, httpsServer);
@@ -116,7 +88,6 @@ describe('exit faults from real proxies (the HTTP client through proxy-chain)', 
             (server as http.Server).closeAllConnections?.();
             await new Promise<void>((resolve) => server.close(() => resolve()));
         }
-        rmSync(certDir, { recursive: true, force: true });
     });
 
     /** One GET as the HTTP stage makes it (statuses not thrown, redirects not followed), its error caught. */

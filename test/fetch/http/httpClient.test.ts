@@ -4,14 +4,11 @@
  * by openssl for this run in a temporary directory), and a real proxy-chain proxy.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import tls from 'node:tls';
 import zlib from 'node:zlib';
@@ -21,6 +18,7 @@ import { Server } from 'proxy-chain';
 import { classifyError } from '../../../src/fetch/failures/failures.js';
 import { type ClientResponse, HttpClient } from '../../../src/fetch/http/httpClient.js';
 import { readBody } from '../../../src/fetch/http/responseBody.js';
+import { selfSignedCert } from '../../helpers/selfSignedCert.js';
 
 const PAGE = `<html><body>${'hello, world. '.repeat(500)}</body></html>`;
 
@@ -83,7 +81,6 @@ async function text(response: ClientResponse): Promise<string> {
 
 describe('the HTTP client', () => {
     const seen: Seen[] = [];
-    let certDir: string;
     let key: Buffer;
     let cert: Buffer;
     let plainServer: http.Server;
@@ -97,28 +94,7 @@ describe('the HTTP client', () => {
     const client = new HttpClient();
 
     before(async () => {
-        certDir = mkdtempSync(join(tmpdir(), 'dragnet-http-client-'));
-        execFileSync(
-            'openssl',
-            [
-                'req',
-                '-x509',
-                '-newkey',
-                'rsa:2048',
-                '-nodes',
-                '-subj',
-                '/CN=shop.test',
-                '-days',
-                '1',
-                '-keyout',
-                join(certDir, 'key.pem'),
-                '-out',
-                join(certDir, 'cert.pem'),
-            ],
-            { stdio: 'ignore' },
-        );
-        key = readFileSync(join(certDir, 'key.pem'));
-        cert = readFileSync(join(certDir, 'cert.pem'));
+        ({ key, cert } = selfSignedCert('shop.test'));
         plainServer = http.createServer(handler(seen));
         plainServer.on('connection', () => (plainConnections += 1));
         secureServer = http2.createSecureServer({ key, cert, allowHTTP1: true }, handler(seen));
@@ -142,7 +118,6 @@ describe('the HTTP client', () => {
         plainServer.closeAllConnections();
         await new Promise<void>((resolve) => plainServer.close(() => resolve()));
         await new Promise<void>((resolve) => secureServer.close(() => resolve()));
-        rmSync(certDir, { recursive: true, force: true });
     });
 
     const lastSeen = (path: string) => seen.filter((record) => record.path.endsWith(path)).at(-1)!;
