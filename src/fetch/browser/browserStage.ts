@@ -201,9 +201,12 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
                 useFingerprints: false,
                 prePageCreateHooks: [
                     async (pageId, _controller, pageOptions) => {
+                        if (!pageOptions) return;
+                        // Certificates are not verified, as in the HTTP stage (docs/failures-and-resume.md).
+                        pageOptions.ignoreHTTPSErrors = true;
                         const request = crawler.requestsByPage.get(pageId);
                         const attempt = request && routing.attemptOf(request);
-                        if (!attempt || !pageOptions) return;
+                        if (!attempt) return;
                         Object.assign(pageOptions, attempt.identity.browserContextOptions());
                         const exitProxy = await exitProxyOf(attempt.exit);
                         if (exitProxy) pageOptions.proxy = { server: exitProxy.url, bypass: '<-loopback>' };

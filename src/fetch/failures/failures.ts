@@ -2,14 +2,16 @@
  * The one place that decides what a failure is, with responseCheck.ts (which responses are pages).
  * Every stage asks here; nothing else interprets status codes, error messages or block pages.
  *
- * - transient: the same request may well succeed later (timeouts, resets, 5xx, a 429 rate limit) — retried;
+ * - transient: the same request may well succeed later (timeouts, resets, a TLS record damaged on the way, 5xx,
+ *   a 429 rate limit) — retried;
  * - blocked: the site's bot defence refused this client — retried on a fresh session/proxy, and a signal
  *   to that layer. It is a 403; or a challenge, captcha or vendor refusal page on any status (Cloudflare,
  *   DataDome, PerimeterX/HUMAN, Akamai, Imperva, AWS WAF, and captcha widgets on an interstitial), which
  *   also turns a 429 or 503 that shows such signs into a block; or a redirect to a challenge page.
  *   `detectBlock` and `isChallengeRedirect` decide it, from the table of signs in responseCheck.ts;
  * - permanent: asking again will not help (404, 410, 400, 401, unsupported content, a forbidden address, a body
- *   past the size cap, a response that breaks HTTP's syntax) — dead-lettered at once;
+ *   past the size cap, a response that breaks HTTP's syntax, a TLS handshake the site and client cannot agree
+ *   on or a certificate a verifying client refuses: `tls-failure`) — dead-lettered at once;
  * - invalid: the page was fetched but its records fail the route's schema — quarantined;
  * - exit: the proxy failed, not the site — a 407, a refused or failed CONNECT (Chromium's
  *   ERR_PROXY_* and ERR_TUNNEL_*), a proxy's 590 (its upstream proxy refused the CONNECT) or 597
@@ -93,6 +95,46 @@ const PROXY_ERROR = new RegExp(
     'i',
 );
 
+/**
+ * TLS failures a retry cannot cure: the site's TLS and ours share no version or cipher, it refuses the name or
+ * wants a client certificate, or it sends something malformed. Chromium's `net::ERR_SSL_*` and
+ * `ERR_BAD_SSL_CLIENT_AUTH_CERT` (net_error_list.h), Node's `ERR_SSL_*` (OpenSSL's reason), and, for a client
+ * that verifies (neither stage does), Chromium's `ERR_CERT_*` and Node's certificate codes.
+ */
+const TLS_FAILURE = /^(?:ERR_SSL_|ERR_CERT_|ERR_CERTIFICATE_|ERR_BAD_SSL_CLIENT_AUTH_CERT$)/;
+
+/**
+ * Of those, two are the connection's, not the site's, and stay transient: a record that arrived damaged (a bad
+ * record MAC: net_error_list.h blames servers' TLS compression, which is gone, and that leaves damage on the way)
+ * and a connection cut short (OpenSSL's unexpected EOF, a reset by another name).
+ */
+const TRANSIENT_TLS = /BAD_RECORD_MAC|UNEXPECTED_EOF/;
+
+/** Node's certificate verification codes (OpenSSL's X509_V_ERR_* names), and its host name check. */
+const CERT_ERROR_CODES = new Set([
+    'UNABLE_TO_GET_ISSUER_CERT',
+    'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+    'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+    'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
+    'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+    'CERT_SIGNATURE_FAILURE',
+    'CERT_NOT_YET_VALID',
+    'CERT_HAS_EXPIRED',
+    'ERROR_IN_CERT_NOT_BEFORE_FIELD',
+    'ERROR_IN_CERT_NOT_AFTER_FIELD',
+    'DEPTH_ZERO_SELF_SIGNED_CERT',
+    'SELF_SIGNED_CERT_IN_CHAIN',
+    'CERT_CHAIN_TOO_LONG',
+    'CERT_REVOKED',
+    'INVALID_CA',
+    'PATH_LENGTH_EXCEEDED',
+    'INVALID_PURPOSE',
+    'CERT_UNTRUSTED',
+    'CERT_REJECTED',
+    'HOSTNAME_MISMATCH',
+    'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
 /** Errors of a connection that never reached its peer: through a proxy, that peer is the proxy. */
 const CONNECT_ERROR_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
 
@@ -121,6 +163,7 @@ export function classifyError(error: unknown, context: AttemptContext = {}): Cla
     const parserCode = firstCode(error);
     if (parserCode?.startsWith('HPE_') || parserCode === 'UND_ERR_HEADERS_OVERFLOW')
         return { failureClass: 'permanent', reason: 'malformed-response', message };
+    if (isTlsFailure(error, message)) return { failureClass: 'permanent', reason: 'tls-failure', message };
     const code = errorCode(error);
     if (code && TRANSIENT_ERROR_CODES.has(code)) {
         return { failureClass: 'transient', reason: code.toLowerCase().replace(/_/g, '-'), message };
@@ -148,6 +191,23 @@ function errorCode(error: unknown): string | undefined {
     }
     const message = error instanceof Error ? error.message : String(error);
     return message.match(/\b(?:E[A-Z_]{3,}|UND_ERR_[A-Z_]+)\b/g)?.find((word) => TRANSIENT_ERROR_CODES.has(word));
+}
+
+/**
+ * Whether the error is a TLS failure a retry cannot cure: its code or a cause's, or a code named in the
+ * message (Chromium's `net::ERR_…`; Crawlee may keep only the message), or OpenSSL's reason in the message
+ * (`…:SSL routines:<function>:<reason>:…`), which is what Node makes its `ERR_SSL_*` code of.
+ */
+function isTlsFailure(error: unknown, message: string): boolean {
+    const codes: string[] = message.match(/\b[A-Z][A-Z0-9_]{5,}\b/g) ?? [];
+    for (let current = error, depth = 0; current && depth < 5; depth++) {
+        const { code, cause } = current as { code?: unknown; cause?: unknown };
+        if (typeof code === 'string') codes.push(code);
+        current = cause;
+    }
+    const openSslReason = message.match(/SSL routines:[^:]*:([^:]+)/)?.[1];
+    if (openSslReason) codes.push(`ERR_SSL_${openSslReason.trim().toUpperCase().replace(/\W+/g, '_')}`);
+    return codes.some((code) => (TLS_FAILURE.test(code) && !TRANSIENT_TLS.test(code)) || CERT_ERROR_CODES.has(code));
 }
 
 /**

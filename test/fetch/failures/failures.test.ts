@@ -158,6 +158,77 @@ for a redirect loop (a browser closed while it launched)`, () => {
         );
     });
 
+    it("calls a TLS failure a retry cannot cure permanent tls-failure, by its code, a cause's, or its message", () => {
+        const tlsFailure = (error: unknown) => {
+            const { failureClass, reason } = classifyError(error);
+            return `${failureClass}:${reason}`;
+        };
+        // Chromium's, as Playwright words them (the first from test/fetch/failures/tlsFailures.test.ts).
+        for (const code of [
+            'ERR_SSL_VERSION_OR_CIPHER_MISMATCH',
+            'ERR_SSL_PROTOCOL_ERROR',
+            'ERR_SSL_UNRECOGNIZED_NAME_ALERT',
+            'ERR_SSL_CLIENT_AUTH_CERT_NEEDED',
+            'ERR_BAD_SSL_CLIENT_AUTH_CERT',
+            'ERR_CERT_AUTHORITY_INVALID',
+            'ERR_CERT_DATE_INVALID',
+            'ERR_CERTIFICATE_TRANSPARENCY_REQUIRED',
+        ]) {
+            const message = `page.goto: net::${code} at https://127.0.0.1:9/\nCall log:\n  - navigating to "https://127.0.0.1:9/"`;
+            assert.equal(tlsFailure(new Error(message)), 'permanent:tls-failure', code);
+        }
+        // Node's, with OpenSSL's message; on the error, on a cause (got wraps it), or only in the message.
+        const protocolVersion = systemError(
+            '808CAD8F517F0000:error:0A00042E:SSL routines:ssl3_read_bytes:tlsv1 alert protocol version:' +
+                '../deps/openssl/openssl/ssl/record/rec_layer_s3.c:1601:SSL alert number 70\n',
+            'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION',
+        );
+        assert.equal(tlsFailure(protocolVersion), 'permanent:tls-failure');
+        assert.equal(tlsFailure(new Error('Request failed', { cause: protocolVersion })), 'permanent:tls-failure');
+        assert.equal(tlsFailure(new Error(protocolVersion.message)), 'permanent:tls-failure');
+        for (const code of [
+            'ERR_SSL_WRONG_VERSION_NUMBER',
+            'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE',
+            'ERR_SSL_NO_PROTOCOLS_AVAILABLE',
+            'ERR_SSL_NO_SHARED_CIPHER',
+        ]) {
+            assert.equal(tlsFailure(systemError('the TLS handshake failed', code)), 'permanent:tls-failure', code);
+        }
+        // A client that verifies: Node's certificate codes, whose messages do not name them.
+        for (const [code, message] of [
+            ['DEPTH_ZERO_SELF_SIGNED_CERT', 'self-signed certificate'],
+            ['SELF_SIGNED_CERT_IN_CHAIN', 'self-signed certificate in certificate chain'],
+            ['CERT_HAS_EXPIRED', 'certificate has expired'],
+            ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'unable to verify the first certificate'],
+            ['ERR_TLS_CERT_ALTNAME_INVALID', "Hostname/IP does not match certificate's altnames"],
+        ] as const) {
+            assert.equal(
+                tlsFailure(new Error('Request failed', { cause: systemError(message, code) })),
+                'permanent:tls-failure',
+                code,
+            );
+        }
+    });
+
+    it('leaves a TLS record damaged on the way, or a connection cut short, transient', () => {
+        for (const error of [
+            new Error('page.goto: net::ERR_SSL_BAD_RECORD_MAC_ALERT at https://127.0.0.1:9/'),
+            systemError('SSL routines::sslv3 alert bad record mac', 'ERR_SSL_SSLV3_ALERT_BAD_RECORD_MAC'),
+            systemError(
+                'SSL routines::decryption failed or bad record mac',
+                'ERR_SSL_DECRYPTION_FAILED_OR_BAD_RECORD_MAC',
+            ),
+            new Error('error:0A000126:SSL routines::unexpected eof while reading'),
+        ]) {
+            assert.equal(classifyError(error).failureClass, 'transient', error.message);
+        }
+        // A TLS handshake that took too long is a timeout, as any other.
+        assert.equal(
+            classifyError(systemError('TLS handshake timeout', 'ERR_TLS_HANDSHAKE_TIMEOUT')).reason,
+            'timeout',
+        );
+    });
+
     it("calls Crawlee's content-type rejection permanent", () => {
         const failure = classifyError(
             new Error('Resource http://x/a.pdf served Content-Type application/pdf, but only text/html is allowed.'),
