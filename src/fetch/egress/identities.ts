@@ -1,17 +1,20 @@
 /**
  * Sessions, one identity each: an exit (a tier and one of its proxies), a cookie jar, and one
- * fingerprint (a user agent with the header set a browser sends with it, in that browser's order,
- * client hints that agree with it). Both stages take their sessions from here, so a browser that
- * clears a challenge hands its cookies to the HTTP stage on the same exit with the same user
- * agent. Crawlee's own session pools are off: they are per crawler and know nothing of tiers.
+ * fingerprint: Chrome of the release of the machine's Chromium (chromeRelease.ts), so headers and
+ * handshake name one browser, on a platform drawn per session, with the header set that Chrome
+ * sends in its order and client hints that agree with it. Both stages take their sessions from
+ * here, so a browser that clears a challenge hands its cookies to the HTTP stage on the same exit
+ * with the same user agent. Crawlee's own session pools are off: they are per crawler and know
+ * nothing of tiers.
  *
  * A session retires on a block, after `maxUses` requests, or when its error score (transient
  * failures, each success taking half of one back) reaches `maxErrorScore`. An exit the breaker
  * holds out is skipped; its sessions wait for it.
  */
 import { randomUUID } from 'node:crypto';
-import { HeaderGenerator } from 'header-generator';
+import zlib from 'node:zlib';
 import type { FailureClass } from '../../vocabulary/failure.js';
+import { type Brand, brands, type ChromeRelease, FALLBACK_RELEASE, secChUa } from './chromeRelease.js';
 import type { ExitBreaker } from './exitBreaker.js';
 import { exitName, type ProxyTier } from './proxyTiers.js';
 import { sessionCookieJar } from './sessionCookies.js';
@@ -25,6 +28,11 @@ export interface IdentitiesOptions {
     maxErrorScore?: number;
     /** Sessions kept alive per exit. Default: 3. */
     perExit?: number;
+    /**
+     * The Chrome release sessions claim: the run's Chromium's (`chromeRelease`, wiring/proxies.ts).
+     * Default: `FALLBACK_RELEASE`.
+     */
+    release?: ChromeRelease;
 }
 
 export const SESSION_DEFAULTS = { maxUses: 100, maxErrorScore: 3, perExit: 3 };
@@ -42,17 +50,9 @@ export interface Exit {
     name: string;
 }
 
-// Chrome on the desktop, what most traffic is; Node 20's zlib has no zstd, so it is not offered.
-const headerGenerator = new HeaderGenerator({
-    browsers: ['chrome'],
-    devices: ['desktop'],
-    operatingSystems: ['windows', 'macos', 'linux'],
-    locales: ['en-US', 'en'],
-});
-const ACCEPT_ENCODING = 'gzip, deflate, br';
 /** What CDP's user agent override takes for the client hints. */
 export interface UserAgentMetadata {
-    brands: { brand: string; version: string }[];
+    brands: Brand[];
     fullVersion: string;
     platform: string;
     platformVersion: string;
@@ -60,6 +60,31 @@ export interface UserAgentMetadata {
     model: string;
     mobile: boolean;
 }
+
+/** A desktop platform as Chrome names it: in its user agent, its `sec-ch-ua-platform`, its platform version. */
+interface Platform {
+    userAgentOs: string;
+    name: string;
+    version: string;
+}
+
+/**
+ * The platforms sessions claim, drawn with these weights: roughly desktop Chrome's traffic. The
+ * platform versions are ones Chrome of today reports: Windows 10's, and a current macOS (the user
+ * agent stays frozen at 10_15_7, a macOS that Chrome no longer runs on).
+ */
+const PLATFORMS: readonly (Platform & { weight: number })[] = [
+    { weight: 0.7, userAgentOs: 'Windows NT 10.0; Win64; x64', name: 'Windows', version: '10.0.0' },
+    { weight: 0.2, userAgentOs: 'Macintosh; Intel Mac OS X 10_15_7', name: 'macOS', version: '15.6.1' },
+    { weight: 0.1, userAgentOs: 'X11; Linux x86_64', name: 'Linux', version: '' },
+];
+
+const ACCEPT =
+    'text/html,application/xhtml+xml,application/xml;q=0.9,image/jxl,image/avif,image/webp,image/apng,*/*;q=0.8,' +
+    'application/signed-exchange;v=b3;q=0.7';
+/** zstd only where Node's zlib has it (Node 20's has not): the HTTP client decodes bodies itself. */
+const ACCEPT_ENCODING = 'createZstdDecompress' in zlib ? 'gzip, deflate, br, zstd' : 'gzip, deflate, br';
+const ACCEPT_LANGUAGE = 'en-US,en;q=0.9';
 
 export class Identity {
     readonly id = randomUUID();
@@ -70,9 +95,15 @@ export class Identity {
     uses = 0;
     errorScore = 0;
     retiredFor?: RetiredFor;
+    private readonly platform: Platform;
 
-    constructor(readonly exit: Exit) {
-        this.headers = browserHeaders();
+    constructor(
+        readonly exit: Exit,
+        /** The Chrome release claimed: its major version in the user agent and client hints. */
+        readonly release: ChromeRelease,
+    ) {
+        this.platform = drawPlatform();
+        this.headers = navigationHeaders(release, this.platform);
         this.userAgent = this.headers['user-agent'] ?? '';
     }
 
@@ -80,7 +111,7 @@ export class Identity {
     browserContextOptions(): { userAgent: string; extraHTTPHeaders: Record<string, string> } {
         return {
             userAgent: this.userAgent,
-            extraHTTPHeaders: { 'accept-language': this.headers['accept-language'] ?? 'en-US,en;q=0.9' },
+            extraHTTPHeaders: { 'accept-language': this.headers['accept-language'] ?? ACCEPT_LANGUAGE },
         };
     }
 
@@ -90,44 +121,56 @@ export class Identity {
      */
     userAgentOverride(): { userAgent: string; acceptLanguage: string; userAgentMetadata: UserAgentMetadata } {
         // Both groups take part in every match, so neither is ever undefined.
-        const brands = [...(this.headers['sec-ch-ua'] ?? '').matchAll(/"([^"]+)";v="([^"]+)"/g)].map(
+        const claimed = [...(this.headers['sec-ch-ua'] ?? '').matchAll(/"([^"]+)";v="([^"]+)"/g)].map(
             ([, brand = '', version = '']) => ({ brand, version }),
         );
-        const major = /Chrome\/([\d.]+)/.exec(this.userAgent)?.[1] ?? '';
         return {
             userAgent: this.userAgent,
-            acceptLanguage: this.headers['accept-language'] ?? 'en-US,en;q=0.9',
+            acceptLanguage: this.headers['accept-language'] ?? ACCEPT_LANGUAGE,
             userAgentMetadata: {
-                brands,
-                fullVersion: major,
-                platform: (this.headers['sec-ch-ua-platform'] ?? '').replace(/"/g, ''),
-                platformVersion: '',
+                brands: claimed,
+                fullVersion: this.release.fullVersion,
+                platform: this.platform.name,
+                platformVersion: this.platform.version,
                 architecture: 'x86',
                 model: '',
-                mobile: this.headers['sec-ch-ua-mobile'] === '?1',
+                mobile: false,
             },
         };
     }
 }
 
-/**
- * A generated header set of Google Chrome whose client hints agree with its user agent. The
- * generator's network also gives Brave, Chromium, DuckDuckGo and others under `chrome` (~14% of
- * sets), pairs some Chrome user agents with no `sec-ch-ua` or another version (~5%), and leaves out
- * `sec-ch-ua-platform` now and then: a bot manager's first checks, so such a set is drawn again.
- */
-function browserHeaders(): Record<string, string> {
-    for (let draw = 0; draw < 100; draw++) {
-        const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(headerGenerator.getHeaders({ httpVersion: '2' })))
-            headers[name.toLowerCase()] = value;
-        if ('accept-encoding' in headers) headers['accept-encoding'] = ACCEPT_ENCODING;
-        const major = /Chrome\/(\d+)[\d.]* Safari\/[\d.]+$/.exec(headers['user-agent'] ?? '')?.[1];
-        const hintsAgree = new RegExp(`"Google Chrome";v="${major}"`).test(headers['sec-ch-ua'] ?? '');
-        if (major && hintsAgree && headers['sec-ch-ua-platform'] && headers['sec-ch-ua-mobile'] === '?0')
-            return headers;
+function drawPlatform(): Platform {
+    let draw = Math.random();
+    for (const platform of PLATFORMS) {
+        draw -= platform.weight;
+        if (draw < 0) return platform;
     }
-    throw new Error('the header generator gave no Chrome header set with matching client hints in 100 draws');
+    return PLATFORMS[0] as Platform; // the weights' sum fell short of 1 by a rounding
+}
+
+/**
+ * The headers Chrome sends with a top-level navigation typed in the address bar, over HTTP/2, in
+ * its order. They claim Google Chrome (its brand with Chromium's in `sec-ch-ua`), not Chromium:
+ * Chrome is what real traffic is, and its TLS and HTTP/2 are those of Chromium of the same version.
+ */
+function navigationHeaders(release: ChromeRelease, platform: Platform): Record<string, string> {
+    return {
+        'sec-ch-ua': secChUa(brands({ ...release, product: 'Google Chrome' })),
+        'sec-ch-ua-mobile': '?0',
+        'sec-ch-ua-platform': `"${platform.name}"`,
+        'upgrade-insecure-requests': '1',
+        // Chrome's reduced user agent: the major version only.
+        'user-agent': `Mozilla/5.0 (${platform.userAgentOs}) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${release.major}.0.0.0 Safari/537.36`,
+        accept: ACCEPT,
+        'sec-fetch-site': 'none',
+        'sec-fetch-mode': 'navigate',
+        'sec-fetch-user': '?1',
+        'sec-fetch-dest': 'document',
+        'accept-encoding': ACCEPT_ENCODING,
+        'accept-language': ACCEPT_LANGUAGE,
+        priority: 'u=0, i',
+    };
 }
 
 export class Identities {
@@ -136,6 +179,7 @@ export class Identities {
     private readonly maxUses: number;
     private readonly maxErrorScore: number;
     private readonly perExit: number;
+    private readonly release: ChromeRelease;
     /** Per tier, its exits; per exit, its live sessions. */
     private readonly exits: Exit[][];
     private readonly sessions = new Map<Exit, Identity[]>();
@@ -151,6 +195,7 @@ export class Identities {
         this.maxUses = options.maxUses ?? SESSION_DEFAULTS.maxUses;
         this.maxErrorScore = options.maxErrorScore ?? SESSION_DEFAULTS.maxErrorScore;
         this.perExit = options.perExit ?? SESSION_DEFAULTS.perExit;
+        this.release = options.release ?? FALLBACK_RELEASE;
         this.exits = this.tiers.map((tier, index) =>
             tier.proxyUrls.length === 0
                 ? [{ tier: index, tierName: tier.name, name: 'direct' }]
@@ -228,7 +273,7 @@ export class Identities {
         const preferred = prefer && leastUsed(live.filter(prefer));
         if (preferred) return preferred;
         if (live.length < this.perExit) {
-            const identity = new Identity(exit);
+            const identity = new Identity(exit, this.release);
             this.created += 1;
             live.push(identity);
             this.byId.set(identity.id, identity);
