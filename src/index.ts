@@ -29,6 +29,8 @@ export type {
     Site,
     SiteDefinition,
     UrlMatcher,
+    WireChoice,
+    WireProfile,
     WithoutStrayKeys,
 } from './site/site.js';
 export { collapsedText, defineSite, elementsOf, firstNumber, numberOf, textOf } from './site/site.js';

@@ -35,7 +35,8 @@ const LEAVES = ['site/site.ts', 'site/selectors.ts', 'options/configError.ts'];
 /**
  * The rooms of fetch/, in the order a request meets them, and what each may import from the others:
  * failure classes and retry policy, then pacing (concurrency, timeouts, politeness), then egress
- * (exits, identities, sessions), then the two stages; the HTTP stage escalates to the browser. The
+ * (exits, identities, sessions), then the two stages; the HTTP stage escalates to the browser, and
+ * sends on the chrome wire profile (wire/) through the seam it declares, which wiring/ fills. The
  * files at the top of fetch/ (the Crawlee hooks, the failure handlers, the stages' options) are
  * shared by both stages.
  */
@@ -46,6 +47,7 @@ const FETCH_ROOMS_MAY_IMPORT: Record<string, readonly string[]> = {
     top: ['failures', 'pacing', 'egress', 'http'],
     http: ['failures', 'pacing', 'egress', 'top', 'browser'],
     browser: ['failures', 'pacing', 'egress', 'top'],
+    wire: ['failures', 'pacing', 'egress', 'http', 'browser'],
 };
 /** The top of src/: its entry points, nothing else. */
 const ENTRY_POINTS = ['index.ts', 'main.ts', 'run.ts'];

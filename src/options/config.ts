@@ -208,6 +208,7 @@ export function crawlOptionsOf(config: Config): Omit<CrawlOptions, 'site' | 'sta
             tiers: config.proxyTiers.length > 0 ? config.proxyTiers : undefined,
             tierCosts: Object.fromEntries(config.proxyTierCosts.map(({ name, cost }) => [name, cost])),
             sessionMaxUses: config.sessionMaxUses,
+            wire: config.wire,
             maxRate: config.maxRate,
             crawlDelay: config.crawlDelay,
             maxCrawlDelaySecs: config.maxCrawlDelaySecs,

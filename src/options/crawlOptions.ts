@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { AdaptiveTimeoutOptions } from '../fetch/pacing/adaptiveTimeout.js';
 import type { ConcurrencyControllerOptions } from '../fetch/pacing/concurrencyController.js';
 import type { LookupFunction } from '../fetch/egress/egress.js';
+import type { WireChoice } from '../vocabulary/wire.js';
 import type { ProxyTierDefinition } from '../fetch/egress/proxyTiers.js';
 import type { TierControllerOptions } from '../fetch/egress/tierController.js';
 import type { RenderLearningOptions } from '../fetch/browser/renderLearning.js';
@@ -45,6 +46,8 @@ export interface ProxyOptions {
     tierCosts?: Record<string, number>;
     /** Requests of one session before it retires. Default: 100 (SESSION_DEFAULTS). */
     sessionMaxUses?: number;
+    /** The wire profile (fetch/wire/wireRungs.ts). Default: the site's `wire`, else `auto`. */
+    wire?: WireChoice;
     /**
      * Most requests per second to the site, over every exit and worker. Default: the site's `maxRate`, else no limit.
      */

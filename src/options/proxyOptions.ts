@@ -7,7 +7,8 @@ import { SESSION_DEFAULTS } from '../fetch/egress/identities.js';
 import { POLITENESS_DEFAULTS } from '../fetch/pacing/politeness.js';
 import { parseTierCost, parseTierSpec } from '../fetch/egress/proxyTiers.js';
 import { option } from './optionSpec.js';
-import { number, onOff, onOffDefault, wholeAtLeast1 } from './optionSchemas.js';
+import { number, onOff, onOffDefault, oneOf, wholeAtLeast1 } from './optionSchemas.js';
+import { WIRE_CHOICES } from '../vocabulary/wire.js';
 
 /** A list whose every entry `parse` reads, its error the option's message. */
 const parsedList = <T>(parse: (text: string) => T) =>
@@ -43,6 +44,16 @@ export const PROXY_OPTIONS = {
         defaultText: '10x the tier before',
         doc: 'the relative cost of a request on a tier: NAME=COST (repeatable; the variable: space-separated)',
         schema: parsedList(parseTierCost),
+    }),
+    wire: option({
+        flag: 'wire',
+        env: 'DRAGNET_WIRE',
+        group: 'proxies',
+        defaultText: "the site's wire, else auto",
+        doc:
+            "how requests look on the wire: fast (Node's client), chrome (the handshake of the Chromium on the " +
+            'machine), or auto (fast, a section moving to chrome when fast gets it blocked)',
+        schema: oneOf(WIRE_CHOICES).optional(),
     }),
     sessionMaxUses: option({
         flag: 'session-max-uses',

@@ -86,6 +86,11 @@ export interface RouteDefinition<Schema extends z.ZodType = z.ZodType> {
     contentTypes?: string[];
 }
 
+/** A wire profile: how a request looks on the wire below its headers (vocabulary/wire.ts, docs/identities.md). */
+export type WireProfile = 'fast' | 'chrome';
+/** What the site option `wire` takes: a profile, or `auto`. */
+export type WireChoice = WireProfile | 'auto';
+
 /** A proxy tier as a site module declares it (fetch/egress/proxyTiers.ts resolves it). */
 export interface ProxyTierDefinition {
     /** Short name: in logs, stats and the report (`datacenter`, `residential`). */
@@ -94,6 +99,8 @@ export interface ProxyTierDefinition {
     proxyUrls?: readonly string[] | 'direct';
     /** Relative cost of one request on this tier. Default: 10x the tier before, the first 1. */
     cost?: number;
+    /** The wire profile of this tier's requests (docs/identities.md). Default: the site's `wire`. */
+    wire?: WireProfile;
 }
 
 export interface SiteDefinition {
@@ -119,6 +126,12 @@ export interface SiteDefinition {
     headers?: Record<string, string>;
     /** Proxy tiers, cheapest first (fetch/egress/proxyTiers.ts); `--proxy-tier` replaces them. Default: direct. */
     proxyTiers?: ProxyTierDefinition[];
+    /**
+     * How the site's requests look on the wire (docs/identities.md): `fast` (Node's client), `chrome`
+     * (the handshake of the Chromium on the machine), or `auto`: `fast`, moving a section to `chrome`
+     * when `fast` gets it blocked. `--wire` replaces it. Default: `auto`.
+     */
+    wire?: WireChoice;
     /**
      * Most requests per second to the site, over every exit and worker; `--max-rate` replaces it. Default: no limit.
      */

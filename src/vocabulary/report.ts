@@ -3,6 +3,7 @@
  * and outputs") and what each part contributes to it. The parts that decide these things produce
  * them; monitor/ only reads them.
  */
+import type { WireProfile } from './wire.js';
 import type { FailureClass } from './failure.js';
 
 /** One route's counters. */
@@ -214,7 +215,8 @@ export interface TierMove {
 }
 
 export interface ProxyReport {
-    tiers: ({ name: string; cost: number } & ExitCounters)[];
+    /** Per tier on each wire profile it took (`NAME+chrome` beside `NAME` under `auto`: fetch/wire/wireRungs.ts). */
+    tiers: ({ name: string; cost: number; wire: WireProfile } & ExitCounters)[];
     /** Per exit: the tier, and `host:port` of the proxy (never its credentials) or `direct`. */
     exits: ({ tier: string; name: string; breakerOpened: number } & ExitCounters)[];
     sessions: { created: number; retired: { blocked: number; 'max-uses': number; errors: number } };

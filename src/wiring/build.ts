@@ -14,6 +14,7 @@ import { RenderLearner } from '../fetch/browser/renderLearning.js';
 import { RetryPolicy } from '../fetch/failures/retryPolicy.js';
 import { Egress } from '../fetch/egress/egress.js';
 import { HttpClient } from '../fetch/http/httpClient.js';
+import { ChromeWire } from '../fetch/wire/chromeWire.js';
 import { createRobotsFetch } from '../fetch/http/robotsFetch.js';
 import { Frontier } from '../frontier/frontier.js';
 import { RobotsPolicy } from '../frontier/robots.js';
@@ -83,20 +84,28 @@ export async function buildPipeline(stores: RunStores, options: RunOptions): Pro
         allowPrivateNetwork: options.allowPrivateNetwork,
         lookup: options.dnsLookup,
     });
-    const httpClient = new HttpClient({ lookup: egress.lookup });
     // robots.txt goes out by the cheapest tier, as the site's pages do; the politeness reads its Crawl-delay.
     let robots: RobotsPolicy | undefined;
-    const routing = buildRouting(
+    const routing = await buildRouting(
         site,
         options.proxies ?? {},
         stores,
         () => robots,
         log,
+        options.chromiumPath,
         options.retry?.maxRetryAfterSecs,
     );
+    const { chromiumPath } = options;
+    const httpClient = new HttpClient({
+        lookup: egress.lookup,
+        chrome:
+            chromiumPath !== undefined && routing.tiers.some((tier) => tier.wire === 'chrome')
+                ? new ChromeWire({ executablePath: chromiumPath, egress })
+                : undefined,
+    });
     if (options.respectRobotsTxt !== false) {
-        const proxyUrl = () => routing.identities.pick(0)?.exit.proxyUrl;
-        robots = new RobotsPolicy({ fetch: createRobotsFetch({ egress, client: httpClient, proxyUrl }), log });
+        const session = () => routing.cheapestSession();
+        robots = new RobotsPolicy({ fetch: createRobotsFetch({ egress, client: httpClient, session }), log });
     }
     const frontier = new Frontier({
         site,

@@ -34,7 +34,7 @@ export function seedSitemaps(pipeline: Pipeline, startUrls: readonly string[]): 
     const named = site.sitemaps;
     if (!named) return undefined;
     const { stats } = stores;
-    const proxyUrl = () => routing.identities.pick(0)?.exit.proxyUrl;
+    const session = () => routing.cheapestSession();
     const abort = new AbortController();
     let wake: () => void = () => undefined;
     let batchQueued = new Promise<void>((resolve) => (wake = resolve));
@@ -46,7 +46,7 @@ export function seedSitemaps(pipeline: Pipeline, startUrls: readonly string[]): 
         fetch: createSitemapFetch({
             egress,
             client: httpClient,
-            proxyUrl,
+            session,
             inScope: (url) => frontier.inScope(url),
             maxBytes: (options.maxResponseMb ?? CRAWL_DEFAULTS.maxResponseMb) * 1024 * 1024,
         }),
@@ -65,7 +65,7 @@ export function seedSitemaps(pipeline: Pipeline, startUrls: readonly string[]): 
             named === true
                 ? await reader.listedInRobotsTxt(
                       startUrls.map((url) => new URL(url).origin),
-                      createRobotsFetch({ egress, client: httpClient, proxyUrl }),
+                      createRobotsFetch({ egress, client: httpClient, session }),
                   )
                 : named;
         log.info({ sitemaps }, `reading ${sitemaps.length} sitemaps`);

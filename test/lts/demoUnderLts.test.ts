@@ -4,7 +4,8 @@
  * machine has. The first run on a machine downloads that Node and builds better-sqlite3 for it.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,8 @@ import { after, before, describe, it } from 'node:test';
 import type { RunSummary } from '../../src/index.js';
 import { ROOT } from '../helpers/cli.js';
 import { type LtsNode, provisionLtsNode } from './ltsNode.js';
+
+const run = promisify(execFile);
 
 /** Fetching and building on a machine's first run, then the demo itself. */
 const DEMO_TIMEOUT_MS = 300_000;
@@ -62,6 +65,16 @@ describe('the demo under the current LTS Node', { timeout: 2 * DEMO_TIMEOUT_MS }
             `npm start under Node ${lts.version} exited ${ran.code}:\n${ran.output.slice(-3000)}`,
         );
         assert.match(ran.output, /dragnet: \S+ finished in/);
+    });
+
+    it('offers zstd where that Node can decode it, and decodes a zstd body', async () => {
+        const { stdout } = await run(lts.node, ['--import', 'tsx', 'test/lts/zstdBody.ts'], {
+            cwd: ROOT,
+            env: lts.env,
+        });
+        const { offered, body } = JSON.parse(stdout) as { offered: string; body: string };
+        assert.equal(offered, 'gzip, deflate, br, zstd');
+        assert.equal(body, '<html><title>zstd</title></html>');
     });
 
     it('crawled the whole demo shop over HTTP and in the browser', () => {

@@ -12,7 +12,7 @@ const zero: ExitCounters = { requests: 0, ok: 0, blocked: 0, limited: 0, exitFau
 export function directProxies(requests = 0): ProxyReport {
     const counters = { ...zero, requests, ok: requests, bytes: requests * 10_000 };
     return {
-        tiers: [{ name: 'direct', cost: 1, ...counters }],
+        tiers: [{ name: 'direct', cost: 1, wire: 'fast', ...counters }],
         exits: [{ tier: 'direct', name: 'direct', breakerOpened: 0, ...counters }],
         sessions: { created: 4, retired: { blocked: 0, 'max-uses': 1, errors: 0 } },
         sections: { '*': 'direct' },
@@ -45,7 +45,7 @@ export function tieredProxies(startedAt = '2026-11-29T23:18:00.000Z'): ProxyRepo
         for (const one of exits.filter((candidate) => candidate.tier === name)) {
             for (const key of Object.keys(zero) as Array<keyof ExitCounters>) sum[key] += one[key];
         }
-        return { name, cost, ...sum };
+        return { name, cost, wire: 'fast' as const, ...sum };
     };
     return {
         tiers: [tier('datacenter', 1), tier('residential', 10)],

@@ -242,6 +242,13 @@ describe('parseConfig', () => {
         assertConfigError(['--seen-set', 'fuzzy'], /^--seen-set must be exact or bloom$/);
     });
 
+    it('reads the wire profile from --wire and DRAGNET_WIRE, and rejects one that does not exist', () => {
+        assert.equal(parse(['--wire', 'chrome']).wire, 'chrome');
+        assert.equal(parse([], { DRAGNET_WIRE: 'fast' }).wire, 'fast');
+        assert.equal(parse([]).wire, undefined, "unset: the site's wire, else auto");
+        assertConfigError(['--wire', 'curl'], /^--wire must be fast, chrome, or auto$/);
+    });
+
     it(`names the variable, and its flag, when the bad number \
 comes from the variable; the flag when it was given`, () => {
         assertConfigError([], /^DRAGNET_MAX_CONCURRENCY \(--max-concurrency\) must be a number$/, {

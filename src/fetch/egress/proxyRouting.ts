@@ -16,6 +16,7 @@ import { type Exit, exitKey, type Identities, type Identity } from './identities
 import { PolitenessClosedError, type SitePoliteness } from '../pacing/politeness.js';
 import type { ProxyTier } from './proxyTiers.js';
 import { RETRY_DEFAULTS } from '../failures/retryPolicy.js';
+import type { WireProfile } from '../../vocabulary/wire.js';
 import { sectionOf, type TierController } from './tierController.js';
 
 export interface ProxyRoutingOptions {
@@ -33,6 +34,12 @@ export interface ProxyRoutingOptions {
     /** Lets go of what the parts hold (the politeness waiters, a shared store's timer). */
     close: () => Promise<void>;
     log: Logger;
+}
+
+/** A session and the wire profile it sends on. */
+export interface OutgoingSession {
+    identity: Identity;
+    wire: WireProfile;
 }
 
 /** One request on its way out: by which session, on which tier, for which section. */
@@ -162,6 +169,18 @@ export class ProxyRouting {
         return attempt;
     }
 
+    /**
+     * A session for what is fetched outside the stages (robots.txt, sitemaps): on the cheapest
+     * tier whose exits the breaker lets through, with that tier's wire profile.
+     */
+    cheapestSession(): OutgoingSession | undefined {
+        for (const [index, tier] of this.tiers.entries()) {
+            const identity = this.identities.pick(index);
+            if (identity) return { identity, wire: tier.wire ?? 'fast' };
+        }
+        return undefined;
+    }
+
     /** The attempt begun for `request`, if one was. */
     attemptOf(request: object): Attempt | undefined {
         return this.attempts.get(request);
@@ -219,6 +238,7 @@ export class ProxyRouting {
             tiers: this.tiers.map((tier, index) => ({
                 name: tier.name,
                 cost: tier.cost,
+                wire: tier.wire ?? 'fast',
                 ...(this.byTier[index] ?? emptyCounters()),
             })),
             exits: this.identities.allExits().map((exit) => {

@@ -5,6 +5,7 @@
  */
 import type { ProxyTierDefinition } from '../../site/site.js';
 import { redactUrl } from '../../vocabulary/redact.js';
+import { WIRE_PROFILES, type WireProfile } from '../../vocabulary/wire.js';
 
 export type { ProxyTierDefinition };
 
@@ -13,6 +14,8 @@ export interface ProxyTier {
     /** Empty for a direct tier. */
     proxyUrls: readonly string[];
     cost: number;
+    /** The tier's own wire profile; undefined: the run's choice (wire/wireRungs.ts). */
+    wire?: WireProfile;
 }
 
 /** Each tier costs this many times the one before, unless told otherwise. */
@@ -79,7 +82,9 @@ export function resolveTiers(
         const cost = costs[name] ?? definition.cost ?? (previousCost === 0 ? 1 : previousCost * TIER_COST_FACTOR);
         if (!(cost > 0 && Number.isFinite(cost))) throw new Error(`proxy tier ${name}: cost must be above 0`);
         previousCost = cost;
-        return { name, proxyUrls, cost };
+        if (definition.wire !== undefined && !(WIRE_PROFILES as readonly string[]).includes(definition.wire))
+            throw new Error(`proxy tier ${name}: wire must be one of ${WIRE_PROFILES.join(', ')}`);
+        return { name, proxyUrls, cost, ...(definition.wire ? { wire: definition.wire } : {}) };
     });
     return tiers;
 }

@@ -1,19 +1,21 @@
 /**
  * The HTTP client: every request of the HTTP stage (through Crawlee's `httpClient` seam), every
- * robots.txt and every sitemap goes out here. It is undici, Node's own HTTP client, in place of
- * Crawlee's default got-scraping: on the bench's real-weight pages got-scraping cost ~0.65 ms of CPU
- * per request against undici's ~0.18 (loopback, 20 KB bodies, concurrency 50), and its per-request
- * objects were a tenth of what the crawling thread allocated per page.
+ * robots.txt and every sitemap goes out here, on one of two wire profiles (vocabulary/wire.ts):
+ * `chrome` hands the request to the Chromium on the machine (fetch/wire/chromeWire.ts); `fast`, the
+ * default, sends it with undici, Node's own HTTP client, in place of Crawlee's default got-scraping:
+ * on the bench's real-weight pages got-scraping cost ~0.65 ms of CPU per request against undici's
+ * ~0.18 (loopback, 20 KB bodies, concurrency 50), and its per-request objects were a tenth of what
+ * the crawling thread allocated per page.
  *
- * What a request gets, whatever its exit:
+ * What a `fast` request gets, whatever its exit:
  * - One connection pool per exit (direct, or one per proxy), kept alive, so a session's requests
  *   leave by its own exit and reuse its connections (got-scraping opened a CONNECT tunnel per
  *   https request through a proxy). HTTP/2 where the server offers it (ALPN), else HTTP/1.1.
  * - Direct connections resolve hosts with the given `lookup` (the egress's, which checks each
  *   address and is the only resolution: the connection is made to what it checked). Through a
  *   proxy the proxy resolves the host; the stage checks the host's addresses first (egress.ts).
- * - Chrome's TLS settings (tlsProfile.ts); the headers as given, in their order, the names in
- *   Chrome's HTTP/1.1 casing (`User-Agent`, but `sec-ch-ua`); HTTP/2 sends them lower-case.
+ * - Chrome's TLS settings as far as OpenSSL goes (tlsProfile.ts); the headers as given, in their
+ *   order, the names in Chrome's HTTP/1.1 casing (`User-Agent`, but `sec-ch-ua`); HTTP/2 sends them lower-case.
  * - http:// targets through a proxy go as absolute-form requests (as browsers and got did: some
  *   proxies allow CONNECT to port 443 only), https:// ones through a CONNECT tunnel (connector.ts).
  * - The body decompressed (gzip, deflate, br) as it is read: what `readBody` counts against the
@@ -23,17 +25,21 @@
  * - Redirects are never followed here: the stage sends their targets through the frontier, and
  *   robots.txt and sitemaps follow theirs with `fetchFollowing`, checking each hop.
  *
- * Known differences from a browser, kept: undici writes `host` and `connection` in lower case on
- * HTTP/1.1, its HTTP/2 pseudo-headers and SETTINGS are not Chrome's, and its parser is strict: a
- * response that breaks HTTP/1.1's syntax (got-scraping parsed those leniently) fails with an
- * `HPE_*` code, dead-lettered as `malformed-response` (failures.ts).
+ * Known differences of `fast` from a browser, kept (docs/identities.md): no GREASE and OpenSSL's
+ * extension order in the handshake, undici's HTTP/2 SETTINGS and pseudo-header order, `host` and
+ * `connection` in lower case on HTTP/1.1, and a strict parser: a response that breaks HTTP/1.1's
+ * syntax (got-scraping parsed those leniently) fails with an `HPE_*` code, dead-lettered as
+ * `malformed-response` (failures.ts).
  */
 import type { BaseHttpClient, HttpRequest, HttpResponse, ResponseTypes, StreamingHttpResponse } from '@crawlee/core';
 import { pipeline, type Readable, type Transform } from 'node:stream';
-import { constants, createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import zlib, { constants, createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { Agent, type Dispatcher, Pool } from 'undici';
 import { connector } from './connector.js';
 import type { LookupFunction } from '../egress/egress.js';
+import type { Identity } from '../egress/identities.js';
+import type { OutgoingSession } from '../egress/proxyRouting.js';
+import type { WireProfile } from '../../vocabulary/wire.js';
 import type { ResponseStream } from './responseBody.js';
 
 export interface HttpClientOptions {
@@ -46,6 +52,8 @@ export interface HttpClientOptions {
     keepAliveTimeoutMs?: number;
     /** For a connection, its proxy tunnel and its TLS handshake together. Default: 10,000 ms (undici's). */
     connectTimeoutMs?: number;
+    /** Sends the requests of the `chrome` wire profile (wire/chromeWire.ts). Default: none, and such a request fails. */
+    chrome?: ChromeSender;
 }
 
 export const HTTP_CLIENT_DEFAULTS = { keepAliveTimeoutMs: 4_000, connectTimeoutMs: 10_000 };
@@ -73,6 +81,10 @@ export interface ClientRequest {
     timeoutMs: number;
     /** Aborts the request, or the reading of its body. */
     signal?: AbortSignal;
+    /** Default: `fast`. */
+    wire?: WireProfile;
+    /** The session the request goes out with: the `chrome` profile sends it in that session's browser context. */
+    identity?: Identity;
 }
 
 /** A response: its body as a stream, with its status, headers and when its headers came. */
@@ -82,20 +94,45 @@ export type ClientResponse = ResponseStream & {
     timings: { start: number; response: number };
 };
 
+/** What sends the requests of the `chrome` wire profile: wire/chromeWire.ts. */
+export interface ChromeSender {
+    fetch(request: ClientRequest & { identity: Identity }): Promise<ClientResponse>;
+    close(): Promise<void>;
+}
+
+/** What a request sent with `session` carries: its exit, its headers, its wire profile. None: direct, bare, `fast`. */
+export function sentWith(
+    session: OutgoingSession | undefined,
+): Pick<ClientRequest, 'proxyUrl' | 'headers' | 'wire' | 'identity'> {
+    if (!session) return {};
+    const { identity, wire } = session;
+    return { proxyUrl: identity.exit.proxyUrl, headers: identity.headers, wire, identity };
+}
+
 export class HttpClient implements BaseHttpClient {
     private readonly direct: Dispatcher;
     private readonly proxies = new Map<string, ProxyExit>();
     private readonly keepAliveTimeout: number;
     private readonly connectTimeout: number;
+    private readonly chrome?: ChromeSender;
 
     constructor(options: HttpClientOptions = {}) {
         this.keepAliveTimeout = options.keepAliveTimeoutMs ?? HTTP_CLIENT_DEFAULTS.keepAliveTimeoutMs;
         this.connectTimeout = options.connectTimeoutMs ?? HTTP_CLIENT_DEFAULTS.connectTimeoutMs;
         this.direct = this.pools(connector({ lookup: options.lookup, timeoutMs: this.connectTimeout }));
+        this.chrome = options.chrome;
     }
 
     /** Sends the request; resolves once the response's headers are in, its body left to read. */
     async fetch(request: ClientRequest): Promise<ClientResponse> {
+        if (request.wire !== 'chrome') return this.fetchFast(request);
+        if (!this.chrome) throw new Error('the chrome wire profile is not available: this client has no Chromium');
+        const { identity } = request;
+        if (!identity) throw new Error('a request on the chrome wire profile needs the session it goes out with');
+        return this.chrome.fetch({ ...request, identity });
+    }
+
+    private async fetchFast(request: ClientRequest): Promise<ClientResponse> {
         const url = typeof request.url === 'string' ? new URL(request.url) : request.url;
         const controller = new AbortController();
         let expiry: NodeJS.Immediate | undefined;
@@ -196,8 +233,9 @@ export class HttpClient implements BaseHttpClient {
         };
     }
 
-    /** Closes every pool; requests in flight fail. */
+    /** Closes every pool, and the chrome profile's browser; requests in flight fail. */
     async close(): Promise<void> {
+        await this.chrome?.close();
         const dispatchers = [
             this.direct,
             ...[...this.proxies.values()].flatMap(({ tunnels, forward }) => [tunnels, forward]),
@@ -231,6 +269,9 @@ export class HttpClient implements BaseHttpClient {
     }
 }
 
+/** Node's zstd decoder where its zlib has one (22.15 and later): the identities offer zstd only then. */
+const createZstdDecompress = (zlib as { createZstdDecompress?: () => Transform }).createZstdDecompress;
+
 /**
  * The decoders of the encodings the identities accept (`gzip, deflate, br`). Like a browser, they
  * give what a body cut short holds instead of failing at its end.
@@ -240,6 +281,7 @@ const DECODERS: Record<string, () => Transform> = {
     'x-gzip': () => createGunzip({ finishFlush: constants.Z_SYNC_FLUSH }),
     deflate: () => createInflate({ finishFlush: constants.Z_SYNC_FLUSH }),
     br: () => createBrotliDecompress({ finishFlush: constants.BROTLI_OPERATION_FLUSH }),
+    ...(createZstdDecompress ? { zstd: createZstdDecompress } : {}),
 };
 
 /** As curl and urllib3 limit them. */
@@ -289,7 +331,9 @@ function crawleeResponse<T extends HttpRequest<keyof ResponseTypes>>(request: T,
 }
 
 /** What the HTTP stage's hooks set on Crawlee's request options, as a client request. */
-function fromCrawlee(request: HttpRequest<keyof ResponseTypes>): ClientRequest {
+function fromCrawlee(
+    request: HttpRequest<keyof ResponseTypes> & Pick<ClientRequest, 'wire' | 'identity'>,
+): ClientRequest {
     const timeout = request.timeout as { request?: number } | undefined;
     if (!timeout?.request) throw new Error('HttpClient: a request needs timeout.request, the whole exchange in ms');
     return {
@@ -300,6 +344,8 @@ function fromCrawlee(request: HttpRequest<keyof ResponseTypes>): ClientRequest {
         proxyUrl: request.proxyUrl,
         timeoutMs: timeout.request,
         signal: request.signal,
+        wire: request.wire,
+        identity: request.identity,
     };
 }
 

@@ -1,6 +1,7 @@
 /**
  * The cheap path: Crawlee's HttpCrawler (an autoscaled pool) over the HTTP queue, fetching through
- * dragnet's HTTP client (httpClient.ts: undici, one connection pool per exit).
+ * dragnet's HTTP client (httpClient.ts) on the wire profile of the request's tier: undici with one
+ * connection pool per exit (`fast`), or the Chromium on the machine (`chrome`, wire/chromeWire.ts).
  * Each request goes out with a session of ours (proxyRouting.ts): its exit, its cookie jar and its
  * browser header set, in the browser's order. It only fetches: the page handler has the HTML
  * parsed, in a parse worker by default (parse/pageParser.ts). Redirects are not followed here: their
@@ -95,9 +96,11 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
             preNavigationHooks: [
                 async ({ request }, requestOptions) => {
                     const url = new URL(request.url);
-                    const { identity, exit } = await routing.begin(request, 'http');
+                    const { identity, exit, tier } = await routing.begin(request, 'http');
                     await egress.preflight(url, { viaProxy: exit.proxyUrl !== undefined });
                     requestOptions.proxyUrl = exit.proxyUrl;
+                    // Read by the HTTP client (httpClient.ts), which Crawlee hands these options to as they are.
+                    Object.assign(requestOptions, { wire: routing.tiers[tier]?.wire ?? 'fast', identity });
                     const { cookie: siteCookie, Cookie: siteCookieToo, ...siteHeaders } = site.headers ?? {};
                     const cookie = await cookieHeader(identity.cookieJar, url, siteCookie ?? siteCookieToo);
                     requestOptions.headers = {

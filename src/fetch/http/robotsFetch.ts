@@ -9,7 +9,8 @@
  *   back to the last whole line, so a rule cut mid-path does not disallow more than it says.
  */
 import { type Egress, ForbiddenAddressError } from '../egress/egress.js';
-import { HttpClient } from './httpClient.js';
+import { HttpClient, sentWith } from './httpClient.js';
+import type { OutgoingSession } from '../egress/proxyRouting.js';
 
 export interface RobotsFetchOptions {
     /** Redirects followed; RFC 9309 asks for at least five. Default: 5. */
@@ -29,10 +30,10 @@ export interface RobotsFetchOptions {
      */
     client?: HttpClient;
     /**
-     * The proxy each fetch goes out by (the site's cheapest tier, so the site sees no other
-     * address), or undefined for direct; asked per fetch. Default: direct.
+     * The session each fetch goes out with (one of the site's cheapest tier, so the site sees no
+     * other address or browser), asked per fetch. Default: none: direct, with no headers.
      */
-    proxyUrl?: () => string | undefined;
+    session?: () => OutgoingSession | undefined;
 }
 
 /**
@@ -57,12 +58,12 @@ export function createRobotsFetch(
     const { egress } = options;
     const client = options.client ?? new HttpClient({ lookup: egress?.lookup });
     return async (url) => {
-        const proxyUrl = options.proxyUrl?.();
+        const sent = sentWith(options.session?.());
         try {
-            await egress?.preflight(new URL(url), { viaProxy: proxyUrl !== undefined });
+            await egress?.preflight(new URL(url), { viaProxy: sent.proxyUrl !== undefined });
             const response = await client.fetchFollowing({
                 url,
-                proxyUrl,
+                ...sent,
                 maxRedirects,
                 timeoutMs,
                 checkHop: (next) => egress?.assertAllowed(next),

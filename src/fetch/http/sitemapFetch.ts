@@ -20,7 +20,8 @@ import { createGunzip } from 'node:zlib';
 import type { SitemapFetch } from '../../frontier/sitemaps.js';
 import type { Egress } from '../egress/egress.js';
 import { classifyError, classifyStatus, FetchFailure } from '../failures/failures.js';
-import { HttpClient } from './httpClient.js';
+import { HttpClient, sentWith } from './httpClient.js';
+import type { OutgoingSession } from '../egress/proxyRouting.js';
 import type { ResponseStream } from './responseBody.js';
 
 export interface SitemapFetchOptions {
@@ -47,10 +48,10 @@ export interface SitemapFetchOptions {
     /** Whether a URL is on the site's hosts (frontier/scope.ts). Default: every host is. */
     inScope?: (url: URL) => boolean;
     /**
-     * The proxy each fetch goes out by (the site's cheapest tier),
-     * or undefined for direct; asked per fetch. Default: direct.
+     * The session each fetch goes out with (one of the site's cheapest tier), asked per fetch.
+     * Default: none: direct, with no headers.
      */
-    proxyUrl?: () => string | undefined;
+    session?: () => OutgoingSession | undefined;
 }
 
 export const SITEMAP_FETCH_DEFAULTS = { maxBytes: 10 * 1024 * 1024, timeoutSecs: 120, maxRedirects: 5 };
@@ -74,15 +75,15 @@ export function createSitemapFetch(options: SitemapFetchOptions = {}): SitemapFe
     };
     return async (url, signal) => {
         const target = new URL(url);
-        const proxyUrl = options.proxyUrl?.();
-        const viaProxy = proxyUrl !== undefined;
+        const sent = sentWith(options.session?.());
+        const viaProxy = sent.proxyUrl !== undefined;
         let response: ResponseStream;
         try {
             assertInScope(target, 'offsite');
             await egress?.preflight(target, { viaProxy });
             response = await client.fetchFollowing({
                 url: target,
-                proxyUrl,
+                ...sent,
                 maxRedirects,
                 timeoutMs,
                 signal,
