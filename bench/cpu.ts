@@ -4,6 +4,10 @@
  * dragnet against plain Crawlee with its default persisted storage and with
  * `persistStorage: false`, Scrapy, and a bare loop that only fetches, parses and follows
  * (crawlers/bareLoop.ts: the floor); ratios are dragnet's median over each baseline's median.
+ * dragnet runs on both wire profiles, `fast` (`dragnet`) and, when the machine has a Chromium,
+ * `chrome` (`dragnet-chrome`); `ratios["dragnet-chrome/dragnet"]` is what the browser's handshake
+ * costs. dragnet's CPU and peak RSS are its process tree's, the Chromium it sends with included
+ * (lib/runCrawler.ts, `measuredAsTree`).
  * Each case also measures the parse-only cost of the same pages (lib/parseOnly.ts) after each round of
  * runs, so dragnet's CPU per page can be read as a multiple of the least any scraper must spend on a page.
  * With several sizes (`--large`: 10,000 and 100,000 products), each round runs every size, so the
@@ -47,11 +51,20 @@ const metrics = ({ outcome: { result }, shopCpuSec, othersCpuShare }: RunRecord 
     cpuMsPerPage: round((result.cpuSec * 1000) / result.pages, 2),
     shopCpuSec,
     othersCpuShare,
+    // Measured as a process tree (dragnet; null for the others): what the processes it started (its
+    // Chromium) took of `cpuSec`, and the tree's peak with shared pages counted once.
+    spawnedCpuSec: result.tree?.spawnedCpuSec ?? null,
+    peakPssMb: result.tree?.peakPssMb ?? null,
 });
 const details = ({ outcome: { result } }: RunRecord & { outcome: { ok: true } }) => ({
     crawlerPages: result.crawlerPages,
     finished: result.finished,
+    ...(result.pagesCountedBy ? { pagesCountedBy: result.pagesCountedBy } : {}),
+    ...(result.tree ? { tree: result.tree } : {}),
 });
+
+/** The figures that are a crawler's process tree's when it is measured as one (`measuredAsTree`). */
+const TREE_WIDE = ['cpuSec', 'pagesPerCpuSec', 'cpuMsPerPage', 'peakRssMb', 'peakPssMb', 'spawnedCpuSec'];
 
 /** One crawler at one shop size: the suite runs every size in each round, so the machine's drift hits them alike. */
 function atSize(crawler: Crawler, products: number): Crawler {
@@ -65,17 +78,19 @@ function atSize(crawler: Crawler, products: number): Crawler {
 export default defineSuite({
     description:
         `CPU-bound (latency 0, concurrency ${CONCURRENCY}): pages/s, ` +
-        `CPU per page and peak RSS, dragnet vs plain Crawlee and Scrapy`,
+        `CPU per page and peak RSS, dragnet (fast and chrome wire) vs plain Crawlee and Scrapy`,
     runByDefault: true,
     async run(options, report) {
         const sizes = [...(options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS))].sort(
             (a, b) => a - b,
         );
+        // dragnet on each wire profile: the same crawl, its requests sent by undici or by Chromium.
+        const dragnetProfiles = [crawlers.dragnet, ...available([crawlers.dragnetChrome])];
         const baselinesAt = (products: number) => [
             ...(options.against ? [options.against] : []),
             ...(products <= BASELINE_MAX_PRODUCTS && !options.dragnetOnly ? available(allBaselines) : []),
         ];
-        const crawlersAt = (products: number) => [crawlers.dragnet, ...baselinesAt(products)];
+        const crawlersAt = (products: number) => [...dragnetProfiles, ...baselinesAt(products)];
         const shopAt = (products: number) => ({
             ...CLEAN_SHOP,
             pageWeight: options.pageWeight,
@@ -99,7 +114,7 @@ export default defineSuite({
         for (const products of sizes) {
             const baselines = baselinesAt(products);
             const results = Object.fromEntries(
-                [crawlers.dragnet, ...baselines].map((crawler) => [
+                [...dragnetProfiles, ...baselines].map((crawler) => [
                     crawler.name,
                     summarizeRuns(records.get(atSize(crawler, products).name)!, metrics, details),
                 ]),
@@ -126,6 +141,15 @@ export default defineSuite({
                     ];
                 }),
             );
+            for (const profile of dragnetProfiles.slice(1)) {
+                const other = results[profile.name]!.median;
+                ratios[`${profile.name}/dragnet`] = {
+                    pagesPerSec: ratio(other.pagesPerSec, dragnet.pagesPerSec),
+                    cpuMsPerPage: ratio(other.cpuMsPerPage, dragnet.cpuMsPerPage),
+                    peakRssMb: ratio(other.peakRssMb, dragnet.peakRssMb),
+                    peakPssMb: ratio(other.peakPssMb, dragnet.peakPssMb),
+                };
+            }
             if (products !== first.products)
                 ratios[`dragnet/dragnet-${first.products}`] = {
                     pagesPerSec: ratio(dragnet.pagesPerSec, first.pagesPerSec),
@@ -143,13 +167,27 @@ export default defineSuite({
                     concurrency: CONCURRENCY,
                     latencyMs: 0,
                     runs: options.runs,
+                    // Whose figures are whose: these crawlers' are their process trees', the others' their own process's.
+                    treeWide: {
+                        crawlers: ([...dragnetProfiles, ...baselines] as Crawler[])
+                            .filter((crawler) => crawler.measuredAsTree)
+                            .map((crawler) => crawler.name),
+                        figures: TREE_WIDE,
+                    },
                     crawlers: results,
                     parseOnly,
                     ratios,
                 },
-                rows: [crawlers.dragnet, ...baselines].map((crawler) => {
+                rows: [...dragnetProfiles, ...baselines].map((crawler) => {
                     const { median, failedRuns } = results[crawler.name]!;
-                    const versus = crawler === crawlers.dragnet ? undefined : ratios[`dragnet/${crawler.name}`];
+                    // Another wire profile is read against dragnet's fast one, as a baseline is.
+                    const versus =
+                        crawler === crawlers.dragnet
+                            ? undefined
+                            : (ratios[`dragnet/${crawler.name}`] ?? {
+                                  pagesPerSec: ratio(dragnet.pagesPerSec, median.pagesPerSec),
+                                  peakRssMb: ratio(dragnet.peakRssMb, median.peakRssMb),
+                              });
                     return {
                         products,
                         crawler: crawler.label,
@@ -158,6 +196,8 @@ export default defineSuite({
                         'x parse-only': ratio(median.cpuMsPerPage, parseOnly.msPerPage),
                         'x DOM-kept parse': ratio(median.cpuMsPerPage, parseOnly.domKeptMsPerPage),
                         'peak RSS MB': median.peakRssMb,
+                        // dragnet's trees only: Chromium's processes share most of their pages, which the RSS sum counts in each.
+                        'peak PSS MB': median.peakPssMb,
                         'at start MB': median.startRssMb,
                         items: median.items,
                         'dragnet/this pages/s': versus?.pagesPerSec ?? null,

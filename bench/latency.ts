@@ -10,7 +10,7 @@
 import { compareCrawlers, summarizeRuns, type RunRecord } from './lib/compare.js';
 import { CLEAN_SHOP } from './lib/countingShop.js';
 import { available, crawlers } from './lib/runCrawler.js';
-import { ratio, round, seriesSummary } from './lib/stats.js';
+import { ratio, seriesSummary } from './lib/stats.js';
 import { defineSuite } from './lib/suite.js';
 
 const LATENCY_MS = 200;
@@ -41,11 +41,11 @@ const metrics = ({
     othersCpuShare,
 }: RunRecord & { outcome: { ok: true } }) => {
     const shop = seriesSummary(shopInflightSamples);
-    const client = seriesSummary(result.inflightSamples);
+    const client = seriesSummary(result.inflightSamples ?? []);
     const pool = result.poolConcurrencySamples ? seriesSummary(result.poolConcurrencySamples) : undefined;
     return {
         steadyPagesPerSec: result.steadyPagesPerSec,
-        shareOfIdeal: round(result.steadyPagesPerSec / IDEAL_PAGES_PER_SEC, 3),
+        shareOfIdeal: ratio(result.steadyPagesPerSec, IDEAL_PAGES_PER_SEC),
         inflightMedian: shop.steadyMedian,
         inflightMax: shop.max,
         clientInflightMedian: client.steadyMedian,

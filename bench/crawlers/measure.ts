@@ -3,7 +3,9 @@
  * it watches the process's own HTTP clients through Node's diagnostics channels — node:http's
  * (`http.client.request.start`: got, which plain Crawlee uses) and undici's (`undici:request:*`:
  * dragnet's) — so a request counts as in flight from the moment the client creates it until it
- * closes, and as a page when it closed with a response.
+ * closes, and as a page when it closed with a response. A crawler whose requests another process
+ * sends (dragnet's chrome wire: Chromium) says so (`requestsSentHere: false`) and gives its own
+ * count of pages; what only each response's time would tell (steady pages/s, in flight) is then null.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { ClientRequest } from 'node:http';
@@ -18,6 +20,12 @@ export interface MeasurementOptions {
     sampleIntervalMs: number;
     /** Extra series sampled with the in-flight count (plain Crawlee's autoscaled pool). */
     extraSeries?: Partial<Record<ExtraSeries, () => number | undefined>>;
+    /**
+     * Whether this process's HTTP clients send the crawler's requests. When not, none is counted
+     * here (another client of this process, such as the egress proxy Chromium sends through, is not
+     * the crawler's) and `stop` is given the pages. Default: true.
+     */
+    requestsSentHere?: boolean;
 }
 
 type ExtraSeries = 'poolConcurrencySamples' | 'poolDesiredSamples';
@@ -25,8 +33,11 @@ type ExtraSeries = 'poolConcurrencySamples' | 'poolDesiredSamples';
 export type Measured = Omit<CrawlerResult, 'crawlerPages' | 'items' | 'finished'>;
 
 export interface Measurement {
-    /** Stops counting and sampling; returns what was measured since `startMeasurement`. */
-    stop(): Measured;
+    /**
+     * Stops counting and sampling; returns what was measured since `startMeasurement`.
+     * `pages`: the crawler's own count, taken when its requests are not sent here.
+     */
+    stop(pages?: number): Measured;
 }
 
 const REQUEST_START = 'http.client.request.start';
@@ -49,6 +60,7 @@ export function startMeasurement(options: MeasurementOptions): Measurement {
     const loopSamples: Array<{ atMs: number; loop: EventLoopUtilization }> = [];
     const extraSeries: Partial<Record<ExtraSeries, number[]>> = {};
     const extraReaders = Object.entries(options.extraSeries ?? {}) as [ExtraSeries, () => number | undefined][];
+    const requestsSentHere = options.requestsSentHere ?? true;
     let inflight = 0;
 
     const onRequest = (message: unknown) => {
@@ -64,7 +76,6 @@ export function startMeasurement(options: MeasurementOptions): Measurement {
             if (answered) completions.push(Date.now());
         });
     };
-    subscribe(REQUEST_START, onRequest);
     const answeredByUndici = new WeakSet<object>();
     const undiciListeners: Record<keyof typeof UNDICI, (message: unknown) => void> = {
         create: () => (inflight += 1),
@@ -75,8 +86,11 @@ export function startMeasurement(options: MeasurementOptions): Measurement {
         },
         error: () => (inflight -= 1),
     };
-    for (const [event, listener] of Object.entries(undiciListeners))
-        subscribe(UNDICI[event as keyof typeof UNDICI], listener);
+    if (requestsSentHere) {
+        subscribe(REQUEST_START, onRequest);
+        for (const [event, listener] of Object.entries(undiciListeners))
+            subscribe(UNDICI[event as keyof typeof UNDICI], listener);
+    }
 
     const timer = setInterval(() => {
         inflightSamples.push(inflight);
@@ -88,23 +102,31 @@ export function startMeasurement(options: MeasurementOptions): Measurement {
     }, options.sampleIntervalMs);
 
     return {
-        stop() {
+        stop(crawlerPages) {
             const endedAtMs = Date.now();
             const cpu = process.cpuUsage(startCpu);
             const ticks = machineTicks();
             clearInterval(timer);
-            unsubscribe(REQUEST_START, onRequest);
-            for (const [event, listener] of Object.entries(undiciListeners))
-                unsubscribe(UNDICI[event as keyof typeof UNDICI], listener);
+            let pages = completions.length;
+            if (requestsSentHere) {
+                unsubscribe(REQUEST_START, onRequest);
+                for (const [event, listener] of Object.entries(undiciListeners))
+                    unsubscribe(UNDICI[event as keyof typeof UNDICI], listener);
+            } else {
+                if (crawlerPages === undefined)
+                    throw new Error('stop(pages): requests not sent here are not counted here');
+                pages = crawlerPages;
+            }
             const durationSec = (endedAtMs - startedAtMs) / 1000;
             const windowStart = startedAtMs + STEADY_WINDOW.from * (endedAtMs - startedAtMs);
             const windowEnd = startedAtMs + STEADY_WINDOW.to * (endedAtMs - startedAtMs);
             const inWindow = completions.filter((t) => t >= windowStart && t < windowEnd).length;
             return {
-                pages: completions.length,
+                pages,
+                ...(requestsSentHere ? {} : { pagesCountedBy: 'crawler' as const }),
                 durationSec: round(durationSec, 3),
-                pagesPerSec: round(completions.length / durationSec, 1),
-                steadyPagesPerSec: round(inWindow / ((windowEnd - windowStart) / 1000), 1),
+                pagesPerSec: round(pages / durationSec, 1),
+                steadyPagesPerSec: requestsSentHere ? round(inWindow / ((windowEnd - windowStart) / 1000), 1) : null,
                 peakRssMb: peakRssMb(),
                 startRssMb,
                 cpuSec: round((cpu.user + cpu.system) / 1e6, 2),
@@ -112,7 +134,7 @@ export function startMeasurement(options: MeasurementOptions): Measurement {
                 threadBusy: round(loopBusyBetween(loopSamples, windowStart, windowEnd), 3),
                 startedAtMs,
                 endedAtMs,
-                inflightSamples,
+                inflightSamples: requestsSentHere ? inflightSamples : null,
                 ...extraSeries,
             };
         },

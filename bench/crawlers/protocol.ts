@@ -19,11 +19,22 @@ export interface CrawlerCase {
     persistStorage?: boolean;
     /** dragnet only: more command-line flags, e.g. `['--request-timeout', '5']`. */
     args?: string[];
+    /**
+     * dragnet only: `--wire`, with the Chromium on the machine (`findChromium`) to send with when it is
+     * not `fast`. Default: neither, so every request goes out on `fast` (Node's undici).
+     */
+    wire?: 'fast' | 'chrome' | 'auto';
 }
 
 export interface CrawlerResult {
-    /** HTTP responses the crawler received (counted at its HTTP client, the same way for every crawler). */
+    /**
+     * HTTP responses the crawler received, counted at its HTTP client the same way for every crawler;
+     * when its requests are not sent by this process's clients (dragnet's chrome wire: Chromium sends
+     * them), the pages the crawler counted itself (`pagesCountedBy: 'crawler'`).
+     */
     pages: number;
+    /** Where `pages` was counted. Absent: `client`. */
+    pagesCountedBy?: 'client' | 'crawler';
     /** Pages the crawler itself counts as handled (dragnet: requests succeeded; Crawlee: requests finished). */
     crawlerPages: number;
     /** Items the crawler stored (read after the timed part; -1 when the run was cut short). */
@@ -33,13 +44,16 @@ export interface CrawlerResult {
     /** Wall time of the crawl call, from building the crawler to its promise settling (storage flushed). */
     durationSec: number;
     pagesPerSec: number;
-    /** Responses completed in the middle 60% of the run's wall time, per second of that window. */
-    steadyPagesPerSec: number;
-    /** `process.resourceUsage().maxRSS`, in MB. */
+    /**
+     * Responses completed in the middle 60% of the run's wall time, per second of that window;
+     * null when the pages were not counted at the client (no times to count them by).
+     */
+    steadyPagesPerSec: number | null;
+    /** `process.resourceUsage().maxRSS`, in MB; the tree's when `tree` is set. */
     peakRssMb: number;
     /** The same just before the crawl started: what loading the code took (tsx, Crawlee, the crawler's modules). */
     startRssMb: number;
-    /** CPU seconds (user + system) this process spent in the timed part. */
+    /** CPU seconds (user + system) this process spent in the timed part; the tree's when `tree` is set. */
     cpuSec: number;
     /** Share of all the machine's cores busy during the timed part, whoever used them (from os.cpus()). */
     machineCpuBusy: number;
@@ -52,14 +66,50 @@ export interface CrawlerResult {
     /** Epoch milliseconds of the start and end of the timed part, so the parent can line up its own samples. */
     startedAtMs: number;
     endedAtMs: number;
-    /** Requests open at the crawler's HTTP client, one sample per `sampleIntervalMs` from the start. */
-    inflightSamples: number[];
+    /**
+     * Requests open at the crawler's HTTP client, one sample per `sampleIntervalMs` from the start;
+     * null when its requests are not sent by this process's clients.
+     */
+    inflightSamples: number[] | null;
     /** plain Crawlee only: `crawler.autoscaledPool.currentConcurrency`, sampled with the above. */
     poolConcurrencySamples?: number[];
     /** plain Crawlee only: `crawler.autoscaledPool.desiredConcurrency`, sampled with the above. */
     poolDesiredSamples?: number[];
     /** dragnet only, when the crawl ran to its end: what its run summary says failed, and how requests left. */
     dragnet?: DragnetSummaryFigures;
+    /**
+     * Set by the bench parent (lib/runCrawler.ts), never by the child, for a crawler measured as its
+     * process tree: `cpuSec` and `peakRssMb` are then the tree's, and this says what they are made of.
+     */
+    tree?: TreeFigures;
+}
+
+/**
+ * A crawler's process tree over its timed part: its own process and every process under it (dragnet's
+ * Chromium, with the chrome wire), but tsx's esbuild service, which no crawler's own figures count.
+ */
+export interface TreeFigures {
+    /** The crawler's own process: its CPU in the timed part (the child's `process.cpuUsage()`) and peak RSS. */
+    ownCpuSec: number;
+    ownPeakRssMb: number;
+    /**
+     * The processes under it: their CPU from the last sample before the timed part to each one's
+     * last sample (/proc, every `sampleIntervalMs`), so what one spent in its last interval before
+     * exiting is missed, and one that lived less than an interval may be missed whole.
+     */
+    spawnedCpuSec: number;
+    /** The highest sum of their VmRSS in one sample. */
+    spawnedPeakRssMb: number;
+    /**
+     * The highest sum of Pss over the tree in one sample: shared pages (Chromium's binary, mapped by
+     * each of its processes) split between the processes, where the RSS sum counts them in each.
+     */
+    peakPssMb: number;
+    /** Processes seen in the tree (the crawler's own included), and the most at once. */
+    processesSeen: number;
+    peakProcesses: number;
+    /** Samples taken (one per `sampleIntervalMs`). */
+    samples: number;
 }
 
 /** A few figures of dragnet's run summary (src/vocabulary/report.ts), copied as they are. */

@@ -33,6 +33,7 @@ export function checkOutAgainst(rev: string): AgainstCheckout {
             name: `dragnet@${commit}`,
             label: `dragnet at ${commit}`,
             script: join(dir, 'bench/crawlers/dragnet.ts'),
+            measuredAsTree: true,
         },
         remove: () => {
             execFileSync('git', ['worktree', 'remove', '--force', dir], { cwd: projectRoot });

@@ -111,7 +111,8 @@ function describe({ outcome, othersCpuShare }: RunRecord): string {
     const cut = r.finished ? '' : ' (cut at the time limit)';
     return (
         `${r.pages} pages in ${r.durationSec}s, ${r.pagesPerSec} ` +
-        `pages/s, steady ${r.steadyPagesPerSec}/s, ${r.peakRssMb} MB, ` +
+        `pages/s${r.steadyPagesPerSec === null ? '' : `, steady ${r.steadyPagesPerSec}/s`}, ` +
+        `${r.peakRssMb} MB${r.tree ? ` (tree; spawned ${r.tree.spawnedCpuSec} CPU s)` : ''}, ` +
         `machine ${Math.round(r.machineCpuBusy * 100)}% busy (others ${Math.round((othersCpuShare ?? 0) * 100)}%), ` +
         `crawling thread ${Math.round(r.threadBusy * 100)}%${cut}`
     );

@@ -7,7 +7,9 @@
  *
  * The tree is found by scanning /proc for parent pids at every sample, so processes started
  * and ended between two samples are missed (their CPU is still counted if they were seen once:
- * each pid keeps the last CPU figure it was seen with). Memory figures per sample:
+ * each pid keeps the last CPU figure it was seen with). A process found outside the tree is not
+ * read again (a new child of the tree is a new pid), so a sample reads the tree's processes and the
+ * new ones, not the whole machine's. Memory figures per sample:
  *
  * - `rssMb`: the sum of every process's VmRSS. Pages shared between processes (Chromium's
  *   binary and shared memory, mapped by all of its processes) are counted once per process, so
@@ -15,8 +17,13 @@
  * - `pssMb`: the sum of Pss (proportional set size, /proc/<pid>/smaps_rollup): each shared page
  *   split between the processes that map it. What the tree really costs; read only when asked,
  *   since the kernel walks every mapping to compute it.
+ *
+ * The files are read synchronously: the sampler runs in the bench's own process, beside the shop,
+ * and an async read of a /proc file costs it ~7 times the CPU of a sync one (fs.promises' open,
+ * fstat, read and close, each a round trip to the thread pool). A sample blocks that process for
+ * the few milliseconds it takes instead.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Kernel clock ticks per second for /proc/<pid>/stat times; 100 on every Linux this runs on. */
 const CLOCK_TICKS = 100;
@@ -34,14 +41,26 @@ export interface ProcessInfo {
 
 /** Every process on the machine, by pid. Processes that exit while being read are left out. */
 export async function listProcesses(): Promise<Map<number, ProcessInfo>> {
-    const pids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name));
+    return readProcesses(livePids());
+}
+
+/** The pids in /proc; none where there is no /proc. */
+function livePids(): number[] {
+    let names: string[];
+    try {
+        names = readdirSync('/proc');
+    } catch {
+        return [];
+    }
+    return names.filter((name) => /^\d+$/.test(name)).map(Number);
+}
+
+function readProcesses(pids: readonly number[]): Map<number, ProcessInfo> {
     const processes = new Map<number, ProcessInfo>();
-    await Promise.all(
-        pids.map(async (name) => {
-            const info = await readStat(Number(name));
-            if (info) processes.set(info.pid, info);
-        }),
-    );
+    for (const pid of pids) {
+        const info = readStat(pid);
+        if (info) processes.set(info.pid, info);
+    }
     return processes;
 }
 
@@ -64,50 +83,50 @@ export function treeOf(root: number, processes: Map<number, ProcessInfo>): Proce
     return tree;
 }
 
-async function readStat(pid: number): Promise<ProcessInfo | undefined> {
+function readStat(pid: number): ProcessInfo | undefined {
+    const stat = readText(`/proc/${pid}/stat`);
+    if (stat === undefined) return undefined;
+    // The name is in parentheses and may itself hold spaces or parentheses: split after the last ')'.
+    const close = stat.lastIndexOf(')');
+    const comm = stat.slice(stat.indexOf('(') + 1, close);
+    const fields = stat.slice(close + 2).split(' ');
+    // Fields after the name, 0-based: 1 ppid, 11 utime, 12 stime, 13 cutime, 14 cstime.
+    const ticks = (index: number) => Number(fields[index]);
+    return {
+        pid,
+        ppid: ticks(1),
+        comm,
+        cpuSec: (ticks(11) + ticks(12)) / CLOCK_TICKS,
+        childrenCpuSec: (ticks(13) + ticks(14)) / CLOCK_TICKS,
+    };
+}
+
+/** A /proc file's text; undefined once its process is gone. */
+function readText(path: string): string | undefined {
     try {
-        const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-        // The name is in parentheses and may itself hold spaces or parentheses: split after the last ')'.
-        const close = stat.lastIndexOf(')');
-        const comm = stat.slice(stat.indexOf('(') + 1, close);
-        const fields = stat.slice(close + 2).split(' ');
-        // Fields after the name, 0-based: 1 ppid, 11 utime, 12 stime, 13 cutime, 14 cstime.
-        const ticks = (index: number) => Number(fields[index]);
-        return {
-            pid,
-            ppid: ticks(1),
-            comm,
-            cpuSec: (ticks(11) + ticks(12)) / CLOCK_TICKS,
-            childrenCpuSec: (ticks(13) + ticks(14)) / CLOCK_TICKS,
-        };
+        return readFileSync(path, 'utf8');
     } catch {
         return undefined;
     }
 }
 
-/**
- * A `kB` field of /proc/<pid>/status (VmRSS, VmHWM) or
- * smaps_rollup (Pss) in MB; undefined once the process is gone.
- */
-async function kbField(path: string, field: string): Promise<number | undefined> {
-    try {
-        const text = await readFile(path, 'utf8');
-        const kb = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1];
-        return kb === undefined ? undefined : Number(kb) / 1024;
-    } catch {
-        return undefined;
-    }
+/** A `kB` field of /proc/<pid>/status (VmRSS, VmHWM) or smaps_rollup (Pss), in MB. */
+function kbField(text: string | undefined, field: string): number | undefined {
+    const kb = text === undefined ? undefined : new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1];
+    return kb === undefined ? undefined : Number(kb) / 1024;
 }
 
 export interface TreeSample {
     atMs: number;
-    /** Processes in the tree at this sample. */
+    /** Processes in the tree at this sample, and in each group. */
     processes: number;
+    processesByGroup: Record<string, number>;
     /** Sum of VmRSS over the tree, and over the processes of each group. */
     rssMb: number;
     rssMbByGroup: Record<string, number>;
-    /** Sum of Pss over the tree; only when `pss` was asked for. */
+    /** Sum of Pss over the tree, and over the processes of each group; only on the samples that read it (`pss`). */
     pssMb?: number;
+    pssMbByGroup?: Record<string, number>;
     /** Cumulative CPU seconds per group: each pid's last seen own CPU, summed (exited pids included). */
     cpuSecByGroup: Record<string, number>;
 }
@@ -119,6 +138,12 @@ export interface TreeSamplerOptions {
     intervalMs?: number;
     /** Also sum Pss (see the module comment). Default: false. */
     pss?: boolean;
+    /**
+     * With `pss`, read it at every n-th sample only (and the last): the kernel walks every mapping
+     * of every process for it, which for a tree of dozens of Chromium processes costs the sampling
+     * process more than the rest of the sample. Default: 1.
+     */
+    pssEvery?: number;
     /** Names the group a process counts under, e.g. `node` / `browser`. Default: its `comm`. */
     group?: (process: ProcessInfo, root: number) => string;
 }
@@ -141,42 +166,59 @@ export function sampleTree(options: TreeSamplerOptions): TreeSampler {
     const samples: TreeSample[] = [];
     const lastCpu = new Map<number, { group: string; cpuSec: number }>();
     const hwm = new Map<number, { comm: string; hwmMb: number }>();
+    /** Live pids seen outside the tree: never read again (see the module comment). */
+    const outside = new Set<number>();
     let stopped = false;
-    let running: Promise<void> = Promise.resolve();
 
-    async function take(): Promise<void> {
+    function currentTree(): ProcessInfo[] {
+        const pids = livePids();
+        const live = new Set(pids);
+        for (const pid of outside) if (!live.has(pid)) outside.delete(pid);
+        const read = readProcesses(pids.filter((pid) => !outside.has(pid)));
+        const tree = treeOf(options.pid, read);
+        const inTree = new Set(tree.map((process) => process.pid));
+        for (const pid of read.keys()) if (!inTree.has(pid)) outside.add(pid);
+        return tree;
+    }
+
+    function take(last = false): void {
         const atMs = Date.now();
-        const tree = treeOf(options.pid, await listProcesses());
+        const tree = currentTree();
+        const readPss = options.pss === true && (last || samples.length % (options.pssEvery ?? 1) === 0);
         const rssMbByGroup: Record<string, number> = {};
+        const pssMbByGroup: Record<string, number> = {};
+        const processesByGroup: Record<string, number> = {};
         let rssMb = 0;
         let pssMb = 0;
-        await Promise.all(
-            tree.map(async (process) => {
-                const name = group(process, options.pid);
-                lastCpu.set(process.pid, { group: name, cpuSec: process.cpuSec });
-                const [rss, peak, pss] = await Promise.all([
-                    kbField(`/proc/${process.pid}/status`, 'VmRSS'),
-                    kbField(`/proc/${process.pid}/status`, 'VmHWM'),
-                    options.pss ? kbField(`/proc/${process.pid}/smaps_rollup`, 'Pss') : undefined,
-                ]);
-                if (rss !== undefined) {
-                    rssMb += rss;
-                    rssMbByGroup[name] = (rssMbByGroup[name] ?? 0) + rss;
-                }
-                if (peak !== undefined && peak > (hwm.get(process.pid)?.hwmMb ?? 0))
-                    hwm.set(process.pid, { comm: process.comm, hwmMb: peak });
-                pssMb += pss ?? 0;
-            }),
-        );
+        for (const process of tree) {
+            const name = group(process, options.pid);
+            processesByGroup[name] = (processesByGroup[name] ?? 0) + 1;
+            lastCpu.set(process.pid, { group: name, cpuSec: process.cpuSec });
+            const status = readText(`/proc/${process.pid}/status`);
+            const rss = kbField(status, 'VmRSS');
+            const peak = kbField(status, 'VmHWM');
+            const pss = readPss ? kbField(readText(`/proc/${process.pid}/smaps_rollup`), 'Pss') : undefined;
+            if (rss !== undefined) {
+                rssMb += rss;
+                rssMbByGroup[name] = (rssMbByGroup[name] ?? 0) + rss;
+            }
+            if (peak !== undefined && peak > (hwm.get(process.pid)?.hwmMb ?? 0))
+                hwm.set(process.pid, { comm: process.comm, hwmMb: peak });
+            if (pss !== undefined) {
+                pssMb += pss;
+                pssMbByGroup[name] = (pssMbByGroup[name] ?? 0) + pss;
+            }
+        }
         const cpuSecByGroup: Record<string, number> = {};
         for (const { group: name, cpuSec } of lastCpu.values())
             cpuSecByGroup[name] = (cpuSecByGroup[name] ?? 0) + cpuSec;
         samples.push({
             atMs,
             processes: tree.length,
+            processesByGroup,
             rssMb,
             rssMbByGroup,
-            ...(options.pss ? { pssMb } : {}),
+            ...(readPss ? { pssMb, pssMbByGroup } : {}),
             cpuSecByGroup,
         });
     }
@@ -185,11 +227,8 @@ export function sampleTree(options: TreeSamplerOptions): TreeSampler {
     const tick = () => {
         if (stopped) return;
         const started = Date.now();
-        running = take()
-            .catch(() => undefined)
-            .finally(() => {
-                if (!stopped) timer = setTimeout(tick, Math.max(0, intervalMs - (Date.now() - started)));
-            });
+        take();
+        timer = setTimeout(tick, Math.max(0, intervalMs - (Date.now() - started)));
     };
     timer = setTimeout(tick, 0);
 
@@ -199,8 +238,7 @@ export function sampleTree(options: TreeSamplerOptions): TreeSampler {
         async stop() {
             stopped = true;
             clearTimeout(timer);
-            await running;
-            await take().catch(() => undefined);
+            take(true);
             return samples;
         },
     };

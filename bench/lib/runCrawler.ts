@@ -1,15 +1,19 @@
 /**
  * The crawlers under comparison, and how one run of one of them is started: a child process
  * of its own (so its peak RSS is its own, and the shop's CPU and memory stay in the parent),
- * given its case as JSON, reporting one JSON line.
+ * given its case as JSON, reporting one JSON line. The child's process tree is sampled from /proc
+ * while it runs (processTree.ts): for the last peak of a child that dies, and for the figures of a
+ * crawler measured as its tree (`measuredAsTree`).
  */
-import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { ShopOptions } from '../../src/demo/shop.js';
-import type { CrawlerCase, CrawlerResult } from '../crawlers/protocol.js';
+import { findChromium } from '../../src/fetch/browser/chromium.js';
+import type { CrawlerCase, CrawlerResult, TreeFigures } from '../crawlers/protocol.js';
 import { AS_PUBLISHED } from './asPublished.js';
 import { startBenchChild, tsxCommand } from './benchChild.js';
+import { type ProcessInfo, sampleTree, type TreeSample, type TreeSampler } from './processTree.js';
 import { findScrapy } from './scrapy.js';
+import { round } from './stats.js';
 
 /**
  * A crawler under comparison. Its child is a TypeScript file (`script`, run as `node --import tsx
@@ -34,6 +38,12 @@ interface CrawlerDescription {
     /** Overrides for the shop it crawls (the failures suite's failing shop). */
     shopOverrides?: ShopOptions;
     /**
+     * Its `cpuSec` and `peakRssMb` are those of its process tree, its own process and every process it
+     * starts (dragnet's Chromium, with the chrome wire), as `CrawlerResult.tree` details them.
+     * Otherwise they are its own process's, as the child measured them.
+     */
+    measuredAsTree?: boolean;
+    /**
      * A process its runs go through (the proxies suite's proxies),
      * started fresh before each run and closed after it.
      */
@@ -54,9 +64,19 @@ export interface Sidecar {
 
 const crawlersDir = fileURLToPath(new URL('../crawlers/', import.meta.url));
 const scrapy = findScrapy();
+const chromium = findChromium();
 
 export const crawlers = {
-    dragnet: { name: 'dragnet', label: 'dragnet', script: `${crawlersDir}dragnet.ts` },
+    dragnet: { name: 'dragnet', label: 'dragnet', script: `${crawlersDir}dragnet.ts`, measuredAsTree: true },
+    /** Every request sent by the machine's Chromium (the browser's own handshake), which the crawl starts. */
+    dragnetChrome: {
+        name: 'dragnet-chrome',
+        label: 'dragnet --wire chrome',
+        script: `${crawlersDir}dragnet.ts`,
+        measuredAsTree: true,
+        caseOverrides: { wire: 'chrome' },
+        unavailable: chromium ? undefined : 'no Chromium on this machine (apt-get install chromium, or CHROMIUM_PATH)',
+    },
     plainCrawlee: {
         name: 'plain-crawlee',
         label: 'plain Crawlee (default storage)',
@@ -110,6 +130,11 @@ export type RunOutcome =
 
 /** Seconds a child may run past its own time limit (startup, writing its result) before it is killed. */
 const GRACE_SECS = 60;
+/**
+ * How often a tree's Pss is read: a slow-moving figure, and the dearest to read (a tree of 60
+ * Chromium processes at every 250 ms sample would cost the bench's process ~a third of a core).
+ */
+const PSS_INTERVAL_MS = 2_000;
 
 export async function runCrawler(crawler: Crawler, crawlerCase: CrawlerCase): Promise<RunOutcome> {
     const { child, exit } = startBenchChild({
@@ -119,31 +144,74 @@ export async function runCrawler(crawler: Crawler, crawlerCase: CrawlerCase): Pr
         storageDir: crawlerCase.storageDir,
         killAfterSec: crawlerCase.timeLimitSec + GRACE_SECS,
     });
-    // The child reports its own peak RSS; this is only for a child that dies before it can.
-    let lastPeakRssMb: number | undefined;
-    const rssWatch = setInterval(() => {
-        void peakRssOf(child.pid).then((mb) => (lastPeakRssMb = mb ?? lastPeakRssMb));
-    }, 500);
+    const root = child.pid;
+    const sampler =
+        root === undefined
+            ? undefined
+            : sampleTree({
+                  pid: root,
+                  intervalMs: crawlerCase.sampleIntervalMs,
+                  pss: crawler.measuredAsTree,
+                  pssEvery: Math.ceil(PSS_INTERVAL_MS / crawlerCase.sampleIntervalMs),
+                  group: treeGroup,
+              });
     const { code, signal, resultLine, stderrTail } = await exit;
-    clearInterval(rssWatch);
+    const samples = (await sampler?.stop()) ?? [];
 
-    if (code === 0 && resultLine) return { ok: true, result: JSON.parse(resultLine) as CrawlerResult };
+    if (code === 0 && resultLine) {
+        const result = JSON.parse(resultLine) as CrawlerResult;
+        return { ok: true, result: crawler.measuredAsTree && sampler ? asTree(result, samples, sampler) : result };
+    }
     const how = signal ? `killed by ${signal}` : `exit code ${code}`;
+    // The child reports its own peak RSS; this is only for a child that dies before it can.
+    const lastPeak = sampler?.peakHwmMb().find(({ pid }) => pid === root)?.hwmMb;
     return {
         ok: false,
         error: `${crawler.name} ${how}${stderrTail ? `: ${stderrTail}` : ''}`,
-        peakRssMb: lastPeakRssMb,
+        peakRssMb: lastPeak === undefined ? undefined : Math.round(lastPeak),
     };
 }
 
-/** VmHWM (the kernel's peak resident set) of a live process, in MB; undefined where /proc is not there. */
-async function peakRssOf(pid: number | undefined): Promise<number | undefined> {
-    if (pid === undefined) return undefined;
-    try {
-        const status = await readFile(`/proc/${pid}/status`, 'utf8');
-        const kb = /^VmHWM:\s+(\d+) kB/m.exec(status)?.[1];
-        return kb === undefined ? undefined : Math.round(Number(kb) / 1024);
-    } catch {
-        return undefined;
-    }
+/**
+ * The crawler's own process, tsx's esbuild service (in no crawler's own figures, so in none
+ * of the tree's) and every other process under it: what it spawned (dragnet's Chromium).
+ */
+function treeGroup(process: ProcessInfo, root: number): 'own' | 'esbuild' | 'spawned' {
+    return process.pid === root ? 'own' : process.comm === 'esbuild' ? 'esbuild' : 'spawned';
+}
+
+/**
+ * The child's result with its tree's CPU and peak RSS. The child's own CPU is its exact figure for the
+ * timed part; the spawned processes' is what the samples saw them use from the last sample before
+ * the timed part to their last. The tree's peak RSS is the highest sum of its own and the spawned
+ * processes' VmRSS in one sample, and never below the peak the child reported for itself.
+ */
+function asTree(result: CrawlerResult, samples: TreeSample[], sampler: TreeSampler): CrawlerResult {
+    const spawnedCpu = (sample: TreeSample | undefined) => sample?.cpuSecByGroup.spawned ?? 0;
+    const before = samples.filter(({ atMs }) => atMs <= result.startedAtMs).at(-1);
+    const spawnedCpuSec = Math.max(0, spawnedCpu(samples.at(-1)) - spawnedCpu(before));
+    const highest = (value: (sample: TreeSample) => number) => Math.max(0, ...samples.map(value));
+    const rssOf = (sample: TreeSample, group: string) => sample.rssMbByGroup[group] ?? 0;
+    const pssOf = (sample: TreeSample, group: string) => sample.pssMbByGroup?.[group] ?? 0;
+    const tree: TreeFigures = {
+        ownCpuSec: result.cpuSec,
+        ownPeakRssMb: result.peakRssMb,
+        spawnedCpuSec: round(spawnedCpuSec, 2),
+        spawnedPeakRssMb: Math.round(highest((sample) => rssOf(sample, 'spawned'))),
+        peakPssMb: Math.round(highest((sample) => pssOf(sample, 'own') + pssOf(sample, 'spawned'))),
+        processesSeen: sampler.peakHwmMb().filter(({ comm }) => comm !== 'esbuild').length,
+        peakProcesses: highest((sample) => sample.processes - (sample.processesByGroup.esbuild ?? 0)),
+        samples: samples.length,
+    };
+    return {
+        ...result,
+        cpuSec: round(result.cpuSec + spawnedCpuSec, 2),
+        peakRssMb: Math.round(
+            Math.max(
+                result.peakRssMb,
+                highest((sample) => rssOf(sample, 'own') + rssOf(sample, 'spawned')),
+            ),
+        ),
+        tree,
+    };
 }
