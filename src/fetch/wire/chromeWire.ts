@@ -14,9 +14,9 @@
  * holds any, so what the HTTP stage or the browser stage learned is sent here too.
  *
  * Certificates are not verified (`--ignore-certificate-errors`), the policy of every stage. The
- * body comes decoded (Chromium decodes it), so its `content-encoding` and `content-length` are
- * dropped; the size cap counts the decoded bytes as they are read, which pulls them from Chromium
- * no faster than they are counted.
+ * body comes decoded (Chromium decodes it), so its `content-encoding` is dropped; its declared
+ * `content-length` stays, as on `fast`, and the size cap counts the decoded bytes as they are
+ * read, which pulls them from Chromium no faster than they are counted.
  */
 import type { Protocol } from 'devtools-protocol';
 import { CHROMIUM_ARGS } from '../browser/chromium.js';
@@ -33,13 +33,16 @@ export interface ChromeWireOptions {
     executablePath: string;
     /** Where requests may connect: each context's egress proxy asks it. */
     egress: Egress;
-    /** Idle tabs kept per session for its next requests. Default: 4. */
-    idleTabsPerSession?: number;
+    /**
+     * Idle tabs kept, over every session, for the next requests: a tab opened costs Chromium a
+     * renderer process, one reused costs nothing. Past it a finished tab is closed. Default: 64.
+     */
+    maxIdleTabs?: number;
     /** Sessions whose browser context stays open; past it the least recently used idle one is closed. Default: 64. */
     maxContexts?: number;
 }
 
-export const CHROME_WIRE_DEFAULTS = { idleTabsPerSession: 4, maxContexts: 64 };
+export const CHROME_WIRE_DEFAULTS = { maxIdleTabs: 64, maxContexts: 64 };
 
 /**
  * The flags of the fetching Chromium, beyond the browser stage's (chromium.ts). Its language is the
@@ -65,7 +68,8 @@ export type ChromeRequest = ClientRequest & { identity: Identity };
 export class ChromeWire {
     private readonly executablePath: string;
     private readonly egress: Egress;
-    private readonly idleTabsPerSession: number;
+    private readonly maxIdleTabs: number;
+    private idleTabs = 0;
     private readonly maxContexts: number;
     private browser?: Promise<DevtoolsPipe>;
     private readonly contexts = new Map<string, Promise<SessionContext>>();
@@ -74,7 +78,7 @@ export class ChromeWire {
     constructor(options: ChromeWireOptions) {
         this.executablePath = options.executablePath;
         this.egress = options.egress;
-        this.idleTabsPerSession = options.idleTabsPerSession ?? CHROME_WIRE_DEFAULTS.idleTabsPerSession;
+        this.maxIdleTabs = options.maxIdleTabs ?? CHROME_WIRE_DEFAULTS.maxIdleTabs;
         this.maxContexts = options.maxContexts ?? CHROME_WIRE_DEFAULTS.maxContexts;
     }
 
@@ -97,7 +101,7 @@ export class ChromeWire {
         context.lastUsed = Date.now();
         let tab: Tab | undefined;
         try {
-            tab = context.idle.pop() ?? (await this.openTab(browser, context));
+            tab = this.takeIdleTab(context) ?? (await this.openTab(browser, context));
             await this.prepare(browser, context, tab, url, request.headers);
             const exchange = await navigate(browser, tab, url, signal, request.timeoutMs, exitIsProxy(context));
             const response = exchange.body as ClientResponse;
@@ -119,8 +123,7 @@ export class ChromeWire {
     /** Closes the browser and the egress proxies; requests in flight fail. */
     async close(): Promise<void> {
         const browser = await this.browser?.catch(() => undefined);
-        this.browser = undefined;
-        this.contexts.clear();
+        this.forgetBrowser();
         await browser?.close();
         const proxies = await Promise.allSettled([...this.exitProxies.values()]);
         this.exitProxies.clear();
@@ -158,6 +161,7 @@ export class ChromeWire {
     private forgetBrowser(): void {
         this.browser = undefined;
         this.contexts.clear();
+        this.idleTabs = 0;
     }
 
     private exitProxy(exit: Exit | undefined): Promise<EgressProxy> {
@@ -201,8 +205,16 @@ export class ChromeWire {
             if (context.identity.retiredFor || index < spare) await this.closeContext(browser, context);
     }
 
+    private takeIdleTab(context: SessionContext): Tab | undefined {
+        const tab = context.idle.pop();
+        if (tab) this.idleTabs -= 1;
+        return tab;
+    }
+
     private async closeContext(browser: DevtoolsPipe, context: SessionContext): Promise<void> {
         this.contexts.delete(context.identity.id);
+        this.idleTabs -= context.idle.length;
+        context.idle = [];
         await browser.send('Target.disposeBrowserContext', { browserContextId: context.id }).catch(() => undefined);
     }
 
@@ -271,8 +283,9 @@ export class ChromeWire {
         context.busy -= 1;
         context.lastUsed = Date.now();
         const keep = reusable && !browser.closed && !context.identity.retiredFor;
-        if (keep && context.idle.length < this.idleTabsPerSession) {
+        if (keep && this.idleTabs < this.maxIdleTabs) {
             context.idle.push(tab);
+            this.idleTabs += 1;
             return;
         }
         await browser.send('Target.closeTarget', { targetId: tab.targetId }).catch(() => undefined);

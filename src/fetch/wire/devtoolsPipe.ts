@@ -25,6 +25,9 @@ export class BrowserClosedError extends Error {
     readonly code = 'ERR_BROWSER_CLOSED';
 }
 
+/** How long a browser asked to close may take before it is killed. */
+const CLOSE_GRACE_MS = 5_000;
+
 interface Waiting {
     resolve: (result: never) => void;
     reject: (error: Error) => void;
@@ -112,15 +115,22 @@ export class DevtoolsPipe {
         return this.closedBecause !== undefined;
     }
 
-    /** Ends the browser and removes its profile. */
+    /**
+     * Ends the browser and removes its profile. Asked to close, Chromium ends its helper processes
+     * before it exits (killed at once, they would still write to the profile as it is removed); one
+     * that does not exit within a few seconds is killed.
+     */
     async close(): Promise<void> {
-        this.shutDown(new BrowserClosedError('the browser was closed'));
-        if (this.child.exitCode === null && this.child.signalCode === null) {
+        const running = this.child.exitCode === null && this.child.signalCode === null;
+        if (running) {
             const exited = new Promise((resolve) => this.child.once('exit', resolve));
-            this.child.kill('SIGKILL');
+            if (!this.closedBecause) this.write(JSON.stringify({ id: this.nextId++, method: 'Browser.close' }));
+            const killer = setTimeout(() => this.child.kill('SIGKILL'), CLOSE_GRACE_MS);
             await exited;
+            clearTimeout(killer);
         }
-        await rm(this.userDataDir, { recursive: true, force: true }).catch(() => undefined);
+        this.shutDown(new BrowserClosedError('the browser was closed'));
+        await rm(this.userDataDir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
     }
 
     private receive(chunk: string): void {
