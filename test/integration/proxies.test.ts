@@ -3,14 +3,18 @@
  * through real local proxies (test/helpers/proxyWorld.ts): 4 datacenter ones, one of them broken,
  * and 2 residential ones, each leaving from its own loopback address. The shop rate-limits and
  * budgets each address, wants browser-like headers, binds its session cookie to the address, asks
- * for a Crawl-delay, and refuses every datacenter address in its hard category.
+ * for a Crawl-delay, and refuses every datacenter address in its hard category. Each suite runs on
+ * each wire profile: `fast` (Node's client) and `chrome` (the machine's Chromium, through an egress
+ * proxy per exit that holds the proxy's credentials; docs/identities.md).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { AntiBotOptions } from '../../src/demo/shop.js';
 import { Metrics } from '../../src/monitor/metrics.js';
+import type { CrawlOptions } from '../../src/options/crawlOptions.js';
 import { renderReport } from '../../src/monitor/report/report.js';
 import { RunStats } from '../../src/monitor/stats.js';
+import { WIRE_PROFILES, type WireProfile } from '../../src/vocabulary/wire.js';
 import { peakInWindow } from '../helpers/arrivals.js';
 import { crawlShop, type ShopCrawl } from '../helpers/crawlShop.js';
 import { chromiumPath } from '../helpers/fleet.js';
@@ -31,7 +35,33 @@ const antiBot = (world: ProxyWorld | undefined, extra: AntiBotOptions = {}): Ant
     ...extra,
 });
 
-describe('a crawl of 1,000 products through 6 proxies in 2 tiers, one proxy broken', () => {
+type Suite = (wire: WireProfile) => void;
+
+/**
+ * `describe` once per wire profile, the suite given the profile; the `chrome` one skipped without a
+ * Chromium, and both when the suite needs the browser stage.
+ */
+function describeOnEachWire(name: string, suite: Suite): void;
+function describeOnEachWire(name: string, options: { browser: true }, suite: Suite): void;
+function describeOnEachWire(name: string, ...args: [Suite] | [{ browser: true }, Suite]): void {
+    const [options, suite] = args.length === 1 ? [{ browser: false }, args[0]] : args;
+    for (const wire of WIRE_PROFILES) {
+        const skip = (wire === 'chrome' || options.browser) && !chromiumPath ? 'no Chromium found' : false;
+        describe(`${name}, on the ${wire} wire profile`, { skip }, () => suite(wire));
+    }
+}
+
+/** Every request of the HTTP stage went out on `wire`: no tier of the run is on the other profile. */
+function assertSentOn(run: ShopCrawl, wire: WireProfile): void {
+    assert.deepEqual(new Set(run.summary.proxies.tiers.map((tier) => tier.wire)), new Set([wire]));
+}
+
+/** The crawl options on `wire`: `chrome` sends with the machine's Chromium, `fast` keeps the run's own. */
+function onWire<T extends Partial<CrawlOptions>>(wire: WireProfile, options: T): T {
+    return { ...options, ...(wire === 'chrome' ? { chromiumPath } : {}), proxies: { ...options.proxies, wire } };
+}
+
+describeOnEachWire('a crawl of 1,000 products through 6 proxies in 2 tiers, one proxy broken', (wire) => {
     let world: ProxyWorld;
     let run: ShopCrawl;
 
@@ -47,12 +77,12 @@ describe('a crawl of 1,000 products through 6 proxies in 2 tiers, one proxy brok
                 notFoundLinks: 0,
                 antiBot: antiBot(world),
             },
-            {
+            onWire(wire, {
                 chromiumPath: undefined,
                 maxConcurrency: 20,
                 retry: { maxAttempts: MAX_ATTEMPTS, baseDelaySecs: 0.2 },
                 proxies: { tiers: world.tiers, maxRate: MAX_RATE },
-            },
+            }),
         );
     });
     after(async () => {
@@ -62,6 +92,7 @@ describe('a crawl of 1,000 products through 6 proxies in 2 tiers, one proxy brok
 
     it(`stores every product and dead-letters nothing, sending \
 nothing from the machine's own address, robots.txt included`, () => {
+        assertSentOn(run, wire);
         assert.equal(run.items.length, 1000);
         assert.equal(run.shop.antiBotStats().byAddress['127.0.0.1'], undefined);
         assert.equal(run.shop.stats().byPath['/robots.txt']?.['200'], 1);
@@ -159,7 +190,7 @@ report and /metrics, never with their passwords`, async () => {
     });
 });
 
-describe('the same shop with no proxies', () => {
+describeOnEachWire('the same shop with no proxies', (wire) => {
     let run: ShopCrawl;
 
     before(async () => {
@@ -173,12 +204,17 @@ describe('the same shop with no proxies', () => {
                 notFoundLinks: 0,
                 antiBot: antiBot(undefined, { crawlDelaySecs: undefined, ratePerSec: 100, burst: 50 }),
             },
-            { chromiumPath: undefined, maxConcurrency: 10, retry: { maxAttempts: MAX_ATTEMPTS, baseDelaySecs: 0.05 } },
+            onWire(wire, {
+                chromiumPath: undefined,
+                maxConcurrency: 10,
+                retry: { maxAttempts: MAX_ATTEMPTS, baseDelaySecs: 0.05 },
+            }),
         );
     });
     after(() => run?.close());
 
     it('dead-letters the blocked pages as blocked after its attempts, and stores the rest', () => {
+        assertSentOn(run, wire);
         const hardPaths = run.shop.products
             .filter((product) => product.path.startsWith('/premium/'))
             .map((product) => product.path);
@@ -203,9 +239,7 @@ describe('the same shop with no proxies', () => {
     });
 });
 
-describe('browser-like headers from both stages, one user agent per session', {
-    skip: chromiumPath ? false : 'no Chromium found',
-}, () => {
+describeOnEachWire('browser-like headers from both stages, one user agent a session', { browser: true }, (wire) => {
     let world: ProxyWorld;
     let run: ShopCrawl;
 
@@ -220,7 +254,7 @@ describe('browser-like headers from both stages, one user agent per session', {
                 notFoundLinks: 0,
                 antiBot: antiBot(world, { hardCategory: false, crawlDelaySecs: undefined, ratePerSec: 100, burst: 50 }),
             },
-            { chromiumPath, maxConcurrency: 10, proxies: { tiers: world.tiers } },
+            onWire(wire, { chromiumPath, maxConcurrency: 10, proxies: { tiers: world.tiers } }),
         );
     });
     after(async () => {
@@ -229,6 +263,7 @@ describe('browser-like headers from both stages, one user agent per session', {
     });
 
     it('passes the header check from the HTTP stage and the browser, each session showing one user agent', async () => {
+        assertSentOn(run, wire);
         assert.equal(run.items.length, 120);
         assert.ok(run.summary.browser.rendered >= 20, `${run.summary.browser.rendered} pages rendered`);
         const stats = run.shop.antiBotStats();
@@ -246,7 +281,7 @@ describe('browser-like headers from both stages, one user agent per session', {
     });
 });
 
-describe('a JS challenge', { skip: chromiumPath ? false : 'no Chromium found' }, () => {
+describeOnEachWire('a JS challenge', { browser: true }, (wire) => {
     let world: ProxyWorld;
     let run: ShopCrawl;
 
@@ -267,7 +302,7 @@ describe('a JS challenge', { skip: chromiumPath ? false : 'no Chromium found' },
                     jsChallenge: true,
                 }),
             },
-            { chromiumPath, maxConcurrency: 4, proxies: { tiers: world.tiers } },
+            onWire(wire, { chromiumPath, maxConcurrency: 4, proxies: { tiers: world.tiers } }),
         );
     });
     after(async () => {
@@ -276,6 +311,7 @@ describe('a JS challenge', { skip: chromiumPath ? false : 'no Chromium found' },
     });
 
     it('is passed once per session in the browser, whose cookie then carries the HTTP stage on the same exit', () => {
+        assertSentOn(run, wire);
         assert.equal(run.items.length, 150);
         assert.deepEqual(run.deadLetters, []);
         const [address] = world.addresses.datacenter;

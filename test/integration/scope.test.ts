@@ -1,7 +1,8 @@
 /**
  * Scope end to end, over two loopback hosts: the site on 127.0.0.1 links to and redirects to
  * 127.0.0.2, which is another host and so off-site. Nothing may reach 127.0.0.2 — not a page, not
- * its robots.txt — unless the run allows its domain.
+ * its robots.txt — unless the run allows its domain. On each wire profile: `fast` (Node's client)
+ * and `chrome` (the machine's Chromium through its egress proxy; docs/identities.md), skipped without one.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -11,20 +12,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
+import { findChromium } from '../../src/fetch/browser/chromium.js';
 import { createLogger } from '../../src/monitor/logger.js';
 import { crawl } from '../../src/run.js';
 import { defineSite, textOf } from '../../src/site/site.js';
 import type { DeadLetterEntry } from '../../src/vocabulary/failure.js';
 import type { RunSummary } from '../../src/vocabulary/report.js';
+import { WIRE_PROFILES, type WireProfile } from '../../src/vocabulary/wire.js';
 import { readDataset } from '../helpers/stores.js';
 
-/** A server on `host` answering with `reply(path)`; every path asked for is recorded. */
+/** A server on `host` answering with `reply(path)`; every path asked for, and every connection, is counted. */
 async function serve(
     host: string,
     reply: (path: string) => { status: number; body?: string; location?: string },
     port = 0,
-): Promise<{ server: Server; origin: string; asked: string[] }> {
+): Promise<{ server: Server; origin: string; asked: string[]; connections: () => number }> {
     const asked: string[] = [];
+    let connections = 0;
     const server = createServer((req, res) => {
         asked.push(req.url!);
         const { status, body = '', location } = reply(req.url!);
@@ -32,13 +36,25 @@ async function serve(
             body,
         );
     });
+    server.on('connection', () => connections++);
     await new Promise<void>((resolve) => server.listen(port, host, resolve));
-    return { server, origin: `http://${host}:${(server.address() as AddressInfo).port}`, asked };
+    const origin = `http://${host}:${(server.address() as AddressInfo).port}`;
+    return { server, origin, asked, connections: () => connections };
 }
 
 const product = (title: string) => `<html><body><h1>${title}</h1></body></html>`;
 
-describe('the site scope, across two loopback hosts', () => {
+const chromiumPath = findChromium();
+
+for (const wire of WIRE_PROFILES) {
+    describe(
+        `the site scope, across two loopback hosts, on the ${wire} wire profile`,
+        { skip: wire === 'chrome' && !chromiumPath ? 'no Chromium found' : false },
+        () => scopeSuite(wire),
+    );
+}
+
+function scopeSuite(wire: WireProfile): void {
     let home: Awaited<ReturnType<typeof serve>>;
     let other: Awaited<ReturnType<typeof serve>>;
 
@@ -91,7 +107,8 @@ describe('the site scope, across two loopback hosts', () => {
                 storageDir,
                 allowDomains,
                 allowPrivateNetwork,
-                chromiumPath: undefined,
+                chromiumPath: wire === 'chrome' ? chromiumPath : undefined,
+                proxies: { wire },
                 progressIntervalSecs: 3600,
                 log: createLogger({ level: 'silent' }),
             });
@@ -107,6 +124,11 @@ describe('the site scope, across two loopback hosts', () => {
     it(`skips the off-site link, dead-letters the off-site \
 redirect, and never connects to the other host`, async () => {
         const { summary, titles, dead } = await run([]);
+        assert.deepEqual(
+            summary.proxies.tiers.map((tier) => tier.wire),
+            [wire],
+            'every request went out on the profile',
+        );
         assert.deepEqual(titles, ['home /products/1', 'home /products/2']);
         assert.equal(summary.linksSkipped.offsite, 1);
         assert.deepEqual(
@@ -114,6 +136,7 @@ redirect, and never connects to the other host`, async () => {
             [['/products/moved', 'offsite-redirect', 'permanent']],
         );
         assert.deepEqual(other.asked, [], 'nothing asked of 127.0.0.2, robots.txt included');
+        assert.equal(other.connections(), 0, 'connections to 127.0.0.2');
     });
 
     it('refuses the other host when its domain is allowed but its loopback address is not', async () => {
@@ -124,6 +147,7 @@ redirect, and never connects to the other host`, async () => {
             ['/products/4', 'forbidden-address'],
         ]);
         assert.deepEqual(other.asked, []);
+        assert.equal(other.connections(), 0, 'connections to 127.0.0.2');
     });
 
     it('crawls the other host when its domain and the private network are allowed', async () => {
@@ -137,4 +161,4 @@ redirect, and never connects to the other host`, async () => {
         assert.deepEqual(dead, []);
         assert.ok(other.asked.includes('/products/3') && other.asked.includes('/products/4'));
     });
-});
+}

@@ -90,13 +90,12 @@ export class ChromeWire {
         // Refused before Chromium asks (its egress proxy would refuse it too, but Chromium would report only a failed tunnel).
         await this.egress.check(url);
         const browser = await this.launched();
-        const signal = AbortSignal.any([
-            // AbortSignal.timeout takes whole milliseconds only; adaptive timeouts and redirect chains give fractions.
-            AbortSignal.timeout(Math.ceil(request.timeoutMs)),
-            ...(request.signal ? [request.signal] : []),
-        ]);
+        const { signal, settle } = deadline(request.timeoutMs, request.signal);
         const start = performance.now();
-        const context = await this.contextOf(browser, request.identity);
+        const context = await this.contextOf(browser, request.identity).catch((error: Error) => {
+            settle();
+            throw error;
+        });
         context.busy += 1;
         context.lastUsed = Date.now();
         let tab: Tab | undefined;
@@ -104,6 +103,7 @@ export class ChromeWire {
             tab = this.takeIdleTab(context) ?? (await this.openTab(browser, context));
             await this.prepare(browser, context, tab, url, request.headers);
             const exchange = await navigate(browser, tab, url, signal, request.timeoutMs, exitIsProxy(context));
+            exchange.body.once('close', settle);
             const response = exchange.body as ClientResponse;
             response.statusCode = exchange.status;
             response.headers = exchange.headers;
@@ -114,6 +114,7 @@ export class ChromeWire {
             void exchange.done.then((reusable) => this.release(browser, context, usedTab, reusable));
             return response;
         } catch (error) {
+            settle();
             if (tab) void this.release(browser, context, tab, false);
             else context.busy -= 1;
             throw error;
@@ -291,6 +292,30 @@ export class ChromeWire {
         await browser.send('Target.closeTarget', { targetId: tab.targetId }).catch(() => undefined);
         if (context.identity.retiredFor && context.busy === 0) await this.closeContext(browser, context);
     }
+}
+
+/**
+ * A signal that aborts `timeoutMs` from now, or with `external`, and `settle` to stop both once the exchange is
+ * over. Not `AbortSignal.any([AbortSignal.timeout(…)])`: Node holds a timeout signal only weakly, so once the
+ * composite alone refers to it a garbage collection takes it and its abort never comes; a body that trickles
+ * would then be read until the stage's own handler timeout, and a robots.txt or sitemap fetch forever.
+ */
+function deadline(timeoutMs: number, external?: AbortSignal): { signal: AbortSignal; settle: () => void } {
+    const controller = new AbortController();
+    const timer = setTimeout(
+        () => controller.abort(new DOMException('the request timed out', 'TimeoutError')),
+        timeoutMs,
+    );
+    const forward = () => controller.abort(external?.reason);
+    external?.addEventListener('abort', forward, { once: true });
+    if (external?.aborted) forward();
+    return {
+        signal: controller.signal,
+        settle: () => {
+            clearTimeout(timer);
+            external?.removeEventListener('abort', forward);
+        },
+    };
 }
 
 /** The identity's user agent and client hints, without its accept-language (see WIRE_ARGS). */

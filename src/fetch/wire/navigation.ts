@@ -165,12 +165,13 @@ function nodeHeaders(entries: Protocol.Fetch.HeaderEntry[]): IncomingHttpHeaders
     return headers;
 }
 
-/** The length of the body as read when it is the wire's: declared, and under no content coding. */
+/** The length of the body as read when it is the wire's: declared, not chunked, and under no content coding. */
 function wireLength(entries: Protocol.Fetch.HeaderEntry[]): number | undefined {
     const value = (name: string) => entries.find((entry) => entry.name.toLowerCase() === name)?.value.trim();
     const coding = value('content-encoding')?.toLowerCase();
+    if ((coding && coding !== 'identity') || value('transfer-encoding') !== undefined) return undefined;
     const length = Number(value('content-length') ?? Number.NaN);
-    return (!coding || coding === 'identity') && Number.isSafeInteger(length) && length >= 0 ? length : undefined;
+    return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
 }
 
 /** Chromium's net errors, as the codes Node's client gives for the same fault (failures.ts reads those). */
