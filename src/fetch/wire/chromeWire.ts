@@ -90,19 +90,20 @@ export class ChromeWire {
         // Refused before Chromium asks (its egress proxy would refuse it too, but Chromium would report only a failed tunnel).
         await this.egress.check(url);
         const browser = await this.launched();
-        const { signal, settle } = deadline(request.timeoutMs, request.signal);
-        const start = performance.now();
-        const context = await this.contextOf(browser, request.identity).catch((error: Error) => {
-            settle();
-            throw error;
-        });
+        const context = await this.contextOf(browser, request.identity);
         context.busy += 1;
         context.lastUsed = Date.now();
         let tab: Tab | undefined;
+        let settle: () => void = () => undefined;
         try {
             tab = this.takeIdleTab(context) ?? (await this.openTab(browser, context));
             await this.prepare(browser, context, tab, url, request.headers);
-            const exchange = await navigate(browser, tab, url, signal, request.timeoutMs, exitIsProxy(context));
+            // The timeout is the site's: it starts once the tab is ready, as the fast profile's starts at the request
+            // (opening a context and a tab can take Chromium most of a second on a busy machine).
+            const limit = deadline(request.timeoutMs, request.signal);
+            settle = limit.settle;
+            const start = performance.now();
+            const exchange = await navigate(browser, tab, url, limit.signal, request.timeoutMs, exitIsProxy(context));
             exchange.body.once('close', settle);
             const response = exchange.body as ClientResponse;
             response.statusCode = exchange.status;
