@@ -61,16 +61,18 @@ function onWire<T extends Partial<CrawlOptions>>(wire: WireProfile, options: T):
     return { ...options, ...(wire === 'chrome' ? { chromiumPath } : {}), proxies: { ...options.proxies, wire } };
 }
 
-describeOnEachWire('a crawl of 1,000 products through 6 proxies in 2 tiers, one proxy broken', (wire) => {
+describeOnEachWire('a crawl of a shop through 6 proxies in 2 tiers, one proxy broken', (wire) => {
     let world: ProxyWorld;
     let run: ShopCrawl;
+    // Fewer on chrome, whose Chromium does some 30 navigations a second here: the same world, in CI's time.
+    const products = wire === 'chrome' ? 600 : 1000;
 
     before(async () => {
         world = await startProxyWorld({ datacenter: 4, residential: 2, broken: 1 });
         run = await crawlShop(
             {
                 seed: 17,
-                products: 1000,
+                products,
                 categories: 5,
                 scriptOnlyRate: 0,
                 transientFailureRate: 0,
@@ -93,7 +95,7 @@ describeOnEachWire('a crawl of 1,000 products through 6 proxies in 2 tiers, one 
     it(`stores every product and dead-letters nothing, sending \
 nothing from the machine's own address, robots.txt included`, () => {
         assertSentOn(run, wire);
-        assert.equal(run.items.length, 1000);
+        assert.equal(run.items.length, products);
         assert.equal(run.shop.antiBotStats().byAddress['127.0.0.1'], undefined);
         assert.equal(run.shop.stats().byPath['/robots.txt']?.['200'], 1);
         assert.deepEqual(
@@ -135,7 +137,7 @@ only, and the rest mostly through the datacenter tier`, () => {
             'no hard-category page was served to a datacenter address',
         );
         assert.ok(
-            served(world.addresses.residential, true) >= 150,
+            served(world.addresses.residential, true) >= (0.75 * products) / 5,
             'the hard category was crawled, through residential addresses',
         );
         const easyByDatacenter = served(world.addresses.datacenter, false);
