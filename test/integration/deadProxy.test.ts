@@ -44,11 +44,7 @@ function deadProxySuite(wire: WireProfile): void {
     });
     after(() => run?.close());
 
-    // A known bug on `chrome`, kept visible rather than asserted away: the egress proxy (egressProxy.ts) answers its
-    // own refused connection to the dead proxy with proxy-chain's 594, the status a proxy gives when the site refuses,
-    // so every attempt is charged to the site and the start page is dead-lettered. Remove the todo once it is fixed.
-    const todo = wire === 'chrome' ? "the egress proxy's 594 for a dead proxy reads as the site's refusal" : false;
-    it('counts exit faults on the dead tier, charges the site no attempt, and stores every product', { todo }, () => {
+    it('counts exit faults on the dead tier, charges the site no attempt, and stores every product', () => {
         assert.deepEqual(new Set(run.summary.proxies.tiers.map((tier) => tier.wire)), new Set([wire]));
         const dead = run.summary.proxies.tiers.find((tier) => tier.name === 'dead');
         assert.ok(dead && dead.exitFaults > 0, `exit faults on the dead tier: ${JSON.stringify(dead)}`);
