@@ -24,26 +24,44 @@ export interface ShopCrawl {
     items: StoredItem[];
     quarantine: QuarantineEntry[];
     deadLetters: DeadLetterEntry[];
-    /** Stops the shop and removes the storage dir. */
+    /** How long the crawl took, in seconds. */
+    seconds: number;
+    /** Stops the shop (and its front) and removes the storage dir. */
     close(): Promise<void>;
+}
+
+/** A server in front of the shop (a gate, a CDN), which the crawl starts at instead of the shop. */
+export interface ShopFront {
+    origin: string;
+    close(): Promise<void>;
+}
+
+export interface CrawlShopOptions {
+    /** Starts the shop's front once the shop is up. Default: none; the crawl starts at the shop. */
+    front?: (shop: Shop) => Promise<ShopFront>;
 }
 
 /** Crawls a fixture shop end to end; `crawlOptions` override the defaults of the crawl (logs off). */
 export async function crawlShop(
     shopOptions: ShopOptions,
     crawlOptions: Partial<CrawlOptions> & { chromiumPath: string | undefined },
+    { front: startFront }: CrawlShopOptions = {},
 ): Promise<ShopCrawl> {
     const shop = await startShop(shopOptions);
     const storageDir = await mkdtemp(join(tmpdir(), 'dragnet-shop-crawl-'));
+    let front: ShopFront | undefined;
     const close = async () => {
+        await front?.close();
         await shop.close();
         await rm(storageDir, { recursive: true, force: true });
     };
     try {
+        front = await startFront?.(shop);
         const site = crawlOptions.site ?? siteDefinition;
+        const started = performance.now();
         const { summary, exitCode } = await crawl({
             site,
-            startUrls: [`${shop.url}/`],
+            startUrls: [`${front?.origin ?? shop.url}/`],
             storageDir,
             progressIntervalSecs: 3600,
             log: createLogger({ level: 'silent' }),
@@ -55,6 +73,7 @@ export async function crawlShop(
             storageDir,
             summary,
             exitCode,
+            seconds: (performance.now() - started) / 1000,
             items: await readDataset<StoredItem>(storageDir, names.items),
             quarantine: await readDataset<QuarantineEntry>(storageDir, names.quarantine),
             deadLetters: await readDataset<DeadLetterEntry>(storageDir, names.deadLetter),

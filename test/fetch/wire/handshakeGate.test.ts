@@ -7,23 +7,12 @@
  * dead-letters the section as blocked: the gate is real.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import siteDefinition from '../../../routes/demo-shop.js';
-import { type Shop, startShop } from '../../../src/demo/shop.js';
 import { findChromium } from '../../../src/fetch/browser/chromium.js';
 import type { LookupFunction } from '../../../src/fetch/egress/egress.js';
-import { createLogger } from '../../../src/monitor/logger.js';
 import type { CrawlOptions } from '../../../src/options/crawlOptions.js';
-import { crawl } from '../../../src/run.js';
-import { storeNames } from '../../../src/store/datasets.js';
-import type { StoredItem } from '../../../src/store/records.js';
-import type { DeadLetterEntry } from '../../../src/vocabulary/failure.js';
-import type { RunSummary } from '../../../src/vocabulary/report.js';
+import { crawlShop, type ShopCrawl } from '../../helpers/crawlShop.js';
 import { type HandshakeGate, startHandshakeGate } from '../../helpers/handshakeGate.js';
-import { readDataset } from '../../helpers/stores.js';
 
 /** The front's name: clients send SNI as to a site, and Chromium's egress proxy resolves it through the run's lookup. */
 const HOST = 'shop.test';
@@ -39,68 +28,35 @@ const lookup: LookupFunction = (hostname, options, callback) => {
     else callback(null, '127.0.0.1', 4);
 };
 
-interface GatedRun {
-    shop: Shop;
-    gate: HandshakeGate;
-    summary: RunSummary;
-    items: StoredItem[];
-    deadLetters: DeadLetterEntry[];
-    seconds: number;
-    close(): Promise<void>;
-}
+type GatedRun = ShopCrawl & { gate: HandshakeGate };
 
 /** 4 categories of 20 products, the last under `/premium/`, crawled through the gate. */
 async function crawlGatedShop(options: Partial<CrawlOptions>): Promise<GatedRun> {
-    const shop = await startShop({
-        seed: 49,
-        products: 80,
-        categories: 4,
-        scriptOnlyRate: 0,
-        transientFailureRate: 0,
-        notFoundLinks: 0,
-        // Only for its `/premium/` category: 127.0.0.1 (the gate) is let through everything, at any rate.
-        antiBot: {
-            hardCategory: true,
-            residentialAddresses: ['127.0.0.1'],
-            requireBrowserHeaders: false,
-            ratePerSec: 10_000,
-            burst: 10_000,
+    let gate!: HandshakeGate;
+    const run = await crawlShop(
+        {
+            seed: 49,
+            products: 80,
+            categories: 4,
+            scriptOnlyRate: 0,
+            transientFailureRate: 0,
+            notFoundLinks: 0,
+            // Only for its `/premium/` category: 127.0.0.1 (the gate) is let through everything, at any rate.
+            antiBot: {
+                hardCategory: true,
+                residentialAddresses: ['127.0.0.1'],
+                requireBrowserHeaders: false,
+                ratePerSec: 10_000,
+                burst: 10_000,
+            },
         },
-    });
-    const gate = await startHandshakeGate({ upstream: shop.url, gatedPrefix: GATED_PREFIX, hostname: HOST });
-    const storageDir = await mkdtemp(join(tmpdir(), 'dragnet-handshake-gate-'));
-    const close = async () => {
-        await gate.close();
-        await shop.close();
-        await rm(storageDir, { recursive: true, force: true });
-    };
-    try {
-        const started = performance.now();
-        const { summary } = await crawl({
-            site: siteDefinition,
-            startUrls: [`${gate.origin}/`],
-            storageDir,
-            dnsLookup: lookup,
-            chromiumPath: executablePath,
-            progressIntervalSecs: 3600,
-            log: createLogger({ level: 'silent' }),
-            ...options,
-        });
-        const seconds = (performance.now() - started) / 1000;
-        const names = storeNames(siteDefinition.name);
-        return {
-            shop,
-            gate,
-            summary,
-            seconds,
-            items: await readDataset<StoredItem>(storageDir, names.items),
-            deadLetters: await readDataset<DeadLetterEntry>(storageDir, names.deadLetter),
-            close,
-        };
-    } catch (error) {
-        await close();
-        throw error;
-    }
+        { dnsLookup: lookup, chromiumPath: executablePath, ...options },
+        {
+            front: async (shop) =>
+                (gate = await startHandshakeGate({ upstream: shop.url, gatedPrefix: GATED_PREFIX, hostname: HOST })),
+        },
+    );
+    return { ...run, gate };
 }
 
 /** The figures the lead quotes: per rung, per section of the gate, the moves. */
