@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Route, Site } from '../site/site.js';
 import type { RunStats } from '../monitor/stats.js';
 import { InvalidUrlError, normalizeUrl, urlKey } from './normalize.js';
+import { type RequestBudget, UNLIMITED_BUDGET } from './requestBudget.js';
 import type { RobotsPolicy } from './robots.js';
 import type { SiteScope } from './scope.js';
 import type { SeenSet } from './seenSet.js';
@@ -24,8 +25,11 @@ export interface FrontierOptions {
     scope?: SiteScope;
     stats: RunStats;
     log: Logger;
-    /** The most URLs admitted in a run; further links are skipped and counted. Default: no limit. */
-    maxRequests?: number;
+    /**
+     * The most URLs admitted in a run (a fleet's, in the distributed mode); further links are skipped and
+     * counted as `overBudget`. Default: no limit.
+     */
+    budget?: RequestBudget;
     /** Redirect hops followed before a request is a redirect loop. Default: 10. */
     maxRedirects?: number;
 }
@@ -65,7 +69,7 @@ export type RedirectOutcome =
 
 export class Frontier {
     private readonly site: Site;
-    private readonly maxRequests: number;
+    private readonly budget: RequestBudget;
     private readonly maxRedirects: number;
     private readonly maxLinksPerPage: number;
     /**
@@ -77,7 +81,7 @@ export class Frontier {
 
     constructor(private readonly options: FrontierOptions) {
         this.site = options.site;
-        this.maxRequests = options.maxRequests ?? Infinity;
+        this.budget = options.budget ?? UNLIMITED_BUDGET;
         this.maxRedirects = options.maxRedirects ?? 10;
         this.maxLinksPerPage = options.site.maxLinksPerPage ?? DEFAULT_MAX_LINKS_PER_PAGE;
     }
@@ -155,15 +159,18 @@ export class Frontier {
         const admission = new Promise<void>((resolve) => (over = resolve));
         const held = keys.map((key) => this.hold(key, admission));
         const queued: { index: number; key: string }[] = [];
+        let taken = 0;
         try {
             const known = await this.options.seenSet.has(keys);
+            const unseen = candidates.filter((_, candidate) => held[candidate] && !known[candidate]).length;
+            taken = unseen === 0 ? 0 : await this.budget.take(unseen);
             const toHttp: RequestOptions[] = [];
             const toHttpFront: RequestOptions[] = [];
             const toBrowser: RequestOptions[] = [];
             candidates.forEach(({ index, url, route, userData }, candidate) => {
                 if (!held[candidate] || known[candidate]) {
                     admissions[index] = 'seen';
-                } else if (stats.admitted >= this.maxRequests) {
+                } else if (queued.length === taken) {
                     admissions[index] = 'overBudget';
                 } else {
                     admissions[index] = 'queued';
@@ -179,6 +186,7 @@ export class Frontier {
                 this.addTo(this.options.browserQueue, toBrowser),
             ]);
             const isNew = await this.options.seenSet.add(queued.map(({ key }) => key));
+            let admittedElsewhere = 0;
             queued.forEach(({ index }, i) => {
                 // Another worker marked it in between. It queued it too (the queue kept one job)
                 // and counts it; or, rarely, it claimed it as a canonical URL, and the URL is
@@ -186,9 +194,13 @@ export class Frontier {
                 if (isNew[i]) return;
                 admissions[index] = 'seen';
                 stats.admitted -= 1;
+                admittedElsewhere += 1;
             });
+            taken -= admittedElsewhere;
+            await this.budget.giveBack(admittedElsewhere);
         } catch (error) {
             stats.admitted -= queued.length;
+            await this.budget.giveBack(taken);
             throw error;
         } finally {
             keys.forEach((key, candidate) => {
@@ -231,17 +243,20 @@ export class Frontier {
             const [admission] = (await this.admit([{ url: target, label: request.label, userData }])) as [Admission];
             return admission === 'seen' ? 'duplicate' : admission;
         }
-        if (this.options.stats.admitted >= this.maxRequests) {
+        if ((await this.budget.take(1)) === 0) {
             this.options.stats.linksSkipped.overBudget += 1;
             return 'overBudget';
         }
-        const { wasAlreadyPresent } = await this.options.httpQueue.addRequest({
-            url: target,
-            uniqueKey: target,
-            label: request.label,
-            userData,
-        });
-        if (wasAlreadyPresent) return 'loop'; // `/x` → `/x/` → `/x`
+        const { wasAlreadyPresent } = await this.options.httpQueue
+            .addRequest({ url: target, uniqueKey: target, label: request.label, userData })
+            .catch(async (error: unknown) => {
+                await this.budget.giveBack(1);
+                throw error;
+            });
+        if (wasAlreadyPresent) {
+            await this.budget.giveBack(1);
+            return 'loop'; // `/x` → `/x/` → `/x`
+        }
         this.options.stats.admitted += 1;
         return 'queued';
     }
@@ -259,6 +274,11 @@ export class Frontier {
         if (key === ownKey) return 'own';
         for (let admission = this.admitting.get(key); admission; admission = this.admitting.get(key)) await admission;
         return (await this.options.seenSet.claim(key, ownKey)) ? { key } : 'taken';
+    }
+
+    /** Whether the request budget was spent when last looked at. */
+    get budgetSpent(): boolean {
+        return this.budget.spent;
     }
 
     /** Whether `url` is on the site's hosts (frontier/scope.ts). */

@@ -17,6 +17,8 @@ import { HttpClient } from '../fetch/http/httpClient.js';
 import { ChromeWire } from '../fetch/wire/chromeWire.js';
 import { createRobotsFetch } from '../fetch/http/robotsFetch.js';
 import { Frontier } from '../frontier/frontier.js';
+import { RedisRequestBudget } from '../frontier/redis/redisRequestBudget.js';
+import { LocalRequestBudget, type RequestBudget } from '../frontier/requestBudget.js';
 import { RobotsPolicy } from '../frontier/robots.js';
 import { SiteScope } from '../frontier/scope.js';
 import { RunningStages } from '../monitor/live.js';
@@ -119,7 +121,7 @@ export async function buildPipeline(stores: RunStores, options: RunOptions): Pro
         }),
         stats,
         log,
-        maxRequests: options.maxRequests,
+        budget: requestBudget(options.maxRequests, stores),
     });
     const parser = createPageParser(site, options.parseWorkers ?? defaultParseWorkers(), {
         extractTimeoutSecs: options.extractTimeoutSecs,
@@ -203,4 +205,12 @@ export async function buildPipeline(stores: RunStores, options: RunOptions): Pro
                 }),
             ),
     };
+}
+
+/** The run's request budget: the fleet's in Redis when it has one, else this process's (a resumed run's admissions spent). */
+function requestBudget(maxRequests: number | undefined, stores: RunStores): RequestBudget | undefined {
+    if (maxRequests === undefined) return undefined;
+    if (stores.shared)
+        return new RedisRequestBudget(stores.shared.redis, `${stores.shared.keyPrefix}:budget`, maxRequests);
+    return new LocalRequestBudget(maxRequests, stores.stats.admitted);
 }

@@ -57,7 +57,7 @@ export function seedSitemaps(pipeline: Pipeline, startUrls: readonly string[]): 
         },
         counters: stats.sitemaps,
         log,
-        isFull: () => stats.admitted >= (options.maxRequests ?? Infinity),
+        isFull: () => frontier.budgetSpent,
         signal: abort.signal,
     });
     const readAll = async () => {

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { urlKey } from '../../src/frontier/normalize.js';
 import { Frontier, type FrontierOptions } from '../../src/frontier/frontier.js';
 import { createRobotsFetch } from '../../src/fetch/http/robotsFetch.js';
+import { LocalRequestBudget } from '../../src/frontier/requestBudget.js';
 import { RobotsPolicy } from '../../src/frontier/robots.js';
 import { SiteScope } from '../../src/frontier/scope.js';
 import { MemorySeenSet } from '../../src/frontier/seenSet.js';
@@ -202,8 +203,10 @@ enqueue) at the front, so discovery stays ahead`, async (t) => {
         );
     });
 
-    it('admits no more than maxRequests URLs in a run and counts the rest', async (t) => {
-        const { frontier, stats, httpQueue, browserQueue } = await openFrontier(t, { maxRequests: 3 });
+    it('admits no more URLs than its budget in a run and counts the rest', async (t) => {
+        const { frontier, stats, httpQueue, browserQueue } = await openFrontier(t, {
+            budget: new LocalRequestBudget(3),
+        });
         assert.equal(await frontier.enqueue([1, 2].map((n) => ({ url: `${ORIGIN}/products/${n}` }))), 2);
         assert.equal(
             await frontier.enqueue([
@@ -405,7 +408,7 @@ describe('Frontier.followRedirect', () => {
     });
 
     it('keeps a slash redirect within the request budget', async (t) => {
-        const { frontier, stats, httpQueue } = await openFrontier(t, { maxRequests: 1 });
+        const { frontier, stats, httpQueue } = await openFrontier(t, { budget: new LocalRequestBudget(1) });
         await frontier.enqueue([{ url: `${ORIGIN}/author/Jane-Austen` }]);
         await drain(httpQueue);
         assert.equal(
@@ -419,7 +422,7 @@ describe('Frontier.followRedirect', () => {
 
     it(`calls a target kept out by the budget 'overBudget' (not a \
 duplicate) and a Location that is no URL 'invalid'`, async (t) => {
-        const { frontier, stats } = await openFrontier(t, { maxRequests: 1 });
+        const { frontier, stats } = await openFrontier(t, { budget: new LocalRequestBudget(1) });
         await frontier.enqueue([{ url: `${ORIGIN}/products/1` }]);
         assert.equal(await frontier.followRedirect(request(`${ORIGIN}/products/1`), '/products/2'), 'overBudget');
         assert.equal(stats.linksSkipped.overBudget, 1);
@@ -549,7 +552,9 @@ describe('Frontier.claimCanonical', () => {
 
 describe('Frontier.escalate', () => {
     it('puts the request on the browser queue with the reason, bypassing seen-set and budget', async (t) => {
-        const { frontier, stats, httpQueue, browserQueue } = await openFrontier(t, { maxRequests: 1 });
+        const { frontier, stats, httpQueue, browserQueue } = await openFrontier(t, {
+            budget: new LocalRequestBudget(1),
+        });
         await frontier.enqueue([{ url: `${ORIGIN}/products/1`, userData: { from: 'listing' } }]);
         const [fetched] = await drain(httpQueue);
         assert.ok(fetched);

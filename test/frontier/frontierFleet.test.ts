@@ -12,6 +12,7 @@ import { Frontier } from '../../src/frontier/frontier.js';
 import { urlKey } from '../../src/frontier/normalize.js';
 import { JobQueue } from '../../src/frontier/redis/jobQueue.js';
 import { queueCounts } from '../../src/frontier/redis/queueCounts.js';
+import { RedisRequestBudget } from '../../src/frontier/redis/redisRequestBudget.js';
 import { RedisBloomSeenSet } from '../../src/frontier/redisBloomSeenSet.js';
 import { RedisSeenSet } from '../../src/frontier/redisSeenSet.js';
 import type { SeenSet } from '../../src/frontier/seenSet.js';
@@ -54,6 +55,7 @@ const seenSets = {
 async function openWorker(
     openSeenSet: (redis: Redis) => Promise<SeenSet>,
     wrapQueue = (queue: FrontierQueue) => queue,
+    maxRequests?: number,
 ) {
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
     connections.push(redis);
@@ -67,8 +69,9 @@ async function openWorker(
         browserQueue: queue,
         stats,
         log: createLogger({ level: 'silent' }),
+        budget: maxRequests === undefined ? undefined : new RedisRequestBudget(redis, `${prefix}:budget`, maxRequests),
     });
-    return { frontier, stats, queue };
+    return { frontier, stats, queue, redis };
 }
 
 /**
@@ -184,6 +187,25 @@ dies after queuing, before marking them seen`, async () => {
                 'each URL is admitted by one worker',
             );
             assert.equal(workers[0]!.stats.linksSkipped.seen + workers[1]!.stats.linksSkipped.seen, 300);
+        });
+
+        it("admits the fleet's budget in all, not each worker's, and gives back what another worker admitted", async () => {
+            const workers = await Promise.all([0, 1, 2].map(() => openWorker(openSeenSet, undefined, 50)));
+            const links = products(120);
+            // Overlapping pages: each worker's batches share links with the others', so some are admitted elsewhere.
+            await Promise.all(
+                workers.map(async ({ frontier }, w) => {
+                    for (let from = w * 10; from < links.length; from += 15)
+                        await frontier.enqueue(links.slice(from, from + 25));
+                }),
+            );
+            const admitted = workers.reduce((sum, { stats }) => sum + stats.admitted, 0);
+            assert.equal(admitted, 50);
+            assert.equal(await waiting(workers[0]!.queue), 50, 'one job per URL admitted');
+            assert.equal(Number(await workers[0]!.redis.get(`${prefix}:budget`)), 50, 'the count is what was admitted');
+            assert.ok(workers.every(({ frontier }) => frontier.budgetSpent));
+            const overBudget = workers.reduce((sum, { stats }) => sum + stats.linksSkipped.overBudget, 0);
+            assert.ok(overBudget > 0, 'the rest were counted over budget');
         });
     });
 }
