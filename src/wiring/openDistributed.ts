@@ -77,8 +77,11 @@ export function fleetKeys(prefix: string, site: string) {
         opening: `${prefix}:${site}:opening`,
         httpQueue: names.httpQueue,
         browserQueue: names.browserQueue,
-        /** The tier controller's outcomes and the politeness turn (wiring/proxies.ts), forgotten by a new run. */
-        shared: [`${prefix}:${site}:tiers`, `${prefix}:${site}:politeness`],
+        /**
+         * The tier controller's outcomes, the politeness turn and the exits' verdicts (wiring/proxies.ts) and
+         * the request budget's count (build.ts), forgotten by a new run.
+         */
+        shared: ['tiers', 'politeness', 'exits', 'budget'].map((part) => `${prefix}:${site}:${part}`),
     };
 }
 

@@ -1,7 +1,8 @@
 /**
  * Wiring, part of step 2 (build.ts): how the site's requests leave. Its tiers (the command line's,
  * else the site's, else direct), the exits' breaker, the sessions, the tier controller and the
- * politeness limiter, the last two shared through Redis by a distributed fleet.
+ * politeness limiter, the breaker's verdicts and the last two shared through Redis by a distributed
+ * fleet.
  */
 import type { Logger } from 'pino';
 import { ConfigError } from '../options/configError.js';
@@ -14,6 +15,7 @@ import { ProxyRouting } from '../fetch/egress/proxyRouting.js';
 import { type ProxyTier, resolveTiers } from '../fetch/egress/proxyTiers.js';
 import { INSTALL_HINT } from '../fetch/browser/chromium.js';
 import { type Rung, wireRungs } from '../fetch/wire/wireRungs.js';
+import { RedisExitVerdicts } from '../fetch/egress/redisExitVerdicts.js';
 import { RedisTierCounts } from '../fetch/egress/redisTierCounts.js';
 import { TIER_DEFAULTS, TierController } from '../fetch/egress/tierController.js';
 import type { RobotsPolicy } from '../frontier/robots.js';
@@ -37,7 +39,11 @@ export async function buildRouting(
     const tiers = rungsOf(site, options, chromiumPath, log);
     // Sessions claim the release of the Chromium the browser stage renders with and the chrome profile sends by.
     const release = (chromiumPath && (await chromeRelease(chromiumPath))) || FALLBACK_RELEASE;
-    const breaker = new ExitBreaker();
+    const verdicts = stores.shared
+        ? new RedisExitVerdicts({ redis: stores.shared.redis, key: `${stores.shared.keyPrefix}:exits` })
+        : undefined;
+    const breaker = new ExitBreaker({ onVerdict: verdicts?.publish });
+    await verdicts?.follow(breaker);
     const halfLifeMillis = (options.tierController?.halfLifeSecs ?? TIER_DEFAULTS.halfLifeSecs) * 1000;
     const counts = stores.shared
         ? new RedisTierCounts({ redis: stores.shared.redis, key: `${stores.shared.keyPrefix}:tiers`, halfLifeMillis })
@@ -58,7 +64,7 @@ export async function buildRouting(
         maxCoolMs: maxRetryAfterSecs === undefined ? undefined : maxRetryAfterSecs * 1000,
         close: async () => {
             politeness.close();
-            await counts?.close();
+            await Promise.all([counts?.close(), verdicts?.close()]);
         },
         log,
     });

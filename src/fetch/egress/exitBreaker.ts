@@ -3,6 +3,10 @@
  * `exit` failure: 407, refused CONNECT, dead port) is taken out of rotation for a while, longer
  * each time it fails again, and given one request when its time is up. Its requests are retried
  * elsewhere meanwhile; the site never hears of it.
+ *
+ * In a fleet the breakers of all workers share their verdicts (redisExitVerdicts.ts): an exit one
+ * worker opens is held out by every worker, and one a worker's trial finds working again is let back
+ * in by all.
  */
 
 export interface ExitBreakerOptions {
@@ -14,6 +18,14 @@ export interface ExitBreakerOptions {
     maxOpenSecs?: number;
     /** The clock, for tests. Default: Date.now. */
     now?: () => number;
+    /** Told each time this breaker opens an exit or closes it again, for the fleet to share. Default: none. */
+    onVerdict?: (exit: string, verdict: ExitVerdict) => void;
+}
+
+/** An exit held out until `openUntil` (epoch ms) after `openings` openings in a row; `openUntil` 0: in rotation. */
+export interface ExitVerdict {
+    openUntil: number;
+    openings: number;
 }
 
 export const EXIT_BREAKER_DEFAULTS = { faultsToOpen: 1, openSecs: 5, maxOpenSecs: 300 };
@@ -38,6 +50,7 @@ export class ExitBreaker {
     private readonly openMillis: number;
     private readonly maxOpenMillis: number;
     private readonly now: () => number;
+    private readonly onVerdict: ((exit: string, verdict: ExitVerdict) => void) | undefined;
     private readonly exits = new Map<string, ExitState>();
 
     constructor(options: ExitBreakerOptions = {}) {
@@ -45,6 +58,7 @@ export class ExitBreaker {
         this.openMillis = (options.openSecs ?? EXIT_BREAKER_DEFAULTS.openSecs) * 1000;
         this.maxOpenMillis = (options.maxOpenSecs ?? EXIT_BREAKER_DEFAULTS.maxOpenSecs) * 1000;
         this.now = options.now ?? Date.now;
+        this.onVerdict = options.onVerdict;
     }
 
     /** Whether a request may go out by `exit` now. After an opening, the first caller gets the one trial. */
@@ -62,7 +76,9 @@ export class ExitBreaker {
     worked(exit: string): void {
         const state = this.exits.get(exit);
         if (!state) return;
+        const closing = state.openings > 0;
         Object.assign(state, { faultsInRow: 0, openings: 0, openUntil: 0, trial: false });
+        if (closing) this.onVerdict?.(exit, { openUntil: 0, openings: 0 });
     }
 
     /** The exit failed on its own account. */
@@ -78,6 +94,25 @@ export class ExitBreaker {
         state.openings += 1;
         state.opened += 1;
         state.trial = false;
+        this.onVerdict?.(exit, { openUntil: state.openUntil, openings: state.openings });
+    }
+
+    /**
+     * Another worker's verdict on `exit`: an opening holds the exit out here until the same time (the
+     * later one, when this breaker has one too); a close lets it back in. Counted as that worker's, not
+     * this one's, and not told on.
+     */
+    adopt(exit: string, verdict: ExitVerdict): void {
+        const state = this.state(exit);
+        if (verdict.openUntil === 0) {
+            Object.assign(state, { faultsInRow: 0, openings: 0, openUntil: 0, trial: false });
+        } else if (verdict.openUntil > state.openUntil) {
+            Object.assign(state, {
+                openUntil: verdict.openUntil,
+                openings: Math.max(state.openings, verdict.openings),
+            });
+            state.trial = false;
+        }
     }
 
     /** Exit faults and openings of `exit`, for the stats. */
