@@ -65,7 +65,7 @@ describeOnEachWire('a crawl of a shop through 6 proxies in 2 tiers, one proxy br
     let world: ProxyWorld;
     let run: ShopCrawl;
     // Fewer on chrome, whose Chromium does some 30 navigations a second here: the same world, in CI's time.
-    const products = wire === 'chrome' ? 600 : 1000;
+    const products = wire === 'chrome' ? 300 : 1000;
 
     before(async () => {
         world = await startProxyWorld({ datacenter: 4, residential: 2, broken: 1 });
