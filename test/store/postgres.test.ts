@@ -262,6 +262,26 @@ and keeps a judged request out of dead-letter`, async (t) => {
         assert.deepEqual(await all(iterateItems(db, 'shop', 'deadLetter')), []);
     });
 
+    it(`stores a request in one table when two workers commit different outcomes \
+for it at once (its job's lease expired under one, the other finished it)`, async (t) => {
+        const { db, sink } = await open(t);
+        const keys = Array.from({ length: 300 }, (_, n) => `race-${n}`);
+        // One worker judged each page, the other dead-lettered it; their commits overlap.
+        await Promise.all(
+            keys.flatMap((key, n) => {
+                const judged = sink.commit('shop', [{ requestKey: key, items: [item(n, key)] }]);
+                const failed = sink.commit('shop', [{ requestKey: key, deadLetter: deadLetter(key, 'timeout') }]);
+                return n % 2 === 0 ? [judged, failed] : [failed, judged];
+            }),
+        );
+        const inItems = new Set((await all(iterateItems(db, 'shop', 'items'))).map((row) => (row as StoredItem)._url));
+        const both = (await all(iterateItems(db, 'shop', 'deadLetter')))
+            .map((row) => (row as DeadLetterEntry).url)
+            .filter((url) => inItems.has(url));
+        assert.deepEqual(both, [], 'in items and in dead-letter');
+        assert.deepEqual(await sink.counts('shop'), { items: 300, quarantine: 0, deadLetter: 0, rawPages: 0 });
+    });
+
     it('stores text with a NUL in it, without the NUL', async (t) => {
         const { db, sink } = await open(t);
         await sink.commit('shop', [

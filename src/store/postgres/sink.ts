@@ -11,9 +11,14 @@
  *
  * Every request ends in one place: a request whose page was judged (it has items or quarantine
  * entries) leaves dead-letter, and a dead-letter entry for one is not stored — as reparse does.
- * A request dead-lettered again keeps its latest entry.
+ * A request dead-lettered again keeps its latest entry. Two commits for one request (its job's
+ * lease expired under one worker while another finished it) take turns: each transaction first
+ * takes an advisory lock per request key, so the second sees what the first stored and keeps to
+ * one table. Without it, each transaction's check misses the other's uncommitted rows, and the
+ * request can end in both items and dead-letter.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type pg from 'pg';
 import type { DeadLetterEntry, FailureClass } from '../../vocabulary/failure.js';
 import { type QuarantineEntry, storedDeadLetter, type StoredItem } from '../records.js';
 import { isConnectionError, jsonb, onlyRow, type PgDatabase } from './database.js';
@@ -144,6 +149,7 @@ export class PgSink {
         await retryTransient(
             () =>
                 this.db.transaction(async (client) => {
+                    await lockRequests(client, site, rows.keys);
                     await insertRecords(client, this.db, 'items', site, rows.items);
                     await insertRecords(client, this.db, 'quarantine', site, rows.quarantine);
                     if (rows.judged.length > 0) {
@@ -252,5 +258,19 @@ function rowsOf(outcomes: readonly PgOutcome[]) {
         if (stored.length > 0 || quarantined.length > 0) judged.push(requestKey);
         if (deadLetter) dead.set(requestKey, deadLetter);
     }
-    return { items, quarantine, judged, dead: deadLetterColumns([...dead]) };
+    const keys = sorted.map(({ requestKey }) => requestKey);
+    return { keys, items, quarantine, judged, dead: deadLetterColumns([...dead]) };
+}
+
+/**
+ * Takes the transaction's lock on each request of `site` (PostgreSQL advisory locks, released at
+ * COMMIT or ROLLBACK), in one order for every commit so two commits never wait on each other in a
+ * circle. Two keys with the same 64-bit hash share a lock, which only makes their commits take turns.
+ */
+async function lockRequests(client: pg.PoolClient, site: string, keys: readonly string[]): Promise<void> {
+    await client.query(
+        `SELECT pg_advisory_xact_lock(h)
+         FROM (SELECT DISTINCT hashtextextended($1 || ' ' || k, 0) AS h FROM unnest($2::text[]) AS k ORDER BY h) AS locks`,
+        [site, keys],
+    );
 }
