@@ -282,6 +282,48 @@ for it at once (its job's lease expired under one, the other finished it)`, asyn
         assert.deepEqual(await sink.counts('shop'), { items: 300, quarantine: 0, deadLetter: 0, rawPages: 0 });
     });
 
+    it(`is read from one snapshot while workers write: every row committed before \
+the read began, once, and none committed after, whatever its place in the order`, async (t) => {
+        const { db, sink } = await open(t);
+        const commitItems = (from: number, count: number) =>
+            sink.commit(
+                'shop',
+                Array.from({ length: count }, (_, n) => ({
+                    requestKey: `p${from + n}`,
+                    items: [item(from + n, `p${from + n}`)],
+                })),
+            );
+        await commitItems(0, 25);
+        // A worker's commit under way as the read starts: its row has its place in the order (its seq) already.
+        let letCommit!: () => void;
+        const commitLater = new Promise<void>((resolve) => (letCommit = resolve));
+        let inserted!: () => void;
+        const insertedLate = new Promise<void>((resolve) => (inserted = resolve));
+        const slowCommit = db.transaction(async (client) => {
+            await client.query(
+                `INSERT INTO ${db.table('items')} (site, request_key, ordinal, item) VALUES ('shop', 'slow', 0, $1)`,
+                [JSON.stringify(item(999, 'slow'))],
+            );
+            inserted();
+            await commitLater;
+        });
+        await insertedLate;
+        await commitItems(25, 5);
+
+        const reading = iterateItems(db, 'shop', 'items', { batchSize: 10 })[Symbol.asyncIterator]();
+        const read = [(await reading.next()).value as StoredItem];
+        await commitItems(30, 10); // after the read began, with later places in the order
+        letCommit();
+        await slowCommit; // after the read began, with a place among the rows read
+        for (let next = await reading.next(); !next.done; next = await reading.next())
+            read.push(next.value as StoredItem);
+
+        const urls = read.map((row) => row._url);
+        assert.equal(new Set(urls).size, urls.length, 'no row read twice');
+        assert.deepEqual([...urls].sort(), Array.from({ length: 30 }, (_, n) => `http://shop.test/p${n}`).sort());
+        assert.equal((await all(iterateItems(db, 'shop', 'items'))).length, 41, 'a read begun later sees them all');
+    });
+
     it('stores text with a NUL in it, without the NUL', async (t) => {
         const { db, sink } = await open(t);
         await sink.commit('shop', [
@@ -392,12 +434,16 @@ INSERT, and a page fetched again becomes the newest`, async (t) => {
             await Promise.all(written.slice(i, i + 100).map((p) => raw.put(p)));
 
         const reads: number[] = [];
-        const query = db.query.bind(db);
-        db.query = (async (text: string, values?: unknown[]) => {
-            const result = await query(text, values);
-            if (text.startsWith('SELECT seq')) reads.push(result.rows.length);
-            return result;
-        }) as typeof db.query;
+        const readSnapshot = db.readSnapshot.bind(db);
+        db.readSnapshot = async () => {
+            const snapshot = await readSnapshot();
+            const query = (async (text: string, values?: unknown[]) => {
+                const result = await snapshot.query(text, values);
+                if (text.startsWith('SELECT seq')) reads.push(result.rows.length);
+                return result;
+            }) as typeof snapshot.query;
+            return { ...snapshot, query };
+        };
         const keys: string[] = [];
         for await (const stored of raw.pages()) {
             if (keys.length === 0) assert.deepEqual(reads, [500], 'one batch read before the first page');

@@ -172,6 +172,38 @@ export class PgDatabase {
     }
 
     /**
+     * Opens a read-only transaction at REPEATABLE READ on one connection: every query on it sees the
+     * database as it was at its first query, whatever commits meanwhile. `end()` commits it and gives
+     * the connection back (destroyed, when it failed).
+     */
+    async readSnapshot(): Promise<ReadSnapshot> {
+        const client = await this.pool.connect();
+        const ignore = () => {};
+        client.on('error', ignore);
+        let failure: Error | undefined;
+        const fail = (error: unknown) => {
+            failure ??= error instanceof Error ? error : new Error(String(error));
+            throw error;
+        };
+        const release = () => {
+            client.off('error', ignore);
+            client.release(failure !== undefined && isConnectionError(failure) ? failure : undefined);
+        };
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY').catch((error: unknown) => {
+            failure = error instanceof Error ? error : new Error(String(error));
+            release();
+            throw error;
+        });
+        return {
+            query: (text, values) => client.query(text, values).catch(fail),
+            end: async () => {
+                await client.query(failure ? 'ROLLBACK' : 'COMMIT').catch(() => {});
+                release();
+            },
+        };
+    }
+
+    /**
      * Creates the schema and runs each migration not run yet, once, however many workers start at
      * once: all of it happens in one transaction holding an advisory lock of this schema, so the
      * others wait and then find every step done.
@@ -316,4 +348,13 @@ function parseUrl(url: string): URL | undefined {
     } catch {
         return undefined;
     }
+}
+
+/** A read-only snapshot of the database (PgDatabase.readSnapshot). */
+export interface ReadSnapshot {
+    query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+        text: string,
+        values?: unknown[],
+    ): Promise<pg.QueryResult<R>>;
+    end(): Promise<void>;
 }

@@ -4,9 +4,13 @@
  * (site, seq) index, so the millionth row costs what the first did (OFFSET would walk past every
  * row before it) and an export of a million items holds one batch in memory.
  *
- * Rows read back in the order they were first inserted. A reader that runs while workers write may
- * miss a row that is committed after it has read past its `seq` (sequence numbers are handed out
- * before commit); read once the crawl is done.
+ * Rows read back in the order they were first inserted, all from one snapshot (a read-only
+ * REPEATABLE READ transaction): a reader that runs while workers write reads every row committed
+ * before it started and none committed after, each once. Without it, a row committed after the
+ * reader had passed its `seq` would be missed (sequence numbers are handed out before commit) while
+ * later ones were read. The transaction holds back VACUUM's cleanup of the rows it could see until the
+ * read ends. A connection lost in the middle fails the read: a new snapshot could not go on where
+ * the old one stopped.
  */
 import type { PgDatabase, PgTable } from './database.js';
 import { retryTransient, type RetryOptions } from './sink.js';
@@ -44,8 +48,8 @@ export async function* iterateItems(
 }
 
 /**
- * The site's rows of `table` in `seq` order, `batchSize` at a time; `columns` is the SELECT list
- * besides `seq`. A batch whose connection broke is read again (it is only a read).
+ * The site's rows of `table` in `seq` order, `batchSize` at a time, from one snapshot; `columns` is
+ * the SELECT list besides `seq`. A refused connection at the start is retried (RetryOptions).
  */
 export async function* keysetBatches<R>(
     db: PgDatabase,
@@ -56,15 +60,17 @@ export async function* keysetBatches<R>(
 ): AsyncGenerator<R[]> {
     const batchSize = options.batchSize ?? 1000;
     const text = `SELECT seq, ${columns} FROM ${db.table(table)} WHERE site = $1 AND seq > $2 ORDER BY seq LIMIT $3`;
-    // seq is a bigint: pg hands it over as a string, and it goes back as one, exact past 2^53.
-    for (let after = '0'; ; ) {
-        const { rows } = await retryTransient(
-            () => db.query<R & { seq: string }>(text, [site, after, batchSize]),
-            options,
-        );
-        if (rows.length > 0) yield rows;
-        const last = rows.at(-1);
-        if (!last || rows.length < batchSize) return;
-        after = last.seq;
+    const snapshot = await retryTransient(() => db.readSnapshot(), options);
+    try {
+        // seq is a bigint: pg hands it over as a string, and it goes back as one, exact past 2^53.
+        for (let after = '0'; ; ) {
+            const { rows } = await snapshot.query<R & { seq: string }>(text, [site, after, batchSize]);
+            if (rows.length > 0) yield rows;
+            const last = rows.at(-1);
+            if (!last || rows.length < batchSize) return;
+            after = last.seq;
+        }
+    } finally {
+        await snapshot.end();
     }
 }
