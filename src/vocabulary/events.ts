@@ -12,7 +12,7 @@
  * dead-letter counts are counted in the transaction that stores them (store/outcomes.ts), so the
  * saved counters always agree with the stores.
  */
-import type { Renderer } from '../site/site.js';
+import type { Renderer, WireProfile } from '../site/site.js';
 import type { ClassifiedFailure } from './failure.js';
 import type { Stage } from './request.js';
 
@@ -21,8 +21,11 @@ export interface RunEventMap {
      * A fetch attempt is about to be sent: an HTTP request, or a browser navigation. `request` identifies the attempt.
      */
     attemptStarted: { stage: Stage; request: object; url: string };
-    /** The attempt got a response (any status); for HTTP, `responseMs` is the site's time to the response headers. */
-    responded: { stage: Stage; request: object; url: string; status: number; responseMs?: number };
+    /**
+     * The attempt got a response (any status); for HTTP, `responseMs` is the site's time to the response headers,
+     * and `wire` the profile the request went out on.
+     */
+    responded: { stage: Stage; request: object; url: string; status: number; responseMs?: number; wire?: WireProfile };
     /** The attempt failed, as the failure classifier judged it; `error` as it was thrown. */
     attemptFailed: { stage: Stage; request: object; url: string; error: unknown; failure: ClassifiedFailure };
     /** A failed request will be fetched again in `delayMs`; `attempt` is the attempt that failed (1 for the first). */

@@ -31,8 +31,8 @@ export function observeRun(
     if (metrics) measure(events, metrics);
     if (concurrency) controlConcurrency(events, concurrency);
     if (adaptiveTimeout) {
-        events.on('responded', ({ stage, url, responseMs }) => {
-            if (stage === 'http' && responseMs !== undefined) adaptiveTimeout.responded(url, responseMs);
+        events.on('responded', ({ stage, url, responseMs, wire }) => {
+            if (stage === 'http' && responseMs !== undefined) adaptiveTimeout.responded(url, responseMs, wire);
         });
     }
     events.on('cheapFetchJudged', ({ route, neededBrowser }) => renderLearner.record(route, neededBrowser));

@@ -100,7 +100,8 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                     await egress.preflight(url, { viaProxy: exit.proxyUrl !== undefined });
                     requestOptions.proxyUrl = exit.proxyUrl;
                     // Read by the HTTP client (httpClient.ts), which Crawlee hands these options to as they are.
-                    Object.assign(requestOptions, { wire: routing.tiers[tier]?.wire ?? 'fast', identity });
+                    const wire = routing.tiers[tier]?.wire ?? 'fast';
+                    Object.assign(requestOptions, { wire, identity });
                     const { cookie: siteCookie, Cookie: siteCookieToo, ...siteHeaders } = site.headers ?? {};
                     const cookie = await cookieHeader(identity.cookieJar, url, siteCookie ?? siteCookieToo);
                     requestOptions.headers = {
@@ -111,7 +112,7 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                     };
                     if (options.adaptiveTimeout)
                         requestOptions.timeout = {
-                            request: options.adaptiveTimeout.timeoutFor(request.url, request.retryCount + 1),
+                            request: options.adaptiveTimeout.timeoutFor(request.url, request.retryCount + 1, wire),
                         };
                     events.emit('attemptStarted', { stage: 'http', request, url: request.url });
                 },
@@ -121,14 +122,15 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                 const settle = attemptSettler(context, outcomes, queue);
                 const userData = request.userData as RequestData;
                 const status = response.statusCode ?? 0;
+                const attempt = routing.attemptOf(request);
                 events.emit('responded', {
                     stage: 'http',
                     request,
                     url: request.url,
                     status,
                     responseMs: timeToResponse(response),
+                    wire: attempt ? routing.tiers[attempt.tier]?.wire : undefined,
                 });
-                const attempt = routing.attemptOf(request);
                 if (attempt)
                     await keepResponseCookies(
                         attempt.identity.cookieJar,

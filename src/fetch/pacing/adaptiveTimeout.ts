@@ -7,7 +7,12 @@
  * at most the request timeout); a retry gets the full request timeout, so a page that is merely
  * slow still gets through (the tail-at-scale trade: a slow page costs one more request). At 5x the
  * p99, about one first attempt in a thousand or fewer is cut short on a site with a long tail.
+ *
+ * Times are kept per domain and wire profile: a request on `chrome` waits on the machine's
+ * Chromium as well as on the site, many times a `fast` request's time on a site that answers in
+ * milliseconds, and a timeout learned from `fast` would cut it short.
  */
+import type { WireProfile } from '../../site/site.js';
 import { domainOf } from './concurrencyController.js';
 
 export interface AdaptiveTimeoutOptions {
@@ -54,18 +59,18 @@ export class AdaptiveTimeout {
         this.samples = options.samples ?? ADAPTIVE_TIMEOUT_DEFAULTS.samples;
     }
 
-    /** The timeout for attempt number `attempt` (1 for the first) of a fetch of `url`. */
-    timeoutFor(url: string, attempt: number): number {
-        const learned = attempt === 1 ? this.domains.get(domainOf(url))?.timeoutMs : undefined;
+    /** The timeout for attempt number `attempt` (1 for the first) of a fetch of `url` on `wire`. */
+    timeoutFor(url: string, attempt: number, wire: WireProfile = 'fast'): number {
+        const learned = attempt === 1 ? this.domains.get(keyOf(url, wire))?.timeoutMs : undefined;
         return learned === undefined ? this.maxMs : Math.min(this.maxMs, Math.max(this.minMs, learned));
     }
 
     /**
-     * A fetch of `url` got its response headers `responseMs` after it was sent: the site's time,
-     * not counting how long this process took to get to the response (a busy event loop).
+     * A fetch of `url` on `wire` got its response headers `responseMs` after it was sent: the site's
+     * time, not counting how long this process took to get to the response (a busy event loop).
      */
-    responded(url: string, responseMs: number): void {
-        const domain = this.domain(domainOf(url));
+    responded(url: string, responseMs: number, wire: WireProfile = 'fast'): void {
+        const domain = this.domain(keyOf(url, wire));
         domain.times[domain.next] = responseMs;
         domain.next = (domain.next + 1) % this.samples;
         domain.sinceComputed += 1;
@@ -89,3 +94,5 @@ export class AdaptiveTimeout {
         return domain;
     }
 }
+
+const keyOf = (url: string, wire: WireProfile) => (wire === 'fast' ? domainOf(url) : `${domainOf(url)} ${wire}`);

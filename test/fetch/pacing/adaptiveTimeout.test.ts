@@ -41,6 +41,14 @@ goes under the minimum or over the request timeout`, () => {
         assert.equal(ceiling.timeouts.timeoutFor(A, 1), 30_000);
     });
 
+    it("learns each wire profile of a domain apart: chrome's slower answers neither stretch fast's timeout nor are cut by it", () => {
+        const { timeouts } = timeoutAt({ minSecs: 0.1 });
+        answer(timeouts, A, 20, 50);
+        assert.equal(timeouts.timeoutFor(A, 1, 'chrome'), 30_000, 'chrome has no times of its own yet');
+        for (let i = 0; i < 50; i++) timeouts.responded(A, 400, 'chrome');
+        assert.deepEqual([timeouts.timeoutFor(A, 1), timeouts.timeoutFor(A, 1, 'chrome')], [100, 2000]);
+    });
+
     it('gives retries the full timeout, and keeps domains apart', () => {
         const { timeouts } = timeoutAt();
         answer(timeouts, A, 200, 50);
