@@ -14,7 +14,7 @@
  * 3. seen-set memory: bytes per URL of the exact set and the Bloom filter (lib/seenSetMemory.ts).
  * 4. queue memory: Redis bytes per waiting request with 1,000,000 queued, and what 10M would take.
  */
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { cpus } from 'node:os';
 import { DISTRIBUTED_DEFAULTS } from '../src/options/crawlOptions.js';
 import { connectRedis } from '../src/frontier/redis/connection.js';
@@ -75,6 +75,7 @@ export default defineSuite({
     runByDefault: false,
     async run(options, report) {
         const redis = await connectRedis(REDIS_URL, { name: 'dragnet-bench' });
+        if (!(redis instanceof Redis)) throw new Error('the distributed bench measures one Redis, not a cluster');
         try {
             for (const products of options.products ?? (options.large ? LARGE_PRODUCTS : DEFAULT_PRODUCTS))
                 await scalingCase(redis, products, options.runs, report);

@@ -10,7 +10,7 @@ import { type FleetStatus, readFleetStatus } from '../wiring/fleetStatus.js';
 import { connectParts } from '../wiring/openDistributed.js';
 import { runCommand } from './command.js';
 
-const SHARED = ['site', 'redisUrl', 'databaseUrl', 'redisPrefix'] as const;
+const SHARED = ['site', 'redisUrl', 'databaseUrl', 'redisCluster', 'redisPrefix'] as const;
 
 const HELP = `Usage: npm run status -- [--site NAME] [--json] [--redis-url URL] [--database-url URL] [--redis-prefix P]
 Shows the shared state of the site's distributed run: queued, delayed (retries waiting) and active
@@ -31,7 +31,12 @@ runCommand(async () => {
             'status reads a distributed run: set --redis-url (REDIS_URL) and --database-url (DATABASE_URL)',
         );
     const prefix = options.redisPrefix ?? DISTRIBUTED_DEFAULTS.redisPrefix;
-    const { redis, db } = await connectParts(options.redisUrl, options.databaseUrl, `${prefix}:status`);
+    const { redis, db } = await connectParts(
+        options.redisUrl,
+        options.databaseUrl,
+        `${prefix}:status`,
+        options.redisCluster,
+    );
     try {
         const status = await readFleetStatus(redis, db, { prefix, site: options.site });
         process.stdout.write(flags.json ? `${JSON.stringify(status)}\n` : formatStatus(status));

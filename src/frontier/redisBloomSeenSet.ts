@@ -14,9 +14,9 @@
  *
  * Like RedisSeenSet, whose plumbing it shares: the layout (bits, hashes, bits per bitmap) is
  * stored in `${key}:meta` by the first opener and read by every later one; `${key}:count` counts
- * URLs admitted fleet-wide; a single Redis primary, not Redis Cluster.
+ * URLs admitted fleet-wide; on a Redis Cluster, the key carries a hash tag, as RedisSeenSet's.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis/connection.js';
 import type { SeenSetReport } from '../vocabulary/report.js';
 import { bloomPositions, bloomSizing } from './bloomSeenSet.js';
 import type { SeenSet } from './seenSet.js';
@@ -34,7 +34,7 @@ import {
 export interface RedisBloomSeenSetOptions {
     /**
      * The Redis key prefix of this site's seen-set, e.g.
-     * `dragnet:shop:seen`; every key the set writes starts with `${key}:`.
+     * `{dragnet:shop}:seen`; every key the set writes starts with `${key}:`.
      */
     key: string;
     /**
@@ -141,12 +141,12 @@ export class RedisBloomSeenSet implements SeenSet {
     readonly bitCount: number;
     readonly hashCount: number;
     readonly bitsPerKey: number;
-    private readonly redis: Redis;
+    private readonly redis: RedisClient;
     private readonly script: LuaScript;
     private readonly keys: string[];
     private count: number;
 
-    private constructor(redis: Redis, key: string, layout: BloomLayout, count: number) {
+    private constructor(redis: RedisClient, key: string, layout: BloomLayout, count: number) {
         this.redis = redis;
         this.key = key;
         this.bitCount = layout.bitCount;
@@ -159,7 +159,7 @@ export class RedisBloomSeenSet implements SeenSet {
     }
 
     /** Opens the filter under `options.key`: its stored layout, or, first of the fleet, the one the options imply. */
-    static async open(redis: Redis, options: RedisBloomSeenSetOptions): Promise<RedisBloomSeenSet> {
+    static async open(redis: RedisClient, options: RedisBloomSeenSetOptions): Promise<RedisBloomSeenSet> {
         const sizing = bloomSizing({
             expectedItems: options.expectedUrls,
             falsePositiveRate: options.falsePositiveRate,

@@ -13,8 +13,8 @@
  * Exact up to the hash: with 64-bit hashes, the chance that any two of 10M URLs collide is
  * n² / 2^65 ≈ 3e-6; a collision is one URL wrongly skipped as seen.
  *
- * The buckets are spread over many hash slots and one script touches many of them, so this
- * targets a single Redis primary (with replicas if wanted), not Redis Cluster.
+ * One script touches many buckets, so on a Redis Cluster the key must carry a hash tag (the fleet's
+ * keys carry the site's, wiring/openDistributed.ts): every bucket is then in the tag's slot.
  *
  * Keys, all under `options.key`: `${key}:meta` (the layout, written by the first opener and read
  * by every later one, so workers with different `expectedUrls` still agree), `${key}:count` (URLs
@@ -23,6 +23,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { primariesOf, type RedisClient } from './redis/connection.js';
 import type { SeenSetReport } from '../vocabulary/report.js';
 import { BLOOM_DEFAULTS } from './bloomSeenSet.js';
 import type { SeenSet } from './seenSet.js';
@@ -30,7 +31,7 @@ import type { SeenSet } from './seenSet.js';
 export interface RedisSeenSetOptions {
     /**
      * The Redis key prefix of this site's seen-set, e.g.
-     * `dragnet:shop:seen`; every key the set writes starts with `${key}:`.
+     * `{dragnet:shop}:seen`; every key the set writes starts with `${key}:`.
      */
     key: string;
     /**
@@ -87,13 +88,13 @@ export class RedisSeenSet implements SeenSet {
     readonly key: string;
     /** Bucket hashes the URLs are spread over: a power of two, as stored in `${key}:meta`. */
     readonly buckets: number;
-    private readonly redis: Redis;
+    private readonly redis: RedisClient;
     private readonly script: LuaScript;
     private readonly claimScript: LuaScript;
     private readonly bucketDivisor: number;
     private count: number;
 
-    private constructor(redis: Redis, key: string, layout: ExactLayout, count: number) {
+    private constructor(redis: RedisClient, key: string, layout: ExactLayout, count: number) {
         this.redis = redis;
         this.key = key;
         this.buckets = layout.buckets;
@@ -105,7 +106,7 @@ export class RedisSeenSet implements SeenSet {
     }
 
     /** Opens the set under `options.key`: its stored layout, or, first of the fleet, the one `expectedUrls` implies. */
-    static async open(redis: Redis, options: RedisSeenSetOptions): Promise<RedisSeenSet> {
+    static async open(redis: RedisClient, options: RedisSeenSetOptions): Promise<RedisSeenSet> {
         const expectedUrls = options.expectedUrls ?? BLOOM_DEFAULTS.expectedItems;
         if (!(expectedUrls > 0 && Number.isFinite(expectedUrls))) throw new RangeError('expectedUrls must be positive');
         let buckets = 1;
@@ -189,7 +190,7 @@ export class RedisSeenSet implements SeenSet {
  */
 export type LuaScript = (keys: readonly string[], args: readonly (string | Buffer | number)[]) => Promise<unknown>;
 
-export function luaScript(redis: Redis, name: string, lua: string): LuaScript {
+export function luaScript(redis: RedisClient, name: string, lua: string): LuaScript {
     if (!(name in redis)) redis.defineCommand(name, { lua });
     // biome-ignore lint/plugin/noDoubleCast: defineCommand made the command a method Redis's type cannot know of
     const command = (redis as unknown as Record<string, ((...args: unknown[]) => Promise<unknown>) | undefined>)[name];
@@ -201,7 +202,7 @@ export function luaScript(redis: Redis, name: string, lua: string): LuaScript {
  * The layout stored in `${key}:meta`, after storing `proposed` there if there was none. SET NX
  * makes one opener of the fleet the first; the rest read what it wrote.
  */
-export async function openLayout<T extends { kind: string }>(redis: Redis, key: string, proposed: T): Promise<T> {
+export async function openLayout<T extends { kind: string }>(redis: RedisClient, key: string, proposed: T): Promise<T> {
     const metaKey = `${key}:meta`;
     await redis.set(metaKey, JSON.stringify(proposed), 'NX');
     const stored = await redis.get(metaKey);
@@ -225,24 +226,32 @@ export function countKey(key: string): string {
     return `${key}:count`;
 }
 
-export async function readCount(redis: Redis, key: string): Promise<number> {
+export async function readCount(redis: RedisClient, key: string): Promise<number> {
     return Number((await redis.get(countKey(key))) ?? 0);
 }
 
 /** The keys under `${key}:`, a SCAN batch at a time. */
-export async function* scanKeysUnder(redis: Redis, key: string): AsyncGenerator<string[]> {
+export async function* scanKeysUnder(redis: RedisClient, key: string): AsyncGenerator<string[]> {
+    for (const node of primariesOf(redis)) yield* scanNode(node, key);
+}
+
+/**
+ * Deletes the keys under `${key}:`, each by the node that holds it (one key a command, so keys of
+ * different slots never meet in one); UNLINK frees their memory off Redis's main thread.
+ */
+export async function deleteKeysUnder(redis: RedisClient, key: string): Promise<void> {
+    for (const node of primariesOf(redis))
+        for await (const keys of scanNode(node, key)) await node.pipeline(keys.map((name) => ['unlink', name])).exec();
+}
+
+async function* scanNode(node: Redis, key: string): AsyncGenerator<string[]> {
     const match = `${key.replace(/[*?[\]\\]/g, '\\$&')}:*`;
     let cursor = '0';
     do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', match, 'COUNT', 1_000);
+        const [next, keys] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1_000);
         cursor = next;
         if (keys.length > 0) yield keys;
     } while (cursor !== '0');
-}
-
-/** Deletes the keys under `${key}:`; UNLINK frees their memory off Redis's main thread. */
-export async function deleteKeysUnder(redis: Redis, key: string): Promise<void> {
-    for await (const keys of scanKeysUnder(redis, key)) await redis.unlink(...keys);
 }
 
 /**

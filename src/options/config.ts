@@ -227,6 +227,15 @@ function distributedOptionsOf(config: Config): DistributedOptions | undefined {
                 `only ${redisUrl ? '--redis-url' : '--database-url'} is set`,
         );
     }
-    const { redisPrefix, jobLockSecs, finishGraceSecs, fleetConcurrency, maxWaitingJobs } = config;
-    return { redisUrl, databaseUrl, redisPrefix, jobLockSecs, finishGraceSecs, fleetConcurrency, maxWaitingJobs };
+    const { redisCluster, redisPrefix, jobLockSecs, finishGraceSecs, fleetConcurrency, maxWaitingJobs } = config;
+    return {
+        redisUrl,
+        databaseUrl,
+        redisCluster,
+        redisPrefix,
+        jobLockSecs,
+        finishGraceSecs,
+        fleetConcurrency,
+        maxWaitingJobs,
+    };
 }

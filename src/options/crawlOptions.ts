@@ -66,6 +66,8 @@ export interface DistributedOptions {
     redisUrl: string;
     /** The PostgreSQL of the shared sink. */
     databaseUrl: string;
+    /** `redisUrl` names one node of a Redis Cluster. Default: false, one Redis. */
+    redisCluster?: boolean;
     /** The start of every Redis key. Default: `dragnet`. */
     redisPrefix?: string;
     /** How long a job stays locked to its worker without a renewal. Default: 30 s. */

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { DISTRIBUTED_DEFAULTS } from './crawlOptions.js';
-import { wholeAtLeast1 } from './optionSchemas.js';
+import { onOrOff, wholeAtLeast1 } from './optionSchemas.js';
 import { option } from './optionSpec.js';
 
 export const DISTRIBUTED_OPTIONS = {
@@ -27,6 +27,18 @@ export const DISTRIBUTED_OPTIONS = {
             'the PostgreSQL that holds items, quarantine, dead-letter and raw pages; a schema: ' +
             '?options=-c%20search_path%3DNAME',
         schema: z.string().min(1, 'must not be empty').optional(),
+    }),
+    redisCluster: option({
+        flag: 'redis-cluster',
+        env: 'DRAGNET_REDIS_CLUSTER',
+        group: 'distributed',
+        kind: 'switch',
+        default: false,
+        defaultText: 'off: one Redis',
+        doc:
+            "--redis-url names one node of a Redis Cluster; the others are found from it. Each site's keys share " +
+            'one hash slot, so the sites spread over the nodes; the variable: 1 or 0',
+        schema: onOrOff(),
     }),
     redisPrefix: option({
         flag: 'redis-prefix',

@@ -5,7 +5,7 @@
  * reason included. `npm run status` prints it.
  */
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../frontier/redis/connection.js';
 import { Fleet, type WorkerSeen } from '../frontier/redis/fleet.js';
 import { type QueueCounts, queueCounts } from '../frontier/redis/queueCounts.js';
 import { PgBacklog } from '../store/postgres/backlog.js';
@@ -47,14 +47,14 @@ const TOTALS = [
 ];
 
 export async function readFleetStatus(
-    redis: Redis,
+    redis: RedisClient,
     db: PgDatabase,
     { prefix, site }: { prefix: string; site: string },
 ): Promise<FleetStatus> {
     const keys = fleetKeys(prefix, site);
     const fleet = new Fleet({ redis, key: keys.site });
-    const http = new Queue(keys.httpQueue, { connection: redis, prefix });
-    const browser = new Queue(keys.browserQueue, { connection: redis, prefix });
+    const http = new Queue(keys.httpQueue, { connection: redis, prefix: keys.queuePrefix });
+    const browser = new Queue(keys.browserQueue, { connection: redis, prefix: keys.queuePrefix });
     try {
         const sink = new PgSink(db);
         const [httpState, browserState, fleetConcurrency, workers, stats, tripped, stored, deadLetter] =

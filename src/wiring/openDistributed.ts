@@ -13,7 +13,7 @@
  */
 import { Configuration } from '@crawlee/core';
 import { MemoryStorage } from '@crawlee/memory-storage';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../frontier/redis/connection.js';
 import type { Logger } from 'pino';
 import { ConfigError } from '../options/configError.js';
 import {
@@ -66,22 +66,28 @@ export interface DistributedStores extends RunStores {
 }
 
 /**
- * The Redis keys of a site's fleet: its seen-set and fleet state under
- * `<prefix>:<site>`, its queues BullMQ's `<prefix>:<site>-http`, `-browser`.
+ * The Redis keys of a site's fleet, every one under the site's hash tag `{<prefix>:<site>}`: its
+ * seen-set and fleet state under `{<prefix>:<site>}:`, and its queues, BullMQ's with that tag for
+ * their prefix (`{<prefix>:<site>}:<site>-http:…`, `-browser`). A Redis Cluster hashes only the
+ * tag, so a site's keys share one slot, as the scripts and transactions that touch several at once
+ * need (BullMQ's `{prefix}` rule), and different sites spread over the cluster's nodes.
  */
 export function fleetKeys(prefix: string, site: string) {
     const names = storeNames(site);
+    const tag = `{${prefix}:${site}}`;
     return {
-        site: `${prefix}:${site}`,
-        seenSet: `${prefix}:${site}:seen`,
-        opening: `${prefix}:${site}:opening`,
+        site: tag,
+        /** BullMQ's prefix for the site's queues. */
+        queuePrefix: tag,
+        seenSet: `${tag}:seen`,
+        opening: `${tag}:opening`,
         httpQueue: names.httpQueue,
         browserQueue: names.browserQueue,
         /**
          * The tier controller's outcomes, the politeness turn and the exits' verdicts (wiring/proxies.ts) and
          * the request budget's count (build.ts), forgotten by a new run.
          */
-        shared: ['tiers', 'politeness', 'exits', 'budget'].map((part) => `${prefix}:${site}:${part}`),
+        shared: ['tiers', 'politeness', 'exits', 'budget'].map((part) => `${tag}:${part}`),
     };
 }
 
@@ -90,8 +96,9 @@ export async function connectParts(
     redisUrl: string,
     databaseUrl: string,
     name: string,
-): Promise<{ redis: Redis; db: PgDatabase }> {
-    const redis = await connectRedis(redisUrl, { name });
+    cluster = false,
+): Promise<{ redis: RedisClient; db: PgDatabase }> {
+    const redis = await connectRedis(redisUrl, { name, cluster });
     try {
         return { redis, db: await connectPostgres(databaseUrl) };
     } catch (error) {
@@ -104,9 +111,14 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
     const { site, log } = options;
     const prefix = options.redisPrefix ?? DISTRIBUTED_DEFAULTS.redisPrefix;
     const keys = fleetKeys(prefix, site);
-    const { redis, db } = await connectParts(options.redisUrl, options.databaseUrl, `${prefix}:worker`);
+    const { redis, db } = await connectParts(
+        options.redisUrl,
+        options.databaseUrl,
+        `${prefix}:worker`,
+        options.redisCluster,
+    );
     for (const problem of await redisSettingProblems(redis))
-        log.warn(`Redis: ${problem} (see docs/distributed.md, "Redis and PostgreSQL")`);
+        log.warn(`Redis: ${problem} (see docs/distributed.md, "RedisClient and PostgreSQL")`);
     const stats = new RunStats();
     const sink = new PgSink(db);
     const outcomes = new PgOutcomes({ sink, site, stats });
@@ -115,7 +127,7 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
     const queueOf = (name: string, stage: Stage, prefetch: number): JobQueue => {
         const queue: JobQueue = new JobQueue({
             redis,
-            prefix,
+            prefix: keys.queuePrefix,
             name,
             lockMillis,
             finishGraceMillis,
@@ -248,7 +260,7 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
 }
 
 /** Runs `work` holding the site's opening lock, so two workers starting at once do not both start a new run. */
-async function whileOpening<T>(redis: Redis, key: string, holder: string, work: () => Promise<T>): Promise<T> {
+async function whileOpening<T>(redis: RedisClient, key: string, holder: string, work: () => Promise<T>): Promise<T> {
     const lockMillis = 30_000;
     while ((await redis.set(key, holder, 'PX', lockMillis, 'NX')) !== 'OK')
         await new Promise((resolve) => setTimeout(resolve, 100));

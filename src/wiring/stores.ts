@@ -6,7 +6,7 @@
  * know which it runs on.
  */
 import type { Configuration } from '@crawlee/core';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../frontier/redis/connection.js';
 import type { Fleet } from '../frontier/redis/fleet.js';
 import type { SeenSet } from '../frontier/seenSet.js';
 import type { RunStats } from '../monitor/stats.js';
@@ -34,7 +34,7 @@ export interface RunStores {
      * Where state the fleet shares beside the frontier lives (the tier
      * controller's outcomes, the site's politeness): distributed mode only.
      */
-    shared?: { redis: Redis; keyPrefix: string };
+    shared?: { redis: RedisClient; keyPrefix: string };
     /** Writes what is buffered and lets go of the stores (connections, locks). */
     close(): Promise<void>;
 }

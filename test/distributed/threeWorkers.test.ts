@@ -54,8 +54,9 @@ describe('three workers on one frontier', { skip: chromiumPath ? false : 'no Chr
 
     it('leaves no job and no worker behind in Redis', async () => {
         const { redis, prefix } = fleet.world;
-        assert.equal(await redis.zcard(`${prefix}:demo-shop-http:prioritized`), 0);
-        assert.equal(await redis.llen(`${prefix}:demo-shop-http:active`), 0);
-        assert.deepEqual(await redis.hkeys(`${prefix}:demo-shop:workers`), []);
+        const tag = `{${prefix}:demo-shop}`;
+        assert.equal(await redis.zcard(`${tag}:demo-shop-http:prioritized`), 0);
+        assert.equal(await redis.llen(`${tag}:demo-shop-http:active`), 0);
+        assert.deepEqual(await redis.hkeys(`${tag}:workers`), []);
     });
 });

@@ -57,7 +57,7 @@ export async function openFleetWorld(): Promise<FleetWorld> {
             return rows;
         },
         close: async () => {
-            for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) {
+            for await (const keys of redis.scanStream({ match: `*${prefix}:*`, count: 1000 })) {
                 if ((keys as string[]).length > 0) await redis.unlink(...(keys as string[]));
             }
             redis.disconnect();

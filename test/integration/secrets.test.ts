@@ -73,7 +73,7 @@ async function serveShop(): Promise<{ server: Server; origin: string; unauthoriz
 /** Every value under the Redis prefix, as text. */
 async function redisText(redis: Redis): Promise<string> {
     const parts: string[] = [];
-    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 })) {
+    for await (const keys of redis.scanStream({ match: `*${prefix}:*`, count: 1000 })) {
         for (const key of keys as string[]) {
             const type = await redis.type(key);
             if (type === 'string') parts.push((await redis.getBuffer(key))?.toString('latin1') ?? '');
@@ -173,7 +173,7 @@ describe('a run configured with secrets', () => {
         await db?.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
         await db?.end().catch(() => undefined);
         if (redis) {
-            for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 }))
+            for await (const keys of redis.scanStream({ match: `*${prefix}:*`, count: 1000 }))
                 if ((keys as string[]).length) await redis.del(...(keys as string[]));
             await redis.call('ACL', 'DELUSER', redisUser);
             redis.disconnect();
@@ -193,6 +193,7 @@ the run has a dataset, a dead-letter and a quarantine`, async () => {
             [...written.keys()].some((name) => name.endsWith('.html')),
             'a report was written',
         );
+        assert.ok((written.get('Redis') ?? '').length > 0, "the fleet's keys were read from Redis");
     });
 
     for (const [name, secret] of Object.entries(SECRETS)) {

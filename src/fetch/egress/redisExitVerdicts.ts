@@ -9,12 +9,12 @@
  * enough against breaker times of seconds).
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../frontier/redis/connection.js';
 import type { ExitBreaker, ExitVerdict } from './exitBreaker.js';
 
 export interface RedisExitVerdictsOptions {
-    redis: Redis;
-    /** The hash and channel of the site's verdicts, `<prefix>:<site>:exits`. */
+    redis: RedisClient;
+    /** The hash and channel of the site's verdicts, `{<prefix>:<site>}:exits`. */
     key: string;
 }
 
@@ -25,10 +25,10 @@ interface Message {
 }
 
 export class RedisExitVerdicts {
-    private readonly redis: Redis;
+    private readonly redis: RedisClient;
     private readonly key: string;
     private readonly self = randomUUID();
-    private subscriber: Redis | undefined;
+    private subscriber: RedisClient | undefined;
 
     constructor(options: RedisExitVerdictsOptions) {
         this.redis = options.redis;

@@ -5,12 +5,12 @@
  * them in one script call, which decays the stored tallies to now, adds them, and returns the whole
  * table.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../frontier/redis/connection.js';
 import { MemoryTierCounts, type TierCounts, type TierTally } from './tierController.js';
 
 export interface RedisTierCountsOptions {
-    redis: Redis;
-    /** The hash the tallies live in (`<prefix>:<site>:tiers`). */
+    redis: RedisClient;
+    /** The hash the tallies live in (`{<prefix>:<site>}:tiers`). */
     key: string;
     halfLifeMillis: number;
     /** How often this worker's outcomes are sent and the fleet's read back. Default: 1,000 ms. */
@@ -38,7 +38,7 @@ return redis.call('HGETALL', key)
 `;
 
 export class RedisTierCounts implements TierCounts {
-    private readonly redis: Redis;
+    private readonly redis: RedisClient;
     private readonly key: string;
     private readonly halfLifeMillis: number;
     private view: MemoryTierCounts;

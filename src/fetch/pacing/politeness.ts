@@ -10,9 +10,9 @@
  * many ms). Cooling blocks that key. In each process one waiter at a time asks the store (a FIFO),
  * so a hundred waiters do not wake together and stampede it when the key expires.
  *
- * Keys in Redis: `<keyPrefix>:politeness` (keyPrefix: the site's, e.g. `dragnet:shop`).
+ * Keys in Redis: `<keyPrefix>:politeness` (keyPrefix: the site's, e.g. `{dragnet:shop}`).
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../frontier/redis/connection.js';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { PolitenessReport } from '../../vocabulary/report.js';
 
@@ -36,7 +36,7 @@ export interface SitePolitenessOptions {
      */
     crawlDelaySecs?: (url: URL) => number | undefined;
     /** Where the turns live: this process, or Redis shared by every worker of the site. Default: 'memory'. */
-    store?: 'memory' | { redis: Redis; keyPrefix: string };
+    store?: 'memory' | { redis: RedisClient; keyPrefix: string };
     /**
      * With no spacing to keep, how often a Redis-backed instance asks whether another worker cooled
      * the site, in seconds: a request costs nothing the rest of the time. Default: 1.

@@ -4,8 +4,13 @@
  * retried for ever with a capped backoff: commands wait in ioredis's offline queue meanwhile
  * (`maxRetriesPerRequest: null`, as BullMQ's workers require), so the workers pause and go on
  * where they were once Redis is back; nothing is dropped.
+ *
+ * With `cluster`, the URL names one node of a Redis Cluster and ioredis finds the others (and the
+ * slots each serves) from it. Every key of a site carries the site's hash tag (openDistributed.ts,
+ * fleetKeys), so a site's scripts and transactions, which touch many of its keys at once, run on
+ * one node; the sites spread over the nodes.
  */
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { ConfigError } from '../../options/configError.js';
 import { redactUrl } from '../../vocabulary/redact.js';
 
@@ -16,16 +21,30 @@ export interface RedisConnectionOptions {
     maxBackoffMs?: number;
     /** The connection's name in Redis's `CLIENT LIST`. Default: none. */
     name?: string;
+    /** `url` names a node of a Redis Cluster (`--redis-cluster`). Default: false, one Redis. */
+    cluster?: boolean;
 }
 
-export async function connectRedis(url: string, options: RedisConnectionOptions = {}): Promise<Redis> {
+/** A connection to one Redis or to a Redis Cluster: the commands dragnet sends are the same on both. */
+export type RedisClient = Redis | Cluster;
+
+/** The primaries that hold the keys: a Redis Cluster's are spread over its nodes, and each node's SCAN sees its own. */
+export function primariesOf(redis: RedisClient): Redis[] {
+    return redis instanceof Cluster ? redis.nodes('master') : [redis];
+}
+
+export async function connectRedis(url: string, options: RedisConnectionOptions = {}): Promise<RedisClient> {
     const { connectTimeoutMs = 5_000, maxBackoffMs = 5_000 } = options;
-    const redis = new Redis(url, {
-        lazyConnect: true,
-        connectionName: options.name,
-        maxRetriesPerRequest: null,
-        retryStrategy: (attempt) => Math.min(100 * 2 ** attempt, maxBackoffMs),
-    });
+    const retryStrategy = (attempt: number) => Math.min(100 * 2 ** attempt, maxBackoffMs);
+    const redisOptions = { connectionName: options.name, maxRetriesPerRequest: null };
+    const redis: RedisClient = options.cluster
+        ? new Cluster([url], {
+              lazyConnect: true,
+              clusterRetryStrategy: retryStrategy,
+              // The nodes the cluster names are reached with the URL's credentials, as the one it names.
+              redisOptions: { ...redisOptions, ...credentialsOf(url) },
+          })
+        : new Redis(url, { ...redisOptions, lazyConnect: true, retryStrategy });
     // Errors of a lost connection are retried by ioredis; they are not the process's to crash on.
     redis.on('error', () => {});
     let timer: NodeJS.Timeout | undefined;
@@ -39,8 +58,9 @@ export async function connectRedis(url: string, options: RedisConnectionOptions 
     } catch (error) {
         redis.disconnect();
         throw new ConfigError(
-            `Redis at ${redactUrl(url)} is unreachable (${error instanceof Error ? error.message : String(error)}); ` +
-                `check --redis-url / REDIS_URL`,
+            `Redis${options.cluster ? ' Cluster' : ''} at ${redactUrl(url)} is unreachable ` +
+                `(${error instanceof Error ? error.message : String(error)}); check --redis-url / REDIS_URL` +
+                `${options.cluster ? ' and --redis-cluster' : ''}`,
         );
     } finally {
         clearTimeout(timer);
@@ -54,7 +74,7 @@ export async function connectRedis(url: string, options: RedisConnectionOptions 
  * (AOF, so a restart does not lose the frontier). Empty when all is well or when the server does
  * not let CONFIG GET be read (managed services often do not).
  */
-export async function redisSettingProblems(redis: Redis): Promise<string[]> {
+export async function redisSettingProblems(redis: RedisClient): Promise<string[]> {
     // CONFIG GET answers [name, value].
     let policy: string | undefined;
     let appendonly: string | undefined;
@@ -75,4 +95,12 @@ export async function redisSettingProblems(redis: Redis): Promise<string[]> {
             'appendonly is off: a Redis restart loses the shared frontier; set appendonly yes (appendfsync everysec)',
         );
     return problems;
+}
+
+function credentialsOf(url: string): { username?: string; password?: string } {
+    const { username, password } = new URL(url);
+    return {
+        ...(username ? { username: decodeURIComponent(username) } : {}),
+        ...(password ? { password: decodeURIComponent(password) } : {}),
+    };
 }

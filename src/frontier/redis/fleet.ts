@@ -3,12 +3,12 @@
  * worker), each worker's counters (summed, they are the fleet's), and the routes the drift breaker
  * stopped (one worker's trip stops the route in every worker).
  *
- * Keys, under `<prefix>:<site>:`: `workers` and `stats` (hashes by worker id), `trips` (a hash by
+ * Keys, under `{<prefix>:<site>}:`: `workers` and `stats` (hashes by worker id), `trips` (a hash by
  * route; the first trip of a route wins).
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import type { StatsSnapshot } from '../../monitor/stats.js';
 import type { Trip } from '../../vocabulary/report.js';
 
@@ -23,8 +23,8 @@ export interface WorkerSeen {
 }
 
 export interface FleetOptions {
-    redis: Redis;
-    /** The key prefix of the site's fleet, e.g. `dragnet:shop`. */
+    redis: RedisClient;
+    /** The key prefix of the site's fleet, e.g. `{dragnet:shop}`. */
     key: string;
     /** How often a worker says it is alive. A worker unheard of for three of these is gone. Default: 2,000 ms. */
     heartbeatMillis?: number;
@@ -36,7 +36,7 @@ export class Fleet {
     /** This worker's id: host, process and a random part (two runs of one process differ). */
     readonly workerId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     readonly heartbeatMillis: number;
-    private readonly redis: Redis;
+    private readonly redis: RedisClient;
     private readonly keys: { workers: string; stats: string; trips: string };
     private readonly startedAt = new Date().toISOString();
     private last: { at: number; finished: number } | undefined;

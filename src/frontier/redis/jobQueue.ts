@@ -25,14 +25,14 @@
  */
 import { getRequestId, Request, type RequestOptions, type RequestQueueOperationInfo } from '@crawlee/core';
 import { DelayedError, type Job, Queue, WaitingError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import type { FrontierQueue, JobBacklog, SpilledJob } from '../../vocabulary/queue.js';
 import { dataOf, type JobData, jobOf, toRequest } from './jobData.js';
 import { type QueueCounts, queueCounts } from './queueCounts.js';
 
 export interface JobQueueOptions {
     /** The connection; BullMQ's worker opens one more of its own for blocking reads. */
-    redis: Redis;
+    redis: RedisClient;
     /** BullMQ's key prefix: every key of the queue starts with it. */
     prefix: string;
     /** The queue's name, e.g. `shop-http`. */

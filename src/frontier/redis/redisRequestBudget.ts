@@ -1,9 +1,9 @@
 /**
- * The request budget of a fleet (requestBudget.ts): one count in Redis, `<prefix>:<site>:budget`,
+ * The request budget of a fleet (requestBudget.ts): one count in Redis, `{<prefix>:<site>}:budget`,
  * from which every worker takes its admissions in one script call, so no two workers take the same
  * last URL. Each worker takes against its own `--max-requests`; give every worker the same one.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import type { RequestBudget } from '../requestBudget.js';
 import { type LuaScript, luaScript } from '../redisSeenSet.js';
 
@@ -20,8 +20,8 @@ export class RedisRequestBudget implements RequestBudget {
     private used = 0;
 
     constructor(
-        private readonly redis: Redis,
-        /** The count's key, `<prefix>:<site>:budget`. */
+        private readonly redis: RedisClient,
+        /** The count's key, `{<prefix>:<site>}:budget`. */
         private readonly key: string,
         private readonly limit: number,
     ) {
