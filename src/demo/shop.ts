@@ -266,10 +266,10 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     });
     await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
-        server.listen(0, '127.0.0.1', resolve);
+        server.listen(0, resolved.host, resolve);
     });
     const { port } = server.address() as AddressInfo;
-    origin = `http://127.0.0.1:${port}`;
+    origin = `http://${resolved.host}:${port}`;
 
     return {
         url: origin,

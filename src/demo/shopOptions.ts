@@ -9,6 +9,8 @@ import type { PageWeight } from './dressing.js';
 const TRANSIENT_FAILURE_KINDS: readonly TransientFailure[] = ['503', 'reset', 'hang'];
 
 export interface ShopOptions {
+    /** The address it listens on (a test's network world gives its own). Default: 127.0.0.1. */
+    host?: string;
     /** Seed of the generated catalog; the same seed gives the same shop. Default: 1. */
     seed?: number;
     /** Number of products, ids 1..products. Default: 200. */
@@ -94,6 +96,7 @@ type ResolvedOptions = Required<Omit<ShopOptions, 'rateLimit' | 'retryAfter' | '
 
 export function resolveOptions(options: ShopOptions): ResolvedOptions {
     const resolved: ResolvedOptions = {
+        host: options.host ?? '127.0.0.1',
         seed: options.seed ?? 1,
         products: options.products ?? 200,
         categories: options.categories ?? 5,

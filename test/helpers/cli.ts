@@ -40,9 +40,16 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): RunningCl
 /**
  * Starts a script of the CLI (`src/commands/export.ts`, as `npm run export` does) with `args`; `env`
  * adds to the cleaned environment. `cwd` is where it runs (relative paths, `./storage`): this project
- * by default.
+ * by default. `netns`: the network namespace it runs in (`ip netns exec`), for a host of a network
+ * world (netWorld.ts); default: this one.
  */
-export function startScript(script: string, args: string[], env: NodeJS.ProcessEnv = {}, cwd = ROOT): RunningCli {
+export function startScript(
+    script: string,
+    args: string[],
+    env: NodeJS.ProcessEnv = {},
+    cwd = ROOT,
+    netns?: string,
+): RunningCli {
     const childEnv: NodeJS.ProcessEnv = { ...process.env };
     for (const [, name] of helpText().matchAll(/env: ([A-Z_]+)/g)) childEnv[name as string] = '';
     // A developer's shell on a runner (or playing one) must not turn every CLI test into an actor run.
@@ -51,11 +58,10 @@ export function startScript(script: string, args: string[], env: NodeJS.ProcessE
     Object.assign(childEnv, env);
     // Elsewhere than here, `tsx` and the script are found by their paths in this project.
     const loader = cwd === ROOT ? 'tsx' : pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-    const child = spawn(process.execPath, ['--import', loader, resolve(ROOT, script), ...args], {
-        cwd,
-        env: childEnv,
-        timeout: CHILD_TIMEOUT_MS,
-    });
+    const command = [process.execPath, '--import', loader, resolve(ROOT, script), ...args];
+    // `ip netns exec` execs the command: the child is the script's process itself, for signals.
+    const [file, ...rest] = netns ? ['ip', 'netns', 'exec', netns, ...command] : command;
+    const child = spawn(file!, rest, { cwd, env: childEnv, timeout: CHILD_TIMEOUT_MS });
     const result = new Promise<CliResult>((resolve, reject) => {
         let stdout = '';
         let stderr = '';
