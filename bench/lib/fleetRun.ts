@@ -18,6 +18,7 @@ import type { Redis } from 'ioredis';
 import pg from 'pg';
 import { helpText } from '../../src/options/config.js';
 import { deleteKeysUnder } from '../../src/frontier/redisSeenSet.js';
+import { fleetKeys } from '../../src/wiring/openDistributed.js';
 import type { RunSummary } from '../../src/vocabulary/report.js';
 
 const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -135,7 +136,7 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
             items,
         };
     } finally {
-        await deleteKeysUnder(options.redis, prefix);
+        await deleteKeysUnder(options.redis, fleetKeys(prefix, 'demo-shop').site);
         await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
         await db.end();
         await rm(dir, { recursive: true, force: true });
