@@ -13,6 +13,9 @@
  *    and completing them (fetchNextRequest + markRequestHandled, prefetch 50); the seen-set's adds.
  * 3. seen-set memory: bytes per URL of the exact set and the Bloom filter (lib/seenSetMemory.ts).
  * 4. queue memory: Redis bytes per waiting request with 1,000,000 queued, and what 10M would take.
+ * 5. efficiency: one worker against one embedded process on a CPU-bound crawl of real-weight pages,
+ *    CPU per page (Redis's and PostgreSQL's included) and pages/s, and Redis operations per page
+ *    (lib/fleetEfficiency.ts).
  */
 import { Redis } from 'ioredis';
 import { cpus } from 'node:os';
@@ -20,6 +23,7 @@ import { DISTRIBUTED_DEFAULTS } from '../src/options/crawlOptions.js';
 import { connectRedis } from '../src/frontier/redis/connection.js';
 import { CLEAN_SHOP } from './lib/countingShop.js';
 import { runFleet, type FleetRunResult } from './lib/fleetRun.js';
+import { efficiencyCase } from './lib/fleetEfficiency.js';
 import { measureFrontierOps, measureQueueMemory, type FrontierOps } from './lib/redisFrontier.js';
 import { cpuBetween, serviceCpu } from './lib/serviceCpu.js';
 import { measureSpilledQueue } from './lib/spilledQueue.js';
@@ -60,6 +64,10 @@ const LARGE_SEEN_SET_CASES: Array<{ urls: number; kind: 'exact' | 'bloom' }> = [
     { urls: 10_000_000, kind: 'bloom' },
 ];
 
+/** The crawl: 10,000 real-weight products, some 15 s embedded. */
+const EFFICIENCY_PRODUCTS = 10_000;
+const LARGE_EFFICIENCY_PRODUCTS = 50_000;
+
 const QUEUED_JOBS = 1_000_000;
 const SAMPLED_JOBS = 1_000;
 const EXTRAPOLATED_JOBS = 10_000_000;
@@ -90,6 +98,16 @@ export default defineSuite({
                 seenSets.push(await seenSetCaseRun(redis, seenSetCase, report));
             await queueMemoryCase(redis, seenSets, report);
             await spilledQueueCase(redis, report);
+            await efficiencyCase(
+                {
+                    redis,
+                    redisUrl: REDIS_URL,
+                    postgresUrl: POSTGRES_URL,
+                    products: options.large ? LARGE_EFFICIENCY_PRODUCTS : EFFICIENCY_PRODUCTS,
+                    runs: options.runs,
+                },
+                report,
+            );
         } finally {
             redis.disconnect();
         }

@@ -38,6 +38,11 @@ export interface FleetRunOptions {
     timeLimitSec: number;
     /** Used for cleaning up the run's keys. */
     redis: Redis;
+    /**
+     * One process in the embedded mode instead (no REDIS_URL or DATABASE_URL; its SQLite stores in
+     * its storage dir), started the same way, for a comparison with one worker. Default: false.
+     */
+    embedded?: boolean;
 }
 
 export interface WorkerOutcome {
@@ -65,7 +70,7 @@ export interface FleetRunResult {
     exitedAtMs: number;
     finished: boolean;
     workers: WorkerOutcome[];
-    /** Rows in the run's `items` table. */
+    /** Rows in the run's `items` table (embedded: the items its summary says it stored). */
     items: number;
 }
 
@@ -78,9 +83,9 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
     const dir = await mkdtemp(join(tmpdir(), 'dragnet-bench-fleet-'));
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const [, name] of helpText().matchAll(/env: ([A-Z_]+)/g)) env[name as string] = '';
+    if (options.embedded && options.workers !== 1) throw new Error('the embedded mode runs one process');
     Object.assign(env, {
-        REDIS_URL: options.redisUrl,
-        DATABASE_URL: databaseUrl,
+        ...(options.embedded ? {} : { REDIS_URL: options.redisUrl, DATABASE_URL: databaseUrl }),
         DRAGNET_REDIS_PREFIX: prefix,
         DRAGNET_FINISH_GRACE_SECS: String(options.finishGraceSecs),
         LOG_LEVEL: 'warn',
@@ -124,10 +129,11 @@ export async function runFleet(options: FleetRunOptions): Promise<FleetRunResult
             'SELECT count(*) AS n FROM pg_tables WHERE schemaname = $1 AND tablename = $2',
             [schema, 'items'],
         );
-        const items =
-            Number(tables.rows[0]!.n) > 0
-                ? Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".items`)).rows[0]!.n)
-                : 0;
+        const items = options.embedded
+            ? (workers[0]?.stored ?? 0)
+            : Number(tables.rows[0]!.n) > 0
+              ? Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".items`)).rows[0]!.n)
+              : 0;
         return {
             spawnedAtMs,
             exitedAtMs,
