@@ -99,8 +99,12 @@ export class JobQueue implements FrontierQueue {
     private running: Promise<void> | undefined;
     private closing = false;
 
+    /** The queue's name (a stage's store name, `<site>-http`). */
+    readonly name: string;
+
     constructor(options: JobQueueOptions) {
         const { redis, prefix, name } = options;
+        this.name = name;
         this.randomOrder = options.randomOrder ?? false;
         this.finishGraceMillis = options.finishGraceMillis ?? JOB_QUEUE_DEFAULTS.finishGraceMillis;
         this.backlog = options.backlog;
@@ -161,6 +165,24 @@ export class JobQueue implements FrontierQueue {
         }
         await this.queue.addBulk(jobs);
         this.fill.waiting += jobs.length;
+    }
+
+    /**
+     * Makes the requests pending again (`npm run dead-letter -- requeue` on a fleet): each one whose
+     * job is gone, or finished (a failed job is kept a while, under the same id), is added as new;
+     * one whose job is still waiting, delayed or in work is left as it is, and counted.
+     */
+    async requeue(requests: RequestOptions[]): Promise<{ added: number; alreadyPending: number }> {
+        const toAdd: RequestOptions[] = [];
+        for (const request of requests) {
+            const jobId = getRequestId(request.uniqueKey ?? request.url);
+            const state = await this.queue.getJobState(jobId);
+            if (state === 'completed' || state === 'failed') await this.queue.remove(jobId);
+            else if (state !== 'unknown') continue;
+            toAdd.push(request);
+        }
+        await this.addRequests(toAdd);
+        return { added: toAdd.length, alreadyPending: requests.length - toAdd.length };
     }
 
     async addRequest(
