@@ -1,8 +1,11 @@
 /**
- * `npm run status -- --site S [--json]`: the shared state of a site's distributed run — its queues,
- * its workers and their rates, the fleet's counters, dead-letter by reason and the drift breaker —
- * read from Redis and PostgreSQL (wiring/fleetStatus.ts). Any machine with the two URLs can ask.
+ * `npm run status -- --site S [--json] [--watch]`: the shared state of a site's distributed run — its
+ * queues, its workers and their rates, the fleet's counters, dead-letter by reason, the drift breaker
+ * and the exits the exit breakers hold out — read from Redis and PostgreSQL (wiring/fleetStatus.ts).
+ * Any machine with the two URLs can ask. With --watch it asks again every --interval seconds, redrawn
+ * in place on a terminal, until Ctrl+C.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { optionLines, parseCommandLine } from '../options/config.js';
 import { ConfigError } from '../options/configError.js';
 import { DISTRIBUTED_DEFAULTS } from '../options/crawlOptions.js';
@@ -12,15 +15,22 @@ import { runCommand } from './command.js';
 
 const SHARED = ['site', 'redisUrl', 'databaseUrl', 'redisCluster', 'redisPrefix'] as const;
 
-const HELP = `Usage: npm run status -- [--site NAME] [--json] [--redis-url URL] [--database-url URL] [--redis-prefix P]
+const HELP = `Usage: npm run status -- [--site NAME] [--json] [--watch [--interval SECS]] [--redis-url URL] [--database-url URL]
+                        [--redis-prefix P]
 Shows the shared state of the site's distributed run: queued, delayed (retries waiting) and active
 (locked to a worker) requests per stage, the workers heard of in the last seconds, pages/s, the
-fleet's counters, dead-letter by reason and the routes the drift breaker stopped.
+fleet's counters, dead-letter by reason, the routes the drift breaker stopped and the exits (proxies)
+the exit breakers hold out. --watch: again every --interval seconds (default 2), redrawn in place on a
+terminal (a JSON line each time with --json), until Ctrl+C.
 ${optionLines([...SHARED])}
 `;
 
 runCommand(async () => {
-    const commandLine = parseCommandLine(process.argv.slice(2), process.env, SHARED, { json: { type: 'boolean' } });
+    const commandLine = parseCommandLine(process.argv.slice(2), process.env, SHARED, {
+        json: { type: 'boolean' },
+        watch: { type: 'boolean' },
+        interval: { type: 'string' },
+    });
     if (commandLine === 'help') {
         process.stdout.write(HELP);
         return 0;
@@ -37,9 +47,20 @@ runCommand(async () => {
         `${prefix}:status`,
         options.redisCluster,
     );
+    const intervalSecs = flags.interval === undefined ? 2 : Number(flags.interval);
+    if (!(intervalSecs >= 0.2 && Number.isFinite(intervalSecs)))
+        throw new ConfigError('--interval must be a number of seconds, 0.2 or more');
+    const stopped = new AbortController();
+    process.once('SIGINT', () => stopped.abort());
+    const redraw = flags.watch && !flags.json && process.stdout.isTTY;
     try {
-        const status = await readFleetStatus(redis, db, { prefix, site: options.site });
-        process.stdout.write(flags.json ? `${JSON.stringify(status)}\n` : formatStatus(status));
+        do {
+            const status = await readFleetStatus(redis, db, { prefix, site: options.site });
+            const text = flags.json ? `${JSON.stringify(status)}\n` : formatStatus(status);
+            // Home and clear below: the next view is drawn over the last one.
+            process.stdout.write(redraw ? `\x1b[H\x1b[J${text}` : flags.watch && !flags.json ? `${text}\n` : text);
+            if (flags.watch) await sleep(intervalSecs * 1000, undefined, { signal: stopped.signal }).catch(() => {});
+        } while (flags.watch && !stopped.signal.aborted);
     } finally {
         redis.disconnect();
         await db.close();
@@ -78,6 +99,12 @@ function formatStatus(status: FleetStatus): string {
             ({ reason, failureClass, count }) => `  dead-letter ${reason} (${failureClass}): ${count}`,
         ),
         `breaker  ${trips.length === 0 ? 'no route stopped' : trips.join('; ')}`,
+        `exits    ${
+            status.restingExits.length === 0
+                ? 'none resting'
+                : status.restingExits.map(({ exit, until }) => `${exit} resting until ${until}`).join('; ')
+        }`,
+        `at       ${new Date().toISOString()}`,
         '',
     ];
     return lines.join('\n');

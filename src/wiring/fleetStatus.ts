@@ -1,8 +1,8 @@
 /**
  * The state of a site's fleet, read from the shared stores: the queues (waiting, delayed, active)
  * of both stages, the workers heard of lately and their rates, the fleet's counters (the sum of
- * every worker's), the routes the drift breaker stopped, and what PostgreSQL holds — dead-letter by
- * reason included. `npm run status` prints it.
+ * every worker's), the routes the drift breaker stopped, the exits the exit breakers hold out, and
+ * what PostgreSQL holds — dead-letter by reason included. `npm run status` prints it.
  */
 import { Queue } from 'bullmq';
 import type { RedisClient } from '../frontier/redis/connection.js';
@@ -12,6 +12,7 @@ import { PgBacklog } from '../store/postgres/backlog.js';
 import type { PgDatabase } from '../store/postgres/database.js';
 import { type DeadLetterReason, PgSink, type SiteCounts } from '../store/postgres/sink.js';
 import type { Trip } from '../vocabulary/report.js';
+import { RedisExitVerdicts } from '../fetch/egress/redisExitVerdicts.js';
 import { fleetKeys } from './openDistributed.js';
 
 export interface QueueState extends QueueCounts {
@@ -30,6 +31,8 @@ export interface FleetStatus {
     /** Counters summed over every worker that worked on the run, gone ones included. */
     totals: Record<string, number>;
     tripped: Trip[];
+    /** Exits (proxies) the fleet's breakers hold out now, each with when it is due back (ISO). */
+    restingExits: { exit: string; until: string }[];
     stored: SiteCounts;
     deadLetter: DeadLetterReason[];
 }
@@ -57,7 +60,8 @@ export async function readFleetStatus(
     const browser = new Queue(keys.browserQueue, { connection: redis, prefix: keys.queuePrefix });
     try {
         const sink = new PgSink(db);
-        const [httpState, browserState, fleetConcurrency, workers, stats, tripped, stored, deadLetter] =
+        const verdicts = new RedisExitVerdicts({ redis, key: keys.exits });
+        const [httpState, browserState, fleetConcurrency, workers, stats, tripped, resting, stored, deadLetter] =
             await Promise.all([
                 queueState(http, new PgBacklog(db, site, keys.httpQueue)),
                 queueState(browser, new PgBacklog(db, site, keys.browserQueue)),
@@ -65,6 +69,7 @@ export async function readFleetStatus(
                 fleet.workers(),
                 fleet.stats(),
                 fleet.trips(),
+                verdicts.resting(),
                 sink.counts(site),
                 sink.deadLetterByReason(site),
             ]);
@@ -83,6 +88,7 @@ export async function readFleetStatus(
             pagesPerSec,
             totals,
             tripped,
+            restingExits: resting.map(({ exit, until }) => ({ exit, until: new Date(until).toISOString() })),
             stored,
             deadLetter,
         };

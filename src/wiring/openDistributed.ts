@@ -81,6 +81,8 @@ export function fleetKeys(prefix: string, site: string) {
         queuePrefix: tag,
         seenSet: `${tag}:seen`,
         opening: `${tag}:opening`,
+        /** The exit breakers' verdicts (wiring/proxies.ts), one of `shared`. */
+        exits: `${tag}:exits`,
         httpQueue: names.httpQueue,
         browserQueue: names.browserQueue,
         /**

@@ -59,6 +59,15 @@ export class RedisExitVerdicts {
         for (const [exit, verdict] of Object.entries(standing)) breaker.adopt(exit, JSON.parse(verdict) as ExitVerdict);
     }
 
+    /** The exits the fleet holds out now, with when each is due back (`npm run status`). */
+    async resting(now = Date.now()): Promise<{ exit: string; until: number }[]> {
+        const standing = await this.redis.hgetall(this.key);
+        return Object.entries(standing)
+            .map(([exit, verdict]) => ({ exit, until: (JSON.parse(verdict) as ExitVerdict).openUntil }))
+            .filter(({ until }) => until > now)
+            .sort((a, b) => a.until - b.until);
+    }
+
     async close(): Promise<void> {
         await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
     }
