@@ -86,10 +86,11 @@ export function fleetKeys(prefix: string, site: string) {
         httpQueue: names.httpQueue,
         browserQueue: names.browserQueue,
         /**
-         * The tier controller's outcomes, the politeness turn and the exits' verdicts (wiring/proxies.ts) and
-         * the request budget's count (build.ts), forgotten by a new run.
+         * The tier controller's outcomes, the politeness turn and the exits' verdicts (wiring/proxies.ts),
+         * the request budget's count (build.ts) and the sitemaps' turn (sitemapSeeding.ts), forgotten by a
+         * new run.
          */
-        shared: ['tiers', 'politeness', 'exits', 'budget'].map((part) => `${tag}:${part}`),
+        shared: ['tiers', 'politeness', 'exits', 'budget', 'sitemaps'].map((part) => `${tag}:${part}`),
     };
 }
 

@@ -3,11 +3,13 @@
  * the first pages are fetched while a large sitemap is still streaming. The reader
  * (frontier/sitemaps.ts) fetches through fetch/http/sitemapFetch.ts by the rules the pages go by: the
  * run's egress and scope, the cheapest proxy tier, the response size cap. It stops reading when the
- * run's request budget is spent, or when the run is stopped.
+ * run's request budget is spent, or when the run is stopped. A fleet reads them once, by whichever
+ * worker takes the turn (frontier/redis/sitemapTurn.ts); the others wait until they are read.
  */
 import { CRAWL_DEFAULTS } from '../options/crawlOptions.js';
 import { createRobotsFetch } from '../fetch/http/robotsFetch.js';
 import { createSitemapFetch } from '../fetch/http/sitemapFetch.js';
+import { OWN_TURN, RedisSitemapTurn } from '../frontier/redis/sitemapTurn.js';
 import { SitemapReader } from '../frontier/sitemaps.js';
 import type { Pipeline } from './build.js';
 
@@ -60,16 +62,33 @@ export function seedSitemaps(pipeline: Pipeline, startUrls: readonly string[]): 
         isFull: () => frontier.budgetSpent,
         signal: abort.signal,
     });
+    const turn =
+        stores.shared && stores.fleet
+            ? new RedisSitemapTurn({
+                  redis: stores.shared.redis,
+                  key: `${stores.shared.keyPrefix}:sitemaps`,
+                  holder: stores.fleet.workerId,
+              })
+            : OWN_TURN;
     const readAll = async () => {
-        const sitemaps =
-            named === true
-                ? await reader.listedInRobotsTxt(
-                      startUrls.map((url) => new URL(url).origin),
-                      createRobotsFetch({ egress, client: httpClient, session }),
-                  )
-                : named;
-        log.info({ sitemaps }, `reading ${sitemaps.length} sitemaps`);
-        await reader.read(sitemaps);
+        if (!(await turn.take(abort.signal))) {
+            if (!abort.signal.aborted) log.info("the site's sitemaps were read by another worker of the fleet");
+            return;
+        }
+        try {
+            const sitemaps =
+                named === true
+                    ? await reader.listedInRobotsTxt(
+                          startUrls.map((url) => new URL(url).origin),
+                          createRobotsFetch({ egress, client: httpClient, session }),
+                      )
+                    : named;
+            log.info({ sitemaps }, `reading ${sitemaps.length} sitemaps`);
+            await reader.read(sitemaps);
+            if (!abort.signal.aborted) await turn.done();
+        } finally {
+            await turn.release();
+        }
     };
     let reading = true;
     let failure: unknown;
