@@ -43,7 +43,16 @@ for _ in $(seq 50); do listening 6379 && listening 5432 && break; sleep 0.2; don
 
 npm run -s typecheck
 npm run -s lint
-run_tests() { node --import tsx --test --test-reporter=spec "$@"; }
+# A test file that never exits (an open handle: a timer, a connection) would hold the run until CI
+# kills it, saying nothing; a phase past its limit fails instead, naming the cause.
+run_tests() {
+    local code=0
+    timeout --kill-after=30s 30m node --import tsx --test --test-reporter=spec "$@" || code=$?
+    if [ "$code" -eq 124 ]; then
+        echo "npm test: the tests ran past 30 minutes; the first test file not reported above did not exit (an open handle?)" >&2
+    fi
+    return "$code"
+}
 # Test files given as arguments run alone: `npm test -- test/frontier/normalize.test.ts`.
 if [ "$#" -gt 0 ]; then run_tests --test-concurrency=2 "$@"; exit; fi
 # Two test files at a time: most of a file's time is waiting (on Chromium, a child crawl, a fleet), and

@@ -61,10 +61,11 @@ export class RedisSitemapTurn implements SitemapTurn {
         while (!signal.aborted) {
             if ((await redis.get(key)) === 'done') return false;
             if ((await redis.set(key, holder, 'PX', this.leaseMillis, 'NX')) === 'OK') {
+                // Unref'd: the renewal keeps the turn, never the process, alive.
                 this.renewal = setInterval(
                     () => void this.holderScript([key], [holder, this.leaseMillis]).catch(() => {}),
                     this.leaseMillis / 3,
-                );
+                ).unref();
                 return true;
             }
             await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, this.leaseMillis / 3)));
