@@ -58,17 +58,20 @@ describe("a fleet's dead-letter", () => {
             { requestKey: url('d'), deadLetter: entry('d', 'http-404') },
         ]);
         // a's failed job is still kept by BullMQ under its id; c is queued again already.
+        // BullMQ leaves a connection it was given open when it closes.
+        const connection = redis.duplicate();
         const failing = new Worker(
             `${SITE}-http`,
             async () => {
                 throw new Error('gave up');
             },
-            { connection: redis.duplicate(), prefix },
+            { connection, prefix },
         );
         await queues.http.queue.add('page', { url: url('a') } as never, { jobId: getRequestId(url('a')), attempts: 1 });
         while ((await queues.http.queue.getJobState(getRequestId(url('a')))) !== 'failed')
             await new Promise((resolve) => setTimeout(resolve, 20));
         await failing.close();
+        connection.disconnect();
         await queues.http.addRequests([{ url: url('c'), uniqueKey: url('c') }]);
     });
     after(async () => {
