@@ -11,7 +11,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import { arch, homedir, platform } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -44,7 +44,7 @@ export async function provisionLtsNode(version = ltsVersion()): Promise<LtsNode>
     const home = join(cacheDir(), `node-${version}-${platform()}-${arch()}`);
     const node = join(home, 'bin', 'node');
     if (!existsSync(node)) await unpackInto(home, `node-${platform()}-${arch()}@${version}`);
-    const addon = await buildBetterSqlite3(home, node, version);
+    const addon = await buildBetterSqlite3(home, node);
     const preload = join(ROOT, 'test', 'lts', 'nativeAddon.mjs');
     return {
         version,
@@ -74,32 +74,48 @@ async function unpackInto(target: string, spec: string): Promise<void> {
 }
 
 /**
- * better-sqlite3's module compiled against the LTS Node's headers. node-gyp is npm's own; its
- * "dev dir" is laid out here from the headers the package ships, so it downloads nothing.
+ * better-sqlite3's module compiled against the LTS Node's headers. node-gyp is npm's own; `--nodedir`
+ * points it at the headers the package ships, so it downloads nothing. It must be given, not left to
+ * npm: Debian's npm sets `nodedir=/usr` (its own Node 20's headers) and passes it to scripts as
+ * `npm_config_nodedir`, which built a module the LTS Node refuses (NODE_MODULE_VERSION 115, not its own).
  */
-async function buildBetterSqlite3(home: string, node: string, version: string): Promise<string> {
+async function buildBetterSqlite3(home: string, node: string): Promise<string> {
     const source = join(ROOT, 'node_modules', 'better-sqlite3');
     const { version: moduleVersion } = JSON.parse(readFileSync(join(source, 'package.json'), 'utf8')) as {
         version: string;
     };
     const built = join(home, `better-sqlite3-${moduleVersion}`);
     const addon = join(built, 'build', 'Release', 'better_sqlite3.node');
-    if (existsSync(addon)) return addon;
-
-    const devDir = join(home, 'node-gyp');
-    await mkdir(join(devDir, version), { recursive: true });
-    await cp(join(home, 'include'), join(devDir, version, 'include'), { recursive: true });
-    await writeFile(join(devDir, version, 'installVersion'), '11');
+    if (await loads(node, addon)) return addon;
 
     const work = `${built}.partial`;
     await rm(work, { recursive: true, force: true });
     await cp(source, work, { recursive: true, filter: (path) => !path.startsWith(join(source, 'build')) });
-    await run(node, [nodeGyp(), 'rebuild', '--release', `--devdir=${devDir}`, '--jobs=2'], {
+    const { npm_config_nodedir: _npmNodedir, ...env } = process.env;
+    await run(node, [nodeGyp(), 'rebuild', '--release', `--nodedir=${home}`, '--jobs=2'], {
         cwd: work,
+        env,
         maxBuffer: 64 << 20,
     });
+    const fresh = addon.replace(built, work);
+    if (!(await loads(node, fresh)))
+        throw new Error(`better-sqlite3 built in ${work} does not load under Node ${node}`);
+    await rm(built, { recursive: true, force: true });
     await rename(work, built);
     return addon;
+}
+
+/**
+ * Whether `node` loads the module: a cached build for another Node is built again, and a fresh one that
+ * does not load fails here, not in the demo as a storage error.
+ */
+async function loads(node: string, addon: string): Promise<boolean> {
+    if (!existsSync(addon)) return false;
+    const load = `process.dlopen({ exports: {} }, ${JSON.stringify(addon)})`;
+    return run(node, ['-e', load], { env: {} }).then(
+        () => true,
+        () => false,
+    );
 }
 
 /** npm's node-gyp: the one `npm` names to scripts, else the one beside this Node's npm. */
