@@ -15,6 +15,16 @@ export interface FrontierQueue extends IRequestManager {
     addRequests(requests: RequestOptions[], options?: { forefront?: boolean }): Promise<unknown>;
 }
 
+/**
+ * Which take of a request's job an outcome comes from (store/postgres/sink.ts): the job's creation time (a job added again,
+ * as `dead-letter requeue` does, is a new job) and BullMQ's count of its takes, which grows with each
+ * (a lease that expired and was taken by another worker, a retry). Later is greater, in that order.
+ */
+export interface OutcomeFence {
+    jobCreatedAt: number;
+    take: number;
+}
+
 /** A job kept out of Redis in the backlog: its id, its priority and its data, as BullMQ would hold them. */
 export interface SpilledJob {
     jobId: string;

@@ -124,7 +124,14 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
         log.warn(`Redis: ${problem} (see docs/distributed.md, "RedisClient and PostgreSQL")`);
     const stats = new RunStats();
     const sink = new PgSink(db);
-    const outcomes = new PgOutcomes({ sink, site, stats });
+    const outcomes = new PgOutcomes({
+        sink,
+        site,
+        stats,
+        fenceOf: (queue, request) => (queue instanceof JobQueue ? queue.fenceOf(request) : undefined),
+        onRefused: (requestKey) =>
+            log.warn({ requestKey }, `left ${requestKey} to the worker that took its job since: not stored twice`),
+    });
     const lockMillis = (options.jobLockSecs ?? DISTRIBUTED_DEFAULTS.jobLockSecs) * 1000;
     const finishGraceMillis = (options.finishGraceSecs ?? DISTRIBUTED_DEFAULTS.finishGraceSecs) * 1000;
     const queueOf = (name: string, stage: Stage, prefetch: number): JobQueue => {

@@ -157,14 +157,17 @@ describe('PostgreSQL database', () => {
         t.after(() => Promise.all(dbs.map((db) => db.close())));
         const db = dbs[0]!;
         const versions = await db.query(`SELECT version FROM ${db.table('dragnet_migrations')} ORDER BY version`);
-        assert.deepEqual(versions.rows, [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
+        assert.deepEqual(
+            versions.rows,
+            [1, 2, 3, 4, 5].map((version) => ({ version })),
+        );
         const tables = await db.query(
             `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
             [schema],
         );
         assert.deepEqual(
             tables.rows.map((row) => row.table_name),
-            ['backlog', 'dead_letter', 'dragnet_migrations', 'items', 'quarantine', 'raw_pages'],
+            ['backlog', 'dead_letter', 'dragnet_migrations', 'items', 'outcome_fences', 'quarantine', 'raw_pages'],
         );
         await openPostgres(url).then((again) => again.close()); // and once more, on a database up to date
     });

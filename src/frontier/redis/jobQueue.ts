@@ -24,9 +24,10 @@
  * says whether a URL was ever queued.
  */
 import { getRequestId, Request, type RequestOptions, type RequestQueueOperationInfo } from '@crawlee/core';
+import type { RequestSchema } from '@crawlee/types';
 import { DelayedError, type Job, Queue, WaitingError, Worker } from 'bullmq';
 import type { RedisClient } from './connection.js';
-import type { FrontierQueue, JobBacklog, SpilledJob } from '../../vocabulary/queue.js';
+import type { FrontierQueue, JobBacklog, OutcomeFence, SpilledJob } from '../../vocabulary/queue.js';
 import { dataOf, type JobData, jobOf, toRequest } from './jobData.js';
 import { type QueueCounts, queueCounts } from './queueCounts.js';
 
@@ -223,6 +224,12 @@ export class JobQueue implements FrontierQueue {
         if (request.id === undefined) throw new Error(`the job of ${request.url} has no id`);
         this.inWork.set(request.id, taken);
         return request;
+    }
+
+    /** Which take of its job a request in work is (see OutcomeFence): the job's creation time and take count. */
+    fenceOf(request: RequestSchema): OutcomeFence | undefined {
+        const job = request.id === undefined ? undefined : this.inWork.get(request.id)?.job;
+        return job && { jobCreatedAt: job.timestamp, take: job.attemptsStarted };
     }
 
     async markRequestHandled(request: Request): Promise<null> {

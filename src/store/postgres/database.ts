@@ -109,10 +109,20 @@ const MIGRATIONS: ((schema: string) => string)[] = [
 later.seq > earlier.seq;
     CREATE UNIQUE INDEX backlog_job ON ${s}.backlog (site, queue, job_id);
     `,
+    // The take of its job whose outcome a request holds (sink.ts, OutcomeFence): the latest take wins.
+    (s) => `
+    CREATE TABLE ${s}.outcome_fences (
+        site text NOT NULL,
+        request_key text NOT NULL,
+        job_created_at bigint NOT NULL,     -- the job's creation time (ms)
+        take int NOT NULL,                  -- BullMQ's count of the job's takes
+        PRIMARY KEY (site, request_key)
+    );
+    `,
 ];
 
-/** The tables, by their SQL names: four of results, and the frontier's backlog. */
-export type PgTable = 'items' | 'quarantine' | 'dead_letter' | 'raw_pages' | 'backlog';
+/** The tables, by their SQL names: four of results, the frontier's backlog, and the outcomes' fences. */
+export type PgTable = 'items' | 'quarantine' | 'dead_letter' | 'raw_pages' | 'backlog' | 'outcome_fences';
 
 export class PgDatabase {
     readonly pool: pg.Pool;

@@ -3,11 +3,12 @@
  * the outcomes settled while one commit is under way go together in the next (groupWriter.ts) —
  * idempotently by request key, so a page done twice (its worker lost the job's lock, another took
  * the job) is stored once. `settle()` resolves once committed; the stage completes the request's
- * job after that, so a killed worker never leaves a completed job without its records.
+ * job after that, so a killed worker never leaves a completed job without its records. Each outcome
+ * carries its job's take (`fenceOf`), so one from a worker that lost the job is refused (sink.ts).
  */
 import type { RequestSchema } from '@crawlee/types';
 import type { RunStats } from '../../monitor/stats.js';
-import type { FrontierQueue } from '../../vocabulary/queue.js';
+import type { FrontierQueue, OutcomeFence } from '../../vocabulary/queue.js';
 import { GroupWriter } from '../groupWriter.js';
 import type { Outcome, Outcomes } from '../outcomes.js';
 import type { PgSink } from './sink.js';
@@ -18,31 +19,47 @@ export interface PgOutcomesOptions {
     stats: RunStats;
     /** Most outcomes per commit. Default: 200. */
     maxGroupSize?: number;
+    /** The take of the job a request in work came from (JobQueue.fenceOf). Default: none, no fence. */
+    fenceOf?: (queue: FrontierQueue, request: RequestSchema) => OutcomeFence | undefined;
+    /** Called with each request whose outcome was refused: another worker has since taken its job. */
+    onRefused?: (requestKey: string) => void;
+}
+
+interface Pending {
+    requestKey: string;
+    fence: OutcomeFence | undefined;
+    outcome: Outcome;
 }
 
 export class PgOutcomes implements Outcomes {
-    private readonly writer: GroupWriter<{ requestKey: string; outcome: Outcome }>;
+    private readonly writer: GroupWriter<Pending>;
+    private readonly fenceOf: PgOutcomesOptions['fenceOf'];
 
-    constructor({ sink, site, stats, maxGroupSize = 200 }: PgOutcomesOptions) {
+    constructor({ sink, site, stats, maxGroupSize = 200, fenceOf, onRefused }: PgOutcomesOptions) {
+        this.fenceOf = fenceOf;
         this.writer = new GroupWriter({
             maxBatchSize: maxGroupSize,
             write: async (group) => {
-                await sink.commit(
+                const refused = await sink.commit(
                     site,
-                    group.map(({ requestKey, outcome: { items, quarantine, deadLetter } }) => ({
+                    group.map(({ requestKey, fence, outcome: { items, quarantine, deadLetter } }) => ({
                         requestKey,
                         items,
                         quarantine,
                         deadLetter,
+                        fence,
                     })),
                 );
-                for (const { outcome } of group) outcome.count?.(stats);
+                for (const { requestKey, outcome } of group) {
+                    if (refused.has(requestKey)) onRefused?.(requestKey);
+                    else outcome.count?.(stats);
+                }
             },
         });
     }
 
-    settle(_queue: FrontierQueue, request: RequestSchema, outcome: Outcome): Promise<void> {
-        return this.writer.add({ requestKey: request.uniqueKey, outcome });
+    settle(queue: FrontierQueue, request: RequestSchema, outcome: Outcome): Promise<void> {
+        return this.writer.add({ requestKey: request.uniqueKey, fence: this.fenceOf?.(queue, request), outcome });
     }
 
     /** Resolves once every outcome settled so far is committed (or failed). */

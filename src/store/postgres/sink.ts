@@ -16,10 +16,17 @@
  * takes an advisory lock per request key, so the second sees what the first stored and keeps to
  * one table. Without it, each transaction's check misses the other's uncommitted rows, and the
  * request can end in both items and dead-letter.
+ *
+ * An outcome from a fleet's job carries a fence (OutcomeFence): which take of which job it is. The
+ * latest take wins, checked in the same transaction under the same lock: an outcome of an earlier
+ * take than the one stored (a worker that lost its lease and came back) is refused, and one of a
+ * later take replaces what an earlier take stored, so a request never holds a mix of two takes'
+ * items. Outcomes with no fence (reparse, the embedded mode's tools) keep the rules above.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import type { DeadLetterEntry, FailureClass } from '../../vocabulary/failure.js';
+import type { OutcomeFence } from '../../vocabulary/queue.js';
 import { type QuarantineEntry, storedDeadLetter, type StoredItem } from '../records.js';
 import { isConnectionError, jsonb, onlyRow, type PgDatabase } from './database.js';
 
@@ -29,6 +36,7 @@ export interface PgOutcome {
     items?: readonly StoredItem[];
     quarantine?: readonly QuarantineEntry[];
     deadLetter?: DeadLetterEntry;
+    fence?: OutcomeFence;
 }
 
 export interface RetryOptions {
@@ -129,6 +137,14 @@ export function deadLetterColumns(entries: readonly (readonly [string, DeadLette
     };
 }
 
+/** Every table holding rows of a site, as purge() empties them. */
+const PURGED = ['items', 'quarantine', 'dead_letter', 'raw_pages', 'backlog', 'outcome_fences'] as const;
+
+/** Negative when `a` is an earlier take than `b`, positive when later, 0 when the same. */
+function compareFences(a: OutcomeFence, b: OutcomeFence): number {
+    return a.jobCreatedAt - b.jobCreatedAt || a.take - b.take;
+}
+
 export class PgSink {
     constructor(
         private readonly db: PgDatabase,
@@ -137,19 +153,28 @@ export class PgSink {
 
     /**
      * Stores a group of outcomes in one transaction: all of them or, when it fails, none. Retries a
-     * lost or refused connection (see RetryOptions); any other failure rejects at once.
+     * lost or refused connection (see RetryOptions); any other failure rejects at once. Resolves to
+     * the request keys whose outcome was refused, an earlier take's than the one stored.
      */
-    async commit(site: string, outcomes: readonly PgOutcome[]): Promise<void> {
-        const rows = rowsOf(outcomes);
-        if (rows.items.keys.length + rows.quarantine.keys.length + rows.judged.length + rows.dead.keys.length === 0)
-            return;
+    async commit(site: string, group: readonly PgOutcome[]): Promise<Set<string>> {
+        // A page that stores nothing (a listing, a duplicate) takes no part: nothing of it can clash.
+        const outcomes = group.filter(
+            ({ items, quarantine, deadLetter }) => items?.length || quarantine?.length || deadLetter,
+        );
+        if (outcomes.length === 0) return new Set();
         const items = this.db.table('items');
         const quarantine = this.db.table('quarantine');
         const deadLetter = this.db.table('dead_letter');
-        await retryTransient(
+        return retryTransient(
             () =>
                 this.db.transaction(async (client) => {
-                    await lockRequests(client, site, rows.keys);
+                    await lockRequests(
+                        client,
+                        site,
+                        outcomes.map((outcome) => outcome.requestKey),
+                    );
+                    const refused = await this.fence(client, site, outcomes);
+                    const rows = rowsOf(outcomes.filter((outcome) => !refused.has(outcome.requestKey)));
                     await insertRecords(client, this.db, 'items', site, rows.items);
                     await insertRecords(client, this.db, 'quarantine', site, rows.quarantine);
                     if (rows.judged.length > 0) {
@@ -183,9 +208,50 @@ EXCLUDED.reason,
                             ],
                         );
                     }
+                    return refused;
                 }),
             this.options,
         );
+    }
+
+    /**
+     * Checks the fenced outcomes against the takes stored for their requests (their locks held):
+     * returns the keys of those an earlier take's than the stored one, removes what an earlier take
+     * stored for those of a later one, and records the take of each that goes on.
+     */
+    private async fence(client: pg.PoolClient, site: string, outcomes: readonly PgOutcome[]): Promise<Set<string>> {
+        const fenced = new Map<string, OutcomeFence>();
+        for (const { requestKey, fence } of outcomes) if (fence) fenced.set(requestKey, fence);
+        if (fenced.size === 0) return new Set();
+        const fences = this.db.table('outcome_fences');
+        const { rows: stored } = await client.query<{ key: string; created: string; take: number }>(
+            `SELECT request_key AS key, job_created_at AS created, take FROM ${fences}
+             WHERE site = $1 AND request_key = ANY($2::text[])`,
+            [site, [...fenced.keys()]],
+        );
+        const refused = new Set<string>();
+        const superseded: string[] = [];
+        for (const { key, created, take } of stored) {
+            const ours = fenced.get(key);
+            const order = ours ? compareFences(ours, { jobCreatedAt: Number(created), take }) : 0;
+            if (order < 0) refused.add(key);
+            else if (order > 0) superseded.push(key);
+        }
+        if (superseded.length > 0)
+            for (const table of ['items', 'quarantine', 'dead_letter'] as const)
+                await client.query(
+                    `DELETE FROM ${this.db.table(table)} WHERE site = $1 AND request_key = ANY($2::text[])`,
+                    [site, superseded],
+                );
+        const going = [...fenced].filter(([key]) => !refused.has(key));
+        if (going.length > 0)
+            await client.query(
+                `INSERT INTO ${fences} (site, request_key, job_created_at, take)
+                 SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::int[])
+                 ON CONFLICT (site, request_key) DO UPDATE SET job_created_at = EXCLUDED.job_created_at, take = EXCLUDED.take`,
+                [site, going.map(([key]) => key), going.map(([, f]) => f.jobCreatedAt), going.map(([, f]) => f.take)],
+            );
+        return refused;
     }
 
     /** The site's dead-letter entries counted by reason, most first. */
@@ -221,7 +287,7 @@ EXCLUDED.reason,
         await retryTransient(
             () =>
                 this.db.transaction(async (client) => {
-                    for (const table of ['items', 'quarantine', 'dead_letter', 'raw_pages', 'backlog'] as const) {
+                    for (const table of PURGED) {
                         await client.query(`DELETE FROM ${this.db.table(table)} WHERE site = $1`, [site]);
                     }
                 }),
@@ -258,8 +324,7 @@ function rowsOf(outcomes: readonly PgOutcome[]) {
         if (stored.length > 0 || quarantined.length > 0) judged.push(requestKey);
         if (deadLetter) dead.set(requestKey, deadLetter);
     }
-    const keys = sorted.map(({ requestKey }) => requestKey);
-    return { keys, items, quarantine, judged, dead: deadLetterColumns([...dead]) };
+    return { items, quarantine, judged, dead: deadLetterColumns([...dead]) };
 }
 
 /**
