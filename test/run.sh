@@ -49,7 +49,8 @@ run_tests() {
     local code=0
     timeout --kill-after=30s 30m node --import tsx --test --test-reporter=spec "$@" || code=$?
     if [ "$code" -eq 124 ]; then
-        echo "npm test: the tests ran past 30 minutes; the first test file not reported above did not exit (an open handle?)" >&2
+        echo "npm test: the tests ran past 30 minutes; the first test file not reported above" \
+            "did not exit (an open handle?)" >&2
     fi
     return "$code"
 }

@@ -16,9 +16,10 @@ export interface FrontierQueue extends IRequestManager {
 }
 
 /**
- * Which take of a request's job an outcome comes from (store/postgres/sink.ts): the job's creation time (a job added again,
- * as `dead-letter requeue` does, is a new job) and BullMQ's count of its takes, which grows with each
- * (a lease that expired and was taken by another worker, a retry). Later is greater, in that order.
+ * Which take of a request's job an outcome comes from (store/postgres/sink.ts): the job's creation
+ * time (a job added again, as `dead-letter requeue` does, is a new job) and BullMQ's count of its
+ * takes, which grows with each (a lease that expired and was taken by another worker, a retry).
+ * Later is greater, in that order.
  */
 export interface OutcomeFence {
     jobCreatedAt: number;

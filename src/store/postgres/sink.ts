@@ -248,7 +248,8 @@ EXCLUDED.reason,
             await client.query(
                 `INSERT INTO ${fences} (site, request_key, job_created_at, take)
                  SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::int[])
-                 ON CONFLICT (site, request_key) DO UPDATE SET job_created_at = EXCLUDED.job_created_at, take = EXCLUDED.take`,
+                 ON CONFLICT (site, request_key)
+                     DO UPDATE SET job_created_at = EXCLUDED.job_created_at, take = EXCLUDED.take`,
                 [site, going.map(([key]) => key), going.map(([, f]) => f.jobCreatedAt), going.map(([, f]) => f.take)],
             );
         return refused;
