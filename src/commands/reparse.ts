@@ -9,7 +9,7 @@ import { reparse, reparseSite, type ReparseResult } from '../parse/reparse.js';
 import type { Site } from '../site/site.js';
 import { openStorage } from '../store/datasets.js';
 import { RawStore } from '../store/rawStore.js';
-import { PgRawPages } from '../store/postgres/rawPages.js';
+import { IndexedRawPages } from '../store/postgres/indexedRawPages.js';
 import { pgResults } from '../store/postgres/results.js';
 import { loadSite, namedRoute } from '../site/sites.js';
 import { runCommand } from './command.js';
@@ -20,8 +20,9 @@ const SHARED = ['site', 'storageDir', 'databaseUrl'] as const;
 const HELP = `Usage: npm run reparse -- [--site NAME|PATH] [--route LABEL] [--storage-dir DIR] [--database-url URL]
 Re-runs the site's extractors over its stored raw pages: items that now pass move from quarantine
 to the dataset and back; the versions before are kept as <name>-previous. Nothing is fetched.
-With --database-url, the raw pages and results are those of that PostgreSQL (a distributed crawl's),
-and the versions before are kept under the site name <site>-previous.
+With --database-url, the results are those of that PostgreSQL (a distributed crawl's), the raw pages
+those its index places in the storage dir, and the versions before are kept under the site name
+<site>-previous.
 ${optionLines(SHARED)}
 `;
 
@@ -35,7 +36,7 @@ runCommand(async () => {
     const site = await loadSite(options.site);
     if (flags.route !== undefined) namedRoute(site, flags.route, '--route');
     const result = options.databaseUrl
-        ? await inPostgres(options.databaseUrl, site, flags.route)
+        ? await inPostgres(options.databaseUrl, options.storageDir, site, flags.route)
         : await inStorageDir(options.storageDir, site, flags.route);
     const changes = Object.entries(result.changedByField)
         .sort(([, a], [, b]) => b - a)
@@ -74,12 +75,17 @@ async function inStorageDir(storageDir: string, site: Site, route: string | unde
     }
 }
 
-async function inPostgres(databaseUrl: string, site: Site, route: string | undefined): Promise<ReparseResult> {
+async function inPostgres(
+    databaseUrl: string,
+    storageDir: string,
+    site: Site,
+    route: string | undefined,
+): Promise<ReparseResult> {
     const db = await connectPostgres(databaseUrl);
     try {
         return await reparseSite({
             site,
-            raw: new PgRawPages(db, site.name),
+            raw: await IndexedRawPages.open(db, site.name, { storageDir }),
             results: await pgResults(db, site.name),
             route,
         });

@@ -1,7 +1,7 @@
 /**
  * Where raw pages are kept, whatever keeps them: the file store (rawStore.ts) on one machine, or
- * PostgreSQL (postgres/rawPages.ts) when many workers crawl one site. These are the methods the
- * crawl and reparse use; RawStore has them as it is.
+ * its segment files indexed in PostgreSQL (postgres/indexedRawPages.ts) when many workers crawl
+ * one site. These are the methods the crawl and reparse use; RawStore has them as it is.
  */
 import type { RawPage } from './rawStore.js';
 

@@ -12,28 +12,35 @@
  * items are committed after that (parse/pageHandler.ts): a process killed at any moment never
  * leaves an item whose raw page is missing.
  *
+ * Several processes may write into one site's directory (a fleet's workers on a shared volume):
+ * each names its own segment files (`writer`: `pages-<writer>-NNNNNN.jsonl.gz`), so no two append
+ * to one file, and an index (`onWritten`: postgres/indexedRawPages.ts) records which gzip member
+ * holds each page, read back alone by `pagesIn()`.
+ *
  * A page is stored with its credential headers masked (Set-Cookie, Authorization, …: see
  * `storedPage`), by every backend: a raw page is for re-parsing, which never needs them.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { appendFile, mkdir, readdir, rm } from 'node:fs/promises';
+import { appendFile, mkdir, open as openFile, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { constants, createGunzip, gzip as gzipCallback } from 'node:zlib';
+import { constants, createGunzip, gunzip as gunzipCallback, gzip as gzipCallback } from 'node:zlib';
 import type { Renderer } from '../site/site.js';
 import { redactHeaders } from '../vocabulary/redact.js';
 import { GroupWriter } from './groupWriter.js';
 
 const gzip = promisify(gzipCallback);
+const gunzip = promisify(gunzipCallback);
 
 /**
  * zlib's fastest level: HTML with a shared page chrome still shrinks ~5x (the pages of one batch share
  * the 32 KB window), at a fraction of the default level's CPU; compressing runs on libuv's threads.
+ * Every backend's raw pages are compressed at this level.
  */
-const COMPRESSION_LEVEL = constants.Z_BEST_SPEED;
+export const COMPRESSION_LEVEL = constants.Z_BEST_SPEED;
 
 export interface RawPage {
     /** Identifies the page; parsed items and quarantine entries point here. */
@@ -58,6 +65,31 @@ export interface RawStoreOptions {
     maxBatchSize?: number;
     /** Size (compressed) at which a new segment file starts. Default: 64 MiB. */
     maxSegmentBytes?: number;
+    /**
+     * This process's name on its segment files, `pages-<writer>-NNNNNN.jsonl.gz` (characters other than
+     * letters, digits, `.`, `_` and `-` become `_`), so that processes sharing the directory never
+     * append to one file. Default: none, `pages-NNNNNN.jsonl.gz`.
+     */
+    writer?: string;
+    /** Called with each batch once it is on disk, before its pages' `put()`s resolve: an index's hook. */
+    onWritten?: (pages: PageEntry[], member: SegmentMember) => Promise<void>;
+}
+
+/** One gzip member of a segment file: the pages of one batch. */
+export interface SegmentMember {
+    /** The segment file's name, in the site's directory. */
+    file: string;
+    offset: number;
+    length: number;
+}
+
+/** What an index keeps of a stored page besides its place. */
+export type PageEntry = Pick<RawPage, 'key' | 'url' | 'fetchedAt'>;
+
+/** A page's JSON line, encoded, and what an index keeps of it. */
+interface Line {
+    bytes: Buffer;
+    entry: PageEntry;
 }
 
 /** The key of a page fetched from `finalUrl` by `renderer`: stable, so re-fetches overwrite nothing. */
@@ -73,16 +105,20 @@ export function storedPage(page: RawPage): RawPage {
 export class RawStore {
     readonly dir: string;
     /** Pages as their JSON lines, encoded: a line waiting for its write holds no page string on the V8 heap. */
-    private readonly writer: GroupWriter<Buffer>;
+    private readonly writer: GroupWriter<Line>;
     private readonly maxSegmentBytes: number;
+    private readonly segmentPrefix: string;
+    private readonly onWritten: RawStoreOptions['onWritten'];
     private segment = 0;
     private segmentBytes = Infinity;
 
     private constructor(options: RawStoreOptions) {
-        this.dir = join(options.storageDir, 'raw_pages', options.site);
+        this.dir = siteDir(options);
         this.maxSegmentBytes = options.maxSegmentBytes ?? 64 * 1024 * 1024;
+        this.segmentPrefix = options.writer ? `pages-${options.writer.replace(/[^\w.-]/g, '_')}-` : 'pages-';
+        this.onWritten = options.onWritten;
         this.writer = new GroupWriter({
-            write: (pages) => this.append(pages),
+            write: (lines) => this.append(lines),
             maxBatchSize: options.maxBatchSize ?? 50,
         });
     }
@@ -94,19 +130,19 @@ export class RawStore {
     static async open(options: RawStoreOptions): Promise<RawStore> {
         const store = new RawStore(options);
         await mkdir(store.dir, { recursive: true });
-        store.segment = (await store.segmentFiles()).length;
+        store.segment = (await store.segmentFiles()).filter((file) => store.isOwn(file)).length;
         return store;
     }
 
     /** Whether any page of the site is stored in `storageDir`. Creates nothing. */
     static async hasPages(options: Pick<RawStoreOptions, 'storageDir' | 'site'>): Promise<boolean> {
-        const files = await readdir(join(options.storageDir, 'raw_pages', options.site)).catch(() => []);
+        const files = await readdir(siteDir(options)).catch(() => []);
         return files.some((file) => SEGMENT_FILE.test(file));
     }
 
     /** Removes every stored page of the site. */
     static async purge(options: Pick<RawStoreOptions, 'storageDir' | 'site'>): Promise<void> {
-        await rm(join(options.storageDir, 'raw_pages', options.site), { recursive: true, force: true });
+        await rm(siteDir(options), { recursive: true, force: true });
     }
 
     /**
@@ -114,7 +150,11 @@ export class RawStore {
      * would keep `page`, its HTML with it, alive in its frame until the group write resolves.
      */
     put(page: RawPage): Promise<void> {
-        return this.writer.add(encodedLine(JSON.stringify(storedPage(page))));
+        const { key, url, fetchedAt } = page;
+        return this.writer.add({
+            bytes: encodedLine(JSON.stringify(storedPage(page))),
+            entry: { key, url, fetchedAt },
+        });
     }
 
     async flush(): Promise<void> {
@@ -142,21 +182,65 @@ export class RawStore {
         return found;
     }
 
-    private async append(lines: Buffer[]): Promise<void> {
-        const chunk = await gzip(Buffer.concat(lines), { level: COMPRESSION_LEVEL });
+    /** The pages of one gzip member, as `onWritten` placed them: a line cut short by a crash is left out. */
+    async pagesIn(member: SegmentMember): Promise<RawPage[]> {
+        const handle = await openFile(join(this.dir, member.file));
+        try {
+            const { buffer, bytesRead } = await handle.read(
+                Buffer.alloc(member.length),
+                0,
+                member.length,
+                member.offset,
+            );
+            const text = await gunzip(buffer.subarray(0, bytesRead), { finishFlush: constants.Z_SYNC_FLUSH });
+            return text
+                .toString('utf8')
+                .split('\n')
+                .map(parseLine)
+                .filter((page) => page !== undefined);
+        } finally {
+            await handle.close();
+        }
+    }
+
+    private async append(lines: Line[]): Promise<void> {
+        const chunk = await gzip(Buffer.concat(lines.map((line) => line.bytes)), { level: COMPRESSION_LEVEL });
         const bytes = chunk.length;
         if (this.segmentBytes + bytes > this.maxSegmentBytes) {
             this.segment += 1;
             this.segmentBytes = 0;
+            await mkdir(this.dir, { recursive: true });
         }
-        await appendFile(join(this.dir, segmentName(this.segment)), chunk);
+        const member = { file: this.segmentName(this.segment), offset: this.segmentBytes, length: bytes };
+        try {
+            await appendFile(join(this.dir, member.file), chunk);
+        } catch (error) {
+            this.segmentBytes = Infinity; // how much of the chunk landed is unknown: the next starts a new segment
+            throw error;
+        }
         this.segmentBytes += bytes;
+        await this.onWritten?.(
+            lines.map((line) => line.entry),
+            member,
+        );
+    }
+
+    private segmentName(index: number): string {
+        return `${this.segmentPrefix}${String(index).padStart(6, '0')}.jsonl.gz`;
+    }
+
+    private isOwn(file: string): boolean {
+        return file.startsWith(this.segmentPrefix) && /^\d{6}\./.test(file.slice(this.segmentPrefix.length));
     }
 
     private async segmentFiles(): Promise<string[]> {
         const files = await readdir(this.dir).catch(() => []);
         return files.filter((file) => SEGMENT_FILE.test(file)).sort();
     }
+}
+
+function siteDir(options: Pick<RawStoreOptions, 'storageDir' | 'site'>): string {
+    return join(options.storageDir, 'raw_pages', options.site);
 }
 
 /** Lines up to this many UTF-16 units are encoded through `scratch`; longer ones by `Buffer.from`. */
@@ -179,12 +263,11 @@ function encodedLine(json: string): Buffer {
     return line;
 }
 
-/** A segment: gzipped, or plain JSON lines as written before compression; both sort by their number. */
-const SEGMENT_FILE = /^pages-\d{6}\.jsonl(?:\.gz)?$/;
-
-function segmentName(index: number): string {
-    return `pages-${String(index).padStart(6, '0')}.jsonl.gz`;
-}
+/**
+ * A segment: gzipped, or plain JSON lines as written before compression; both sort by their number,
+ * a writer's by its name first.
+ */
+const SEGMENT_FILE = /^pages-(?:[\w.-]+-)?\d{6}\.jsonl(?:\.gz)?$/;
 
 /**
  * A segment's text. A gzip member cut short by a crash ends the stream where its bytes end (a sync

@@ -36,7 +36,8 @@ import { connectPostgres } from '../store/postgres/connect.js';
 import type { PgDatabase } from '../store/postgres/database.js';
 import { PgBacklog } from '../store/postgres/backlog.js';
 import { PgOutcomes } from '../store/postgres/outcomes.js';
-import { PgRawPages } from '../store/postgres/rawPages.js';
+import { IndexedRawPages } from '../store/postgres/indexedRawPages.js';
+import { RawStore } from '../store/rawStore.js';
 import { PgSink } from '../store/postgres/sink.js';
 import { redactUrl } from '../vocabulary/redact.js';
 import type { Stage } from '../vocabulary/request.js';
@@ -54,6 +55,7 @@ export type DistributedStoresOptions = DistributedOptions &
         | 'browserConcurrency'
         | 'memoryMb'
         | 'log'
+        | 'storageDir'
     > & { site: string };
 
 export interface DistributedStores extends RunStores {
@@ -113,6 +115,7 @@ export async function connectParts(
 export async function openDistributedStores(options: DistributedStoresOptions): Promise<DistributedStores> {
     const { site, log } = options;
     const prefix = options.redisPrefix ?? DISTRIBUTED_DEFAULTS.redisPrefix;
+    const { storageDir } = options;
     const keys = fleetKeys(prefix, site);
     const { redis, db } = await connectParts(
         options.redisUrl,
@@ -180,7 +183,6 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
         browserPages({ limit: options.browserConcurrency, memoryMb: options.memoryMb }).max,
     );
     const fleet = new Fleet({ redis, key: keys.site });
-    const raw = new PgRawPages(db, site);
 
     // The seen-set is opened under the lock too: a worker starting a new run clears it, and an
     // opener outside the lock could read its layout key between the delete and the rewrite.
@@ -213,6 +215,7 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
                 seenSet.clear(),
                 fleet.clear(),
                 sink.purge(site),
+                RawStore.purge({ storageDir, site }),
                 redis.del(...keys.shared),
             ]);
         }
@@ -224,6 +227,7 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
         await db.close();
         throw error;
     });
+    const raw = await IndexedRawPages.open(db, site, { storageDir, writer: fleet.workerId });
     if (options.fleetConcurrency !== undefined) await httpQueue.queue.setGlobalConcurrency(options.fleetConcurrency);
     httpQueue.start();
     browserQueue.start();
@@ -255,7 +259,7 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
             dataset: 'items',
             quarantine: 'quarantine',
             deadLetter: 'dead_letter',
-            rawPages: 'raw_pages',
+            rawPages: raw.dir,
         },
         close: async () => {
             clearInterval(heartbeat);

@@ -119,9 +119,9 @@ describe('npm run export --database-url (child process)', () => {
     it('exports the same records from PostgreSQL as from a storage dir holding the same crawl', async (t) => {
         const { db, url } = await testDatabase(t);
         const shop = storedShop(demoSite, { products: 5, redesignedFrom: 3 });
-        await storeInPostgres(db, demoSite.name, shop);
         const dir = await mkdtemp(join(tmpdir(), 'dragnet-export-both-'));
         t.after(() => rm(dir, { recursive: true, force: true }));
+        await storeInPostgres(db, demoSite.name, shop, join(dir, 'fleet'));
         await storeInDir(dir, demoSite.name, shop);
         for (const store of ['items', 'quarantine', 'dead-letter']) {
             const fromPg = await runScript(EXPORT, ['--format', 'jsonl', '--store', store, '--database-url', url]);

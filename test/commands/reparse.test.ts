@@ -31,12 +31,13 @@ describe('npm run reparse --database-url (child process)', () => {
     it('re-parses the raw pages in PostgreSQL and says what changed, as it does for a storage dir', async (t) => {
         const shop = storedShop(broken, { products: 4 });
         const { db, url } = await testDatabase(t);
-        await storeInPostgres(db, SITE, shop);
         const dir = await mkdtemp(join(tmpdir(), 'dragnet-reparse-cli-'));
         t.after(() => rm(dir, { recursive: true, force: true }));
+        const fleetDir = join(dir, 'fleet');
+        await storeInPostgres(db, SITE, shop, fleetDir);
         await storeInDir(dir, SITE, shop);
 
-        const run = await runScript(REPARSE, ['--site', SITE, '--database-url', url]);
+        const run = await runScript(REPARSE, ['--site', SITE, '--database-url', url, '--storage-dir', fleetDir]);
         assert.equal(run.code, 0, run.stderr);
         assert.match(run.stdout, new RegExp(`^dragnet: re-parsed 4 pages of ${SITE}\\n`));
         assert.match(run.stdout, /\n {2}items {8}0 → 4\n {2}quarantined {2}4 → 0\n/);

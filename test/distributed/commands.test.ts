@@ -13,6 +13,7 @@ import { openDistributedStores } from '../../src/wiring/openDistributed.js';
 import { type CliResult, ROOT, runCli, type RunningCli } from '../helpers/cli.js';
 import { chromiumPath, itemsReach } from '../helpers/fleet.js';
 import { type FleetWorld, openFleetWorld, POSTGRES_URL, REDIS_URL } from '../helpers/fleetWorld.js';
+import { tempDir } from '../helpers/tempDir.js';
 
 /** `npm run status` in `world`, as JSON. */
 function status(world: FleetWorld): Promise<FleetStatus> {
@@ -166,6 +167,7 @@ describe('a worker opening a fleet', () => {
             redisUrl: world.redisUrl,
             databaseUrl: world.databaseUrl,
             redisPrefix: world.prefix,
+            storageDir: await tempDir(t, 'spilled-join'),
             log: createLogger({ level: 'silent' }),
         });
         // Opening starts the queue's feeder, which may move the job to Redis meanwhile: count both.

@@ -2,7 +2,7 @@
  * What a crawl of the demo shop leaves behind, made without one: product pages as the shop serves
  * them (src/demo/pages.ts), judged by a site's extractors through the crawl's own parse, with the
  * crawl's escalation (a cheap fetch of an `auto` route that misses fields is rendered, and the
- * render judged), stored as raw pages and outcomes in PostgreSQL (PgSink, PgRawPages) or in a
+ * render judged), stored as outcomes in PostgreSQL and indexed raw pages (PgSink, IndexedRawPages) or in a
  * storage dir (RawStore, Crawlee datasets) — so the same crawl can be re-parsed in both backends.
  */
 import { Dataset } from '@crawlee/core';
@@ -15,7 +15,7 @@ import { isIncomplete } from '../../src/quality/validate.js';
 import type { Renderer, Site } from '../../src/site/site.js';
 import { openStorage, storeNames } from '../../src/store/datasets.js';
 import type { PgDatabase } from '../../src/store/postgres/database.js';
-import { PgRawPages } from '../../src/store/postgres/rawPages.js';
+import { IndexedRawPages } from '../../src/store/postgres/indexedRawPages.js';
 import { PgSink, type PgOutcome } from '../../src/store/postgres/sink.js';
 import { rawPageKey, RawStore, type RawPage } from '../../src/store/rawStore.js';
 import { quarantineEntries, storedItems } from '../../src/store/records.js';
@@ -119,11 +119,20 @@ function deadLetter(url: string, reason: string, failureClass: DeadLetterEntry['
     };
 }
 
-/** Stores the crawl as the distributed mode does, under site `site`. */
-export async function storeInPostgres(db: PgDatabase, site: string, shop: StoredShop): Promise<void> {
+/**
+ * Stores the crawl as the distributed mode does, under site `site`: outcomes in PostgreSQL, raw pages
+ * in `storageDir`'s segment files, indexed in PostgreSQL. Resolves to the raw pages, to read back.
+ */
+export async function storeInPostgres(
+    db: PgDatabase,
+    site: string,
+    shop: StoredShop,
+    storageDir: string,
+): Promise<IndexedRawPages> {
     await new PgSink(db).commit(site, shop.outcomes);
-    const raw = new PgRawPages(db, site);
+    const raw = await IndexedRawPages.open(db, site, { storageDir, writer: 'stored-shop' });
     for (const page of shop.pages) await raw.put(page);
+    return raw;
 }
 
 /** Stores the crawl as the embedded mode does, in `storageDir`. */

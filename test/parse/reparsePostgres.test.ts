@@ -17,7 +17,6 @@ import { reparse, reparseSite } from '../../src/parse/reparse.js';
 import { textOf } from '../../src/site/site.js';
 import { openStorage, storeNames } from '../../src/store/datasets.js';
 import type { PgDatabase } from '../../src/store/postgres/database.js';
-import { PgRawPages } from '../../src/store/postgres/rawPages.js';
 import { pgResults, type PgResultsOptions } from '../../src/store/postgres/results.js';
 import { PgSink } from '../../src/store/postgres/sink.js';
 import type { RawPages } from '../../src/store/rawPages.js';
@@ -26,6 +25,7 @@ import type { DeadLetterEntry } from '../../src/vocabulary/failure.js';
 import { storedRows, testDatabase } from '../helpers/pgSchema.js';
 import { readDataset } from '../helpers/stores.js';
 import { storeInDir, storeInPostgres, storedShop } from '../helpers/storedShop.js';
+import { tempDir } from '../helpers/tempDir.js';
 import { withExtractor } from '../helpers/withExtractor.js';
 
 const SITE = demoSite.name;
@@ -38,7 +38,7 @@ const SHOP = { products: 12, redesignedFrom: 7, stoppedLast: true };
 
 const byUrl = <T extends { _url: string }>(items: T[]) => [...items].sort((a, b) => a._url.localeCompare(b._url));
 
-async function reparsePg(db: PgDatabase, raw: RawPages = new PgRawPages(db, SITE), options: PgResultsOptions = {}) {
+async function reparsePg(db: PgDatabase, raw: RawPages, options: PgResultsOptions = {}) {
     return reparseSite({ site: fixed, raw, results: await pgResults(db, SITE, options) });
 }
 
@@ -57,14 +57,14 @@ the embedded stores, keeping the version before as <site>-previous`, async (t) =
             'the crawl: 7 items, 4 redesigned pages quarantined, 1 stopped and 1 missing page dead-lettered',
         );
         const { db } = await testDatabase(t);
-        await storeInPostgres(db, SITE, shop);
+        const raw = await storeInPostgres(db, SITE, shop, await tempDir(t, 'reparse-pg-raw'));
         const other = { ...crawled[0]!, _url: 'http://other.test/1' };
         await new PgSink(db).commit('other-shop', [{ requestKey: other._url, items: [other] }]);
         const storageDir = await mkdtemp(join(tmpdir(), 'dragnet-reparse-pg-'));
         t.after(() => rm(storageDir, { recursive: true, force: true }));
         await storeInDir(storageDir, SITE, shop);
 
-        const result = await reparsePg(db);
+        const result = await reparsePg(db, raw);
         const { config, storage } = openStorage(storageDir);
         const embedded = await reparse({ site: fixed, storageDir, config }).finally(() => storage.close());
 
@@ -126,11 +126,11 @@ the embedded stores, keeping the version before as <site>-previous`, async (t) =
     it(`run again with the same extractors, changes nothing and stores \
 no row twice; the version before the last is dropped`, async (t) => {
         const { db } = await testDatabase(t);
-        await storeInPostgres(db, SITE, storedShop(demoSite, SHOP));
-        await reparsePg(db);
+        const raw = await storeInPostgres(db, SITE, storedShop(demoSite, SHOP), await tempDir(t, 'reparse-pg-raw'));
+        await reparsePg(db, raw);
         const first = await storedRows<StoredItem>(db, SITE);
 
-        const again = await reparsePg(db);
+        const again = await reparsePg(db, raw);
         assert.deepEqual(
             { items: again.items, changed: again.changedByField },
             { items: { before: 12, after: 12 }, changed: {} },
@@ -148,8 +148,7 @@ no row twice; the version before the last is dropped`, async (t) => {
 part-way, and the next reparse drops what it left`, async (t) => {
         const { db } = await testDatabase(t);
         const shop = storedShop(demoSite, SHOP);
-        await storeInPostgres(db, SITE, shop);
-        const pages = new PgRawPages(db, SITE);
+        const pages = await storeInPostgres(db, SITE, shop, await tempDir(t, 'reparse-pg-raw'));
         // The second pass over the pages (the one that parses) breaks after three.
         let passes = 0;
         const failing: RawPages = {
@@ -181,7 +180,7 @@ part-way, and the next reparse drops what it left`, async (t) => {
         const gone = { ...crawled[0]!, _url: 'http://127.0.0.1:8080/products/since-removed' };
         await new PgSink(db).commit(`${SITE}-reparsed`, [{ requestKey: gone._url, items: [gone] }]);
 
-        const result = await reparsePg(db);
+        const result = await reparsePg(db, pages);
         assert.deepEqual(result.items, { before: 7, after: 12 }, 'the leftovers of the failed reparse are not counted');
         assert.ok(!(await storedRows<StoredItem>(db, SITE)).some((item) => item._url === gone._url), 'nor promoted');
         assert.equal((await new PgSink(db).counts(`${SITE}-reparsed`)).items, 0);

@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,13 +14,14 @@ import { describe, it, type TestContext } from 'node:test';
 
 import type { Renderer } from '../../src/site/site.js';
 import { isConnectionError, openPostgres, PgDatabase, schemaOf } from '../../src/store/postgres/database.js';
-import { PgRawPages } from '../../src/store/postgres/rawPages.js';
+import { IndexedRawPages } from '../../src/store/postgres/indexedRawPages.js';
 import { iterateItems } from '../../src/store/postgres/reader.js';
 import { PgSink, type PgOutcome } from '../../src/store/postgres/sink.js';
 import type { RawPages } from '../../src/store/rawPages.js';
 import { rawPageKey, type RawPage, type RawStore } from '../../src/store/rawStore.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
 import type { DeadLetterEntry } from '../../src/vocabulary/failure.js';
+import { tempDir } from '../helpers/tempDir.js';
 
 const SERVER = process.env.DRAGNET_TEST_POSTGRES ?? 'postgres://127.0.0.1:5432/test';
 
@@ -159,7 +162,7 @@ describe('PostgreSQL database', () => {
         const versions = await db.query(`SELECT version FROM ${db.table('dragnet_migrations')} ORDER BY version`);
         assert.deepEqual(
             versions.rows,
-            [1, 2, 3, 4, 5].map((version) => ({ version })),
+            [1, 2, 3, 4, 5, 6].map((version) => ({ version })),
         );
         const tables = await db.query(
             `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
@@ -167,7 +170,16 @@ describe('PostgreSQL database', () => {
         );
         assert.deepEqual(
             tables.rows.map((row) => row.table_name),
-            ['backlog', 'dead_letter', 'dragnet_migrations', 'items', 'outcome_fences', 'quarantine', 'raw_pages'],
+            [
+                'backlog',
+                'dead_letter',
+                'dragnet_migrations',
+                'items',
+                'outcome_fences',
+                'quarantine',
+                'raw_index',
+                'raw_pages_v1',
+            ],
         );
         await openPostgres(url).then((again) => again.close()); // and once more, on a database up to date
     });
@@ -341,7 +353,7 @@ the read began, once, and none committed after, whatever its place in the order`
         const { db, sink } = await open(t);
         await sink.commit('shop', group);
         await sink.commit('other', group);
-        await new PgRawPages(db, 'shop').put(page(1));
+        await (await indexed(t, db)).put(page(1));
         await sink.purge('shop');
         assert.deepEqual(await sink.counts('shop'), { items: 0, quarantine: 0, deadLetter: 0, rawPages: 0 });
         assert.deepEqual(await sink.counts('other'), { items: 4, quarantine: 1, deadLetter: 2, rawPages: 0 });
@@ -387,32 +399,67 @@ the read began, once, and none committed after, whatever its place in the order`
     });
 });
 
-describe('PgRawPages', () => {
+/** Raw pages of `site` in a storage dir of the test's own (or `storageDir`), written as `writer`. */
+async function indexed(
+    t: TestContext,
+    db: PgDatabase,
+    options: {
+        site?: string;
+        writer?: string;
+        storageDir?: string;
+        maxBatchSize?: number;
+        readBatchSize?: number;
+    } = {},
+) {
+    const { site = 'shop', writer = 'w1', storageDir = await tempDir(t, 'indexed-raw'), ...rest } = options;
+    return IndexedRawPages.open(db, site, { storageDir, writer, ...rest });
+}
+
+describe('IndexedRawPages', () => {
     it('is a RawPages, as the file store is', () => {
         const fileStoreIsRawPages: RawStore extends RawPages ? true : false = true;
         assert.equal(fileStoreIsRawPages, true);
     });
 
-    it('stores pages and reads them back whole, body included', async (t) => {
+    it('stores pages in its own gzipped segment file and reads them back whole, through the index', async (t) => {
         const { db } = await open(t);
-        const raw = new PgRawPages(db, 'shop');
+        const raw = await indexed(t, db, { writer: 'host-1:42' });
         const written = [page(1), page(2, 'browser'), page(3)];
         await Promise.all(written.map((p) => raw.put(p)));
         assert.deepEqual(await raw.get(written[1]!.key), written[1]);
         assert.equal(await raw.get('missing'), undefined);
         assert.deepEqual(await all(raw.pages()), written);
-        assert.equal(await new PgRawPages(db, 'other').get(written[0]!.key), undefined, 'sites apart');
+        const other = await indexed(t, db, { site: 'other', storageDir: dirname(dirname(raw.dir)) });
+        assert.equal(await other.get(written[0]!.key), undefined, 'sites apart');
 
-        const stored = await db.query<{ body: Buffer }>(`SELECT body FROM ${db.table('raw_pages')} WHERE key = $1`, [
-            written[0]!.key,
-        ]);
-        assert.deepEqual([...stored.rows[0]!.body.subarray(0, 2)], [0x1f, 0x8b], 'gzip');
+        const files = await readdir(raw.dir);
+        assert.deepEqual(files, ['pages-host-1_42-000001.jsonl.gz']);
+        assert.deepEqual([...(await readFile(join(raw.dir, files[0]!))).subarray(0, 2)], [0x1f, 0x8b], 'gzip');
+        const { rows } = await db.query(`SELECT key, file FROM ${db.table('raw_index')} ORDER BY seq`);
+        assert.deepEqual(
+            rows,
+            written.map((p) => ({ key: p.key, file: files[0] })),
+        );
     });
 
-    it(`puts pages that arrive while a write is under way in one \
-INSERT, and a page fetched again becomes the newest`, async (t) => {
+    it('reads the pages of two writers sharing one directory, each in files of its own', async (t) => {
         const { db } = await open(t);
-        const raw = new PgRawPages(db, 'shop', { maxBatchSize: 50 });
+        const storageDir = await tempDir(t, 'indexed-shared');
+        const [a, b] = await Promise.all([
+            indexed(t, db, { storageDir, writer: 'a' }),
+            indexed(t, db, { storageDir, writer: 'b' }),
+        ]);
+        const written = Array.from({ length: 6 }, (_, i) => page(i + 1));
+        for (const [i, p] of written.entries()) await (i % 2 === 0 ? a : b).put(p);
+        assert.deepEqual(await readdir(a.dir), ['pages-a-000001.jsonl.gz', 'pages-b-000001.jsonl.gz']);
+        const reader = await IndexedRawPages.open(db, 'shop', { storageDir });
+        assert.deepEqual(await all(reader.pages()), written, 'in the order they were written');
+        await assert.rejects(reader.put(page(7)), /read-only/);
+    });
+
+    it(`appends the pages that arrive while a write is under way as one gzip member, indexed in one INSERT, and a page fetched again becomes the newest`, async (t) => {
+        const { db } = await open(t);
+        const raw = await indexed(t, db, { maxBatchSize: 50 });
         const inserts: number[] = [];
         const query = db.query.bind(db);
         db.query = ((text: string, values?: unknown[]) => {
@@ -421,17 +468,32 @@ INSERT, and a page fetched again becomes the newest`, async (t) => {
         }) as typeof db.query;
         await Promise.all(Array.from({ length: 60 }, (_, i) => raw.put(page(i + 1))));
         assert.deepEqual(inserts, [1, 50, 9]);
+        const { rows } = await db.query(`SELECT DISTINCT member_offset FROM ${db.table('raw_index')}`);
+        assert.equal(rows.length, 3, 'three members');
 
         const again = { ...page(1), status: 203, body: '<html>new</html>' };
         await raw.put(again);
         const pages = await all(raw.pages());
         assert.equal(pages.length, 60);
         assert.deepEqual(pages.at(-1), again);
+        assert.deepEqual(await raw.get(again.key), again);
+    });
+
+    it('says which file it cannot find and where to look, rather than skip the page', async (t) => {
+        const { db } = await open(t);
+        const raw = await indexed(t, db);
+        await raw.put(page(1));
+        await rm(raw.dir, { recursive: true });
+        await assert.rejects(all(raw.pages()), (error: Error) => {
+            assert.match(error.message, /pages-w1-000001\.jsonl\.gz, which is not on this machine/);
+            assert.match(error.message, /the same --storage-dir/);
+            return true;
+        });
     });
 
     it('streams 1,200 pages in order, a bounded batch at a time', async (t) => {
         const { db } = await open(t);
-        const raw = new PgRawPages(db, 'shop', { readBatchSize: 500 });
+        const raw = await indexed(t, db, { readBatchSize: 500 });
         const written = Array.from({ length: 1200 }, (_, i) => page(i + 1));
         for (let i = 0; i < written.length; i += 100)
             await Promise.all(written.slice(i, i + 100).map((p) => raw.put(p)));

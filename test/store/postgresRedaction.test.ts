@@ -1,16 +1,20 @@
 /**
  * No secret in what the distributed stores write (against the machine's real PostgreSQL, as
  * test/store/postgres.test.ts): a dead-letter entry and a quarantine entry committed by the sink,
- * a raw page with Set-Cookie headers put in PgRawPages; then every row of the tables, read back as
- * PostgreSQL's own text of it, is searched for the secrets.
+ * a raw page with Set-Cookie headers put in IndexedRawPages; then every row of the tables, read back as
+ * PostgreSQL's own text of it, and the raw page's segment file are searched for the secrets.
  */
 import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
-import { PgRawPages } from '../../src/store/postgres/rawPages.js';
+import { IndexedRawPages } from '../../src/store/postgres/indexedRawPages.js';
 import { PgSink } from '../../src/store/postgres/sink.js';
 import { rawPageKey } from '../../src/store/rawStore.js';
 import { quarantineEntries } from '../../src/store/records.js';
 import { testDatabase } from '../helpers/pgSchema.js';
+import { tempDir } from '../helpers/tempDir.js';
 
 const SITE = 'secret-site';
 const SECRETS = ['proxypass', 's3cr3t', 'urlpass', 'session=abc123', 'xyz789'];
@@ -41,7 +45,7 @@ describe('the PostgreSQL stores keep no secrets', () => {
             },
             { requestKey: 'http://127.0.0.1:9/b', quarantine },
         ]);
-        const raw = new PgRawPages(db, SITE);
+        const raw = await IndexedRawPages.open(db, SITE, { storageDir: await tempDir(t, 'redaction'), writer: 'w1' });
         await raw.put({
             key,
             url: 'http://127.0.0.1:9/b',
@@ -55,11 +59,13 @@ describe('the PostgreSQL stores keep no secrets', () => {
         });
 
         const rows: string[] = [];
-        for (const table of ['dead_letter', 'quarantine', 'raw_pages'] as const) {
+        for (const table of ['dead_letter', 'quarantine', 'raw_index'] as const) {
             const { rows: found } = await db.query<{ row: string }>(`SELECT t::text AS row FROM ${db.table(table)} t`);
             assert.equal(found.length, 1, table);
             rows.push(...found.map(({ row }) => row));
         }
+        for (const file of await readdir(raw.dir))
+            rows.push(gunzipSync(await readFile(join(raw.dir, file))).toString());
         for (const row of rows) {
             for (const secret of SECRETS) assert.ok(!row.includes(secret), `a row holds "${secret}": ${row}`);
         }

@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL database of dragnet's distributed mode: many worker processes on many machines
- * write one site's results (sink.ts) and raw pages (rawPages.ts) into one schema, and one schema
- * holds many sites (every table has a `site` column).
+ * write one site's results (sink.ts) and the index of its raw pages (indexedRawPages.ts) into one
+ * schema, and one schema holds many sites (every table has a `site` column).
  *
  * The schema is the connection string's `search_path`, given as `options=-c search_path=NAME`
  * (what libpq and pg both read); else `public`. Every statement names its tables with the schema,
@@ -119,10 +119,28 @@ later.seq > earlier.seq;
         PRIMARY KEY (site, request_key)
     );
     `,
+    // Raw pages leave the database for segment files in the storage dir (indexedRawPages.ts); this
+    // index says where each is. The pages stored here before are kept, as raw_pages_v1, unread.
+    (s) => `
+    CREATE TABLE ${s}.raw_index (
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        site text NOT NULL,
+        key text NOT NULL,                  -- rawPageKey(finalUrl, renderer)
+        url text NOT NULL,
+        fetched_at timestamptz NOT NULL,
+        file text NOT NULL,                 -- the segment, in <storage dir>/raw_pages/<site>/
+        member_offset bigint NOT NULL,      -- the gzip member holding the page's line
+        member_length int NOT NULL,
+        PRIMARY KEY (site, key)
+    );
+    CREATE UNIQUE INDEX raw_index_read_order ON ${s}.raw_index (site, seq);
+    ALTER TABLE ${s}.raw_pages RENAME TO raw_pages_v1;
+    ALTER INDEX ${s}.raw_pages_read_order RENAME TO raw_pages_v1_read_order;
+    `,
 ];
 
 /** The tables, by their SQL names: four of results, the frontier's backlog, and the outcomes' fences. */
-export type PgTable = 'items' | 'quarantine' | 'dead_letter' | 'raw_pages' | 'backlog' | 'outcome_fences';
+export type PgTable = 'items' | 'quarantine' | 'dead_letter' | 'raw_index' | 'backlog' | 'outcome_fences';
 
 export class PgDatabase {
     readonly pool: pg.Pool;

@@ -138,7 +138,7 @@ export function deadLetterColumns(entries: readonly (readonly [string, DeadLette
 }
 
 /** Every table holding rows of a site, as purge() empties them. */
-const PURGED = ['items', 'quarantine', 'dead_letter', 'raw_pages', 'backlog', 'outcome_fences'] as const;
+const PURGED = ['items', 'quarantine', 'dead_letter', 'raw_index', 'backlog', 'outcome_fences'] as const;
 
 /** Negative when `a` is an earlier take than `b`, positive when later, 0 when the same. */
 function compareFences(a: OutcomeFence, b: OutcomeFence): number {
@@ -271,7 +271,7 @@ EXCLUDED.reason,
             `(SELECT count(*) FROM ${this.db.table(table)} WHERE site = $1)::bigint`;
         const result = await this.db.query<Record<keyof SiteCounts, string>>(
             `SELECT ${count('items')} AS items, ${count('quarantine')} AS quarantine,
-                    ${count('dead_letter')} AS "deadLetter", ${count('raw_pages')} AS "rawPages"`,
+                    ${count('dead_letter')} AS "deadLetter", ${count('raw_index')} AS "rawPages"`,
             [site],
         );
         const row = onlyRow(result);
