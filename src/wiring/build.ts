@@ -18,6 +18,7 @@ import { ChromeWire } from '../fetch/wire/chromeWire.js';
 import { createRobotsFetch } from '../fetch/http/robotsFetch.js';
 import { Frontier } from '../frontier/frontier.js';
 import { RedisRequestBudget } from '../frontier/redis/redisRequestBudget.js';
+import { RedisFleetLimits } from '../fetch/pacing/redisFleetLimits.js';
 import { LocalRequestBudget, type RequestBudget } from '../frontier/requestBudget.js';
 import { RobotsPolicy } from '../frontier/robots.js';
 import { SiteScope } from '../frontier/scope.js';
@@ -43,6 +44,8 @@ export interface Pipeline {
     driftBreaker: DriftBreaker;
     /** Adaptive concurrency; undefined when it is off. */
     concurrency?: ConcurrencyController;
+    /** The fleet's concurrency limits, read from Redis each second; undefined unless adaptive in a fleet. */
+    fleetLimits?: RedisFleetLimits;
     /** Prometheus metrics; undefined when no metrics port is served. */
     metrics?: Metrics;
     /** Renders escalated pages beside the HTTP stage. */
@@ -75,8 +78,19 @@ export async function buildPipeline(stores: RunStores, options: RunOptions): Pro
         ? new AdaptiveTimeout(requestTimeoutSecs * 1000, timeouts === true ? {} : timeouts)
         : undefined;
     const adaptive = options.adaptiveConcurrency ?? CRAWL_DEFAULTS.adaptiveConcurrency;
+    const fleetLimits =
+        adaptive && stores.shared
+            ? await RedisFleetLimits.open({
+                  redis: stores.shared.redis,
+                  key: `${stores.shared.keyPrefix}:concurrency`,
+              })
+            : undefined;
     const concurrency = adaptive
-        ? new ConcurrencyController({ ...(adaptive === true ? {} : adaptive), maxConcurrency: siteConcurrency })
+        ? new ConcurrencyController({
+              ...(adaptive === true ? {} : adaptive),
+              maxConcurrency: siteConcurrency,
+              fleet: fleetLimits,
+          })
         : undefined;
     const events = new RunEvents();
     const startUrls = options.startUrls.length > 0 ? options.startUrls : site.startUrls;
@@ -187,6 +201,7 @@ export async function buildPipeline(stores: RunStores, options: RunOptions): Pro
         renderLearner,
         driftBreaker,
         concurrency,
+        fleetLimits,
         metrics,
         browserStage,
         routing,

@@ -13,11 +13,13 @@ import type { RunStores } from './stores.js';
 import type { Ran } from './rounds.js';
 
 /**
- * Stops the parse workers, the proxy routing and the HTTP client's connections (when the pipeline got
- * as far as starting them), writes what is buffered and lets go of the stores and the site's lock.
+ * Stops the parse workers, the proxy routing, the fleet's limits and the HTTP client's connections (when
+ * the pipeline got as far as starting them), writes what is buffered and lets go of the stores and the
+ * site's lock.
  */
 export async function closeRun(stores: RunStores, pipeline: Pipeline | undefined): Promise<void> {
     await pipeline?.parser.close();
+    pipeline?.fleetLimits?.close();
     await pipeline?.routing.close();
     await pipeline?.httpClient.close();
     await stores.close();

@@ -89,10 +89,10 @@ export function fleetKeys(prefix: string, site: string) {
         browserQueue: names.browserQueue,
         /**
          * The tier controller's outcomes, the politeness turn and the exits' verdicts (wiring/proxies.ts),
-         * the request budget's count (build.ts) and the sitemaps' turn (sitemapSeeding.ts), forgotten by a
-         * new run.
+         * the request budget's count and the concurrency limits (build.ts) and the sitemaps' turn
+         * (sitemapSeeding.ts), forgotten by a new run.
          */
-        shared: ['tiers', 'politeness', 'exits', 'budget', 'sitemaps'].map((part) => `${tag}:${part}`),
+        shared: ['tiers', 'politeness', 'exits', 'budget', 'concurrency', 'sitemaps'].map((part) => `${tag}:${part}`),
     };
 }
 

@@ -15,6 +15,11 @@
  * Not every transient failure is about load: a site may drop a few percent of requests however
  * gently it is asked. What of the errors is ambient, and whether a cut helped, is learned by
  * ambientErrors.ts; the thresholds here count from the ambient rate.
+ *
+ * In a fleet, every worker holds the same limit per domain (`fleet`: redisFleetLimits.ts): each
+ * judges its own fetches, proposes the changes it decides, and takes on the fleet's limit whenever
+ * it moves, so a cut one worker sees the need for slows every worker, and a worker that joins
+ * starts where the fleet is.
  */
 import type { ConcurrencyDecision, DomainConcurrency } from '../../vocabulary/report.js';
 import { DomainState, type Outcome, type DomainAttempt } from './domainState.js';
@@ -58,6 +63,18 @@ export interface ConcurrencyControllerOptions {
     maxDecisions?: number;
     /** The clock, in milliseconds (tests). Default: Date.now. */
     now?: () => number;
+    /** The limits of a fleet this process is a worker of. Default: none, the limits are this process's. */
+    fleet?: FleetLimits;
+}
+
+/** One limit per domain for a fleet of workers: see redisFleetLimits.ts. */
+export interface FleetLimits {
+    /** The fleet's limit for `domain`, as last read; undefined when the fleet has none. */
+    known(domain: string): number | undefined;
+    /** Proposes a change of `domain`'s limit, judged under `from`, to `to`. */
+    propose(domain: string, from: number, to: number): void;
+    /** Calls `listener` whenever the fleet's limit for a domain moves, by this worker's proposal or another's. */
+    onChange(listener: (domain: string, limit: number) => void): void;
 }
 
 /** The options' defaults, in one place. */
@@ -91,7 +108,8 @@ interface Attempt extends DomainAttempt {
 
 export class ConcurrencyController {
     readonly maxConcurrency: number;
-    private readonly options: Required<Omit<ConcurrencyControllerOptions, 'now'>>;
+    private readonly options: Required<Omit<ConcurrencyControllerOptions, 'now' | 'fleet'>>;
+    private readonly fleet: FleetLimits | undefined;
     private readonly now: () => number;
     private readonly domains = new Map<string, DomainState>();
     private readonly attempts = new WeakMap<object, Attempt>();
@@ -100,8 +118,10 @@ export class ConcurrencyController {
     private lastPoolLimit: number;
 
     constructor(options: ConcurrencyControllerOptions) {
-        this.options = { ...CONCURRENCY_DEFAULTS, ...definedOnly(options), maxConcurrency: options.maxConcurrency };
-        this.now = options.now ?? Date.now;
+        const { now, fleet, ...rest } = options;
+        this.options = { ...CONCURRENCY_DEFAULTS, ...definedOnly(rest), maxConcurrency: options.maxConcurrency };
+        this.now = now ?? Date.now;
+        this.fleet = fleet;
         const { maxConcurrency, minConcurrency, decreaseFactor, lowThreshold, highThreshold } = this.options;
         if (!(Number.isInteger(maxConcurrency) && maxConcurrency >= 1))
             throw new RangeError('maxConcurrency must be a whole number >= 1');
@@ -115,6 +135,7 @@ export class ConcurrencyController {
         }
         this.maxConcurrency = maxConcurrency;
         this.lastPoolLimit = maxConcurrency;
+        fleet?.onChange((domain, limit) => this.takeOn(domain, limit));
     }
 
     /** A fetch of `url` is about to be sent; `request` identifies the attempt (held weakly). */
@@ -147,9 +168,9 @@ export class ConcurrencyController {
         this.notify();
     }
 
-    /** The concurrency to allow for `domain` (a URL's host); the maximum for a domain not seen yet. */
+    /** The concurrency to allow for `domain` (a URL's host); for a domain not seen yet, the one it would start at. */
     limit(domain: string): number {
-        return this.domains.get(domain)?.limit ?? this.maxConcurrency;
+        return this.domains.get(domain)?.limit ?? this.startingLimit(domain);
     }
 
     /**
@@ -237,6 +258,27 @@ export class ConcurrencyController {
         this.change(domain, state, raised, { errorRate, blockRate, now });
     }
 
+    /** The fleet's limit for a domain, within this worker's bounds: it starts a new window, as a change here does. */
+    private takeOn(domain: string, fleetLimit: number): void {
+        const state = this.domains.get(domain);
+        if (!state) return; // a domain first fetched from later starts at the fleet's limit
+        const limit = this.bounded(fleetLimit);
+        if (limit === state.limit) return;
+        state.endWindow(limit, this.now());
+        this.notify();
+    }
+
+    /** Where a domain starts: at the fleet's limit in a fleet that has one, else at the maximum. */
+    private startingLimit(domain: string): number {
+        const fleetLimit = this.fleet?.known(domain);
+        return fleetLimit === undefined ? this.maxConcurrency : this.bounded(fleetLimit);
+    }
+
+    /** A fleet's limit within this worker's bounds (its maximum may be lower than another's). */
+    private bounded(limit: number): number {
+        return Math.max(this.options.minConcurrency, Math.min(this.maxConcurrency, limit));
+    }
+
     /** Sets a domain's limit (recording the decision when it changed) and starts a new window. */
     private change(
         domain: string,
@@ -245,6 +287,7 @@ export class ConcurrencyController {
         { errorRate, blockRate, now }: { errorRate: number; blockRate: number; now: number },
     ): void {
         if (to !== state.limit) {
+            this.fleet?.propose(domain, state.limit, to);
             this.record({
                 at: now,
                 domain,
@@ -274,7 +317,7 @@ export class ConcurrencyController {
     private state(domain: string): DomainState {
         let state = this.domains.get(domain);
         if (!state) {
-            state = new DomainState(this.maxConcurrency, this.now());
+            state = new DomainState(this.startingLimit(domain), this.now());
             this.domains.set(domain, state);
         }
         return state;
