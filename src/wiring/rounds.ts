@@ -6,6 +6,7 @@
  * pages to the browser — or until SIGINT, SIGTERM or a runner's stop event stops the run gracefully
  * (runtime/stopSignal.ts).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { HttpCrawler, HttpCrawlingContext } from '@crawlee/http';
 import { runAtControlledConcurrency } from '../fetch/pacing/controlledPool.js';
 import type { TimelinePoint } from '../monitor/timeline.js';
@@ -44,6 +45,9 @@ export async function runRounds(pipeline: Pipeline): Promise<Ran> {
     return { stopped, timeline: monitors.timeline.points };
 }
 
+/** How long a round waits on a queue that is empty here and not yet finished elsewhere before asking again. */
+const IDLE_WAIT_MS = 250;
+
 /**
  * Rounds until both queues are drained and the sitemaps read; returns the signal that stopped them early, if one did.
  */
@@ -72,10 +76,18 @@ async function rounds(
             // Asked before the queues are: a batch queued after this is waited for below, one queued before is in them.
             const reading = sitemaps?.reading ?? false;
             const batchQueued = sitemaps?.nextBatch();
-            if ((await httpQueue.isFinished()) && (await browserQueue.isFinished())) {
+            const httpFinished = await httpQueue.isFinished();
+            if (httpFinished && (await browserQueue.isFinished())) {
                 if (!reading) break;
                 // Drained faster than the sitemaps stream: the next round starts with their next batch.
                 await batchQueued;
+                continue;
+            }
+            if (httpFinished && (await browserQueue.isEmpty())) {
+                // Nothing here to fetch or render, but the browser queue is not finished: a fleet's
+                // pages in work elsewhere, or its grace period. A round made now would end at once,
+                // over and over (a new crawler each time), until it is.
+                await sleep(IDLE_WAIT_MS);
                 continue;
             }
             // A stop that came while the queues were asked would miss the stages made next.
