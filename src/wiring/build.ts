@@ -86,11 +86,10 @@ export async function buildPipeline(stores: RunStores, options: RunOptions): Pro
               })
             : undefined;
     const concurrency = adaptive
-        ? new ConcurrencyController({
-              ...(adaptive === true ? {} : adaptive),
-              maxConcurrency: siteConcurrency,
-              fleet: fleetLimits,
-          })
+        ? new ConcurrencyController(
+              { ...(adaptive === true ? {} : adaptive), maxConcurrency: siteConcurrency },
+              fleetLimits,
+          )
         : undefined;
     const events = new RunEvents();
     const startUrls = options.startUrls.length > 0 ? options.startUrls : site.startUrls;

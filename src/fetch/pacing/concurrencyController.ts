@@ -16,7 +16,7 @@
  * gently it is asked. What of the errors is ambient, and whether a cut helped, is learned by
  * ambientErrors.ts; the thresholds here count from the ambient rate.
  *
- * In a fleet, every worker holds the same limit per domain (`fleet`: redisFleetLimits.ts): each
+ * In a fleet, every worker holds the same limit per domain (FleetLimits: redisFleetLimits.ts): each
  * judges its own fetches, proposes the changes it decides, and takes on the fleet's limit whenever
  * it moves, so a cut one worker sees the need for slows every worker, and a worker that joins
  * starts where the fleet is.
@@ -63,8 +63,6 @@ export interface ConcurrencyControllerOptions {
     maxDecisions?: number;
     /** The clock, in milliseconds (tests). Default: Date.now. */
     now?: () => number;
-    /** The limits of a fleet this process is a worker of. Default: none, the limits are this process's. */
-    fleet?: FleetLimits;
 }
 
 /** One limit per domain for a fleet of workers: see redisFleetLimits.ts. */
@@ -108,8 +106,7 @@ interface Attempt extends DomainAttempt {
 
 export class ConcurrencyController {
     readonly maxConcurrency: number;
-    private readonly options: Required<Omit<ConcurrencyControllerOptions, 'now' | 'fleet'>>;
-    private readonly fleet: FleetLimits | undefined;
+    private readonly options: Required<Omit<ConcurrencyControllerOptions, 'now'>>;
     private readonly now: () => number;
     private readonly domains = new Map<string, DomainState>();
     private readonly attempts = new WeakMap<object, Attempt>();
@@ -117,11 +114,13 @@ export class ConcurrencyController {
     private readonly listeners = new Set<(poolLimit: number) => void>();
     private lastPoolLimit: number;
 
-    constructor(options: ConcurrencyControllerOptions) {
-        const { now, fleet, ...rest } = options;
-        this.options = { ...CONCURRENCY_DEFAULTS, ...definedOnly(rest), maxConcurrency: options.maxConcurrency };
-        this.now = now ?? Date.now;
-        this.fleet = fleet;
+    /** `fleet`: the limits of a fleet this process is a worker of; without one, the limits are this process's. */
+    constructor(
+        options: ConcurrencyControllerOptions,
+        private readonly fleet?: FleetLimits,
+    ) {
+        this.options = { ...CONCURRENCY_DEFAULTS, ...definedOnly(options), maxConcurrency: options.maxConcurrency };
+        this.now = options.now ?? Date.now;
         const { maxConcurrency, minConcurrency, decreaseFactor, lowThreshold, highThreshold } = this.options;
         if (!(Number.isInteger(maxConcurrency) && maxConcurrency >= 1))
             throw new RangeError('maxConcurrency must be a whole number >= 1');

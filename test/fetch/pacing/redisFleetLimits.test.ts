@@ -32,7 +32,7 @@ async function worker(key: string, maxConcurrency = 20) {
     // Read back only when the test says so: what a worker learns at once is its own proposal's answer.
     const fleet = await RedisFleetLimits.open({ redis, key, syncMillis: 3_600_000 });
     fleets.push(fleet);
-    const controller = new ConcurrencyController({ maxConcurrency, now: () => clock.now, fleet });
+    const controller = new ConcurrencyController({ maxConcurrency, now: () => clock.now }, fleet);
     return { controller, fleet, redis };
 }
 
