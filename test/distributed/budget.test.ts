@@ -2,6 +2,12 @@
  * The request budget of a fleet: three workers, each given `--max-requests 300`, against a shop of
  * 1,000 products. The budget is one count in Redis, so the fleet admits 300 URLs in all, not 300
  * each, and every one of them ends in exactly one store.
+ *
+ * The shop has 30 categories of 10 products a page and answers in 300 ms, so that the budget is
+ * spent over some 30 listing pages, more than one worker holds at once, and over seconds, longer
+ * than the workers' start-ups differ: with 5 categories of 20 and no latency, the worker that read
+ * the home page could take every listing and admit all 300 itself before the others were up, and
+ * the test would show nothing about sharing.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -19,7 +25,7 @@ describe('three workers with one request budget', { skip: chromiumPath ? false :
     before(async () => {
         fleet = await startFleet(
             3,
-            { ...SHOP, scriptOnlyRate: 0 },
+            { ...SHOP, scriptOnlyRate: 0, categories: 30, productsPerPage: 10, latencyMs: 300 },
             { args: () => ['--max-requests', `${MAX_REQUESTS}`] },
         );
         results = await fleet.results();
@@ -68,7 +74,7 @@ describe('three workers with one request budget', { skip: chromiumPath ? false :
         );
         assert.ok(
             summaries.filter((summary) => summary.requests.total > 0).length >= 2,
-            'the budget was shared, not taken by one worker',
+            `the budget was shared, not taken by one worker (admitted: ${summaries.map((s) => s.requests.total).join('/')})`,
         );
     });
 });
