@@ -73,7 +73,7 @@ export async function finishRun(
     });
     const report = await writeReport(
         options.storageDir,
-        runId(site.name, stats.startedAt),
+        runId(site.name, stats.startedAt, stores.fleet?.workerId),
         renderReport({ ...summary, exitCode }, timeline),
     );
     log.info({ report }, `run report: ${report}`);

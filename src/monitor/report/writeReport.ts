@@ -5,13 +5,16 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-/** A run's id: the site and its start time, safe in a file name, e.g. `demo-shop-2026-11-29T23-18-53Z`. */
-export function runId(site: string, startedAt: Date | string): string {
+/**
+ * A run's id: the site and its start time, safe in a file name, e.g. `demo-shop-2026-11-29T23-18-53Z`;
+ * a fleet's worker adds its id, as workers that share a storage dir may start in the same second.
+ */
+export function runId(site: string, startedAt: Date | string, worker?: string): string {
     const time = new Date(startedAt)
         .toISOString()
         .replace(/\.\d+Z$/, 'Z')
         .replace(/:/g, '-');
-    return `${site.replace(/[^A-Za-z0-9._-]+/g, '_')}-${time}`;
+    return [site, time, ...(worker ? [worker] : [])].map((part) => part.replace(/[^A-Za-z0-9._-]+/g, '_')).join('-');
 }
 
 /** Writes the report and returns its path. */

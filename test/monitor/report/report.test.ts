@@ -239,6 +239,11 @@ describe('run report', () => {
         assert.equal(path, join(dir, 'storage', 'reports', 'demo-shop-2026-11-29T23-18-53Z.html'));
         assert.equal(await readFile(path, 'utf8'), '<!doctype html>');
         await assert.rejects(writeReport(dir, '../escape', ''), /not usable as a file name/);
+        assert.equal(
+            runId('demo-shop', '2026-11-29T23:18:53.412Z', 'host.a-1234-9f8e7d6c'),
+            'demo-shop-2026-11-29T23-18-53Z-host.a-1234-9f8e7d6c',
+            "a fleet's worker: its own file in a storage dir the fleet shares",
+        );
     });
 
     describe('in headless Chromium', { skip: chromiumPath ? false : 'no Chromium found' }, () => {
