@@ -38,9 +38,8 @@ const gunzip = promisify(gunzipCallback);
 /**
  * zlib's fastest level: HTML with a shared page chrome still shrinks ~5x (the pages of one batch share
  * the 32 KB window), at a fraction of the default level's CPU; compressing runs on libuv's threads.
- * Every backend's raw pages are compressed at this level.
  */
-export const COMPRESSION_LEVEL = constants.Z_BEST_SPEED;
+const COMPRESSION_LEVEL = constants.Z_BEST_SPEED;
 
 export interface RawPage {
     /** Identifies the page; parsed items and quarantine entries point here. */
