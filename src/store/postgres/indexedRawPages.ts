@@ -40,6 +40,9 @@ export interface IndexedRawPagesOptions extends RetryOptions {
     readBatchSize?: number;
 }
 
+/** An index row's columns, as `pages()` and `get()` read them. */
+const INDEX_COLUMNS = 'key, file, member_offset, member_length';
+
 interface IndexRow {
     key: string;
     file: string;
@@ -54,7 +57,6 @@ export class IndexedRawPages implements RawPages {
         private readonly db: PgDatabase,
         readonly site: string,
         private readonly files: RawStore,
-        private readonly writable: boolean,
         private readonly options: IndexedRawPagesOptions,
     ) {
         this.readBatchSize = options.readBatchSize ?? 100;
@@ -68,7 +70,7 @@ export class IndexedRawPages implements RawPages {
             maxBatchSize: options.maxBatchSize,
             onWritten: (entries, member) => indexBatch(db, site, entries, member, options),
         });
-        return new IndexedRawPages(db, site, files, options.writer !== undefined, options);
+        return new IndexedRawPages(db, site, files, options);
     }
 
     /** The site's directory of segment files. */
@@ -78,7 +80,8 @@ export class IndexedRawPages implements RawPages {
 
     /** Stores a page, its credential headers masked (see storedPage): resolves once it is written and indexed. */
     put(page: RawPage): Promise<void> {
-        if (!this.writable) return Promise.reject(new Error('raw pages opened without a writer are read-only'));
+        if (this.options.writer === undefined)
+            return Promise.reject(new Error('raw pages opened without a writer are read-only'));
         return this.files.put(page);
     }
 
@@ -89,13 +92,10 @@ export class IndexedRawPages implements RawPages {
     /** Every indexed page, in the order it was last written. */
     async *pages(): AsyncGenerator<RawPage> {
         await this.flush();
-        for await (const rows of keysetBatches<IndexRow>(
-            this.db,
-            'raw_index',
-            'key, file, member_offset, member_length',
-            this.site,
-            { ...this.options, batchSize: this.readBatchSize },
-        )) {
+        for await (const rows of keysetBatches<IndexRow>(this.db, 'raw_index', INDEX_COLUMNS, this.site, {
+            ...this.options,
+            batchSize: this.readBatchSize,
+        })) {
             // The pages of one batch are indexed together, so neighbouring rows mostly share a member.
             let member: { row: IndexRow; pages: Map<string, RawPage> } | undefined;
             for (const row of rows) {
@@ -113,8 +113,7 @@ export class IndexedRawPages implements RawPages {
         const { rows } = await retryTransient(
             () =>
                 this.db.query<IndexRow>(
-                    `SELECT key, file, member_offset, member_length FROM ${this.db.table('raw_index')}
-                     WHERE site = $1 AND key = $2`,
+                    `SELECT ${INDEX_COLUMNS} FROM ${this.db.table('raw_index')} WHERE site = $1 AND key = $2`,
                     [this.site, key],
                 ),
             this.options,
