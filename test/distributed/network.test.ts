@@ -16,7 +16,7 @@ import { openPostgres, type PgDatabase } from '../../src/store/postgres/database
 import { iterateItems, type PgStore } from '../../src/store/postgres/reader.js';
 import type { StoredItem } from '../../src/store/records.js';
 import type { DeadLetterEntry } from '../../src/vocabulary/failure.js';
-import type { CliResult } from '../helpers/cli.js';
+import type { CliResult, RunningCli } from '../helpers/cli.js';
 import { chromiumPath } from '../helpers/fleet.js';
 import { type NetWorld, netemProblem, netWorldProblem, openNetWorld } from '../helpers/netWorld.js';
 
@@ -26,6 +26,7 @@ const skip = netWorldProblem ?? (chromiumPath ? false : 'no Chromium found');
 
 interface NetFleet {
     world: NetWorld;
+    workers: RunningCli[];
     shop: Shop;
     db: PgDatabase;
     results: Promise<CliResult[]>;
@@ -63,6 +64,7 @@ async function startNetFleet(products: number): Promise<NetFleet> {
     );
     return {
         world,
+        workers,
         shop,
         db,
         results: Promise.all(workers.map((worker) => worker.result)),
@@ -90,6 +92,34 @@ async function itemsReach(db: PgDatabase, count: number): Promise<void> {
         if (Number(rows[0]?.n) >= count) return;
         await sleep(200);
     }
+}
+
+/**
+ * Resolves once one of `workers` has written `pattern` to stderr; fails after `timeoutMs`. Waits for
+ * what the fleet does rather than a fixed time: when BullMQ's stalled-job check runs depends on
+ * each worker's timer and on which worker set the fleet-wide check key last.
+ */
+function untilStderr(workers: RunningCli[], pattern: RegExp, timeoutMs: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+        const seen = workers.map(() => '');
+        const listeners = workers.map((worker, index) => {
+            const listener = (chunk: string) => {
+                seen[index] += chunk;
+                if (pattern.test(seen[index]!)) done(resolve);
+            };
+            worker.child.stderr!.on('data', listener);
+            return listener;
+        });
+        const timer = setTimeout(
+            () => done(() => reject(new Error(`no ${pattern} from the workers in ${timeoutMs} ms`))),
+            timeoutMs,
+        );
+        const done = (settle: () => void) => {
+            clearTimeout(timer);
+            for (const [index, worker] of workers.entries()) worker.child.stderr!.off('data', listeners[index]!);
+            settle();
+        };
+    });
 }
 
 /** Every product once in items, nothing in quarantine or dead-letter, no request in two stores. */
@@ -126,7 +156,8 @@ describe('a fleet across a network that fails', { skip }, () => {
             const cutOff = fleet.world.workers[0]!;
             await itemsReach(fleet.db, 60);
             fleet.world.cut(cutOff);
-            await sleep((LOCK_SECS + 6) * 1000);
+            // Healed once another worker has taken a job back: the cut has outlasted the lock.
+            await untilStderr(fleet.workers.slice(1), /took back job/, LOCK_SECS * 4 * 1000);
             fleet.world.heal(cutOff);
             results = await fleet.results;
         });
