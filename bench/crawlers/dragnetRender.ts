@@ -26,7 +26,7 @@ import type { RenderLearningOptions } from '../../src/fetch/browser/renderLearni
 import { createLogger } from '../../src/monitor/logger.js';
 import type { RunSummary } from '../../src/vocabulary/report.js';
 import { crawl } from '../../src/run.js';
-import { RawStore } from '../../src/store/rawStore.js';
+import { ArchiveStore, archiveDirOf } from '../../src/store/archive/archiveStore.js';
 import { listProcesses, treeOf } from '../lib/processTree.js';
 
 export interface RenderCase {
@@ -116,7 +116,7 @@ const chromiumExited = await chromiumGone(10_000);
 const endChildrenCpu = await reapedChildrenCpuSec();
 
 const rawPages: RenderResult['rawPages'] = [];
-const raw = await RawStore.open({ storageDir: renderCase.storageDir, site: demoShop.name });
+const raw = await ArchiveStore.open({ archiveDir: archiveDirOf(renderCase.storageDir), site: demoShop.name });
 for await (const page of raw.pages())
     rawPages.push([new URL(page.finalUrl).pathname, page.renderer, Date.parse(page.fetchedAt)]);
 

@@ -12,7 +12,8 @@ import type { CrawlOptions } from '../options/crawlOptions.js';
 import { crawl } from '../run.js';
 import type { RenderPolicy, Route, Site } from '../site/site.js';
 import { DeadLetterStore } from '../store/deadLetterStore.js';
-import { type RawPage, RawStore } from '../store/rawStore.js';
+import { ArchiveStore, archiveDirOf } from '../store/archive/archiveStore.js';
+import type { RawPage } from '../store/archive/rawPage.js';
 import type { DeadLetterEntry } from '../vocabulary/failure.js';
 import type { LinksSkipped } from '../vocabulary/report.js';
 
@@ -81,7 +82,7 @@ function onePageSite(site: Site, route: Route, render: OnePageRunOptions['render
 }
 
 async function lastPage(storageDir: string, site: string): Promise<RawPage | undefined> {
-    const raw = await RawStore.open({ storageDir, site });
+    const raw = await ArchiveStore.open({ archiveDir: archiveDirOf(storageDir), site });
     let last: RawPage | undefined;
     for await (const page of raw.pages()) last = page;
     return last;

@@ -112,6 +112,12 @@ export interface CrawlOptions {
      * resumed; else the site's stores are emptied first. Default: `./storage`.
      */
     storageDir?: string;
+    /**
+     * Where raw pages are archived, as WARC files and their CDXJ indexes in a directory per site
+     * (docs/archive.md). A fleet's workers may share one (a mounted volume): each writes its own files.
+     * Default: `<storageDir>/archive`.
+     */
+    archiveDir?: string;
     /** Start over even when an unfinished run of the site is in the storage dir. Default: false. */
     fresh?: boolean;
     /** Take queued requests in random order, so failures spread over the run instead of clustering. Default: false. */

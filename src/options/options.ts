@@ -198,6 +198,13 @@ export const OPTIONS = {
         doc: 'where queues, datasets, raw pages and run reports are written',
         schema: z.string().min(1, 'must not be empty'),
     }),
+    archiveDir: option({
+        flag: 'archive-dir',
+        env: 'DRAGNET_ARCHIVE_DIR',
+        group: 'output',
+        doc: 'where raw pages are archived as WARC (default: <storage-dir>/archive); a fleet shares one',
+        schema: z.string().min(1, 'must not be empty').optional(),
+    }),
     fresh: option({
         flag: 'fresh',
         env: 'DRAGNET_FRESH',

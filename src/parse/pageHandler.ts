@@ -11,7 +11,7 @@ import type { CanonicalClaim, Frontier } from '../frontier/frontier.js';
 import { describeIncomplete, failingFields, isIncomplete, mayEscalate } from '../quality/validate.js';
 import type { Outcome } from '../store/outcomes.js';
 import type { RawPages } from '../store/rawPages.js';
-import { rawPageKey } from '../store/rawStore.js';
+import { rawPageKey, type RedirectCapture } from '../store/archive/rawPage.js';
 import { quarantineEntries, storedItems } from '../store/records.js';
 import type { Renderer, Route } from '../site/site.js';
 import type { RunEvents } from '../vocabulary/events.js';
@@ -31,6 +31,13 @@ export interface FetchedPage {
      * The encoding the HTTP stage decoded the page's bytes in (fetch/http/decodeBody.ts); a browser decodes for itself.
      */
     charset?: string;
+    /**
+     * The body as received, content codings undone: the HTTP stage's bytes, or the document a browser
+     * loaded before rendering it. Archived as the response's payload. Default: `html` encoded in `charset`.
+     */
+    payload?: Buffer;
+    /** The headers the request was sent with, for the archive's request record. Default: none known. */
+    requestHeaders?: Record<string, string>;
     renderer: Renderer;
     /** Stores what became of the page and marks its request handled, in one transaction; resolves once committed. */
     settle: (outcome: Outcome) => Promise<void>;
@@ -72,6 +79,8 @@ export class PageHandler {
             label: route.label,
             body: page.html,
             charset: page.charset,
+            payload: page.payload,
+            requestHeaders: page.requestHeaders,
         });
         const parsing = this.options.parser.parse(route, {
             html: page.html,
@@ -84,6 +93,11 @@ export class PageHandler {
             { request, route, renderer, settle: page.settle, rawKey, fetchedAt },
             Promise.all([written, parsing]),
         );
+    }
+
+    /** Archives a redirect's response: no page, but part of the record of what the site sent. */
+    keepRedirect(redirect: RedirectCapture): Promise<void> {
+        return this.options.raw.putRedirect(redirect);
     }
 
     private async settlePage(

@@ -5,33 +5,51 @@
  * quarantine and dead-letter (the old ones are kept as `<name>-previous`), and what changed is
  * counted per field. Not a single request goes to the site.
  *
- * The algorithm is written once, over the site's raw pages (store/rawPages.ts) and its versioned
- * results (store/siteResults.ts); `reparse()` runs it over the embedded stores (the file RawStore
- * and Crawlee datasets), and the distributed mode hands `reparseSite()` PostgreSQL's.
+ * The algorithm is written once, over a source of pages and the site's versioned results
+ * (store/siteResults.ts); `reparse()` runs it over the embedded stores (the file ArchiveStore and
+ * Crawlee datasets), and the distributed mode hands `reparseSite()` PostgreSQL's. The source is the
+ * site's raw pages (store/rawPages.ts), or a web archive of any tool's (warcPages.ts).
  */
 import type { Configuration } from '@crawlee/core';
 import { urlKey } from '../frontier/normalize.js';
 import { mayEscalate } from '../quality/validate.js';
 import type { Site } from '../site/site.js';
 import { datasetResults } from '../store/datasets.js';
-import type { RawPages } from '../store/rawPages.js';
-import { RawStore } from '../store/rawStore.js';
+import { ArchiveStore, archiveDirOf } from '../store/archive/archiveStore.js';
+import type { RawPage } from '../store/archive/rawPage.js';
 import { quarantineEntries, storedItems, type StoredItem } from '../store/records.js';
 import type { SiteResults, StoreReader, StoreSink } from '../store/siteResults.js';
+import type { DeadLetterEntry } from '../vocabulary/failure.js';
 import { type ParsedPage, parsePage } from './parsePage.js';
+
+/** What reparse reads: the site's raw pages (store/rawPages.ts has them), or a WARC's (warcPages.ts). */
+export interface PageSource {
+    /** Every page, oldest first. Read twice: the first read finds the page each URL ended with. */
+    pages(): AsyncIterable<RawPage>;
+    /**
+     * The responses a crawl would have dead-lettered, as the last whole read of `pages()` found them: given, they
+     * replace the current dead-letter (with `route`, that route's entries). Not given (a crawl's archive holds
+     * no failures), the current dead-letter is carried over, but for the pages judged now.
+     */
+    deadLetters?(): AsyncIterable<DeadLetterEntry>;
+}
 
 export interface ReparseOptions {
     site: Site;
     storageDir: string;
     config: Configuration;
+    /** Where the site's raw pages are archived. Default: `<storageDir>/archive` (archiveDirOf). */
+    archiveDir?: string;
+    /** The pages to re-parse. Default: the site's raw pages in `archiveDir`. */
+    raw?: PageSource;
     /** Only this route's pages are re-parsed; the other routes' items and quarantine are carried over. Default: all. */
     route?: string;
 }
 
 export interface ReparseSiteOptions {
     site: Site;
-    /** The site's stored raw pages. */
-    raw: RawPages;
+    /** The pages to re-parse: the site's stored raw pages (RawPages), or another source's. */
+    raw: PageSource;
     /** The site's results: read from the current version, written to the next, which is promoted at the end. */
     results: SiteResults;
     /** As in ReparseOptions. */
@@ -49,13 +67,17 @@ export interface ReparseResult {
     unparsable: number;
     items: { before: number; after: number };
     quarantined: { before: number; after: number };
+    deadLettered: { before: number; after: number };
     /** Items whose value of a field differs from before (added and removed items count for every field). */
     changedByField: Record<string, number>;
 }
 
-/** Re-parses the raw pages of the site in `storageDir` (the file RawStore) into its Crawlee datasets. */
-export async function reparse({ site, storageDir, config, route }: ReparseOptions): Promise<ReparseResult> {
-    const raw = await RawStore.open({ storageDir, site: site.name });
+/** Re-parses the raw pages of the site in `storageDir` (the file ArchiveStore), or `raw`, into its Crawlee datasets. */
+export async function reparse(options: ReparseOptions): Promise<ReparseResult> {
+    const { site, storageDir, config, route } = options;
+    const raw =
+        options.raw ??
+        (await ArchiveStore.open({ archiveDir: options.archiveDir ?? archiveDirOf(storageDir), site: site.name }));
     return reparseSite({ site, raw, results: await datasetResults(site.name, config), route });
 }
 
@@ -118,8 +140,14 @@ export async function reparseSite({ site, raw, results, route }: ReparseSiteOpti
         for (const item of storedItems(verdict, origin)) await items.push(item);
         for (const entry of quarantineEntries(verdict, origin)) await quarantine.push(entry);
     }
-    // A page judged now (say, one its stopped route had dead-lettered before rendering) leaves dead-letter.
-    await copyWhere(before.deadLetter, deadLetter, (entry) => !judged.has(entry.url));
+    const failures = raw.deadLetters?.();
+    if (failures) {
+        if (route) await copyWhere(before.deadLetter, deadLetter, (entry) => entry.label !== route);
+        for await (const entry of failures) if (!route || entry.label === route) await deadLetter.push(entry);
+    } else {
+        // A page judged now (say, one its stopped route had dead-lettered before rendering) leaves dead-letter.
+        await copyWhere(before.deadLetter, deadLetter, (entry) => !judged.has(entry.url));
+    }
     await Promise.all([items.flush(), quarantine.flush(), deadLetter.flush()]);
 
     const changedByField = await countChanges(before.items, items);
@@ -129,6 +157,7 @@ export async function reparseSite({ site, raw, results, route }: ReparseSiteOpti
         unparsable,
         items: { before: await before.items.count(), after: await items.count() },
         quarantined: { before: await before.quarantine.count(), after: await quarantine.count() },
+        deadLettered: { before: await before.deadLetter.count(), after: await deadLetter.count() },
         changedByField,
     };
     await results.promote();
@@ -139,7 +168,7 @@ export async function reparseSite({ site, raw, results, route }: ReparseSiteOpti
  * Request URL → key of the page the crawl finally judged: the browser render when the cheap
  * fetch was escalated (it is stored later), else the cheap fetch.
  */
-async function finalPageKeys(raw: RawPages): Promise<Map<string, string>> {
+async function finalPageKeys(raw: PageSource): Promise<Map<string, string>> {
     const finalKeys = new Map<string, string>();
     for await (const page of raw.pages()) finalKeys.set(page.url, page.key);
     return finalKeys;

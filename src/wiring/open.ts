@@ -15,9 +15,10 @@ import { BloomSeenSet } from '../frontier/bloomSeenSet.js';
 import { urlKey } from '../frontier/normalize.js';
 import { MemorySeenSet, type SeenSet } from '../frontier/seenSet.js';
 import { RunStats } from '../monitor/stats.js';
+import { runId } from '../monitor/report/writeReport.js';
 import type { RunOptions } from '../options/crawlOptions.js';
 import { openStorage, type StoreNames, storeNames } from '../store/datasets.js';
-import { RawStore } from '../store/rawStore.js';
+import { ArchiveStore, archiveDirOf } from '../store/archive/archiveStore.js';
 import { RunState } from '../store/runState.js';
 import { lockSite, type SiteLock } from '../store/siteLock.js';
 import { BoundedRequestQueue } from '../store/sqlite/boundedRequestQueue.js';
@@ -30,6 +31,8 @@ import type { RunStores } from './stores.js';
 export interface SiteStoresOptions {
     site: string;
     storageDir: string;
+    /** Where raw pages are archived. Default: `<storageDir>/archive`. */
+    archiveDir?: string;
     /** Start over even when an unfinished run is found. Default: false (resume it). */
     fresh?: boolean;
     /** Hand out queued requests in random order (see SqliteRequestQueueOptions). Default: false. */
@@ -64,7 +67,7 @@ export interface SiteStores extends RunStores {
     storage: SqliteStorageClient;
     httpQueue: BoundedRequestQueue;
     browserQueue: BoundedRequestQueue;
-    raw: RawStore;
+    raw: ArchiveStore;
     runState: RunState;
     /** This process's hold on the site's stores: release it when the run is over. */
     lock: SiteLock;
@@ -96,20 +99,22 @@ async function openLocked(
     );
     const pending = queues.reduce((sum, queue) => sum + queue.pendingRequestCount, 0);
     const resuming = pending > 0 && !options.fresh;
-    if (!resuming) await purge(site, storageDir, { config, storage }, runState);
+    const archiveDir = options.archiveDir ?? archiveDirOf(storageDir);
+    if (!resuming) await purge(site, archiveDir, { config, storage }, runState);
 
     const httpQueue = await BoundedRequestQueue.open(names.httpQueue, { config });
     const browserQueue = await BoundedRequestQueue.open(names.browserQueue, { config });
     for (const name of [names.items, names.quarantine, names.deadLetter]) await Dataset.open(name, { config });
-    const raw = await RawStore.open({ storageDir, site });
+    const saved = resuming ? runState.loadStats() : undefined;
+    const stats = saved ? RunStats.resume(saved) : new RunStats();
+    const raw = await ArchiveStore.open({ archiveDir, site, run: runId(site, stats.firstStartedAt) });
     const seenSet =
         options.seenSet === 'bloom'
             ? new BloomSeenSet({ expectedItems: options.expectedUrls, falsePositiveRate: options.bloomErrorRate })
             : new MemorySeenSet();
     const parts = { names, config, storage, httpQueue, browserQueue, raw, runState, seenSet, lock };
-    if (!resuming) return embeddedStores(parts, storageDir, new RunStats());
+    if (!resuming) return embeddedStores(parts, storageDir, stats);
 
-    const saved = runState.loadStats();
     let locksReleased = 0;
     for (const queue of [httpQueue, browserQueue]) {
         const client = sqliteClientOf(queue);
@@ -118,7 +123,7 @@ async function openLocked(
     }
     await seenSet.add(runState.claims());
     const handled = queues.reduce((sum, queue) => sum + queue.handledRequestCount, 0);
-    const stores = embeddedStores(parts, storageDir, saved ? RunStats.resume(saved) : new RunStats());
+    const stores = embeddedStores(parts, storageDir, stats);
     return { ...stores, resumed: { pending, handled, locksReleased } };
 }
 
@@ -155,7 +160,7 @@ function embeddedStores(
  */
 async function purge(
     site: string,
-    storageDir: string,
+    archiveDir: string,
     { config, storage }: Pick<SiteStores, 'config' | 'storage'>,
     runState: RunState,
 ): Promise<void> {
@@ -164,7 +169,7 @@ async function purge(
     for (const name of [names.items, names.quarantine, names.deadLetter]) {
         await (await Dataset.open(name, { config })).drop();
     }
-    await RawStore.purge({ storageDir, site });
+    await ArchiveStore.purge({ archiveDir, site });
     runState.clear();
 }
 

@@ -30,6 +30,7 @@ import { JobQueue } from '../frontier/redis/jobQueue.js';
 import { RedisBloomSeenSet } from '../frontier/redisBloomSeenSet.js';
 import { RedisSeenSet } from '../frontier/redisSeenSet.js';
 import { readOwnMemoryWithoutChildren } from '../monitor/memoryReadings.js';
+import { runId } from '../monitor/report/writeReport.js';
 import { RunStats } from '../monitor/stats.js';
 import { storeNames } from '../store/datasets.js';
 import { connectPostgres } from '../store/postgres/connect.js';
@@ -37,7 +38,7 @@ import type { PgDatabase } from '../store/postgres/database.js';
 import { PgBacklog } from '../store/postgres/backlog.js';
 import { PgOutcomes } from '../store/postgres/outcomes.js';
 import { IndexedRawPages } from '../store/postgres/indexedRawPages.js';
-import { RawStore } from '../store/rawStore.js';
+import { ArchiveStore, archiveDirOf } from '../store/archive/archiveStore.js';
 import { PgSink } from '../store/postgres/sink.js';
 import { redactUrl } from '../vocabulary/redact.js';
 import type { Stage } from '../vocabulary/request.js';
@@ -56,6 +57,7 @@ export type DistributedStoresOptions = DistributedOptions &
         | 'memoryMb'
         | 'log'
         | 'storageDir'
+        | 'archiveDir'
     > & { site: string };
 
 export interface DistributedStores extends RunStores {
@@ -115,7 +117,7 @@ export async function connectParts(
 export async function openDistributedStores(options: DistributedStoresOptions): Promise<DistributedStores> {
     const { site, log } = options;
     const prefix = options.redisPrefix ?? DISTRIBUTED_DEFAULTS.redisPrefix;
-    const { storageDir } = options;
+    const archiveDir = options.archiveDir ?? archiveDirOf(options.storageDir);
     const keys = fleetKeys(prefix, site);
     const { redis, db } = await connectParts(
         options.redisUrl,
@@ -215,7 +217,7 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
                 seenSet.clear(),
                 fleet.clear(),
                 sink.purge(site),
-                RawStore.purge({ storageDir, site }),
+                ArchiveStore.purge({ archiveDir, site }),
                 redis.del(...keys.shared),
             ]);
         }
@@ -227,7 +229,11 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
         await db.close();
         throw error;
     });
-    const raw = await IndexedRawPages.open(db, site, { storageDir, writer: fleet.workerId });
+    const raw = await IndexedRawPages.open(db, site, {
+        archiveDir,
+        writer: fleet.workerId,
+        run: runId(site, stats.startedAt, fleet.workerId),
+    });
     if (options.fleetConcurrency !== undefined) await httpQueue.queue.setGlobalConcurrency(options.fleetConcurrency);
     httpQueue.start();
     browserQueue.start();

@@ -21,7 +21,8 @@ import { runInNewContext } from 'node:vm';
 import { createLogger } from '../../src/monitor/logger.js';
 import { crawl } from '../../src/run.js';
 import { defineSite } from '../../src/site/site.js';
-import { type RawPage, RawStore } from '../../src/store/rawStore.js';
+import { ArchiveStore } from '../../src/store/archive/archiveStore.js';
+import type { RawPage } from '../../src/store/archive/rawPage.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -72,12 +73,12 @@ it("the HTTP stage holds no page's HTML while its raw write and its outcome are 
         routes: { page: { match: () => true, extract: ($) => ({ title: $('h1').text() }) } },
     });
     let looked: Promise<boolean> | undefined;
-    const put = RawStore.prototype.put;
+    const put = ArchiveStore.prototype.put;
     t.after(() => {
-        RawStore.prototype.put = put;
+        ArchiveStore.prototype.put = put;
     });
     // The page is parsed, and its handler has returned to the stage, long before the look.
-    RawStore.prototype.put = function (this: RawStore, raw: RawPage) {
+    ArchiveStore.prototype.put = function (this: ArchiveStore, raw: RawPage) {
         const written = put.call(this, raw);
         looked ??= new Promise((resolve) => setTimeout(() => resolve(heapHolds(pageStart(marker))), 200));
         return written.then(() => looked).then(() => undefined);

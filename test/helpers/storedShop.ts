@@ -3,7 +3,7 @@
  * them (src/demo/pages.ts), judged by a site's extractors through the crawl's own parse, with the
  * crawl's escalation (a cheap fetch of an `auto` route that misses fields is rendered, and the
  * render judged), stored as outcomes in PostgreSQL and indexed raw pages (PgSink, IndexedRawPages) or in a
- * storage dir (RawStore, Crawlee datasets) — so the same crawl can be re-parsed in both backends.
+ * storage dir (ArchiveStore, Crawlee datasets) — so the same crawl can be re-parsed in both backends.
  */
 import { Dataset } from '@crawlee/core';
 import { buildCatalog, type ProductTruth } from '../../src/demo/catalog.js';
@@ -17,7 +17,8 @@ import { openStorage, storeNames } from '../../src/store/datasets.js';
 import type { PgDatabase } from '../../src/store/postgres/database.js';
 import { IndexedRawPages } from '../../src/store/postgres/indexedRawPages.js';
 import { PgSink, type PgOutcome } from '../../src/store/postgres/sink.js';
-import { rawPageKey, RawStore, type RawPage } from '../../src/store/rawStore.js';
+import { ArchiveStore, archiveDirOf } from '../../src/store/archive/archiveStore.js';
+import { rawPageKey, type RawPage } from '../../src/store/archive/rawPage.js';
 import { quarantineEntries, storedItems } from '../../src/store/records.js';
 import type { DeadLetterEntry } from '../../src/vocabulary/failure.js';
 
@@ -130,14 +131,14 @@ export async function storeInPostgres(
     storageDir: string,
 ): Promise<IndexedRawPages> {
     await new PgSink(db).commit(site, shop.outcomes);
-    const raw = await IndexedRawPages.open(db, site, { storageDir, writer: 'stored-shop' });
+    const raw = await IndexedRawPages.open(db, site, { archiveDir: archiveDirOf(storageDir), writer: 'stored-shop' });
     for (const page of shop.pages) await raw.put(page);
     return raw;
 }
 
 /** Stores the crawl as the embedded mode does, in `storageDir`. */
 export async function storeInDir(storageDir: string, site: string, shop: StoredShop): Promise<void> {
-    const raw = await RawStore.open({ storageDir, site });
+    const raw = await ArchiveStore.open({ archiveDir: archiveDirOf(storageDir), site });
     for (const page of shop.pages) await raw.put(page);
     await raw.flush();
     const { config, storage } = openStorage(storageDir);

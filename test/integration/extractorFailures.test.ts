@@ -17,7 +17,8 @@ import type { CrawlOptions } from '../../src/options/crawlOptions.js';
 import { createLogger } from '../../src/monitor/logger.js';
 import { crawl } from '../../src/run.js';
 import { storeNames } from '../../src/store/datasets.js';
-import { RawStore, rawPageKey } from '../../src/store/rawStore.js';
+import { ArchiveStore, archiveDirOf } from '../../src/store/archive/archiveStore.js';
+import { rawPageKey } from '../../src/store/archive/rawPage.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
 import { loadSite } from '../../src/site/sites.js';
 import type { DeadLetterEntry } from '../../src/vocabulary/failure.js';
@@ -48,7 +49,7 @@ interface Run {
     items: StoredItem[];
     quarantine: QuarantineEntry[];
     deadLetters: DeadLetterEntry[];
-    raw: RawStore;
+    raw: ArchiveStore;
 }
 
 async function crawlShop(
@@ -73,7 +74,7 @@ async function crawlShop(
         items: await readDataset<StoredItem>(storageDir, names.items),
         quarantine: await readDataset<QuarantineEntry>(storageDir, names.quarantine),
         deadLetters: await readDataset<DeadLetterEntry>(storageDir, names.deadLetter),
-        raw: await RawStore.open({ storageDir, site: site.name }),
+        raw: await ArchiveStore.open({ archiveDir: archiveDirOf(storageDir), site: site.name }),
     };
 }
 

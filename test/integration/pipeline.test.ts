@@ -10,7 +10,8 @@ import { findChromium } from '../../src/fetch/browser/chromium.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
 import type { DeadLetterEntry } from '../../src/vocabulary/failure.js';
 import type { RunSummary } from '../../src/vocabulary/report.js';
-import { RawStore, type RawPage } from '../../src/store/rawStore.js';
+import { ArchiveStore, archiveDirOf } from '../../src/store/archive/archiveStore.js';
+import type { RawPage } from '../../src/store/archive/rawPage.js';
 import { crawlShop, type ShopCrawl } from '../helpers/crawlShop.js';
 import type { Shop } from '../../src/demo/shop.js';
 
@@ -54,7 +55,7 @@ describe('crawl of the fixture shop (1,000 products)', { skip: chromiumPath ? fa
         );
         ({ shop, summary, exitCode, items, quarantine, deadLetters } = run);
         rawPages = [];
-        const raw = await RawStore.open({ storageDir: run.storageDir, site: siteDefinition.name });
+        const raw = await ArchiveStore.open({ archiveDir: archiveDirOf(run.storageDir), site: siteDefinition.name });
         for await (const page of raw.pages()) rawPages.push(page);
     });
 

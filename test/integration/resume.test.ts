@@ -2,19 +2,22 @@
  * Crash-safe resume: the CLI, crawling the fixture shop from another process, is killed with
  * SIGKILL three times at random points and started again on the same storage dir each time; it
  * must end with exactly the shop's products, each stored once with its raw page, and no product
- * page fetched more than twice. The same with pages only the browser can read, killed while the
+ * page fetched more than twice. After each kill, the archive reads back (warcio's parser) with every
+ * page an item was committed from. The same with pages only the browser can read, killed while the
  * browser stage renders. SIGINT must stop it gracefully: pages in flight finish, the summary is
  * printed, and the next run finishes the job without fetching any product page again.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it, type TestContext } from 'node:test';
+import { WARCParser } from 'warcio';
 
 import type { RunSummary } from '../../src/vocabulary/report.js';
-import { RawStore } from '../../src/store/rawStore.js';
+import { ArchiveStore, archiveDirOf } from '../../src/store/archive/archiveStore.js';
 import type { StoredItem } from '../../src/store/records.js';
 import { startCli } from '../helpers/cli.js';
 import { readDataset } from '../helpers/stores.js';
@@ -89,7 +92,10 @@ async function assertEveryProductOnce(shop: Shop, storageDir: string): Promise<S
 /** An item committed before a kill keeps the raw page it was parsed from, for reparse. */
 async function assertEveryItemHasItsRawPage(items: StoredItem[], storageDir: string): Promise<void> {
     const rawKeys = new Set<string>();
-    for await (const page of (await RawStore.open({ storageDir, site: 'demo-shop' })).pages()) rawKeys.add(page.key);
+    for await (const page of (
+        await ArchiveStore.open({ archiveDir: archiveDirOf(storageDir), site: 'demo-shop' })
+    ).pages())
+        rawKeys.add(page.key);
     const withoutRaw = items.filter((item) => !rawKeys.has(item._rawKey));
     assert.deepEqual(
         withoutRaw.map((item) => item._url),
@@ -98,13 +104,29 @@ async function assertEveryItemHasItsRawPage(items: StoredItem[], storageDir: str
     );
 }
 
-/** Starts the CLI and kills it with SIGKILL once `killAfter` resolves. */
-async function crawlUntilKilled(args: string[], killAfter: () => Promise<void>): Promise<void> {
+/**
+ * Right after a kill: every WARC file reads with warcio's own parser, no record in it cut short but
+ * its last (the one the kill interrupted), and every item committed so far has its page.
+ */
+async function assertArchiveSurvivedKill(storageDir: string): Promise<void> {
+    const dir = join(archiveDirOf(storageDir), 'demo-shop');
+    for (const file of (await readdir(dir)).filter((name) => name.endsWith('.warc.gz'))) {
+        const whole: boolean[] = [];
+        for await (const record of new WARCParser(createReadStream(join(dir, file)), { parseHttp: false }))
+            whole.push((await record.readFully(false)).length === record.warcContentLength);
+        assert.ok(!whole.slice(0, -1).includes(false), `${file}: only its last record is cut`);
+    }
+    await assertEveryItemHasItsRawPage(await readDataset<StoredItem>(storageDir, 'demo-shop'), storageDir);
+}
+
+/** Starts the CLI, kills it with SIGKILL once `killAfter` resolves, and checks the archive it leaves. */
+async function crawlUntilKilled(args: string[], storageDir: string, killAfter: () => Promise<void>): Promise<void> {
     const { child, result } = startCli(args);
     await killAfter();
     child.kill('SIGKILL');
     const { signal } = await result;
     assert.equal(signal, 'SIGKILL');
+    await assertArchiveSurvivedKill(storageDir);
 }
 
 describe('crash-safe resume', () => {
@@ -118,7 +140,7 @@ time, ends with every product once, none fetched more than twice`, async (t) => 
                 30 + Math.floor(Math.random() * 140),
                 'the crawl made no progress',
             );
-        for (let kill = 1; kill <= 3; kill++) await crawlUntilKilled(args, someProductPages);
+        for (let kill = 1; kill <= 3; kill++) await crawlUntilKilled(args, storageDir, someProductPages);
         assert.ok(productPagesServed(shop) < PRODUCTS, 'the kills came before the crawl was done');
 
         const final = await startCli(args).result;
@@ -149,7 +171,7 @@ and resumed, ends with every product once, each script-only one rendered`, async
         const rendered = () =>
             scriptOnly.filter((product) => (shop.stats().byPath[product.path]?.['200'] ?? 0) >= 2).length;
         for (let kill = 1; kill <= 2; kill++)
-            await crawlUntilKilled(args, () => waitForGrowth(rendered, 2, 'the browser rendered nothing'));
+            await crawlUntilKilled(args, storageDir, () => waitForGrowth(rendered, 2, 'the browser rendered nothing'));
         assert.ok(rendered() < scriptOnly.length, 'the kills came before the browser was done');
 
         const final = await startCli(args).result;

@@ -153,6 +153,7 @@ part-way, and the next reparse drops what it left`, async (t) => {
         let passes = 0;
         const failing: RawPages = {
             put: (page) => pages.put(page),
+            putRedirect: (redirect) => pages.putRedirect(redirect),
             flush: () => pages.flush(),
             get: (key) => pages.get(key),
             pages: async function* () {

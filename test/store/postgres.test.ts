@@ -18,7 +18,8 @@ import { IndexedRawPages } from '../../src/store/postgres/indexedRawPages.js';
 import { iterateItems } from '../../src/store/postgres/reader.js';
 import { PgSink, type PgOutcome } from '../../src/store/postgres/sink.js';
 import type { RawPages } from '../../src/store/rawPages.js';
-import { rawPageKey, type RawPage, type RawStore } from '../../src/store/rawStore.js';
+import type { ArchiveStore } from '../../src/store/archive/archiveStore.js';
+import { rawPageKey, type RawPage } from '../../src/store/archive/rawPage.js';
 import type { QuarantineEntry, StoredItem } from '../../src/store/records.js';
 import type { DeadLetterEntry } from '../../src/vocabulary/failure.js';
 import { tempDir } from '../helpers/tempDir.js';
@@ -412,16 +413,16 @@ async function indexed(
     } = {},
 ) {
     const { site = 'shop', writer = 'w1', storageDir = await tempDir(t, 'indexed-raw'), ...rest } = options;
-    return IndexedRawPages.open(db, site, { storageDir, writer, ...rest });
+    return IndexedRawPages.open(db, site, { archiveDir: storageDir, writer, ...rest });
 }
 
 describe('IndexedRawPages', () => {
     it('is a RawPages, as the file store is', () => {
-        const fileStoreIsRawPages: RawStore extends RawPages ? true : false = true;
+        const fileStoreIsRawPages: ArchiveStore extends RawPages ? true : false = true;
         assert.equal(fileStoreIsRawPages, true);
     });
 
-    it('stores pages in its own gzipped segment file and reads them back whole, through the index', async (t) => {
+    it('archives pages in its own WARC file and reads them back whole, through the index', async (t) => {
         const { db } = await open(t);
         const raw = await indexed(t, db, { writer: 'host-1:42' });
         const written = [page(1), page(2, 'browser'), page(3)];
@@ -433,12 +434,12 @@ describe('IndexedRawPages', () => {
         assert.equal(await other.get(written[0]!.key), undefined, 'sites apart');
 
         const files = await readdir(raw.dir);
-        assert.deepEqual(files, ['pages-host-1_42-000001.jsonl.gz']);
-        assert.deepEqual([...(await readFile(join(raw.dir, files[0]!))).subarray(0, 2)], [0x1f, 0x8b], 'gzip');
+        assert.deepEqual(files, ['dragnet-host-1_42-000001.cdxj', 'dragnet-host-1_42-000001.warc.gz']);
+        assert.deepEqual([...(await readFile(join(raw.dir, files[1]!))).subarray(0, 2)], [0x1f, 0x8b], 'gzip');
         const { rows } = await db.query(`SELECT key, file FROM ${db.table('raw_index')} ORDER BY seq`);
         assert.deepEqual(
             rows,
-            written.map((p) => ({ key: p.key, file: files[0] })),
+            written.map((p) => ({ key: p.key, file: files[1] })),
         );
     });
 
@@ -451,13 +452,18 @@ describe('IndexedRawPages', () => {
         ]);
         const written = Array.from({ length: 6 }, (_, i) => page(i + 1));
         for (const [i, p] of written.entries()) await (i % 2 === 0 ? a : b).put(p);
-        assert.deepEqual(await readdir(a.dir), ['pages-a-000001.jsonl.gz', 'pages-b-000001.jsonl.gz']);
-        const reader = await IndexedRawPages.open(db, 'shop', { storageDir });
+        assert.deepEqual(await readdir(a.dir), [
+            'dragnet-a-000001.cdxj',
+            'dragnet-a-000001.warc.gz',
+            'dragnet-b-000001.cdxj',
+            'dragnet-b-000001.warc.gz',
+        ]);
+        const reader = await IndexedRawPages.open(db, 'shop', { archiveDir: storageDir });
         assert.deepEqual(await all(reader.pages()), written, 'in the order they were written');
         await assert.rejects(reader.put(page(7)), /read-only/);
     });
 
-    it(`appends the pages that arrive while a write is under way as one gzip member, indexed in one INSERT, and a page fetched again becomes the newest`, async (t) => {
+    it(`appends the pages that arrive while a write is under way together, indexed in one INSERT, and a page fetched again becomes the newest`, async (t) => {
         const { db } = await open(t);
         const raw = await indexed(t, db, { maxBatchSize: 50 });
         const inserts: number[] = [];
@@ -468,8 +474,8 @@ describe('IndexedRawPages', () => {
         }) as typeof db.query;
         await Promise.all(Array.from({ length: 60 }, (_, i) => raw.put(page(i + 1))));
         assert.deepEqual(inserts, [1, 50, 9]);
-        const { rows } = await db.query(`SELECT DISTINCT member_offset FROM ${db.table('raw_index')}`);
-        assert.equal(rows.length, 3, 'three members');
+        const { rows } = await db.query(`SELECT DISTINCT file, page_offset FROM ${db.table('raw_index')}`);
+        assert.equal(rows.length, 60, 'a place of its own for each page');
 
         const again = { ...page(1), status: 203, body: '<html>new</html>' };
         await raw.put(again);
@@ -485,8 +491,8 @@ describe('IndexedRawPages', () => {
         await raw.put(page(1));
         await rm(raw.dir, { recursive: true });
         await assert.rejects(all(raw.pages()), (error: Error) => {
-            assert.match(error.message, /pages-w1-000001\.jsonl\.gz, which is not on this machine/);
-            assert.match(error.message, /the same --storage-dir/);
+            assert.match(error.message, /dragnet-w1-000001\.warc\.gz, which is not on this machine/);
+            assert.match(error.message, /the same --archive-dir/);
             return true;
         });
     });

@@ -5,15 +5,13 @@
  * PostgreSQL's own text of it, and the raw page's segment file are searched for the secrets.
  */
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
 import { IndexedRawPages } from '../../src/store/postgres/indexedRawPages.js';
 import { PgSink } from '../../src/store/postgres/sink.js';
-import { rawPageKey } from '../../src/store/rawStore.js';
+import { rawPageKey } from '../../src/store/archive/rawPage.js';
 import { quarantineEntries } from '../../src/store/records.js';
 import { testDatabase } from '../helpers/pgSchema.js';
+import { storedFiles } from '../helpers/storedFiles.js';
 import { tempDir } from '../helpers/tempDir.js';
 
 const SITE = 'secret-site';
@@ -45,7 +43,7 @@ describe('the PostgreSQL stores keep no secrets', () => {
             },
             { requestKey: 'http://127.0.0.1:9/b', quarantine },
         ]);
-        const raw = await IndexedRawPages.open(db, SITE, { storageDir: await tempDir(t, 'redaction'), writer: 'w1' });
+        const raw = await IndexedRawPages.open(db, SITE, { archiveDir: await tempDir(t, 'redaction'), writer: 'w1' });
         await raw.put({
             key,
             url: 'http://127.0.0.1:9/b',
@@ -64,8 +62,7 @@ describe('the PostgreSQL stores keep no secrets', () => {
             assert.equal(found.length, 1, table);
             rows.push(...found.map(({ row }) => row));
         }
-        for (const file of await readdir(raw.dir))
-            rows.push(gunzipSync(await readFile(join(raw.dir, file))).toString());
+        for (const bytes of (await storedFiles(raw.dir)).values()) rows.push(bytes.toString());
         for (const row of rows) {
             for (const secret of SECRETS) assert.ok(!row.includes(secret), `a row holds "${secret}": ${row}`);
         }
@@ -81,6 +78,10 @@ describe('the PostgreSQL stores keep no secrets', () => {
         ]) {
             assert.ok(text.includes(kept), `"${kept}" is stored`);
         }
-        assert.deepEqual((await raw.get(key))?.headers['Set-Cookie'], ['[redacted]', '[redacted]']);
+        assert.deepEqual(
+            (await raw.get(key))?.headers['set-cookie'],
+            ['[redacted]', '[redacted]'],
+            'names read back lower-cased',
+        );
     });
 });

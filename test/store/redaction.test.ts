@@ -2,7 +2,7 @@
  * No secret in what the embedded stores write: a dead-letter entry whose error names a proxy and
  * a database with their passwords (and the request Crawlee noted that error on), a quarantine
  * entry of a page whose canonical URL and record carry credentials, and a raw page with
- * Set-Cookie headers go through the real SQLite stores and RawStore; then the bytes of every file
+ * Set-Cookie headers go through the real SQLite stores and ArchiveStore; then the bytes of every file
  * in the storage dir (the SQLite file and its -wal, the raw page segments) are searched for the
  * secrets; so are those of Crawlee's statistics, which keep error messages. Also: a request whose
  * own URL holds a password is dead-lettered with it masked and still re-queued.
@@ -16,7 +16,7 @@ import { KeyValueStore, Statistics } from '@crawlee/core';
 import { deadLetterOutcome } from '../../src/frontier/deadLetter.js';
 import { openStorage } from '../../src/store/datasets.js';
 import { DeadLetterStore } from '../../src/store/deadLetterStore.js';
-import { rawPageKey } from '../../src/store/rawStore.js';
+import { rawPageKey } from '../../src/store/archive/rawPage.js';
 import { type QuarantineEntry, quarantineEntries } from '../../src/store/records.js';
 import type { DeadLetterEntry } from '../../src/vocabulary/failure.js';
 import { openSiteStores } from '../../src/wiring/open.js';

@@ -287,12 +287,22 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
                 if (attempt) await keepBrowserCookies(attempt.identity.cookieJar, await page.context().cookies());
                 routing.end(request, { ok: true, bytes: html.length });
                 // Returned, not awaited, as in the HTTP stage: a suspended handler would keep the page's HTML.
+                // What the browser loaded, before it rendered: the archive's response (the DOM is its conversion).
+                const [payload, requestHeaders] = await Promise.all([
+                    response?.body().catch(() => undefined),
+                    response
+                        ?.request()
+                        .allHeaders()
+                        .catch(() => undefined),
+                ]);
                 const handled = pageHandler.handle({
                     request: { url: request.url, label: request.label, userData },
                     route,
                     html,
                     status,
                     headers,
+                    payload,
+                    requestHeaders,
                     finalUrl: frontier.normalize(page.url()) ?? request.url,
                     renderer: 'browser',
                     settle: attemptSettler(context, outcomes, queue),

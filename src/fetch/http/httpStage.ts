@@ -141,11 +141,20 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                 const exitFault = classifyStatus(status, { viaProxy }) === 'exit';
                 if (exitFault)
                     throw new FetchFailure('exit', `HTTP ${status} from the proxy`, status, `proxy-${status}`);
+                const requestHeaders = attempt && { ...attempt.identity.headers, ...site.headers };
                 const location = response.headers.location;
                 if (status >= 300 && status < 400 && location) {
                     const challenge = detectBlock({ status, headers: response.headers, url: request.url });
                     if (challenge) throw challenge;
                     routing.end(request, { ok: true, bytes: (body as Buffer).length });
+                    await pageHandler.keepRedirect({
+                        url: request.url,
+                        status,
+                        headers: response.headers,
+                        payload: body as Buffer,
+                        fetchedAt: new Date().toISOString(),
+                        requestHeaders,
+                    });
                     const outcome = await frontier.followRedirect(
                         { url: request.url, label: request.label, userData },
                         location,
@@ -201,6 +210,8 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                     headers: response.headers,
                     finalUrl: request.url,
                     charset,
+                    payload: body as Buffer,
+                    requestHeaders,
                     renderer: 'http',
                     settle,
                 });

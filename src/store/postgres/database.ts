@@ -119,8 +119,8 @@ later.seq > earlier.seq;
         PRIMARY KEY (site, request_key)
     );
     `,
-    // Raw pages leave the database for segment files in the storage dir (indexedRawPages.ts); this
-    // index says where each is. The pages stored here before are kept, as raw_pages_v1, unread.
+    // Raw pages leave the database for the WARC archive (indexedRawPages.ts); this index says where
+    // each is. The pages stored here before are kept, as raw_pages_v1, unread.
     (s) => `
     CREATE TABLE ${s}.raw_index (
         seq bigint GENERATED ALWAYS AS IDENTITY,
@@ -128,9 +128,9 @@ later.seq > earlier.seq;
         key text NOT NULL,                  -- rawPageKey(finalUrl, renderer)
         url text NOT NULL,
         fetched_at timestamptz NOT NULL,
-        file text NOT NULL,                 -- the segment, in <storage dir>/raw_pages/<site>/
-        member_offset bigint NOT NULL,      -- the gzip member holding the page's line
-        member_length int NOT NULL,
+        file text NOT NULL,                 -- the WARC file, in <archive dir>/<site>/
+        page_offset bigint NOT NULL,        -- the page's records: its response to its metadata
+        page_length int NOT NULL,
         PRIMARY KEY (site, key)
     );
     CREATE UNIQUE INDEX raw_index_read_order ON ${s}.raw_index (site, seq);

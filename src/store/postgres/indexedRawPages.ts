@@ -1,53 +1,54 @@
 /**
- * Raw pages for distributed mode: each worker writes its own segment files into the site's
- * directory of the storage dir, as the file store does (rawStore.ts, one gzip member per batch),
- * and PostgreSQL's `raw_index` says which member of which file holds each page. Re-parse and
- * `get()` read the pages back through the index, on any machine that sees the same directory.
+ * Raw pages for distributed mode: each worker archives its pages as WARC files of its own in the
+ * site's directory of the archive dir, as the embedded mode does (archive/archiveStore.ts), and
+ * PostgreSQL's `raw_index` says which byte range of which file holds each page. Re-parse and `get()`
+ * read the pages back through the index, on any machine that sees the same directory.
  *
  * Why not the pages themselves in PostgreSQL: a page's body crossing the socket, compressed one by
  * one, TOASTed and written twice (WAL and table) cost a worker more CPU than the rest of the
- * distributed mode together (docs/benchmarks.md, efficiency); a segment append costs what it
- * costs the embedded mode. The index row of a page is ~150 bytes.
+ * distributed mode together; an append to a WARC file costs what it costs the embedded mode. The
+ * index row of a page is ~150 bytes.
  *
- * Give every worker, and the machine that runs `reparse`, the same storage dir (a volume they all
+ * Give every worker, and the machine that runs `reparse`, the same archive dir (a volume they all
  * mount) when raw pages are to be re-parsed; a page whose file this machine cannot read is an
- * error that names the file, never a page silently skipped. When to move segments to an object
- * store: past what one volume holds or serves, upload each closed segment (`<site>/<file>`) and
- * read members back with ranged GETs at the offsets the index keeps; the segment files never
- * change once closed.
+ * error that names the file, never a page silently skipped. Moving closed files to an object store:
+ * docs/archive.md.
  *
- * `put()` resolves once the page's batch is on disk and indexed: a page fetched again is indexed
- * anew and becomes the newest, as in the file store.
+ * `put()` resolves once the page's records are on disk and indexed: a page fetched again is indexed
+ * anew and becomes the newest, as in the archive's own order.
  */
 import { join } from 'node:path';
+import { ArchiveStore, type PagePlace } from '../archive/archiveStore.js';
+import type { PageCapture, RawPage, RedirectCapture } from '../archive/rawPage.js';
 import type { RawPages } from '../rawPages.js';
-import { type PageEntry, type RawPage, RawStore, type SegmentMember } from '../rawStore.js';
 import type { PgDatabase } from './database.js';
 import { keysetBatches } from './reader.js';
 import { retryTransient, type RetryOptions } from './sink.js';
 
 export interface IndexedRawPagesOptions extends RetryOptions {
-    /** The storage dir whose `raw_pages/<site>/` holds the segment files. */
-    storageDir: string;
+    /** The archive dir whose `<site>/` holds the WARC files. */
+    archiveDir: string;
     /**
-     * This process's name on the segment files it writes (a fleet's worker id), so that workers sharing
+     * This process's name on the files it writes (a fleet's worker id), so that workers sharing
      * the directory never append to one file. Default: none, and the store is read-only.
      */
     writer?: string;
-    /** Most pages per segment append and index insert. Default: 50. */
+    /** The run the pages belong to, named in each file's `warcinfo` record. Default: none. */
+    run?: string;
+    /** Most pages per append and index insert. Default: 50. */
     maxBatchSize?: number;
     /** Index rows `pages()` reads per query. Default: 100. */
     readBatchSize?: number;
 }
 
 /** An index row's columns, as `pages()` and `get()` read them. */
-const INDEX_COLUMNS = 'key, file, member_offset, member_length';
+const INDEX_COLUMNS = 'key, file, page_offset, page_length';
 
 interface IndexRow {
     key: string;
     file: string;
-    member_offset: string;
-    member_length: number;
+    page_offset: string;
+    page_length: number;
 }
 
 export class IndexedRawPages implements RawPages {
@@ -56,33 +57,38 @@ export class IndexedRawPages implements RawPages {
     private constructor(
         private readonly db: PgDatabase,
         readonly site: string,
-        private readonly files: RawStore,
+        private readonly files: ArchiveStore,
         private readonly options: IndexedRawPagesOptions,
     ) {
         this.readBatchSize = options.readBatchSize ?? 100;
     }
 
     static async open(db: PgDatabase, site: string, options: IndexedRawPagesOptions): Promise<IndexedRawPages> {
-        const files = await RawStore.open({
-            storageDir: options.storageDir,
+        const files = await ArchiveStore.open({
+            archiveDir: options.archiveDir,
             site,
             writer: options.writer,
+            run: options.run,
             maxBatchSize: options.maxBatchSize,
-            onWritten: (entries, member) => indexBatch(db, site, entries, member, options),
+            onWritten: (places) => indexBatch(db, site, places, options),
         });
         return new IndexedRawPages(db, site, files, options);
     }
 
-    /** The site's directory of segment files. */
+    /** The site's directory of WARC files. */
     get dir(): string {
         return this.files.dir;
     }
 
-    /** Stores a page, its credential headers masked (see storedPage): resolves once it is written and indexed. */
-    put(page: RawPage): Promise<void> {
-        if (this.options.writer === undefined)
-            return Promise.reject(new Error('raw pages opened without a writer are read-only'));
+    /** Archives a page (credentials masked): resolves once it is written and indexed. */
+    put(page: PageCapture): Promise<void> {
+        if (this.options.writer === undefined) return Promise.reject(readOnly());
         return this.files.put(page);
+    }
+
+    putRedirect(redirect: RedirectCapture): Promise<void> {
+        if (this.options.writer === undefined) return Promise.reject(readOnly());
+        return this.files.putRedirect(redirect);
     }
 
     async flush(): Promise<void> {
@@ -96,12 +102,8 @@ export class IndexedRawPages implements RawPages {
             ...this.options,
             batchSize: this.readBatchSize,
         })) {
-            // The pages of one batch are indexed together, so neighbouring rows mostly share a member.
-            let member: { row: IndexRow; pages: Map<string, RawPage> } | undefined;
             for (const row of rows) {
-                if (!member || member.row.file !== row.file || member.row.member_offset !== row.member_offset)
-                    member = { row, pages: await this.pagesIn(row) };
-                const page = member.pages.get(row.key);
+                const page = await this.pageAt(row);
                 if (page) yield page;
             }
         }
@@ -118,52 +120,52 @@ export class IndexedRawPages implements RawPages {
                 ),
             this.options,
         );
-        return rows[0] && (await this.pagesIn(rows[0])).get(key);
+        return rows[0] && (await this.pageAt(rows[0]));
     }
 
-    /** The pages of a row's member, by key (the last line of a key, should a batch hold it twice). */
-    private async pagesIn(row: IndexRow): Promise<Map<string, RawPage>> {
-        const member = { file: row.file, offset: Number(row.member_offset), length: row.member_length };
+    private async pageAt(row: IndexRow): Promise<RawPage | undefined> {
+        const place = { file: row.file, offset: Number(row.page_offset), length: row.page_length };
         try {
-            return new Map((await this.files.pagesIn(member)).map((page) => [page.key, page]));
+            return (await this.files.pagesAt(place)).find((page) => page.key === row.key);
         } catch (error) {
             if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
             throw new Error(
                 `raw page ${row.key} of ${this.site} is in ${join(this.files.dir, row.file)}, which is not on this ` +
-                    'machine: the worker that wrote it had another storage dir. Give every worker and the re-parse ' +
-                    'the same --storage-dir (a volume they all mount).',
+                    'machine: the worker that wrote it had another archive dir. Give every worker and the re-parse ' +
+                    'the same --archive-dir (a volume they all mount).',
             );
         }
     }
 }
 
-/** Indexes a batch of pages the segment files hold in `member`. */
-async function indexBatch(
-    db: PgDatabase,
-    site: string,
-    entries: PageEntry[],
-    member: SegmentMember,
-    options: RetryOptions,
-): Promise<void> {
+function readOnly(): Error {
+    return new Error('raw pages opened without a writer are read-only');
+}
+
+/** Indexes a batch of pages where the archive placed them. */
+async function indexBatch(db: PgDatabase, site: string, places: PagePlace[], options: RetryOptions): Promise<void> {
+    if (places.length === 0) return;
     // One row per key (the last put), as one statement may not update a row twice.
-    const pages = [...new Map(entries.map((entry) => [entry.key, entry])).values()];
-    // seq = DEFAULT: a page fetched again is the newest, as in the file store. The commit does not wait
+    const pages = [...new Map(places.map((place) => [place.key, place])).values()];
+    // seq = DEFAULT: a page fetched again is the newest, as in the archive. The commit does not wait
     // for its WAL to reach the disk (synchronous_commit off for this statement's transaction): the
     // commit of the page's items, which waits, comes after it and flushes the WAL up to itself, this
     // row included; a page that has no items (a listing) is not worth a disk flush of its own.
-    const text = `INSERT INTO ${db.table('raw_index')} (site, key, url, fetched_at, file, member_offset, member_length)
-        SELECT $1, key, url, fetched_at, $5, $6, $7 FROM unnest($2::text[], $3::text[], $4::timestamptz[])
-            AS page(key, url, fetched_at), (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush
+    const text = `INSERT INTO ${db.table('raw_index')} (site, key, url, fetched_at, file, page_offset, page_length)
+        SELECT $1, key, url, fetched_at, file, page_offset, page_length
+            FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::bigint[], $7::int[])
+            AS page(key, url, fetched_at, file, page_offset, page_length),
+            (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush
         ON CONFLICT (site, key) DO UPDATE SET seq = DEFAULT, url = EXCLUDED.url, fetched_at = EXCLUDED.fetched_at,
-            file = EXCLUDED.file, member_offset = EXCLUDED.member_offset, member_length = EXCLUDED.member_length`;
+            file = EXCLUDED.file, page_offset = EXCLUDED.page_offset, page_length = EXCLUDED.page_length`;
     const values = [
         site,
         pages.map((page) => page.key),
         pages.map((page) => page.url),
         pages.map((page) => page.fetchedAt),
-        member.file,
-        member.offset,
-        member.length,
+        pages.map((page) => page.file),
+        pages.map((page) => page.offset),
+        pages.map((page) => page.length),
     ];
     await retryTransient(() => db.query(text, values), options);
 }
