@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { assertEveryProductOnce, assertExited, chromiumPath, type Fleet, SHOP, startFleet } from '../helpers/fleet.js';
-import type { CliResult } from '../helpers/cli.js';
+import { type CliResult, runScript } from '../helpers/cli.js';
 
 describe('three workers on one frontier', { skip: chromiumPath ? false : 'no Chromium found' }, () => {
     let fleet: Fleet;
@@ -50,6 +50,17 @@ describe('three workers on one frontier', { skip: chromiumPath ? false : 'no Chr
             );
             assert.equal(counts['200'], 1 + (product.scriptOnly ? 1 : 0), `${product.path} answered 200`);
         }
+    });
+
+    it("re-parses the fleet's archive from the shared directory, and exports the results", async () => {
+        const shared = ['--site', 'demo-shop', '--database-url', fleet.world.databaseUrl];
+        const reparse = await runScript('src/commands/reparse.ts', [...shared, '--archive-dir', fleet.archiveDir]);
+        assert.equal(reparse.code, 0, reparse.stderr);
+        assert.match(reparse.stdout, new RegExp(`items +${SHOP.products} → ${SHOP.products}\\n`));
+        assert.match(reparse.stdout, /changed +nothing/);
+        const exported = await runScript('src/commands/export.ts', [...shared, '--format', 'jsonl']);
+        assert.equal(exported.code, 0, exported.stderr);
+        assert.equal(exported.stdout.trim().split('\n').length, SHOP.products);
     });
 
     it('leaves no job and no worker behind in Redis', async () => {

@@ -38,6 +38,8 @@ export interface Fleet {
     shop: Shop;
     workers: RunningCli[];
     dir: string;
+    /** The archive dir every worker writes its WARC files into, as a shared volume would be. */
+    archiveDir: string;
     results(): Promise<CliResult[]>;
     summaries(): Promise<RunSummary[]>;
     close(): Promise<void>;
@@ -67,6 +69,8 @@ export async function startFleet(count: number, shopOptions: ShopOptions, option
                 '6',
                 '--storage-dir',
                 join(dir, `w${index}`),
+                '--archive-dir',
+                join(dir, 'archive'),
                 '--summary-json',
                 join(dir, `w${index}.json`),
                 ...(options.args?.(index) ?? []),
@@ -79,6 +83,7 @@ export async function startFleet(count: number, shopOptions: ShopOptions, option
         shop,
         workers,
         dir,
+        archiveDir: join(dir, 'archive'),
         results: () => Promise.all(workers.map((worker) => worker.result)),
         summaries: () =>
             Promise.all(
