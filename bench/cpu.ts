@@ -38,7 +38,12 @@ export function timeLimitSec(products: number): number {
     return 60 + Math.ceil(products / 20);
 }
 
-const metrics = ({ outcome: { result }, shopCpuSec, othersCpuShare }: RunRecord & { outcome: { ok: true } }) => ({
+const metrics = ({
+    outcome: { result },
+    shopCpuSec,
+    othersCpuShare,
+    archiveBytes,
+}: RunRecord & { outcome: { ok: true } }) => ({
     pagesPerSec: result.pagesPerSec,
     peakRssMb: result.peakRssMb,
     startRssMb: result.startRssMb,
@@ -51,6 +56,8 @@ const metrics = ({ outcome: { result }, shopCpuSec, othersCpuShare }: RunRecord 
     cpuMsPerPage: round((result.cpuSec * 1000) / result.pages, 2),
     shopCpuSec,
     othersCpuShare,
+    // The raw pages dragnet archived (WARC and CDXJ), per page fetched.
+    archiveBytesPerPage: archiveBytes ? Math.round(archiveBytes / result.pages) : null,
     // Measured as a process tree (dragnet; null for the others): what the processes it started (its
     // Chromium) took of `cpuSec`, and the tree's peak with shared pages counted once.
     spawnedCpuSec: result.tree?.spawnedCpuSec ?? null,

@@ -3,7 +3,7 @@
  * plain, …) so that drift in the machine's load hits all of them alike, `runs` times; each run
  * against a fresh shop of the same seed, into a fresh storage dir, in a fresh child process.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ShopOptions } from '../../src/demo/shop.js';
@@ -45,6 +45,8 @@ export interface RunRecord {
      * other people's work on a shared machine. High values make a run's figures suspect.
      */
     othersCpuShare: number | null;
+    /** Bytes of the raw-page archive the crawler left in its storage dir (`archive/`): 0 for crawlers that keep none. */
+    archiveBytes?: number;
 }
 
 /** Every run of every crawler, by crawler name, in run order. */
@@ -97,12 +99,21 @@ async function runOnce(crawler: Crawler, run: number, options: ComparisonOptions
             shopCpuSec,
             sidecar: sidecarReport,
             othersCpuShare: round(Math.max(0, result.machineCpuBusy - ours), 3),
+            archiveBytes: await directoryBytes(join(storageDir, 'archive')),
         };
     } finally {
         await sidecar?.close();
         await shop.close();
         await rm(storageDir, { recursive: true, force: true });
     }
+}
+
+/** The bytes of the files under `dir`; 0 when there is no such directory. */
+async function directoryBytes(dir: string): Promise<number> {
+    const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+    let bytes = 0;
+    for (const entry of entries) if (entry.isFile()) bytes += (await stat(join(entry.parentPath, entry.name))).size;
+    return bytes;
 }
 
 function describe({ outcome, othersCpuShare }: RunRecord): string {
