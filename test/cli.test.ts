@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
@@ -130,14 +130,19 @@ describe('dragnet CLI: usage errors', { concurrency: true }, () => {
         assertConfigError(await runCli(['--max-concurency', '4']), /--max-concurency.*--help/);
     });
 
-    it('a --storage-dir, or a --summary-json folder, that is a file exits 2 with one line', async (t) => {
+    it('a --storage-dir, --archive-dir or --summary-json folder that is a file exits 2 with one line', async (t) => {
         const file = join(await storageDir(t), 'a-file');
         await writeFile(file, '');
         const site = ['--site', 'quotes-toscrape', '--start-url', 'http://127.0.0.1:9/'];
-        const [storage, summary] = await Promise.all([
+        const [storage, archive, summary] = await Promise.all([
             runCli([...site, '--storage-dir', file]),
+            runCli([...site, '--storage-dir', await storageDir(t), '--archive-dir', file]),
             runCli([...site, '--storage-dir', await storageDir(t), '--summary-json', join(file, 'summary.json')]),
         ]);
+        assertConfigError(
+            archive,
+            /the archive dir .*a-file cannot hold the site's archive: E(EXIST|NOTDIR) \(see --archive-dir\)/,
+        );
         assertConfigError(
             storage,
             /the storage dir .*a-file cannot hold the run's database \(dragnet\.sqlite\): EEXIST \(see --storage-dir\)/,
@@ -197,7 +202,18 @@ dead-letters the 404s (--parse-workers ${parseWorkers})`, async (t) => {
                 '/author/Jane-Austen',
             ]);
 
-            const { result, summary, items, deadLetter } = await crawl(t, '/', ['--parse-workers', parseWorkers]);
+            const archiveDir = join(await storageDir(t), 'archive-elsewhere');
+            const { result, summary, items, deadLetter } = await crawl(t, '/', [
+                '--parse-workers',
+                parseWorkers,
+                '--archive-dir',
+                archiveDir,
+            ]);
+            assert.deepEqual(
+                (await readdir(join(archiveDir, 'quotes-toscrape'))).sort(),
+                ['dragnet-000001.cdxj', 'dragnet-000001.warc.gz'],
+                'the raw pages archived where --archive-dir says',
+            );
             assertSummaryShape(summary);
             const storedQuotes = expected.quoteTexts.length;
             const storedAuthors = expected.authorsFound.length;

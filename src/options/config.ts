@@ -170,6 +170,7 @@ export function optionLines(names: readonly OptionName[]): string {
 export function crawlOptionsOf(config: Config): Omit<CrawlOptions, 'site' | 'startUrls' | 'chromiumPath' | 'log'> {
     return {
         storageDir: config.storageDir,
+        archiveDir: config.archiveDir,
         allowDomains: config.allowDomains,
         allowPrivateNetwork: config.allowPrivateNetwork,
         maxResponseMb: config.maxResponseMb,

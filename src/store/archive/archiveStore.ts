@@ -22,6 +22,7 @@
  */
 import { appendFile, mkdir, open as openFile, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ConfigError } from '../../options/configError.js';
 import { GroupWriter } from '../groupWriter.js';
 import { archivedPages } from './archivedPages.js';
 import { cdxjLine, parseCdxjLine } from './cdxj.js';
@@ -88,7 +89,12 @@ export class ArchiveStore {
     /** Opens the archive. Writing starts in a new file, so nothing is appended to a record a crash cut. */
     static async open(options: ArchiveStoreOptions): Promise<ArchiveStore> {
         const store = new ArchiveStore(options);
-        await mkdir(store.dir, { recursive: true });
+        await mkdir(store.dir, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+            throw new ConfigError(
+                `the archive dir ${options.archiveDir} cannot hold the site's archive: ${error.code ?? error.message} ` +
+                    '(see --archive-dir)',
+            );
+        });
         // Past the highest number, not the count: with an older file gone, the count names the newest again.
         const own = (await store.warcFiles()).filter((file) => store.isOwn(file));
         store.segment = Math.max(0, ...own.map((file) => Number.parseInt(file.slice(store.filePrefix.length), 10)));
@@ -103,7 +109,10 @@ export class ArchiveStore {
 
     /** Removes the site's archive. */
     static async purge(options: Pick<ArchiveStoreOptions, 'archiveDir' | 'site'>): Promise<void> {
-        await rm(siteDir(options), { recursive: true, force: true });
+        await rm(siteDir(options), { recursive: true, force: true }).catch((error: NodeJS.ErrnoException) => {
+            // An archive dir that is a file holds no archive: opening one there says what is wrong.
+            if (error.code !== 'ENOTDIR') throw error;
+        });
     }
 
     /**
