@@ -16,7 +16,7 @@
 import { BrowserLaunchError } from '@crawlee/browser-pool';
 import { PlaywrightCrawler, type PlaywrightCrawlingContext } from '@crawlee/playwright';
 import type { Request } from '@crawlee/core';
-import { chromium, type Page } from 'playwright';
+import { chromium, type Page, type Request as PlaywrightRequest } from 'playwright';
 import type { RequestData } from '../../vocabulary/request.js';
 import { blockedUrlPatterns } from './blockedResources.js';
 import type { BrowserPages } from './browserConcurrency.js';
@@ -295,6 +295,7 @@ export async function createBrowserStage(options: BrowserStageOptions): Promise<
                         .allHeaders()
                         .catch(() => undefined),
                 ]);
+                if (response) await keepRedirects(response.request(), pageHandler);
                 const handled = pageHandler.handle({
                     request: { url: request.url, label: request.label, userData },
                     route,
@@ -357,4 +358,24 @@ async function setUpPage(page: Page, identity: Identity | undefined, blockedUrls
     if (identity) await devtools.send('Emulation.setUserAgentOverride', identity.userAgentOverride());
     await devtools.send('Network.enable');
     await devtools.send('Network.setBlockedURLs', { urls: blockedUrls });
+}
+
+/**
+ * The redirects Chromium followed to reach `request`, archived as responses of their own, first hop
+ * first. Chromium keeps no redirect's body: each is archived with an empty payload, said cut.
+ */
+async function keepRedirects(request: PlaywrightRequest, pageHandler: StageOptions['pageHandler']): Promise<void> {
+    const hops: PlaywrightRequest[] = [];
+    for (let hop = request.redirectedFrom(); hop; hop = hop.redirectedFrom()) hops.unshift(hop);
+    for (const hop of hops) {
+        const response = await hop.response();
+        if (!response) continue;
+        await pageHandler.keepRedirect({
+            url: hop.url(),
+            status: response.status(),
+            headers: await response.allHeaders(),
+            fetchedAt: new Date().toISOString(),
+            requestHeaders: await hop.allHeaders(),
+        });
+    }
 }
