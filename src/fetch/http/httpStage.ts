@@ -141,7 +141,7 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                 const exitFault = classifyStatus(status, { viaProxy }) === 'exit';
                 if (exitFault)
                     throw new FetchFailure('exit', `HTTP ${status} from the proxy`, status, `proxy-${status}`);
-                const requestHeaders = attempt && { ...attempt.identity.headers, ...site.headers };
+                const requestHeaders = sentHeaders(response);
                 const location = response.headers.location;
                 if (status >= 300 && status < 400 && location) {
                     const challenge = detectBlock({ status, headers: response.headers, url: request.url });
@@ -269,6 +269,11 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
         return true;
     };
     return crawler;
+}
+
+/** The headers the request went out with, as the pre-navigation hook set them and the client sent them. */
+function sentHeaders(response: object): Record<string, string> | undefined {
+    return (response as { request?: { headers?: Record<string, string> } }).request?.headers;
 }
 
 /** Time from sending the request to its response headers, as the HTTP client timed it. */
