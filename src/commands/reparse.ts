@@ -142,15 +142,13 @@ async function refuseUnconverted({ storageDir, archiveDir, site }: Where): Promi
 
 async function inStorageDir(where: Where): Promise<ReparseResult> {
     const { storageDir, archiveDir, site, route, raw } = where;
-    if (!raw) {
+    // Opening the stores creates them: a mistyped storage dir would re-parse nothing and say nothing was wrong.
+    if (!raw && !(await ArchiveStore.hasPages({ archiveDir, site: site.name }))) {
         await refuseUnconverted(where);
-        // Opening the stores creates them: a mistyped storage dir would re-parse nothing and say nothing was wrong.
-        if (!(await ArchiveStore.hasPages({ archiveDir, site: site.name }))) {
-            throw new ConfigError(
-                `no raw pages of ${site.name} in ${storageDir}: no run of the site stored any there (see --site, ` +
-                    `--storage-dir, --archive-dir)`,
-            );
-        }
+        throw new ConfigError(
+            `no raw pages of ${site.name} in ${storageDir}: no run of the site stored any there (see --site, ` +
+                `--storage-dir, --archive-dir)`,
+        );
     }
     const { config, storage } = openStorage(storageDir);
     try {

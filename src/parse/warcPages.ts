@@ -11,7 +11,7 @@ import { normalizeUrl } from '../frontier/normalize.js';
 import { SiteScope } from '../frontier/scope.js';
 import type { Site } from '../site/site.js';
 import { type RawPage, rawPageKey } from '../store/archive/rawPage.js';
-import { type ArchivedRecord, warcFileRecords } from '../store/archive/warcReader.js';
+import { type ArchivedRecord, WARC_FILE, warcFileRecords } from '../store/archive/warcReader.js';
 import type { HttpHeaders } from '../store/archive/warcRecord.js';
 import type { DeadLetterEntry, FailureClass } from '../vocabulary/failure.js';
 
@@ -82,7 +82,7 @@ export interface WarcPagesOptions {
 /** The WARC file at `path`, or the `*.warc` and `*.warc.gz` files of the directory at `path` in name order. */
 export async function warcFilesAt(path: string): Promise<string[]> {
     if (!(await stat(path)).isDirectory()) return [path];
-    const files = (await readdir(path)).filter((file) => /\.warc(?:\.gz)?$/.test(file)).sort();
+    const files = (await readdir(path)).filter((file) => WARC_FILE.test(file)).sort();
     return files.map((file) => join(path, file));
 }
 

@@ -27,7 +27,7 @@ import { GroupWriter } from '../groupWriter.js';
 import { archivedPages } from './archivedPages.js';
 import { cdxjLine, parseCdxjLine } from './cdxj.js';
 import { type EncodedCapture, encodePage, encodeRedirect, warcinfoRecord } from './pageRecords.js';
-import { warcFileRecords, warcRecords } from './warcReader.js';
+import { WARC_FILE, warcFileRecords, warcRecords } from './warcReader.js';
 import type { PageCapture, RawPage, RedirectCapture } from './rawPage.js';
 
 export interface ArchiveStoreOptions {
@@ -142,20 +142,13 @@ export class ArchiveStore {
     /** The newest archived page with this key, found through the CDXJ indexes. */
     async get(key: string): Promise<RawPage | undefined> {
         await this.flush();
-        let place: PagePlace | undefined;
+        let place: Pick<PagePlace, 'file' | 'offset' | 'length'> | undefined;
         for (const file of await this.warcFiles()) {
             const index = await readFile(join(this.dir, cdxjName(file)), 'utf8').catch(() => '');
             for (const line of index.split('\n')) {
                 const entry = parseCdxjLine(line);
                 if (entry?.key === key && entry.pageLength)
-                    place = {
-                        key,
-                        url: entry.url,
-                        fetchedAt: '',
-                        file,
-                        offset: entry.offset,
-                        length: entry.pageLength,
-                    };
+                    place = { file, offset: entry.offset, length: entry.pageLength };
             }
         }
         return place && (await this.pagesAt(place)).find((page) => page.key === key);
@@ -198,15 +191,14 @@ export class ArchiveStore {
                 chunks.push(record.member);
                 return { ...record, offset: at };
             });
+            // A page runs from its response record to the end of its capture.
             const pageStart = placed.find((record) => record.startsPage)?.offset;
-            const pageLength = pageStart === undefined ? undefined : offset - pageStart;
-            if (page && pageStart !== undefined && pageLength !== undefined)
-                places.push({ ...page, file, offset: pageStart, length: pageLength });
-            for (const record of placed) {
-                if (!record.indexed) continue;
-                const { member, offset: at, startsPage } = record;
-                const entry = { ...record.indexed, offset: at, length: member.length, filename: file };
-                lines += `${cdxjLine(startsPage ? { ...entry, pageLength } : entry)}\n`;
+            if (page && pageStart !== undefined)
+                places.push({ ...page, file, offset: pageStart, length: offset - pageStart });
+            for (const { indexed, member, offset: at, startsPage } of placed) {
+                if (!indexed) continue;
+                const entry = { ...indexed, offset: at, length: member.length, filename: file };
+                lines += `${cdxjLine(startsPage ? { ...entry, pageLength: offset - at } : entry)}\n`;
             }
         }
         try {
@@ -248,8 +240,5 @@ function siteDir(options: Pick<ArchiveStoreOptions, 'archiveDir' | 'site'>): str
 }
 
 function cdxjName(warcFile: string): string {
-    return warcFile.replace(/\.warc(?:\.gz)?$/, '.cdxj');
+    return warcFile.replace(WARC_FILE, '.cdxj');
 }
-
-/** A WARC file of the archive, gzipped or not; a writer's sort by its name first. */
-const WARC_FILE = /\.warc(?:\.gz)?$/;

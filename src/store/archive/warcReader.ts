@@ -44,6 +44,9 @@ export interface WarcReadOptions {
     name?: string;
 }
 
+/** A WARC file's name: `.warc`, or `.warc.gz` for one gzipped per record. */
+export const WARC_FILE = /\.warc(?:\.gz)?$/;
+
 /** Every whole record of the WARC file at `path`, in file order. */
 export async function* warcFileRecords(path: string, options: WarcReadOptions = {}): AsyncGenerator<ArchivedRecord> {
     const { size } = await stat(path);

@@ -2,8 +2,8 @@
  * WARC/1.1 records (ISO 28500:2017) as bytes: the named fields, a block, and the digests Common
  * Crawl writes (`sha1:` and the SHA-1 in base32). Written here rather than with webrecorder's
  * `warcio`, which reads them in the tests and in `reparse --warc`: its serializer streams every
- * record through web streams and a WebAssembly hasher, 2.9 ms of CPU for a 50 KB response record
- * against 0.2 ms here (docs/archive.md), more than the rest of a crawl spends on the page.
+ * record through web streams and a WebAssembly hasher: over ten times the CPU per record of this
+ * writer (`npm run bench -- warc`, docs/benchmarks.md), more than the rest of a crawl spends on a page.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
