@@ -33,50 +33,56 @@ interface NetFleet {
     close(): Promise<void>;
 }
 
-/** A network world, a shop of `products` on its bridge, and three workers crawling it. */
+/**
+ * A network world, a shop of `products` on its bridge, and three workers crawling it. What was
+ * opened is closed again when a later step fails, so a failed start leaves no server or handle behind.
+ */
 async function startNetFleet(products: number): Promise<NetFleet> {
-    const world = await openNetWorld(3);
-    const shop = await startShop({
-        host: world.gateway,
-        seed: 23,
-        products,
-        categories: 5,
-        scriptOnlyRate: 0,
-        transientFailureRate: 0,
-        notFoundLinks: 0,
-        // Slow enough that the crawl is still going when the faults come.
-        latencyMs: 300,
-    });
-    const db = await openPostgres(world.postgres.url);
-    const dir = await mkdtemp(join(tmpdir(), 'dragnet-net-fleet-'));
-    const workers = world.workers.map((_, index) =>
-        world.startWorker(
-            index,
-            ['--start-url', `${shop.url}/`, '--max-concurrency', '6', '--storage-dir', join(dir, `w${index}`)],
-            {
-                REDIS_URL: world.redis.url,
-                DATABASE_URL: world.postgres.url,
-                DRAGNET_JOB_LOCK_SECS: `${LOCK_SECS}`,
-                DRAGNET_FINISH_GRACE_SECS: '2',
-                CHROMIUM_PATH: chromiumPath ?? '',
-            },
-        ),
-    );
-    return {
-        world,
-        workers,
-        shop,
-        db,
-        results: Promise.all(workers.map((worker) => worker.result)),
-        close: async () => {
+    const opened: Array<() => Promise<unknown>> = [];
+    const close = async () => {
+        for (const closeOne of opened.reverse()) await closeOne();
+    };
+    try {
+        const world = await openNetWorld(3);
+        opened.push(() => world.close());
+        const shop = await startShop({
+            host: world.gateway,
+            seed: 23,
+            products,
+            categories: 5,
+            scriptOnlyRate: 0,
+            transientFailureRate: 0,
+            notFoundLinks: 0,
+            // Slow enough that the crawl is still going when the faults come.
+            latencyMs: 300,
+        });
+        opened.push(() => shop.close());
+        const dir = await mkdtemp(join(tmpdir(), 'dragnet-net-fleet-'));
+        opened.push(() => rm(dir, { recursive: true, force: true }));
+        const db = await openPostgres(world.postgres.url);
+        opened.push(() => db.close());
+        const workers = world.workers.map((_, index) =>
+            world.startWorker(
+                index,
+                ['--start-url', `${shop.url}/`, '--max-concurrency', '6', '--storage-dir', join(dir, `w${index}`)],
+                {
+                    REDIS_URL: world.redis.url,
+                    DATABASE_URL: world.postgres.url,
+                    DRAGNET_JOB_LOCK_SECS: `${LOCK_SECS}`,
+                    DRAGNET_FINISH_GRACE_SECS: '2',
+                    CHROMIUM_PATH: chromiumPath ?? '',
+                },
+            ),
+        );
+        opened.push(async () => {
             for (const worker of workers) worker.child.kill('SIGKILL');
             await Promise.all(workers.map((worker) => worker.result.catch(() => undefined)));
-            await db.close();
-            await shop.close();
-            await world.close();
-            await rm(dir, { recursive: true, force: true });
-        },
-    };
+        });
+        return { world, workers, shop, db, results: Promise.all(workers.map((worker) => worker.result)), close };
+    } catch (error) {
+        await close();
+        throw error;
+    }
 }
 
 async function stored<T>(db: PgDatabase, store: PgStore): Promise<T[]> {

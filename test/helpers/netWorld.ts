@@ -10,7 +10,7 @@
  * `netWorldProblem` says what is missing, for a test to skip with; `netemProblem`, whether the
  * kernel can delay and drop packets too.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFile, chmod, chown, mkdtemp, rm } from 'node:fs/promises';
 import { existsSync, readdirSync } from 'node:fs';
@@ -161,30 +161,33 @@ export async function openNetWorld(workers: number): Promise<NetWorld> {
             );
             servers.set('postgres', server);
         };
+        const redisReady = () => untilReady(`Redis at ${redisHost.address}`, () => listens(redisHost, 6379));
+        // PostgreSQL listens before it takes queries ("the database system is starting up").
+        const postgresReady = () => untilReady(`PostgreSQL at ${pgHost.address}`, () => acceptsQueries(pgHost));
         startRedis();
         startPostgres();
-        await untilListening(redisHost, 6379);
-        await untilListening(pgHost, 5432);
+        await redisReady();
+        await postgresReady();
 
-        const restart = async (name: string, start: () => void, host: NetHost, port: number) => {
+        const restart = async (name: string, start: () => void, ready: () => Promise<void>) => {
             const server = servers.get(name)!;
             const exited = new Promise((resolve) => server.once('exit', resolve));
             server.kill(name === 'postgres' ? 'SIGINT' : 'SIGTERM'); // each one's own clean, fast shutdown
             await exited;
             start();
-            await untilListening(host, port);
+            await ready();
         };
         return {
             gateway: `${subnet}.1`,
             redis: {
                 ...redisHost,
                 url: `redis://${redisHost.address}:6379`,
-                restart: () => restart('redis', startRedis, redisHost, 6379),
+                restart: () => restart('redis', startRedis, redisReady),
             },
             postgres: {
                 ...pgHost,
                 url: `postgres://postgres@${pgHost.address}:5432/postgres`,
-                restart: () => restart('postgres', startPostgres, pgHost, 5432),
+                restart: () => restart('postgres', startPostgres, postgresReady),
             },
             workers: workerHosts,
             startWorker: (index, args, env = {}) =>
@@ -240,19 +243,28 @@ function freeSubnet(): string {
     }
 }
 
-/** Resolves once something listens on `host`'s `port`, as seen from this namespace (within 20 s). */
-async function untilListening(host: NetHost, port: number): Promise<void> {
+/** Resolves once `ready()` says so, asked every 100 ms; fails after 30 s. */
+async function untilReady(what: string, ready: () => Promise<boolean>): Promise<void> {
+    for (const started = Date.now(); !(await ready()); await new Promise((resolve) => setTimeout(resolve, 100)))
+        if (Date.now() - started > 30_000) throw new Error(`${what} is not ready after 30 s`);
+}
+
+/** Whether something listens on `host`'s `port`, as seen from this namespace. */
+async function listens(host: NetHost, port: number): Promise<boolean> {
     const { connect } = await import('node:net');
-    for (const started = Date.now(); ; await new Promise((resolve) => setTimeout(resolve, 100))) {
-        const open = await new Promise<boolean>((resolve) => {
-            const socket = connect({ host: host.address, port });
-            socket.once('connect', () => {
-                socket.destroy();
-                resolve(true);
-            });
-            socket.once('error', () => resolve(false));
+    return new Promise<boolean>((resolve) => {
+        const socket = connect({ host: host.address, port });
+        socket.once('connect', () => {
+            socket.destroy();
+            resolve(true);
         });
-        if (open) return;
-        if (Date.now() - started > 20_000) throw new Error(`nothing listens on ${host.address}:${port} after 20 s`);
-    }
+        socket.once('error', () => resolve(false));
+    });
+}
+
+/** Whether PostgreSQL on `host` accepts connections (pg_isready exits 0). */
+function acceptsQueries(host: NetHost): Promise<boolean> {
+    return new Promise((resolve) =>
+        execFile(join(PG_BIN!, 'pg_isready'), ['-q', '-h', host.address, '-p', '5432'], (error) => resolve(!error)),
+    );
 }
