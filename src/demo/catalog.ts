@@ -176,10 +176,30 @@ function buildCategories(count: number): Category[] {
 function makeHard(category: Category): void {
     category.hard = true;
     category.path = `/premium/${category.slug}`;
-    for (const product of category.products) product.path = `/premium/items/${product.slug}-${product.id}`;
+    for (const product of category.products) product.path = productPathIn(category, product);
 }
 
-function buildProduct(
+/** A product's canonical path in `category`: `/products/<slug>-<id>`, `/premium/items/<slug>-<id>` when it is hard. */
+export function productPathIn(category: Pick<Category, 'hard'>, product: Pick<ProductTruth, 'slug' | 'id'>): string {
+    return `${category.hard ? '/premium/items' : '/products'}/${product.slug}-${product.id}`;
+}
+
+/** The product `id` of `products`, which a catalog keeps in id order; undefined when it has none (any more). */
+export function productById(products: readonly ProductTruth[], id: number): ProductTruth | undefined {
+    let low = 0;
+    let high = products.length - 1;
+    while (low <= high) {
+        const middle = (low + high) >> 1;
+        const product = products[middle];
+        if (!product) break;
+        if (product.id === id) return product;
+        if (product.id < id) low = middle + 1;
+        else high = middle - 1;
+    }
+    return undefined;
+}
+
+export function buildProduct(
     random: Random,
     id: number,
     category: string,
@@ -210,7 +230,7 @@ function buildProduct(
 }
 
 /** 1.00 to 999.99, whole cents. */
-function randomPrice(random: Random): number {
+export function randomPrice(random: Random): number {
     return (100 + Math.floor(random() * 99_900)) / 100;
 }
 
@@ -233,11 +253,20 @@ function pickRelated(random: Random, categories: Category[], products: ProductTr
     for (const product of products) {
         const category = categoryOf.get(product.category);
         if (!category) throw new Error(`product ${product.id} is in no category of the shop (${product.category})`);
-        const sameCategory = category.products;
-        const pool = sameCategory.length > RELATED_COUNT ? sameCategory : products;
-        related.set(product.id, sampleOthers(random, pool, RELATED_COUNT, product));
+        related.set(product.id, pickRelatedOf(random, product, category.products, products));
     }
     return related;
+}
+
+/** Three products other than `product` from its category (`sameCategory`), from all `products` when that is too small. */
+export function pickRelatedOf(
+    random: Random,
+    product: ProductTruth,
+    sameCategory: readonly ProductTruth[],
+    products: readonly ProductTruth[],
+): ProductTruth[] {
+    const pool = sameCategory.length > RELATED_COUNT ? sameCategory : products;
+    return sampleOthers(random, pool, RELATED_COUNT, product);
 }
 
 /**

@@ -10,7 +10,7 @@
  * the weight changes. The dressing draws from random streams of its own, so the catalog's draws
  * do not shift, and a page's dressing is derived from its product alone (no memory per product).
  */
-import type { Catalog, Category, ProductTruth } from './catalog.js';
+import { type Catalog, type Category, type ProductTruth, productById } from './catalog.js';
 import { escapeHtml, formatPrice, slugify } from './html.js';
 import { inTurn, pick, substream, type Random } from './random.js';
 
@@ -26,8 +26,8 @@ export interface Dressing {
     facets(category: Category): string;
     /** What a listing card shows beyond its link and price. */
     card(product: ProductTruth): string;
-    /** What a product page shows beyond its buy box and description. */
-    product(product: ProductTruth): string;
+    /** What a product page of `catalog` (the generation served) shows beyond its buy box and description. */
+    product(product: ProductTruth, catalog: Catalog): string;
 }
 
 export type PageWeight = 'light' | 'real';
@@ -137,13 +137,16 @@ function realDressing(catalog: Catalog, seed: number): Dressing {
     const menu = megaMenu(linkCount);
     const footer = footerColumns(linkCount, substream(seed, SHOP_STREAM));
     const productStream = (product: ProductTruth) => substream(seed, PRODUCT_STREAM_BASE + product.id);
+    // "Also viewed" picks ids among the first catalog's, so a later generation changes a page's picks only
+    // where a picked product itself changed (Shop.advance), not every page when the product list shifts.
+    const firstCount = catalog.products.length;
     return {
         head: HEAD,
         menu,
         footer,
         facets,
         card: (product) => card(product, productStream(product)),
-        product: (product) => productDetails(catalog, product, productStream(product)),
+        product: (product, served) => productDetails(served, firstCount, product, productStream(product)),
     };
 }
 
@@ -217,13 +220,15 @@ function card(product: ProductTruth, random: Random): string {
   <p class="blurb">${escapeHtml(product.description.slice(0, 80))}</p>`;
 }
 
-function productDetails(catalog: Catalog, product: ProductTruth, random: Random): string {
+function productDetails(catalog: Catalog, firstCount: number, product: ProductTruth, random: Random): string {
     const brand = pick(random, BRANDS);
     const specs = SPEC_NAMES.map(
         (name) => `<tr><th scope="row">${name}</th><td>${specValue(name, brand, random)}</td></tr>`,
     ).join('\n      ');
     const reviews = Array.from({ length: 2 + Math.floor(random() * 2) }, () => review(random)).join('\n    ');
-    const alsoViewed = Array.from({ length: ALSO_VIEWED }, () => pick(random, catalog.products))
+    // A picked product no longer sold is left out.
+    const alsoViewed = Array.from({ length: ALSO_VIEWED }, () => 1 + Math.floor(random() * firstCount))
+        .flatMap((id) => productById(catalog.products, id) ?? [])
         .map(
             (other) =>
                 `<li><a class="also-viewed-link" href="${other.path}?ref=also-viewed">${escapeHtml(other.title)}</a> ` +

@@ -131,7 +131,7 @@ cart</button>
     <h2>Reviews</h2>
     <p>No reviews yet. Be the first to review this product.</p>
   </section>
-</article>${catalog.dressing.product(product)}
+</article>${catalog.dressing.product(product, catalog)}
 <section class="related">
   <h2>Related products</h2>
   <ul>

@@ -9,6 +9,11 @@
  * With `antiBot` it sits behind a bot manager that limits, challenges and blocks per source
  * address (antiBot.ts); its refusals are answered at once, without `latencyMs`.
  *
+ * For recrawls it changes between runs: `advance` moves it, in place, to its next generation
+ * (generations.ts), and with `validators` its pages carry ETag or Last-Modified and answer
+ * conditional requests with 304 (validators.ts). A page's body is the same on every request in a
+ * generation (but for the `redesignAfter` drift).
+ *
  * Every request except `GET /__stats` is counted by pathname and status (`'reset'` for a
  * dropped connection, `'hang'` for a request never answered), with its arrival time;
  * `/__stats` serves the counts as JSON for tests in another process.
@@ -17,7 +22,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type AntiBotStats, createAntiBot, emptyAntiBotStats, type ServedPage, sourceAddress } from './antiBot.js';
-import { buildCatalog, type Catalog, type ProductTruth } from './catalog.js';
+import { buildCatalog, type Catalog, type ProductTruth, productById } from './catalog.js';
+import { type CatalogChanges, type ShopChanges, ShopGenerations } from './generations.js';
 import {
     adminPage,
     gonePage,
@@ -31,9 +37,18 @@ import {
 } from './pages.js';
 import { dressingFor } from './dressing.js';
 import { resolveOptions, type ShopOptions } from './shopOptions.js';
-import { SHOP_SITEMAP_PATHS, type ShopSitemapPaths, shopSitemaps, sitemapRobotsLine } from './sitemaps.js';
+import {
+    productLastmod,
+    SHOP_SITEMAP_PATHS,
+    type ShopSitemapPaths,
+    shopSitemaps,
+    sitemapRobotsLine,
+    w3cDatetime,
+} from './sitemaps.js';
+import { conditional, listingKey, validatorKindOf } from './validators.js';
 
 export type { ProductTruth, TransientFailure } from './catalog.js';
+export type { CatalogChanges, ShopChanges } from './generations.js';
 export type { ShopOptions } from './shopOptions.js';
 export { productLastmod, type ShopSitemapPaths } from './sitemaps.js';
 export type { AddressStats, AntiBotOptions, AntiBotStats, CategoryServed } from './antiBot.js';
@@ -49,8 +64,8 @@ export interface Shop {
     /** `http://127.0.0.1:PORT`, no trailing slash. */
     url: string;
     port: number;
-    /** Ground truth of every product, by id order. */
-    products: ProductTruth[];
+    /** Ground truth of every product the shop sells in its current generation, by id order. */
+    readonly products: ProductTruth[];
     /** Paths of the dead product links on the listing pages. */
     notFoundPaths: string[];
     /**
@@ -61,10 +76,18 @@ export interface Shop {
     /** Product paths whose first request gets a Retry-After answer, in pick order (empty unless `retryAfter`). */
     retryAfterPaths: string[];
     /**
-     * Every listing page: `/category/<slug>` for page 1, `/category/<slug>?page=N`
+     * Every listing page of the current generation: `/category/<slug>` for page 1, `/category/<slug>?page=N`
      * after it (`/premium/<slug>` for the hard category).
      */
-    listingPaths: string[];
+    readonly listingPaths: string[];
+    /** The generation the shop serves: 0 at start, one more after each `advance`. */
+    readonly generation: number;
+    /**
+     * Moves the shop, in place, to its next generation, derived from its seed and the generation's number:
+     * prices change, products are added, removed and moved (`ShopChanges` has the shares and defaults).
+     * Returns what changed; `products` and `listingPaths` are the new generation's from then on.
+     */
+    advance(changes?: ShopChanges): CatalogChanges;
     /** The paths of the sitemaps (undefined unless `sitemaps`). */
     sitemapPaths?: ShopSitemapPaths;
     /** Slug of the anti-bot mode's hard category, under `/premium/` (undefined unless `antiBot.hardCategory`). */
@@ -109,13 +132,14 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         retryAfterRate: options.retryAfter?.rate ?? 0,
         hardCategory: options.antiBot?.hardCategory,
     });
-    const catalog = { ...built, dressing: dressingFor(resolved.pageWeight, built, resolved.seed) };
-    const productsByPath = new Map(catalog.products.map((p) => [p.path, p]));
-    const categoriesByPath = new Map(catalog.categories.map((c) => [c.path, c]));
-    const categorySlugs = new Map(catalog.categories.map((c) => [c.name, c.slug]));
-    const deadLinksByPath = new Map(catalog.deadLinks.map((d) => [d.path, d]));
-    const persistentFailurePaths = new Set(catalog.persistentFailures.map((d) => d.path));
-    const retryAfterPaths = new Set(catalog.retryAfterPaths);
+    const first = { ...built, dressing: dressingFor(resolved.pageWeight, built, resolved.seed) };
+    /** The generation served (`generations.served`) changes with `advance`; dead links and failures do not. */
+    const { seed, productsPerPage } = resolved;
+    const generations = new ShopGenerations(first, { seed, productsPerPage, origin: () => origin });
+    const { pageTimes } = generations;
+    const deadLinksByPath = new Map(first.deadLinks.map((d) => [d.path, d]));
+    const persistentFailurePaths = new Set(first.persistentFailures.map((d) => d.path));
+    const retryAfterPaths = new Set(first.retryAfterPaths);
     /** Products whose first request has had its transient failure or Retry-After answer. */
     const failedOnce = new Set<string>();
     /** Responses of the requests left hanging, so close() can drop them. */
@@ -127,13 +151,26 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     let serving = 0;
     let stats: ShopStats = { total: 0, byPath: {} };
     let origin = '';
-    const sitemaps = options.sitemaps ? shopSitemaps(catalog.products, () => origin) : undefined;
+    /** A product's sitemap lastmod: when its page last changed, if it did after the start. */
+    const lastmod = (p: ProductTruth) =>
+        pageTimes.changed(p.path) ? w3cDatetime(pageTimes.lastModified(p.path)) : productLastmod(p);
+    const sitemapsOf = (products: ProductTruth[]) =>
+        options.sitemaps ? shopSitemaps(products, () => origin, lastmod) : undefined;
+    let sitemaps = sitemapsOf(first.products);
 
     /** Decides the reply to one request; the only place that knows the shop's URL space. */
-    function route(method: string, url: URL, acceptsGzip: boolean): Reply {
+    function route(method: string, url: URL, request: IncomingMessage['headers']): Reply {
         const { pathname } = url;
+        const { catalog, categoriesByPath, productsByPath } = generations.served;
+        /** A page (home, listing, product) with its validators, or 304 when the request's condition holds. */
+        const validated = (key: string, body: string): Reply => {
+            if (!options.validators) return page(200, body);
+            const kind = validatorKindOf(pathname);
+            const { headers, notModified } = conditional(kind, body, pageTimes.lastModified(key), request);
+            return notModified ? { status: 304, body: '', headers } : { ...page(200, body), headers };
+        };
         if (method !== 'GET' && method !== 'HEAD') return { status: 405, body: '' };
-        if (pathname === '/') return page(200, homePage(catalog));
+        if (pathname === '/') return validated('/', homePage(catalog));
         if (pathname === '/robots.txt') {
             const plain = sitemaps ? robotsTxt + sitemapRobotsLine(origin) : robotsTxt;
             return {
@@ -142,30 +179,35 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
                 contentType: 'text/plain; charset=utf-8',
             };
         }
-        const sitemap = sitemaps?.(pathname, acceptsGzip);
+        const sitemap = sitemaps?.(pathname, /\bgzip\b/.test(request['accept-encoding'] ?? ''));
         if (sitemap) return { status: 200, ...sitemap };
         if (pathname === '/admin/') return page(200, adminPage(catalog));
 
         const alias = /^\/p\/(\d+)$/.exec(pathname);
-        const aliased = alias && catalog.products[Number(alias[1]) - 1];
+        const aliased = alias && productById(catalog.products, Number(alias[1]));
         if (aliased) return { status: 301, body: '', location: aliased.path };
+        const moved = generations.movedTo(pathname);
+        if (moved) return { status: 301, body: '', location: moved };
 
         const category = categoriesByPath.get(pathname);
         if (category) {
             const pageNumber = Number(url.searchParams.get('page') ?? '1');
             const valid = Number.isInteger(pageNumber) && pageNumber >= 1 && pageNumber <= category.pageCount;
-            return valid ? page(200, listingPage(catalog, category, pageNumber, resolved.productsPerPage)) : notFound();
+            if (!valid) return notFound();
+            const body = listingPage(catalog, category, pageNumber, resolved.productsPerPage);
+            return validated(listingKey(category.path, pageNumber), body);
         }
 
         const product = productsByPath.get(pathname);
-        if (product) return productReply(product);
+        if (product) return productReply(product, validated);
 
         if (persistentFailurePaths.has(pathname)) return page(503, unavailablePage(catalog));
         if (deadLinksByPath.get(pathname)?.status === 410) return page(410, gonePage(catalog));
         return notFound();
     }
 
-    function productReply(product: ProductTruth): Reply {
+    function productReply(product: ProductTruth, validated: (key: string, body: string) => Reply): Reply {
+        const { catalog } = generations.served;
         const failure = catalog.transientFailures.get(product.path);
         if (failure && !failedOnce.has(product.path)) {
             failedOnce.add(product.path);
@@ -179,18 +221,17 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
             return { ...page(status, body), retryAfter: options.retryAfter.seconds };
         }
         productPagesServed += 1;
-        return page(
-            200,
-            productPage(catalog, product, origin, { redesigned: productPagesServed > resolved.redesignAfter }),
-        );
+        const redesigned = productPagesServed > resolved.redesignAfter;
+        return validated(product.path, productPage(catalog, product, origin, { redesigned }));
     }
 
     function notFound(): Reply {
-        return page(404, notFoundPage(catalog));
+        return page(404, notFoundPage(generations.served.catalog));
     }
 
     /** The listing or product page at `pathname`, for the anti-bot layer's per-category counts. */
     function servedPage(pathname: string): ServedPage | undefined {
+        const { categoriesByPath, productsByPath, categorySlugs } = generations.served;
         const category = categoriesByPath.get(pathname);
         if (category) return { kind: 'listing', categorySlug: category.slug };
         const product = productsByPath.get(pathname);
@@ -251,7 +292,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
         if (resolved.latencyMs > 0) await sleep(resolved.latencyMs);
         // The client gave up or the shop closed while we slept: nothing to answer, nothing to count.
         if (req.socket.destroyed) return;
-        const reply = route(req.method ?? 'GET', url, /\bgzip\b/.test(req.headers['accept-encoding'] ?? ''));
+        const reply = route(req.method ?? 'GET', url, req.headers);
         record(url.pathname, 'reset' in reply ? 'reset' : 'hang' in reply ? 'hang' : String(reply.status), arrivedAt);
         if ('reset' in reply) req.socket.resetAndDestroy();
         else if ('hang' in reply) hang(res);
@@ -274,13 +315,25 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
     return {
         url: origin,
         port,
-        products: catalog.products,
-        notFoundPaths: catalog.deadLinks.map((d) => d.path),
-        persistentFailurePaths: catalog.persistentFailures.map((d) => d.path),
-        retryAfterPaths: [...catalog.retryAfterPaths],
-        listingPaths: listingPaths(catalog),
+        get products() {
+            return generations.served.catalog.products;
+        },
+        notFoundPaths: first.deadLinks.map((d) => d.path),
+        persistentFailurePaths: first.persistentFailures.map((d) => d.path),
+        retryAfterPaths: [...first.retryAfterPaths],
+        get listingPaths() {
+            return listingPaths(generations.served.catalog);
+        },
+        get generation() {
+            return generations.number;
+        },
+        advance: (changes) => {
+            const changed = generations.advance(changes);
+            sitemaps = sitemapsOf(generations.served.catalog.products);
+            return changed;
+        },
         sitemapPaths: sitemaps && structuredClone(SHOP_SITEMAP_PATHS),
-        hardCategorySlug: catalog.categories.find((c) => c.hard)?.slug,
+        hardCategorySlug: first.categories.find((c) => c.hard)?.slug,
         stats: () => structuredClone(stats),
         antiBotStats: () => antiBot?.stats() ?? emptyAntiBotStats(),
         requestTimes: (pathname) => [...(arrivals.get(pathname) ?? [])],
@@ -323,7 +376,9 @@ function count(stats: ShopStats, pathname: string, outcome: string): void {
 }
 
 function send(res: ServerResponse, reply: Exclude<Reply, { reset: true } | { hang: true }>): void {
-    const headers: Record<string, string | number> = { 'Content-Length': Buffer.byteLength(reply.body) };
+    // A 304 has no body, and a Content-Length there would claim the length of the 200's.
+    const headers: Record<string, string | number> =
+        reply.status === 304 ? {} : { 'Content-Length': Buffer.byteLength(reply.body) };
     if (reply.contentType) headers['Content-Type'] = reply.contentType;
     if (reply.location) headers.Location = reply.location;
     if (reply.retryAfter !== undefined) headers['Retry-After'] = String(reply.retryAfter);

@@ -65,6 +65,14 @@ export interface ShopOptions {
      * `/sitemaps/malformed.xml`, listed nowhere, is cut off mid-entry. Default: false.
      */
     sitemaps?: boolean;
+    /**
+     * HTTP validators (validators.ts): of the pages (home, listings, product pages), a third by a hash of
+     * the pathname carry a strong `ETag` (a hash of the body), a third a `Last-Modified` (when the page's
+     * bytes last changed: the shop's start, or the `advance` that changed them), the rest neither. A
+     * conditional GET on the page's own validator is answered `304 Not Modified`, with no body, after the
+     * same `latencyMs` as a 200. Default: false.
+     */
+    validators?: boolean;
     /** Delay before every response, in milliseconds (not before `/__stats`). Default: 0. */
     latencyMs?: number;
     /**
@@ -90,9 +98,10 @@ export interface ShopOptions {
 }
 
 /**
- * `rateLimit`, `retryAfter`, `antiBot` and `sitemaps` stay optional: absent means none (antiBot.ts resolves its own).
+ * `rateLimit`, `retryAfter`, `antiBot`, `sitemaps` and `validators` stay optional: absent means none (antiBot.ts
+ * resolves its own).
  */
-type ResolvedOptions = Required<Omit<ShopOptions, 'rateLimit' | 'retryAfter' | 'antiBot' | 'sitemaps'>>;
+type ResolvedOptions = Required<Omit<ShopOptions, 'rateLimit' | 'retryAfter' | 'antiBot' | 'sitemaps' | 'validators'>>;
 
 export function resolveOptions(options: ShopOptions): ResolvedOptions {
     const resolved: ResolvedOptions = {

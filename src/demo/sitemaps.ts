@@ -4,7 +4,8 @@
  * - `/sitemap.xml`, a sitemap index, sent gzip-encoded (Content-Encoding) to a client that accepts
  *   that, naming the product sitemaps; robots.txt names it in a `Sitemap:` line;
  * - `/sitemaps/products-1.xml.gz`, `/sitemaps/products-2.xml.gz`: gzip files (no Content-Encoding),
- *   each listing half of the products, every URL with a `<lastmod>` (`productLastmod`);
+ *   each listing half of the products, every URL with a `<lastmod>` (`productLastmod`, or when its
+ *   page changed if a later generation changed it);
  * - `/sitemaps/malformed.xml`, listed nowhere: a urlset cut off in the middle of an entry.
  *
  * The bodies are built once, on the first request, and kept: 20,000 products are ~3.1 MB of XML,
@@ -44,14 +45,22 @@ const FIRST_LASTMOD_MS = Date.UTC(2024, 0, 1, 9, 30);
  * `2024-01-01T10:30:00+01:00` for product 1 and a minute later for each id after it.
  */
 export function productLastmod(product: Pick<ProductTruth, 'id'>): string {
-    const local = new Date(FIRST_LASTMOD_MS + (product.id - 1) * 60_000 + 3_600_000);
-    return `${local.toISOString().slice(0, 19)}+01:00`;
+    return w3cDatetime(FIRST_LASTMOD_MS + (product.id - 1) * 60_000);
 }
 
-/** Answers the sitemap paths of a shop at `origin` selling `products`; undefined for any other path. */
+/** A moment as a W3C datetime in the shop's zone (+01:00), to the second. */
+export function w3cDatetime(ms: number): string {
+    return `${new Date(ms + 3_600_000).toISOString().slice(0, 19)}+01:00`;
+}
+
+/**
+ * Answers the sitemap paths of a shop at `origin` selling `products`; undefined for any other path.
+ * `lastmod` gives each product's `<lastmod>`; default `productLastmod`.
+ */
 export function shopSitemaps(
     products: readonly ProductTruth[],
     origin: () => string,
+    lastmod: (product: ProductTruth) => string = productLastmod,
 ): (pathname: string, acceptsGzip: boolean) => SitemapReply | undefined {
     let bodies: Map<string, Buffer> | undefined;
     const build = () => {
@@ -73,7 +82,7 @@ export function shopSitemaps(
                         gzipSync(
                             document(
                                 'urlset',
-                                part.products.map((product) => urlEntry(origin(), product)),
+                                part.products.map((product) => urlEntry(origin(), product, lastmod)),
                             ),
                         ),
                     ] as const,
@@ -84,7 +93,7 @@ export function shopSitemaps(
                 Buffer.from(
                     document(
                         'urlset',
-                        products.slice(0, 2).map((product) => urlEntry(origin(), product)),
+                        products.slice(0, 2).map((product) => urlEntry(origin(), product, lastmod)),
                     ),
                 ).subarray(0, 300),
             ],
@@ -111,9 +120,9 @@ function document(root: 'urlset' | 'sitemapindex', entries: string[]): string {
     return `<?xml version="1.0" encoding="UTF-8"?>\n<${root} xmlns="${XMLNS}">\n${entries.join('\n')}\n</${root}>\n`;
 }
 
-function urlEntry(origin: string, product: ProductTruth): string {
+function urlEntry(origin: string, product: ProductTruth, lastmod: (product: ProductTruth) => string): string {
     return (
-        `<url><loc>${origin}${product.path}</loc><lastmod>${productLastmod(product)}</lastmod>` +
+        `<url><loc>${origin}${product.path}</loc><lastmod>${lastmod(product)}</lastmod>` +
         '<changefreq>weekly</changefreq></url>'
     );
 }
