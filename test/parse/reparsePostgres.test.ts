@@ -154,6 +154,7 @@ part-way, and the next reparse drops what it left`, async (t) => {
         const failing: RawPages = {
             put: (page) => pages.put(page),
             putRedirect: (redirect) => pages.putRedirect(redirect),
+            putRevisit: (revisit) => pages.putRevisit(revisit),
             flush: () => pages.flush(),
             get: (key) => pages.get(key),
             pages: async function* () {

@@ -3,7 +3,9 @@
  * page's DOM kept as a conversion of what the browser loaded, a page in another charset read back
  * from its own bytes, files rolled and each opened by a warcinfo record, a record a crash cut
  * skipped, writers sharing a directory, credentials masked, and the CDXJ index pointing at the
- * records warcio's parser reads.
+ * records warcio's parser reads. Then an archive of two runs, the second with revisits of both
+ * profiles: each page read once, as its newest response, and the revisits indexed and skipped by
+ * `reparse --warc`.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -14,9 +16,14 @@ import { gunzipSync } from 'node:zlib';
 import iconv from 'iconv-lite';
 import { WARCParser } from 'warcio';
 
+import demoSite from '../../routes/demo-shop.js';
+import { checkResponse } from '../../src/fetch/failures/responseCheck.js';
+import { decodeBody } from '../../src/fetch/http/decodeBody.js';
+import { WarcPages, warcFilesAt } from '../../src/parse/warcPages.js';
 import type { Renderer } from '../../src/site/site.js';
 import { ArchiveStore, type ArchiveStoreOptions, archiveDirOf } from '../../src/store/archive/archiveStore.js';
-import { type PageCapture, type RawPage, rawPageKey } from '../../src/store/archive/rawPage.js';
+import { payloadDigestOf } from '../../src/store/archive/pageRecords.js';
+import { type PageCapture, type RawPage, type RevisitCapture, rawPageKey } from '../../src/store/archive/rawPage.js';
 import { type CdxjEntry, parseCdxjLine } from '../../src/store/archive/cdxj.js';
 import { warcFileRecords } from '../../src/store/archive/warcReader.js';
 import { tempDir } from '../helpers/tempDir.js';
@@ -458,7 +465,8 @@ describe('ArchiveStore', () => {
                 assert.equal(record!.header('WARC-Target-URI'), entry.url);
                 assert.equal(record!.header('WARC-Payload-Digest'), entry.digest);
                 const date = record!.header('WARC-Date')!;
-                assert.equal(entry.date, date.replace(/\D/g, '').slice(0, 14));
+                assert.equal(line.split(' ')[1], date.replace(/\D/g, '').slice(0, 14), 'its timestamp');
+                assert.equal(entry.date, date, 'its WARC-Date in full');
                 if (!entry.key) continue;
                 // A page's line says where the whole page is: its records from the response on.
                 keys.push(entry.key);
@@ -478,6 +486,239 @@ describe('ArchiveStore', () => {
         assert.deepEqual(
             keys,
             written.map((p) => p.key),
+        );
+    });
+});
+
+/** The same page fetched a month later, as a second run finds it: `body` when it changed. */
+function later(p: PageCapture, body = p.body): PageCapture {
+    const fetchedAt = new Date(Date.parse(p.fetchedAt) + 31 * 24 * 3600_000 + 123).toISOString();
+    return { ...p, fetchedAt, body };
+}
+
+/** A second run's revisit of `p`, which the site sent as it was, referring to `refersTo`. */
+function revisitOf(
+    p: PageCapture,
+    profile: RevisitCapture['profile'],
+    refersTo: RevisitCapture['refersTo'],
+): RevisitCapture {
+    const identical = profile === 'identical-payload-digest';
+    return {
+        key: p.key,
+        url: p.finalUrl,
+        profile,
+        status: identical ? 200 : 304,
+        headers: identical
+            ? { 'content-type': 'text/html; charset=utf-8', 'content-encoding': 'gzip', 'set-cookie': 'sid=s3cret' }
+            : { etag: '"v1"' },
+        fetchedAt: later(p).fetchedAt,
+        ...(identical ? { payloadDigest: payloadDigestOf(Buffer.from(p.body)) } : {}),
+        refersTo,
+        requestHeaders: { 'If-None-Match': '"v1"', Cookie: 'session=s3cret' },
+        label: p.label,
+        renderer: p.renderer,
+    };
+}
+
+/**
+ * Two runs of pages 1-4 (2 rendered): the second finds 1 not modified, 3 with an identical payload,
+ * 4 changed, and a new page 5; it does not fetch 2.
+ */
+async function twoRuns(dir: string) {
+    const first = [page(1), page(2, 'browser'), page(3), page(4)];
+    const run1 = await open(dir);
+    for (const p of first) await run1.put(p);
+    const run2 = await open(dir);
+    const revisits = [
+        revisitOf(page(1), 'server-not-modified', await run2.latestCapture(page(1).key)),
+        revisitOf(page(3), 'identical-payload-digest', await run2.latestCapture(page(3).key)),
+    ];
+    const changed = later(page(4), '<html><body><h1>Product 4, now on sale</h1></body></html>');
+    await run2.putRevisit(revisits[0]!);
+    await run2.put(changed);
+    await run2.putRevisit(revisits[1]!);
+    await run2.put(later(page(5)));
+    return { store: run2, first, revisits, changed };
+}
+
+describe('ArchiveStore of several runs', () => {
+    it('pages() gives each page once, its newest response, in the order written; a revisit is no page', async (t) => {
+        const dir = await tempDir(t, 'archive');
+        const { store, first, changed } = await twoRuns(dir);
+        assert.deepEqual(await warcFiles(store), ['dragnet-000001.warc.gz', 'dragnet-000002.warc.gz']);
+        const expected = [first[0]!, first[1]!, first[2]!, changed, later(page(5))].map(comparable);
+        assert.deepEqual((await readAll(store)).map(comparable), expected);
+        // As read by a store opened later: it is all in the files and their indexes.
+        assert.deepEqual((await readAll(await open(dir))).map(comparable), expected);
+
+        assert.deepEqual(comparable((await store.get(page(1).key))!), comparable(page(1)), 'a revisit leaves the page');
+        assert.deepEqual(comparable((await store.get(page(4).key))!), comparable(changed));
+        assert.equal(await store.get('0000-http'), undefined);
+    });
+
+    it('latestCapture() gives the URL, WARC-Date and payload digest of the newest response, whatever revisited it', async (t) => {
+        const dir = await tempDir(t, 'archive');
+        const { store, changed } = await twoRuns(dir);
+        const records = await parsed(gunzipSync(await readFile(join(store.dir, 'dragnet-000002.warc.gz'))));
+        const changedResponse = records.find(
+            (r) => r.type === 'response' && r.header('WARC-Target-URI') === changed.url,
+        )!;
+        assert.deepEqual(await store.latestCapture(page(4).key), {
+            url: changed.finalUrl,
+            date: changed.fetchedAt,
+            digest: changedResponse.header('WARC-Payload-Digest'),
+        });
+        assert.deepEqual(await store.latestCapture(page(1).key), {
+            url: page(1).finalUrl,
+            date: page(1).fetchedAt,
+            digest: payloadDigestOf(Buffer.from(page(1).body)),
+        });
+        assert.equal(await store.latestCapture('0000-http'), undefined);
+    });
+
+    it('writes a revisit as its request, a revisit record of the response headers, and metadata', async (t) => {
+        const dir = await tempDir(t, 'archive');
+        const { store, revisits } = await twoRuns(dir);
+        const bytes = gunzipSync(await readFile(join(store.dir, 'dragnet-000002.warc.gz')));
+        const records = await parsed(bytes);
+        assert.deepEqual(
+            records.map((record) => record.type),
+            ['warcinfo', 'request', 'revisit', 'metadata']
+                .concat(['request', 'response', 'metadata'])
+                .concat(['request', 'revisit', 'metadata'])
+                .concat(['request', 'response', 'metadata']),
+        );
+        const [notModified, identical] = records.filter((record) => record.type === 'revisit');
+        for (const [record, revisit] of [
+            [notModified!, revisits[0]!],
+            [identical!, revisits[1]!],
+        ] as const) {
+            const id = record.header('WARC-Record-ID');
+            const at = records.indexOf(record);
+            assert.equal(record.header('WARC-Profile'), `http://netpreserve.org/warc/1.1/revisit/${revisit.profile}`);
+            assert.equal(record.header('WARC-Target-URI'), revisit.url);
+            assert.equal(record.header('WARC-Date'), revisit.fetchedAt);
+            assert.equal(record.header('WARC-Refers-To-Target-URI'), revisit.refersTo!.url);
+            assert.equal(record.header('WARC-Refers-To-Date'), revisit.refersTo!.date);
+            assert.equal(record.header('WARC-Payload-Digest'), revisit.payloadDigest);
+            assert.equal(record.header('WARC-Truncated'), undefined);
+            assert.equal(record.header('Content-Type'), 'application/http; msgtype=response');
+            assert.equal(records[at - 1]!.header('WARC-Concurrent-To'), id, 'its request');
+            assert.equal(records[at + 1]!.header('WARC-Refers-To'), id, 'its metadata');
+            assert.match(records[at + 1]!.block.toString('utf8'), new RegExp(`^dragnet-key: ${revisit.key}\r\n`, 'm'));
+        }
+        assert.equal(notModified!.block.toString('latin1'), 'HTTP/1.1 304 Not Modified\r\netag: "v1"\r\n\r\n');
+        assert.equal(
+            identical!.block.toString('latin1'),
+            'HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\nx-crawler-content-encoding: gzip\r\n' +
+                'set-cookie: [redacted]\r\n\r\n',
+            'the headers as a response record keeps them beside its decoded payload, credentials masked',
+        );
+        assert.ok(!bytes.includes('s3cret'), 'no credential of the revisits, in any record');
+
+        const lines = cdxjEntries(store, 'dragnet-000002.warc.gz');
+        const revisitLines = lines.filter((line) => line.mime === 'warc/revisit');
+        assert.deepEqual(
+            revisitLines.map(({ url, status, digest, key, pageLength }) => ({ url, status, digest, key, pageLength })),
+            revisits.map(({ url, status, payloadDigest, key }) => ({
+                url,
+                status,
+                digest: payloadDigest,
+                key,
+                pageLength: undefined,
+            })),
+        );
+        const file = await readFile(join(store.dir, 'dragnet-000002.warc.gz'));
+        for (const line of revisitLines) {
+            const [record] = await parsed(gunzipSync(file.subarray(line.offset, line.offset + line.length)));
+            assert.equal(record!.type, 'revisit');
+            assert.equal(record!.header('WARC-Date'), line.date);
+        }
+    });
+
+    it('rejects a revisit by identical payload digest without its digest, and writes nothing', async (t) => {
+        const dir = await tempDir(t, 'archive');
+        const store = await open(dir);
+        const { payloadDigest: _, ...withoutDigest } = revisitOf(page(1), 'identical-payload-digest', undefined);
+        await assert.rejects(store.putRevisit(withoutDigest), /needs its payload digest/);
+        assert.equal(await ArchiveStore.hasPages({ archiveDir: archiveDirOf(dir), site: SITE }), false);
+    });
+
+    it('payloadDigestOf gives the payload digest put() writes, whatever the page', async (t) => {
+        const dir = await tempDir(t, 'archive');
+        const store = await open(dir);
+        const legacy = iconv.encode('<p>café €5</p>', 'windows-1252');
+        const written: [PageCapture, Buffer][] = [
+            [page(1), Buffer.from(page(1).body)],
+            [{ ...page(2), charset: 'windows-1252', body: '<p>café €5</p>', payload: legacy }, legacy],
+            [page(3, 'browser'), page(3, 'browser').payload!],
+        ];
+        for (const [p] of written) await store.put(p);
+        const lines = cdxjEntries(store, 'dragnet-000001.warc.gz');
+        for (const [p, payload] of written) {
+            const digest = payloadDigestOf(payload);
+            assert.equal(lines.find((line) => line.key === p.key)?.digest, digest, p.key);
+            assert.equal((await store.latestCapture(p.key))?.digest, digest, p.key);
+        }
+    });
+
+    it('the newest response is the latest WARC-Date, whichever file holds it; at one moment, the one written later', async (t) => {
+        const dir = await tempDir(t, 'archive');
+        const [a, b] = [await open(dir, { writer: 'a' }), await open(dir, { writer: 'b' })];
+        // a's file comes first in the archive's order, but holds the later capture.
+        const newer = later(page(1), 'newer');
+        await a.put(newer);
+        await b.put({ ...page(1), body: 'older' });
+        const reader = await open(dir);
+        assert.deepEqual((await readAll(reader)).map(comparable), [comparable(newer)]);
+        assert.equal((await reader.get(page(1).key))?.body, 'newer');
+        // Two captures at the same moment: the one written later is the newest.
+        await b.put({ ...newer, body: 'newer still' });
+        assert.deepEqual(
+            (await readAll(reader)).map((p) => p.body),
+            ['newer still'],
+        );
+        assert.equal((await reader.latestCapture(page(1).key))?.date, newer.fetchedAt);
+    });
+
+    it('reads the pages of a file whose index is gone, and takes an older line without warcDate to the second', async (t) => {
+        const dir = await tempDir(t, 'archive');
+        const store = await open(dir);
+        for (const n of [1, 2])
+            await store.put({ ...page(n), fetchedAt: new Date(Date.UTC(2024, 0, 1, 0, 0, n, 500)).toISOString() });
+        const index = join(store.dir, 'dragnet-000001.cdxj');
+        const text = await readFile(index, 'utf8');
+        await writeFile(index, text.replace(/,"warcDate":"[^"]+"/g, ''));
+        assert.equal((await store.latestCapture(page(2).key))?.date, '2024-01-01T00:00:02Z');
+        await rm(index);
+        assert.deepEqual(
+            (await readAll(store)).map((p) => p.key),
+            [page(1).key, page(2).key],
+        );
+    });
+
+    it('reparse --warc reads its responses and skips its revisits, as revisits', async (t) => {
+        const dir = await tempDir(t, 'archive');
+        const { store } = await twoRuns(dir);
+        const pages = new WarcPages({
+            site: demoSite,
+            files: await warcFilesAt(store.dir),
+            reading: { decodeBody, checkResponse },
+        });
+        const urls: string[] = [];
+        for await (const p of pages.pages()) urls.push(p.url);
+        // Every response a WARC holds is a page to reparse --warc, the superseded ones too.
+        assert.deepEqual(
+            urls,
+            [1, 2, 3, 4, 4, 5].map((n) => page(n).url),
+        );
+        assert.deepEqual(pages.skipped.counts, { revisit: 2 });
+        assert.deepEqual(
+            pages.skipped.examples.map((example) => [example.reason, example.detail]),
+            [
+                ['revisit', page(1).url],
+                ['revisit', page(3).url],
+            ],
         );
     });
 });

@@ -5,11 +5,16 @@
  *
  * Layout: `<archiveDir>/<site>/dragnet-000001.warc.gz`, one gzip member per record, each file
  * opened by a `warcinfo` record; a new file starts past `maxSegmentBytes`. Beside each, its CDXJ
- * index (`dragnet-000001.cdxj`, cdxj.ts): a line per response and conversion record, in the order
- * written. A page is a run of records written together: `request`, `response`, `conversion` (the
- * DOM of a rendered page, referring to its response) and `metadata` (what dragnet keeps beside the
- * HTTP message: the page's key, route, renderer and charset). A redirect is a request and a
- * response of its own, without metadata: no page.
+ * index (`dragnet-000001.cdxj`, cdxj.ts): a line per response, revisit and conversion record, in the
+ * order written. A page is a run of records written together: `request`, `response`, `conversion`
+ * (the DOM of a rendered page, referring to its response) and `metadata` (what dragnet keeps beside
+ * the HTTP message: the page's key, route, renderer and charset). A redirect is a request and a
+ * response of its own, without metadata: no page. A page fetched again and found as it was is a
+ * request, a `revisit` record (the response's headers, referring to the capture revisited) and
+ * metadata: no page either.
+ *
+ * The archive keeps every run of its site: a page fetched by several holds a response from each, and
+ * `pages()` and `get()` give its newest (newestCaptures.ts).
  *
  * `put()` resolves once the page's records are on disk (a group commit, groupWriter.ts), and the
  * page's items are committed after that (parse/pageHandler.ts): a process killed at any moment never
@@ -20,15 +25,16 @@
  * each names its own files (`writer`: `dragnet-<writer>-NNNNNN.warc.gz`), so no two append to one
  * file, and an index (`onWritten`: postgres/indexedRawPages.ts) may record where each page is.
  */
-import { appendFile, mkdir, open as openFile, readdir, readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdir, open as openFile, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '../../options/configError.js';
 import { GroupWriter } from '../groupWriter.js';
 import { archivedPages } from './archivedPages.js';
-import { cdxjLine, parseCdxjLine } from './cdxj.js';
-import { type EncodedCapture, encodePage, encodeRedirect, warcinfoRecord } from './pageRecords.js';
-import { WARC_FILE, warcFileRecords, warcRecords } from './warcReader.js';
-import type { PageCapture, RawPage, RedirectCapture } from './rawPage.js';
+import { cdxjLine, cdxjName } from './cdxj.js';
+import { NewestCaptures, newestLine } from './newestCaptures.js';
+import { type EncodedCapture, encodePage, encodeRedirect, encodeRevisit, warcinfoRecord } from './pageRecords.js';
+import { type ArchivedRecord, WARC_FILE, warcFileRecords, warcRecords } from './warcReader.js';
+import type { CaptureRef, PageCapture, RawPage, RedirectCapture, RevisitCapture } from './rawPage.js';
 
 export interface ArchiveStoreOptions {
     /** The directory of every site's archive: `<storage-dir>/archive` by default (archiveDirOf). */
@@ -129,40 +135,73 @@ export class ArchiveStore {
         return this.writer.add(encodeRedirect(redirect));
     }
 
+    /**
+     * Archives a revisit of a page, which the site sent as it was: its request, revisit and metadata
+     * records. Rejects a revisit by identical payload digest without the digest.
+     */
+    async putRevisit(revisit: RevisitCapture): Promise<void> {
+        await this.writer.add(encodeRevisit(revisit));
+    }
+
     async flush(): Promise<void> {
         await this.writer.flush();
     }
 
-    /** Every archived page, oldest first. */
+    /**
+     * The newest response of every archived page, in the order they were written: the indexes say
+     * which response of a page is its newest, then the files are read through. A response no index
+     * lists (its index was lost) is read as a page.
+     */
     async *pages(): AsyncGenerator<RawPage> {
         await this.flush();
-        for (const file of await this.warcFiles()) yield* archivedPages(warcFileRecords(join(this.dir, file)));
+        const files = await this.warcFiles();
+        const newest = await NewestCaptures.read(this.dir, files);
+        for (const file of files)
+            yield* archivedPages(warcFileRecords(join(this.dir, file)), await newest.superseded(file));
     }
 
-    /** The newest archived page with this key, found through the CDXJ indexes. */
+    /** The newest archived response of the page `key`, found through the CDXJ indexes. */
     async get(key: string): Promise<RawPage | undefined> {
         await this.flush();
-        let place: Pick<PagePlace, 'file' | 'offset' | 'length'> | undefined;
-        for (const file of await this.warcFiles()) {
-            const index = await readFile(join(this.dir, cdxjName(file)), 'utf8').catch(() => '');
-            for (const line of index.split('\n')) {
-                const entry = parseCdxjLine(line);
-                if (entry?.key === key && entry.pageLength)
-                    place = { file, offset: entry.offset, length: entry.pageLength };
-            }
-        }
-        return place && (await this.pagesAt(place)).find((page) => page.key === key);
+        const found = await newestLine(this.dir, await this.warcFiles(), key);
+        if (!found?.entry.pageLength) return undefined;
+        const place = { file: found.file, offset: found.entry.offset, length: found.entry.pageLength };
+        return (await this.pagesAt(place)).find((page) => page.key === key);
+    }
+
+    /**
+     * The URL, WARC-Date and payload digest of the newest archived response of the page `key`, as a
+     * revisit refers to it: from the CDXJ indexes, which it reads through, as get() does.
+     */
+    async latestCapture(key: string): Promise<CaptureRef | undefined> {
+        await this.flush();
+        const found = await newestLine(this.dir, await this.warcFiles(), key);
+        return found && { url: found.entry.url, date: found.entry.date, digest: found.entry.digest };
     }
 
     /** The pages whose records are in `place`'s byte range; one cut short by a crash is left out. */
     async pagesAt(place: Pick<PagePlace, 'file' | 'offset' | 'length'>): Promise<RawPage[]> {
+        const pages: RawPage[] = [];
+        for await (const page of archivedPages(await this.recordsAt(place))) pages.push(page);
+        return pages;
+    }
+
+    /** The response record that starts `place`, as a revisit refers to it. */
+    async captureAt(place: Pick<PagePlace, 'file' | 'offset' | 'length'>): Promise<CaptureRef | undefined> {
+        for await (const record of await this.recordsAt(place)) {
+            if (record.type !== 'response') return undefined;
+            return { url: record.targetUri ?? '', date: record.date, digest: record.payloadDigest };
+        }
+        return undefined;
+    }
+
+    private async recordsAt(
+        place: Pick<PagePlace, 'file' | 'offset' | 'length'>,
+    ): Promise<AsyncGenerator<ArchivedRecord>> {
         const handle = await openFile(join(this.dir, place.file));
         try {
             const { buffer, bytesRead } = await handle.read(Buffer.alloc(place.length), 0, place.length, place.offset);
-            const bytes = buffer.subarray(0, bytesRead);
-            const pages: RawPage[] = [];
-            for await (const page of archivedPages(warcRecords([bytes], bytes.length))) pages.push(page);
-            return pages;
+            return warcRecords([buffer.subarray(0, bytesRead)], bytesRead);
         } finally {
             await handle.close();
         }
@@ -237,8 +276,4 @@ export class ArchiveStore {
 
 function siteDir(options: Pick<ArchiveStoreOptions, 'archiveDir' | 'site'>): string {
     return join(options.archiveDir, options.site);
-}
-
-function cdxjName(warcFile: string): string {
-    return warcFile.replace(WARC_FILE, '.cdxj');
 }

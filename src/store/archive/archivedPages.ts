@@ -8,13 +8,20 @@ import type { RawPage } from './rawPage.js';
 import type { ArchivedRecord } from './warcReader.js';
 import { DECODED_PREFIX, type HttpHeaders } from './warcRecord.js';
 
-/** The pages in a stream of dragnet's records: each completed by its metadata record. */
-export async function* archivedPages(records: AsyncIterable<ArchivedRecord>): AsyncGenerator<RawPage> {
+/**
+ * The pages in a stream of dragnet's records: each completed by its metadata record. The responses at
+ * the offsets `passOver` are left out, and so are their pages.
+ */
+export async function* archivedPages(
+    records: AsyncIterable<ArchivedRecord>,
+    passOver: ReadonlySet<number> = new Set(),
+): AsyncGenerator<RawPage> {
     // The records of a page are written together: only the page being read is held.
     let response: ArchivedRecord | undefined;
     let conversion: ArchivedRecord | undefined;
     for await (const record of records) {
-        if (record.type === 'response') [response, conversion] = [record, undefined];
+        if (record.type === 'response')
+            [response, conversion] = [passOver.has(record.offset) ? undefined : record, undefined];
         else if (record.type === 'conversion' && record.refersTo === response?.id) conversion = record;
         else if (record.type === 'metadata' && response && record.refersTo === response.id) {
             const fields = parseWarcFields(record.content);

@@ -4,13 +4,15 @@
  */
 import iconv from 'iconv-lite';
 import { constants, gzipSync } from 'node:zlib';
-import type { PageCapture, RedirectCapture } from './rawPage.js';
+import type { PageCapture, RedirectCapture, RevisitCapture } from './rawPage.js';
 import type { CdxjEntry } from './cdxj.js';
 import {
     type HttpHeaders,
     httpRequestBlock,
     httpResponseBlock,
+    httpRevisitBlock,
     payloadOffsetOf,
+    sha1Digest,
     type WarcRecord,
     warcFields,
     warcRecord,
@@ -38,6 +40,15 @@ const SOFTWARE = 'dragnet';
 const RESPONSE_TYPE = 'application/http; msgtype=response';
 const REQUEST_TYPE = 'application/http; msgtype=request';
 const FIELDS_TYPE = 'application/warc-fields';
+const REVISIT_PROFILES: Record<RevisitCapture['profile'], string> = {
+    'server-not-modified': 'http://netpreserve.org/warc/1.1/revisit/server-not-modified',
+    'identical-payload-digest': 'http://netpreserve.org/warc/1.1/revisit/identical-payload-digest',
+};
+
+/** The `WARC-Payload-Digest` put() writes for a page whose payload is `payload`. */
+export function payloadDigestOf(payload: Buffer): string {
+    return sha1Digest(payload);
+}
 
 /** A page's records: request, response, conversion for a rendered page, metadata. */
 export function encodePage(page: PageCapture): EncodedCapture {
@@ -63,24 +74,7 @@ export function encodePage(page: PageCapture): EncodedCapture {
             indexed: { url: target, date, mime: 'text/html', status: page.status, digest: conversion.payloadDigest },
         });
     }
-    const metadata = warcRecord(
-        {
-            type: 'metadata',
-            date,
-            targetUri: target,
-            contentType: FIELDS_TYPE,
-            fields: { 'WARC-Refers-To': responseId, 'WARC-Concurrent-To': responseId },
-        },
-        warcFields({
-            'dragnet-key': page.key,
-            'dragnet-request-url': page.url,
-            'dragnet-label': page.label,
-            'dragnet-renderer': page.renderer,
-            'dragnet-charset': page.charset,
-            'dragnet-fetched-at': page.fetchedAt,
-        }),
-    );
-    records.push({ member: compressed(metadata) });
+    records.push({ member: compressed(metadataRecord(page, target, responseId, page.charset)) });
     return { records, page: { key: page.key, url: page.url, fetchedAt: page.fetchedAt } };
 }
 
@@ -106,16 +100,7 @@ function exchangeRecords(
         },
         block,
     );
-    const request = warcRecord(
-        {
-            type: 'request',
-            date,
-            targetUri: target,
-            contentType: REQUEST_TYPE,
-            fields: { 'WARC-Concurrent-To': response.id },
-        },
-        httpRequestBlock(target, capture.requestHeaders ?? {}),
-    );
+    const request = requestRecord(target, date, capture.requestHeaders, response.id);
     const mime = (firstHeader(capture.headers, 'content-type') ?? '').split(';')[0]?.trim() || 'unk';
     const indexed = { url: target, date, mime, status: capture.status, digest: response.payloadDigest, key: pageKey };
     return {
@@ -125,6 +110,92 @@ function exchangeRecords(
         ],
         responseId: response.id,
     };
+}
+
+/**
+ * A revisit's records: its request, the `revisit` record (the response's status line and headers, and
+ * the capture it refers to), and a metadata record as a page has, naming the page revisited.
+ */
+export function encodeRevisit(revisit: RevisitCapture): EncodedCapture {
+    if (revisit.profile === 'identical-payload-digest' && !revisit.payloadDigest)
+        throw new Error(`a revisit of ${revisit.url} by identical payload digest needs its payload digest`);
+    const { url: target, fetchedAt: date } = revisit;
+    const record = warcRecord(
+        {
+            type: 'revisit',
+            date,
+            targetUri: target,
+            contentType: RESPONSE_TYPE,
+            fields: {
+                'WARC-Profile': REVISIT_PROFILES[revisit.profile],
+                'WARC-Refers-To-Target-URI': revisit.refersTo?.url,
+                'WARC-Refers-To-Date': revisit.refersTo?.date,
+            },
+            payloadDigest: revisit.payloadDigest,
+        },
+        httpRevisitBlock(revisit.status, revisit.headers),
+    );
+    // As pywb and warcio index a revisit: its own MIME type, the status it holds, the payload's digest.
+    const indexed = {
+        url: target,
+        date,
+        mime: 'warc/revisit',
+        status: revisit.status,
+        digest: record.payloadDigest,
+        key: revisit.key,
+    };
+    return {
+        records: [
+            { member: compressed(requestRecord(target, date, revisit.requestHeaders, record.id)) },
+            { member: compressed(record), indexed },
+            { member: compressed(metadataRecord(revisit, target, record.id)) },
+        ],
+    };
+}
+
+/** The request of a capture, concurrent to its response (or revisit) record. */
+function requestRecord(
+    target: string,
+    date: string,
+    headers: RedirectCapture['requestHeaders'],
+    concurrentTo: string,
+): WarcRecord {
+    return warcRecord(
+        {
+            type: 'request',
+            date,
+            targetUri: target,
+            contentType: REQUEST_TYPE,
+            fields: { 'WARC-Concurrent-To': concurrentTo },
+        },
+        httpRequestBlock(target, headers ?? {}),
+    );
+}
+
+/** What dragnet keeps beside a page's HTTP message, about the record `about`. */
+function metadataRecord(
+    capture: Pick<PageCapture, 'key' | 'url' | 'label' | 'renderer' | 'fetchedAt'>,
+    target: string,
+    about: string,
+    charset?: string,
+): WarcRecord {
+    return warcRecord(
+        {
+            type: 'metadata',
+            date: capture.fetchedAt,
+            targetUri: target,
+            contentType: FIELDS_TYPE,
+            fields: { 'WARC-Refers-To': about, 'WARC-Concurrent-To': about },
+        },
+        warcFields({
+            'dragnet-key': capture.key,
+            'dragnet-request-url': capture.url,
+            'dragnet-label': capture.label,
+            'dragnet-renderer': capture.renderer,
+            'dragnet-charset': charset,
+            'dragnet-fetched-at': capture.fetchedAt,
+        }),
+    );
 }
 
 function firstHeader(headers: HttpHeaders, name: string): string | undefined {

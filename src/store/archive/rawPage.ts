@@ -41,6 +41,45 @@ export type RedirectCapture = Pick<
     'url' | 'status' | 'headers' | 'fetchedAt' | 'payload' | 'requestHeaders'
 >;
 
+/**
+ * A page fetched again and found as it was: archived as a `revisit` record, which holds the response's
+ * status and headers and refers to the capture revisited, instead of the payload.
+ */
+export interface RevisitCapture {
+    /** The page's key, as for put(). */
+    key: string;
+    /** The URL requested. */
+    url: string;
+    /**
+     * `server-not-modified`: the site answered a conditional request 304. `identical-payload-digest`:
+     * it sent the same payload again.
+     */
+    profile: 'server-not-modified' | 'identical-payload-digest';
+    /** 304, or the status of the response whose payload was the same. */
+    status: number;
+    /** The response headers as received. */
+    headers: HttpHeaders;
+    fetchedAt: string;
+    /** `sha1:BASE32` of the payload (pageRecords.ts payloadDigestOf); required for `identical-payload-digest`. */
+    payloadDigest?: string;
+    /** The capture revisited: its WARC-Target-URI and WARC-Date. Default: none named. */
+    refersTo?: Pick<CaptureRef, 'url' | 'date'>;
+    /** The headers the request was sent with, credentials masked on writing. Default: none known. */
+    requestHeaders?: HttpHeaders;
+    label: string;
+    renderer: Renderer;
+}
+
+/** A response capture as a revisit refers to it. */
+export interface CaptureRef {
+    /** Its `WARC-Target-URI`: the URL the page was read from. */
+    url: string;
+    /** Its `WARC-Date`. */
+    date: string;
+    /** Its `WARC-Payload-Digest`. */
+    digest?: string;
+}
+
 /** The key of a page fetched from `finalUrl` by `renderer`: stable, so re-fetches overwrite nothing. */
 export function rawPageKey(finalUrl: string, renderer: Renderer): string {
     return `${createHash('sha1').update(finalUrl).digest('hex').slice(0, 20)}-${renderer}`;

@@ -22,6 +22,8 @@ export interface ArchivedRecord {
     httpHeaders?: Record<string, string | string[]>;
     /** The payload: an HTTP message's body (content and transfer codings undone), else the whole block. */
     content: Buffer;
+    /** `WARC-Payload-Digest`, when the record has one. */
+    payloadDigest?: string;
     /** `WARC-Truncated` when the writer cut the block (`length`, `time`, …). */
     truncated?: string;
     /** Where the record is in its file (compressed bytes, when gzipped). */
@@ -101,6 +103,7 @@ function archived(record: WARCRecord, block: Buffer, offset: number, length: num
         targetUri: record.warcTargetURI ?? undefined,
         refersTo: record.warcHeader('WARC-Refers-To') ?? undefined,
         contentType,
+        payloadDigest: record.warcPayloadDigest ?? undefined,
         truncated: record.warcHeader('WARC-Truncated') ?? undefined,
         offset,
         length,

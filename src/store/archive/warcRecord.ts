@@ -9,7 +9,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { redactHeaders } from '../../vocabulary/redact.js';
 
-export type WarcType = 'warcinfo' | 'request' | 'response' | 'metadata' | 'conversion';
+export type WarcType = 'warcinfo' | 'request' | 'response' | 'revisit' | 'metadata' | 'conversion';
 
 export interface WarcRecordFields {
     type: WarcType;
@@ -24,6 +24,8 @@ export interface WarcRecordFields {
      * record gets a `WARC-Payload-Digest`. Default: no payload digest.
      */
     payloadOffset?: number;
+    /** The `WARC-Payload-Digest` of a payload the block does not hold (a revisit's); unused with `payloadOffset`. */
+    payloadDigest?: string;
 }
 
 export interface WarcRecord {
@@ -45,7 +47,7 @@ const RECORD_END = Buffer.from(CRLF + CRLF);
 export function warcRecord(fields: WarcRecordFields, block: Buffer): WarcRecord {
     const id = `<urn:uuid:${randomUUID()}>`;
     const payloadDigest =
-        fields.payloadOffset === undefined ? undefined : sha1Digest(block.subarray(fields.payloadOffset));
+        fields.payloadOffset === undefined ? fields.payloadDigest : sha1Digest(block.subarray(fields.payloadOffset));
     const named: Record<string, string | undefined> = {
         'WARC-Type': fields.type,
         'WARC-Record-ID': id,
@@ -69,14 +71,34 @@ export function warcRecord(fields: WarcRecordFields, block: Buffer): WarcRecord 
  * `X-Crawler-…` and a `Content-Length` of the payload is added.
  */
 export function httpResponseBlock(status: number, headers: HttpHeaders, payload: Buffer): Buffer {
-    const adjusted: HttpHeaders = {};
+    return httpBlock(
+        statusLine(status),
+        { ...storedHeaders(headers), 'Content-Length': String(payload.length) },
+        payload,
+    );
+}
+
+/**
+ * A revisit record's block: the response's status line and headers as httpResponseBlock writes them,
+ * without a payload (the one revisited is another record's, decoded as it was stored).
+ */
+export function httpRevisitBlock(status: number, headers: HttpHeaders): Buffer {
+    return httpBlock(statusLine(status), storedHeaders(headers), Buffer.alloc(0));
+}
+
+function statusLine(status: number): string {
+    return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`.trimEnd();
+}
+
+/** Response headers as stored beside a decoded payload: credentials masked, the codings' headers renamed. */
+function storedHeaders(headers: HttpHeaders): HttpHeaders {
+    const stored: HttpHeaders = {};
     for (const [name, value] of Object.entries(redactHeaders(headers))) {
         const lower = name.toLowerCase();
         const decodedAway = lower === 'content-encoding' || lower === 'transfer-encoding' || lower === 'content-length';
-        adjusted[decodedAway ? `${DECODED_PREFIX}${name}` : name] = value;
+        stored[decodedAway ? `${DECODED_PREFIX}${name}` : name] = value;
     }
-    adjusted['Content-Length'] = String(payload.length);
-    return httpBlock(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`.trimEnd(), adjusted, payload);
+    return stored;
 }
 
 /** A GET of `url` with `headers` (credentials masked) as a request record's block. */

@@ -15,11 +15,12 @@
  * docs/archive.md.
  *
  * `put()` resolves once the page's records are on disk and indexed: a page fetched again is indexed
- * anew and becomes the newest, as in the archive's own order.
+ * anew and becomes the newest, as in the archive's own order. A revisit (`putRevisit()`) is written
+ * to the worker's file and indexed in its CDXJ, not in `raw_index`: the page stays its newest response.
  */
 import { join } from 'node:path';
 import { ArchiveStore, type PagePlace } from '../archive/archiveStore.js';
-import type { PageCapture, RawPage, RedirectCapture } from '../archive/rawPage.js';
+import type { CaptureRef, PageCapture, RawPage, RedirectCapture, RevisitCapture } from '../archive/rawPage.js';
 import type { RawPages } from '../rawPages.js';
 import type { PgDatabase } from './database.js';
 import { keysetBatches } from './reader.js';
@@ -91,6 +92,11 @@ export class IndexedRawPages implements RawPages {
         return this.files.putRedirect(redirect);
     }
 
+    putRevisit(revisit: RevisitCapture): Promise<void> {
+        if (this.options.writer === undefined) return Promise.reject(readOnly());
+        return this.files.putRevisit(revisit);
+    }
+
     async flush(): Promise<void> {
         await this.files.flush();
     }
@@ -111,6 +117,17 @@ export class IndexedRawPages implements RawPages {
 
     /** The indexed page with this key. */
     async get(key: string): Promise<RawPage | undefined> {
+        const row = await this.row(key);
+        return row && (await this.pageAt(row));
+    }
+
+    /** The URL, WARC-Date and payload digest of the indexed page's response, as a revisit refers to it. */
+    async latestCapture(key: string): Promise<CaptureRef | undefined> {
+        const row = await this.row(key);
+        return row && (await this.readAt(row, (place) => this.files.captureAt(place)));
+    }
+
+    private async row(key: string): Promise<IndexRow | undefined> {
         await this.flush();
         const { rows } = await retryTransient(
             () =>
@@ -120,13 +137,20 @@ export class IndexedRawPages implements RawPages {
                 ),
             this.options,
         );
-        return rows[0] && (await this.pageAt(rows[0]));
+        return rows[0];
     }
 
     private async pageAt(row: IndexRow): Promise<RawPage | undefined> {
-        const place = { file: row.file, offset: Number(row.page_offset), length: row.page_length };
+        const pages = await this.readAt(row, (place) => this.files.pagesAt(place));
+        return pages.find((page) => page.key === row.key);
+    }
+
+    private async readAt<T>(
+        row: IndexRow,
+        read: (place: Pick<PagePlace, 'file' | 'offset' | 'length'>) => Promise<T>,
+    ): Promise<T> {
         try {
-            return (await this.files.pagesAt(place)).find((page) => page.key === row.key);
+            return await read({ file: row.file, offset: Number(row.page_offset), length: row.page_length });
         } catch (error) {
             if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
             throw new Error(
