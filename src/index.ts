@@ -42,12 +42,15 @@ export type { RetryPolicyOptions } from './fetch/failures/retryPolicy.js';
 export type { AdaptiveTimeoutOptions } from './fetch/pacing/adaptiveTimeout.js';
 export type { ConcurrencyControllerOptions } from './fetch/pacing/concurrencyController.js';
 export type { DriftBreakerOptions } from './quality/driftBreaker.js';
+export type { RevisitBounds } from './frontier/revisitPolicy.js';
 export type {
+    ChangeCounts,
     ConcurrencyDecision,
     DomainConcurrency,
     ErrorsByClass,
     ExitCounters,
     LinksSkipped,
+    RecrawlReport,
     PolitenessReport,
     ProxyReport,
     RenderDecision,

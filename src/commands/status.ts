@@ -98,6 +98,13 @@ function formatStatus(status: FleetStatus): string {
         ...status.deadLetter.map(
             ({ reason, failureClass, count }) => `  dead-letter ${reason} (${failureClass}): ${count}`,
         ),
+        ...(status.recrawl
+            ? [
+                  `recrawl  run ${status.recrawl.run}: ${status.recrawl.items.unchanged} unchanged, ` +
+                      `${status.recrawl.items.changed} changed, ${status.recrawl.items.new} new, ` +
+                      `${status.recrawl.items.removed} removed items so far`,
+              ]
+            : []),
         `breaker  ${trips.length === 0 ? 'no route stopped' : trips.join('; ')}`,
         `exits    ${
             status.restingExits.length === 0

@@ -12,6 +12,7 @@ import type { Request } from '@crawlee/core';
 import type { Logger } from 'pino';
 import { deadLetterOutcome } from '../frontier/deadLetter.js';
 import type { Outcomes } from '../store/outcomes.js';
+import { failedRecord } from '../parse/pageRecords.js';
 import type { RunEvents } from '../vocabulary/events.js';
 import type { DeadLetterEntry } from '../vocabulary/failure.js';
 import type { FrontierQueue } from '../vocabulary/queue.js';
@@ -157,15 +158,21 @@ export function giveUp(
     request: Request,
     entry: Omit<DeadLetterEntry, 'url' | 'label' | 'deadLetteredAt'>,
 ): Promise<void> {
-    const { redirectedFrom } = request.userData as RequestData;
-    return outcomes.settle(
-        queue,
-        request,
-        deadLetterOutcome({
-            url: request.url,
-            label: request.label,
-            ...(redirectedFrom ? { redirectedFrom } : {}),
-            ...entry,
-        }),
-    );
+    const { redirectedFrom, known } = request.userData as RequestData;
+    const outcome = deadLetterOutcome({
+        url: request.url,
+        label: request.label,
+        ...(redirectedFrom ? { redirectedFrom } : {}),
+        ...entry,
+    });
+    if (!known) return outcomes.settle(queue, request, outcome);
+    const page = failedRecord(known, entry.status);
+    return outcomes.settle(queue, request, {
+        ...outcome,
+        page,
+        count: (stats) => {
+            outcome.count?.(stats);
+            if (page.kind === 'removed') stats.countChange(request.label ?? '(none)', 'removed', known.items);
+        },
+    });
 }

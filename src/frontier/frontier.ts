@@ -331,6 +331,6 @@ export class Frontier {
  * fetching: with one FIFO, each `next` hop of a listing chain waits behind every product found so
  * far, the chain is what the crawl waits on, and the queue runs dry between hops on a slow site.
  */
-function isNavigation(route: Route): boolean {
+export function isNavigation(route: Route): boolean {
     return route.extract === undefined && (route.enqueue?.length ?? 0) > 0;
 }

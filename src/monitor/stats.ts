@@ -4,7 +4,14 @@
  * summary and the tests read from here. Plain numbers, no logic beyond counting.
  */
 import type { FailureClass } from '../vocabulary/failure.js';
-import type { ErrorsByClass, LinksSkipped, RouteStats, SitemapReport } from '../vocabulary/report.js';
+import type {
+    ChangeCounts,
+    ErrorsByClass,
+    LinksSkipped,
+    RecrawlReport,
+    RouteStats,
+    SitemapReport,
+} from '../vocabulary/report.js';
 
 /** The counters as saved in the run state, so a resumed run counts on from them. */
 export interface StatsSnapshot {
@@ -80,6 +87,9 @@ export class RunStats {
     /** What the site's sitemaps gave, counted by their reader (frontier/sitemaps.ts). */
     sitemaps: SitemapReport = { read: 0, failed: 0, skipped: 0, urls: 0, queued: 0, reasons: {} };
     readonly routes = new Map<string, RouteStats>();
+    /** A recrawl's items by change, by route (all zero in a site's first run). */
+    readonly changes = new Map<string, ChangeCounts>();
+    unchangedPages: RecrawlReport['unchangedPages'] = { notModified: 0, identicalPayload: 0 };
 
     route(label: string): RouteStats {
         let stats = this.routes.get(label);
@@ -88,6 +98,23 @@ export class RunStats {
             this.routes.set(label, stats);
         }
         return stats;
+    }
+
+    /** Items a recrawl carried into its dataset unchanged, without a parse: stored, and counted unchanged. */
+    countCarried(label: string, items: number): void {
+        this.itemsStored += items;
+        this.route(label).itemsStored += items;
+        this.countChange(label, 'unchanged', items);
+    }
+
+    /** Items of `label` whose page's check found `change`. */
+    countChange(label: string, change: keyof ChangeCounts, items: number): void {
+        let counts = this.changes.get(label);
+        if (!counts) {
+            counts = { new: 0, changed: 0, unchanged: 0, removed: 0 };
+            this.changes.set(label, counts);
+        }
+        counts[change] += items;
     }
 
     countFailingFields(label: string, fields: Iterable<string>): void {
@@ -108,6 +135,8 @@ export class RunStats {
         counters.linksSkipped = this.linksSkipped;
         counters.errorsByClass = this.errorsByClass;
         counters.sitemaps = this.sitemaps;
+        counters.changes = Object.fromEntries(this.changes);
+        counters.unchangedPages = this.unchangedPages;
         return {
             counters,
             routes: Object.fromEntries(this.routes),
@@ -125,6 +154,9 @@ export class RunStats {
         Object.assign(stats.linksSkipped, counters.linksSkipped);
         Object.assign(stats.errorsByClass, counters.errorsByClass);
         Object.assign(stats.sitemaps, counters.sitemaps);
+        Object.assign(stats.unchangedPages, counters.unchangedPages);
+        for (const [label, counts] of Object.entries((counters.changes ?? {}) as Record<string, ChangeCounts>))
+            stats.changes.set(label, { ...counts });
         for (const [label, route] of Object.entries(saved.routes)) stats.routes.set(label, route);
         stats.firstStartedAt = new Date(saved.firstStartedAt);
         stats.sessions = saved.sessions + 1;

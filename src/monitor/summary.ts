@@ -7,8 +7,10 @@
  */
 import { redactUrl, scrubText } from '../vocabulary/redact.js';
 import type {
+    ChangeCounts,
     DomainConcurrency,
     ProxyReport,
+    RecrawlReport,
     RenderDecision,
     RunSummary,
     SeenSetReport,
@@ -30,6 +32,8 @@ export function buildSummary(
         stopped?: NodeJS.Signals;
         storage: RunSummary['storage'];
         proxies: RunSummary['proxies'];
+        /** The run's place in the site's series, when it recrawls. */
+        recrawlRun?: number;
     },
 ): RunSummary {
     const finishedAt = new Date();
@@ -72,6 +76,7 @@ export function buildSummary(
         routes,
         storage: { ...context.storage, dir: redactUrl(context.storage.dir) },
         proxies: context.proxies,
+        ...(context.recrawlRun === undefined ? {} : { recrawl: recrawlReport(stats, context.recrawlRun) }),
         ...(context.stopped ? { stopped: context.stopped } : {}),
         ...(stats.sessions > 0
             ? { resumed: { sessions: stats.sessions, firstStartedAt: stats.firstStartedAt.toISOString() } }
@@ -102,6 +107,7 @@ export function formatSummary(summary: RunSummary, { resumable = true }: { resum
             `(${summary.escalations.total} escalated, ${summary.browser.direct} sent directly` +
             `${summary.browser.available ? '' : '; no working browser'})`,
         `  items      ${items.stored} stored, ${items.invalid} quarantined`,
+        ...(summary.recrawl ? [`  changes    ${changeLine(summary.recrawl)}`] : []),
         ...summary.drift.map(
             (trip) =>
                 `  STOPPED    route "${trip.route}" by the drift breaker after ${trip.pagesJudged} pages ` +
@@ -122,6 +128,27 @@ export function formatSummary(summary: RunSummary, { resumable = true }: { resum
             `pages ${summary.storage.rawPages})`,
         ...(summary.report ? [`  report     ${summary.report}`] : []),
     ].join('\n');
+}
+
+/** A recrawl's items by change, in all and by route. */
+export function recrawlReport(stats: RunStats, run: number): RecrawlReport {
+    const items: ChangeCounts = { new: 0, changed: 0, unchanged: 0, removed: 0 };
+    for (const counts of stats.changes.values())
+        for (const change of Object.keys(items) as (keyof ChangeCounts)[]) items[change] += counts[change];
+    return {
+        run,
+        items,
+        byRoute: Object.fromEntries([...stats.changes].map(([label, counts]) => [label, { ...counts }])),
+        unchangedPages: { ...stats.unchangedPages },
+    };
+}
+
+function changeLine({ run, items, unchangedPages }: RecrawlReport): string {
+    return (
+        `run ${run} of the series: ${items.new} new, ${items.changed} changed, ${items.unchanged} unchanged, ` +
+        `${items.removed} removed items; ${unchangedPages.notModified} pages answered 304, ` +
+        `${unchangedPages.identicalPayload} sent the same bytes again`
+    );
 }
 
 /** Whether the run read or tried any sitemap. */

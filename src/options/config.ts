@@ -175,6 +175,8 @@ export function crawlOptionsOf(config: Config): Omit<CrawlOptions, 'site' | 'sta
         allowPrivateNetwork: config.allowPrivateNetwork,
         maxResponseMb: config.maxResponseMb,
         fresh: config.fresh,
+        recrawl: config.recrawl,
+        revisit: { revisitMin: config.revisitMin, revisitMax: config.revisitMax },
         randomOrder: config.requestOrder === 'random',
         maxConcurrency: config.maxConcurrency,
         adaptiveConcurrency: config.adaptiveConcurrency,

@@ -12,6 +12,7 @@ import type { TierControllerOptions } from '../fetch/egress/tierController.js';
 import type { RenderLearningOptions } from '../fetch/browser/renderLearning.js';
 import type { RetryPolicyOptions } from '../fetch/failures/retryPolicy.js';
 import type { DriftBreakerOptions } from '../quality/driftBreaker.js';
+import type { RevisitBounds } from '../frontier/revisitPolicy.js';
 import type { Site } from '../site/site.js';
 import type { ConcurrencyDecision, RunSummary } from '../vocabulary/report.js';
 
@@ -118,8 +119,15 @@ export interface CrawlOptions {
      * Default: `<storageDir>/archive`.
      */
     archiveDir?: string;
-    /** Start over even when an unfinished run of the site is in the storage dir. Default: false. */
+    /**
+     * Start over, forgetting the site's earlier runs (its items, archive and page history) and any
+     * unfinished run. Default: false: an unfinished run is resumed, a finished one recrawled.
+     */
     fresh?: boolean;
+    /** Recrawl even over an unfinished run, dropping what it had queued. Default: false (resume it). */
+    recrawl?: boolean;
+    /** Within what a recrawl's revisit policy sets each page's next due time (frontier/revisitPolicy.ts). */
+    revisit?: RevisitBounds;
     /** Take queued requests in random order, so failures spread over the run instead of clustering. Default: false. */
     randomOrder?: boolean;
     /** Most HTTP requests in flight. Default: 20. */

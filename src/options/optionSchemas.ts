@@ -35,3 +35,25 @@ export const share = (includingOne: boolean) => {
     return includingOne ? number().gt(0, message).max(1, message) : number().gt(0, message).lt(1, message);
 };
 export const onOffDefault = (on: boolean) => (on ? 'on' : 'off');
+
+const DURATION_UNITS_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** A length of time, `90s`, `15m`, `6h`, `7d` or a bare number of seconds, read as milliseconds. */
+export const duration = () =>
+    z.union([z.number(), z.string()]).transform((value, context) => {
+        const match = /^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$/.exec(String(value));
+        if (!match) {
+            context.addIssue({ code: 'custom', message: 'must be a duration such as 90s, 15m, 6h or 7d' });
+            return z.NEVER;
+        }
+        return Number(match[1]) * DURATION_UNITS_MS[(match[2] || 's') as keyof typeof DURATION_UNITS_MS];
+    });
+
+/** A length of time in milliseconds as `duration()` reads it, in the largest unit it is whole in: `7d`, `90s`. */
+export function durationText(ms: number): string {
+    if (ms === 0) return '0s';
+    const [unit, size] = Object.entries(DURATION_UNITS_MS)
+        .reverse()
+        .find(([, size]) => ms % size === 0) ?? ['s', 1000];
+    return `${ms / size}${unit}`;
+}

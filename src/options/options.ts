@@ -16,11 +16,12 @@ import { DISTRIBUTED_OPTIONS } from './distributedOptions.js';
 import { FETCH_OPTIONS } from './fetchOptions.js';
 import { MONITOR_OPTIONS } from './monitorOptions.js';
 import { PROXY_OPTIONS } from './proxyOptions.js';
-import { atLeast0, number, oneOf, onOrOff, share, wholeAtLeast1 } from './optionSchemas.js';
+import { atLeast0, duration, durationText, number, oneOf, onOrOff, share, wholeAtLeast1 } from './optionSchemas.js';
 import { CRAWL_DEFAULTS } from './crawlOptions.js';
 import { RETRY_DEFAULTS } from '../fetch/failures/retryPolicy.js';
 import { BLOOM_DEFAULTS } from '../frontier/bloomSeenSet.js';
 import { DRIFT_DEFAULTS } from '../quality/driftBreaker.js';
+import { REVISIT_DEFAULTS } from '../frontier/revisitPolicy.js';
 
 export const OPTIONS = {
     site: option({
@@ -213,9 +214,37 @@ export const OPTIONS = {
         default: false,
         defaultText: 'off',
         doc:
-            'start over even when an unfinished run of the site is in the storage dir (by default it is resumed); ' +
-            'the variable: 1 or 0',
+            "start over, forgetting the site's earlier runs and any unfinished one (by default an unfinished run " +
+            'is resumed and a finished one recrawled); the variable: 1 or 0',
         schema: onOrOff(),
+    }),
+    recrawl: option({
+        flag: 'recrawl',
+        env: 'DRAGNET_RECRAWL',
+        group: 'output',
+        kind: 'switch',
+        default: false,
+        defaultText: 'off',
+        doc:
+            'recrawl the site even over an unfinished run (by default a site with a finished run is recrawled, an ' +
+            'unfinished one resumed, and a site never crawled crawled whole); the variable: 1 or 0',
+        schema: onOrOff(),
+    }),
+    revisitMin: option({
+        flag: 'revisit-min',
+        env: 'DRAGNET_REVISIT_MIN',
+        group: 'frontier',
+        default: durationText(REVISIT_DEFAULTS.revisitMin),
+        doc: 'a recrawl fetches a known page at most this often, however often it changes (90s, 15m, 6h, 7d)',
+        schema: duration(),
+    }),
+    revisitMax: option({
+        flag: 'revisit-max',
+        env: 'DRAGNET_REVISIT_MAX',
+        group: 'frontier',
+        default: durationText(REVISIT_DEFAULTS.revisitMax),
+        doc: 'a recrawl fetches a known page at least this often, however rarely it changes',
+        schema: duration(),
     }),
     summaryJson: option({
         flag: 'summary-json',

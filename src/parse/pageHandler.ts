@@ -7,16 +7,21 @@
  * is settled with its request (store/outcomes.ts): stored as it is marked handled.
  */
 import type { Logger } from 'pino';
-import type { CanonicalClaim, Frontier } from '../frontier/frontier.js';
+import { type CanonicalClaim, type Frontier, isNavigation } from '../frontier/frontier.js';
+import type { RevisitBounds } from '../frontier/revisitPolicy.js';
 import { describeIncomplete, failingFields, isIncomplete, mayEscalate } from '../quality/validate.js';
 import type { Outcome } from '../store/outcomes.js';
+import type { KnownPage, PageHistory } from '../store/pageHistory.js';
 import type { RawPages } from '../store/rawPages.js';
-import { rawPageKey, type RedirectCapture } from '../store/archive/rawPage.js';
+import { payloadDigestOf } from '../store/archive/pageRecords.js';
+import { rawPageKey, type RedirectCapture, type RevisitCapture } from '../store/archive/rawPage.js';
 import { quarantineEntries, storedItems } from '../store/records.js';
 import type { Renderer, Route } from '../site/site.js';
 import type { RunEvents } from '../vocabulary/events.js';
 import type { RequestData } from '../vocabulary/request.js';
+import { markChanges, pageChanged } from './itemChanges.js';
 import type { PageParser } from './pageParser.js';
+import { fetchedRecord, type PageCheck, unchangedRecord, validatorsOf } from './pageRecords.js';
 import type { ParsedPage } from './parsePage.js';
 
 export interface FetchedPage {
@@ -43,6 +48,16 @@ export interface FetchedPage {
     settle: (outcome: Outcome) => Promise<void>;
 }
 
+/** A known page the HTTP stage found as it was: answered 304, or the same payload again. */
+export interface UnchangedPage extends Pick<FetchedPage, 'request' | 'route' | 'status' | 'headers' | 'settle'> {
+    /** What the history knew of the page. */
+    known: KnownPage;
+    profile: RevisitCapture['profile'];
+    /** The payload's digest, when one was sent. */
+    digest?: string;
+    requestHeaders?: Record<string, string>;
+}
+
 export interface PageHandlerOptions {
     frontier: Frontier;
     /** Parses pages and runs their extractors: in parse workers, or in this thread. */
@@ -54,6 +69,12 @@ export interface PageHandlerOptions {
      */
     events: RunEvents;
     log: Logger;
+    /** The site's page history, which every page's outcome updates; in a recrawl, what pages are compared with. */
+    history: PageHistory;
+    /** Whether this run recrawls: its items carry `_change`. */
+    recrawl: boolean;
+    /** Within what a page's next due time is set (frontier/revisitPolicy.ts). */
+    revisit: RevisitBounds;
 }
 
 export class PageHandler {
@@ -68,6 +89,15 @@ export class PageHandler {
         const { request, route, renderer } = page;
         const fetchedAt = new Date().toISOString();
         const rawKey = rawPageKey(page.finalUrl, renderer);
+        const payload = page.payload ?? Buffer.from(page.html);
+        const check: Omit<PageCheck, 'changed' | 'items'> = {
+            request,
+            navigation: isNavigation(route),
+            ...validatorsOf(page.headers),
+            digest: payloadDigestOf(payload),
+            fetchedAt,
+            finalUrl: page.finalUrl,
+        };
         const written = this.options.raw.put({
             key: rawKey,
             url: request.url,
@@ -79,7 +109,7 @@ export class PageHandler {
             label: route.label,
             body: page.html,
             charset: page.charset,
-            payload: page.payload,
+            payload,
             requestHeaders: page.requestHeaders,
         });
         const parsing = this.options.parser.parse(route, {
@@ -90,9 +120,54 @@ export class PageHandler {
             trackingParams: this.options.frontier.trackingParams,
         });
         return this.settlePage(
-            { request, route, renderer, settle: page.settle, rawKey, fetchedAt },
+            { request, route, renderer, settle: page.settle, rawKey, fetchedAt, check },
             Promise.all([written, parsing]),
         );
+    }
+
+    /**
+     * A known page found as it was, with no parse: a revisit record instead of a response in the
+     * archive, and its items carried into this run's dataset by the outcome's commit.
+     */
+    async handleUnchanged(page: UnchangedPage): Promise<void> {
+        const { request, route, profile, digest, known } = page;
+        const fetchedAt = new Date().toISOString();
+        await this.options.raw.putRevisit({
+            key: rawPageKey(known.capturedUrl ?? request.url, 'http'),
+            url: request.url,
+            profile,
+            status: page.status,
+            headers: page.headers,
+            fetchedAt,
+            ...(digest ? { payloadDigest: digest } : {}),
+            ...(known.capturedAt
+                ? { refersTo: { url: known.capturedUrl ?? request.url, date: known.capturedAt } }
+                : {}),
+            requestHeaders: page.requestHeaders,
+            label: route.label,
+            renderer: 'http',
+        });
+        const check: PageCheck = {
+            request,
+            navigation: known.navigation,
+            ...validatorsOf(page.headers),
+            digest,
+            fetchedAt,
+            finalUrl: request.url,
+            changed: false,
+            items: known.items,
+        };
+        await page.settle({
+            page: unchangedRecord(
+                { etag: known.etag, lastModified: known.lastModified, ...check },
+                this.options.revisit,
+            ),
+            count: (counts) => {
+                counts.succeeded += 1;
+                counts.unchangedPages[profile === 'server-not-modified' ? 'notModified' : 'identicalPayload'] += 1;
+                counts.countCarried(route.label, known.items);
+            },
+        });
     }
 
     /** Archives a redirect's response: no page, but part of the record of what the site sent. */
@@ -101,7 +176,11 @@ export class PageHandler {
     }
 
     private async settlePage(
-        page: Pick<FetchedPage, 'request' | 'route' | 'renderer' | 'settle'> & { rawKey: string; fetchedAt: string },
+        page: Pick<FetchedPage, 'request' | 'route' | 'renderer' | 'settle'> & {
+            rawKey: string;
+            fetchedAt: string;
+            check: Omit<PageCheck, 'changed' | 'items'>;
+        },
         writtenAndParsed: Promise<[unknown, ParsedPage]>,
     ): Promise<void> {
         const { events, frontier, log } = this.options;
@@ -148,11 +227,18 @@ export class PageHandler {
 
         const origin = { url: canonical ?? request.url, route: route.label, rawKey, renderer, fetchedAt };
         const rejected = quarantineEntries(verdict, origin);
+        const items = storedItems(verdict, origin);
+        const { known } = request.userData;
+        const previous = known && (await this.options.history.items(known.key));
+        const marked = this.options.recrawl ? markChanges(previous, items) : undefined;
+        const changed = known !== undefined && marked !== undefined && pageChanged(previous, marked);
         await settle({
-            items: storedItems(verdict, origin),
+            items: marked ?? items,
             quarantine: rejected,
             claim: claimKey(claim),
+            page: fetchedRecord({ ...page.check, changed, items: items.length }, items, this.options.revisit),
             count: (counts) => {
+                for (const item of marked ?? []) counts.countChange(route.label, item._change, 1);
                 const routeStats = counts.route(route.label);
                 counts.itemsStored += verdict.valid.length;
                 routeStats.itemsStored += verdict.valid.length;

@@ -10,6 +10,7 @@ import type { RequestSchema } from '@crawlee/types';
 import type { RunStats } from '../monitor/stats.js';
 import type { DeadLetterEntry } from '../vocabulary/failure.js';
 import type { FrontierQueue } from '../vocabulary/queue.js';
+import type { PageRecord } from './pageHistory.js';
 import type { QuarantineEntry, StoredItem } from './records.js';
 
 /** What became of one request. Every field is optional: a redirect, say, stores nothing but is counted. */
@@ -17,6 +18,11 @@ export interface Outcome {
     items?: readonly StoredItem[];
     quarantine?: readonly QuarantineEntry[];
     deadLetter?: DeadLetterEntry;
+    /**
+     * What the page's history learns (store/pageHistory.ts). An `unchanged` page's stored items are
+     * carried into the run's dataset by the same commit.
+     */
+    page?: PageRecord;
     /** The canonical URL key the page claimed, when it is not the request's own (see RunState). */
     claim?: string;
     /** Counts the outcome in the run's stats, once it is stored. */

@@ -16,6 +16,24 @@ export interface RouteStats {
     failingFields: Record<string, number>;
 }
 
+/** A recrawl's items by what the check of their page found (store/pageHistory.ts). */
+export interface ChangeCounts {
+    new: number;
+    changed: number;
+    unchanged: number;
+    removed: number;
+}
+
+/** What a recrawl found: items by change, in all and by route, and the known pages that needed no parse. */
+export interface RecrawlReport {
+    /** The run's place in the site's series: 2 for its first recrawl. */
+    run: number;
+    items: ChangeCounts;
+    byRoute: Record<string, ChangeCounts>;
+    /** Known pages found unchanged without a parse: answered 304, or sent the same payload again. */
+    unchangedPages: { notModified: number; identicalPayload: number };
+}
+
 /** Discovered links that did not enter the frontier, by why. */
 export interface LinksSkipped {
     seen: number;
@@ -157,6 +175,8 @@ export interface RunSummary {
     deadLetterByReason: Record<string, number>;
     /** Requests by proxy tier and exit, sessions, tier moves and politeness (fetch/egress/proxyRouting.ts). */
     proxies: ProxyReport;
+    /** A recrawl's changes; absent in a site's first run. */
+    recrawl?: RecrawlReport;
     /** The run report's path, once written. */
     report?: string;
     /** The signal that stopped the run before it was done; absent when it ran to the end. */

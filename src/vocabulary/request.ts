@@ -2,6 +2,7 @@
  * What travels through the frontier and the stages: a link on its way in, the data every request
  * carries, and the stage a request is in.
  */
+import type { KnownPage } from './knownPage.js';
 
 /** The two stages, each with its queue: the cheap HTTP fetch and the browser. */
 export type Stage = 'http' | 'browser';
@@ -37,4 +38,6 @@ export interface RequestData extends Record<string, unknown> {
     session?: string;
     /** Uncharged retries after exit faults (a proxy's failure, not the site's). */
     exitRetries?: number;
+    /** A recrawl's known page: what the last run saw of it, to fetch it conditionally and compare. */
+    known?: KnownPage;
 }

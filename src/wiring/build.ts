@@ -139,7 +139,16 @@ export async function buildPipeline(stores: RunStores, options: RunOptions): Pro
     const parser = createPageParser(site, options.parseWorkers ?? defaultParseWorkers(), {
         extractTimeoutSecs: options.extractTimeoutSecs,
     });
-    const pageHandler = new PageHandler({ frontier, parser, raw, events, log });
+    const pageHandler = new PageHandler({
+        frontier,
+        parser,
+        raw,
+        events,
+        log,
+        history: stores.history,
+        recrawl: stores.series.mode === 'recrawl',
+        revisit: options.revisit ?? {},
+    });
     const stages = new RunningStages();
     // prom-client is loaded only for a run that serves metrics (it and OpenTelemetry's API are ~10 MB).
     const metrics =

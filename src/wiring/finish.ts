@@ -65,6 +65,7 @@ export async function finishRun(
         stopped,
         storage: stores.location,
         proxies: pipeline.routing.report(),
+        recrawlRun: stores.series.mode === 'recrawl' ? stores.series.run : undefined,
     });
     const exitCode = exitCodeOf({
         stopped,

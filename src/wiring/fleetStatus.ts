@@ -11,7 +11,9 @@ import { type QueueCounts, queueCounts } from '../frontier/redis/queueCounts.js'
 import { PgBacklog } from '../store/postgres/backlog.js';
 import type { PgDatabase } from '../store/postgres/database.js';
 import { type DeadLetterReason, PgSink, type SiteCounts } from '../store/postgres/sink.js';
-import type { Trip } from '../vocabulary/report.js';
+import type { ChangeCounts, Trip } from '../vocabulary/report.js';
+import type { StatsSnapshot } from '../monitor/stats.js';
+import { PgPageHistory } from '../store/postgres/pageHistory.js';
 import { RedisExitVerdicts } from '../fetch/egress/redisExitVerdicts.js';
 import { fleetKeys } from './openDistributed.js';
 
@@ -35,6 +37,8 @@ export interface FleetStatus {
     restingExits: { exit: string; until: string }[];
     stored: SiteCounts;
     deadLetter: DeadLetterReason[];
+    /** A recrawl's progress: its run of the site's series and its items by change so far; absent in a first run. */
+    recrawl?: { run: number; items: ChangeCounts };
 }
 
 /** Counters summed for the status, by their name in the workers' stats. */
@@ -61,18 +65,29 @@ export async function readFleetStatus(
     try {
         const sink = new PgSink(db);
         const verdicts = new RedisExitVerdicts({ redis, key: keys.exits });
-        const [httpState, browserState, fleetConcurrency, workers, stats, tripped, resting, stored, deadLetter] =
-            await Promise.all([
-                queueState(http, new PgBacklog(db, site, keys.httpQueue)),
-                queueState(browser, new PgBacklog(db, site, keys.browserQueue)),
-                http.getGlobalConcurrency(),
-                fleet.workers(),
-                fleet.stats(),
-                fleet.trips(),
-                verdicts.resting(),
-                sink.counts(site),
-                sink.deadLetterByReason(site),
-            ]);
+        const [
+            httpState,
+            browserState,
+            fleetConcurrency,
+            workers,
+            stats,
+            tripped,
+            resting,
+            stored,
+            deadLetter,
+            series,
+        ] = await Promise.all([
+            queueState(http, new PgBacklog(db, site, keys.httpQueue)),
+            queueState(browser, new PgBacklog(db, site, keys.browserQueue)),
+            http.getGlobalConcurrency(),
+            fleet.workers(),
+            fleet.stats(),
+            fleet.trips(),
+            verdicts.resting(),
+            sink.counts(site),
+            sink.deadLetterByReason(site),
+            new PgPageHistory(db, site).series(),
+        ]);
         const totals = Object.fromEntries(
             TOTALS.map((name) => [
                 name,
@@ -91,10 +106,22 @@ export async function readFleetStatus(
             restingExits: resting.map(({ exit, until }) => ({ exit, until: new Date(until).toISOString() })),
             stored,
             deadLetter,
+            ...(series?.mode === 'recrawl'
+                ? { recrawl: { run: series.run, items: changesOf(Object.values(stats)) } }
+                : {}),
         };
     } finally {
         await Promise.all([http.close(), browser.close()]);
     }
+}
+
+/** The fleet's recrawl items by change: every worker's, over every route. */
+function changesOf(snapshots: readonly StatsSnapshot[]): ChangeCounts {
+    const total: ChangeCounts = { new: 0, changed: 0, unchanged: 0, removed: 0 };
+    for (const snapshot of snapshots)
+        for (const counts of Object.values((snapshot.counters.changes ?? {}) as Record<string, ChangeCounts>))
+            for (const change of Object.keys(total) as (keyof ChangeCounts)[]) total[change] += counts[change];
+    return total;
 }
 
 async function queueState(queue: Queue, backlog: PgBacklog): Promise<QueueState> {

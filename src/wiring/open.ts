@@ -6,8 +6,11 @@
  * in its queues (the run was killed or stopped, or dead-letter entries were re-queued). It counts
  * on from the saved counters, rebuilds the seen-set from the queues and the saved canonical
  * claims, frees the locks its dead predecessor held (retry waits keep waiting) and keeps what was
- * stored. Otherwise — or with `fresh` — the site's queues, datasets, raw pages and run state are
- * emptied first. Only one process may crawl a site from a storage dir at a time (siteLock.ts).
+ * stored. Otherwise, a site whose earlier runs left a page history is recrawled (`recrawl` forces
+ * it over an unfinished run): the queues and run state are emptied, the last run's results
+ * become `<name>-previous`, and the archive and the history stay (wiring/recrawl.ts). A site
+ * without one — or any, with `fresh` — starts over: its queues, datasets, archive, history and run
+ * state are emptied first. Only one process may crawl a site from a storage dir at a time (siteLock.ts).
  */
 import { type Configuration, Dataset } from '@crawlee/core';
 import type { Logger } from 'pino';
@@ -17,7 +20,11 @@ import { MemorySeenSet, type SeenSet } from '../frontier/seenSet.js';
 import { RunStats } from '../monitor/stats.js';
 import { runId } from '../monitor/report/writeReport.js';
 import type { RunOptions } from '../options/crawlOptions.js';
-import { openStorage, type StoreNames, storeNames } from '../store/datasets.js';
+import { datasetResults, openStorage, type StoreNames, storeNames } from '../store/datasets.js';
+import type { SeriesRun } from '../store/pageHistory.js';
+import { PREVIOUS } from '../store/siteResults.js';
+import { SqliteDatasetClient } from '../store/sqlite/datasetClient.js';
+import { SqlitePageHistory } from '../store/sqlite/pageHistory.js';
 import { ArchiveStore, archiveDirOf } from '../store/archive/archiveStore.js';
 import { RunState } from '../store/runState.js';
 import { lockSite, type SiteLock } from '../store/siteLock.js';
@@ -26,6 +33,7 @@ import { sqliteClientOf } from '../store/sqlite/requestQueueClient.js';
 import { SqliteOutcomes } from '../store/sqlite/outcomes.js';
 import type { SqliteStorageClient } from '../store/sqlite/storageClient.js';
 import type { DistributedStores } from './openDistributed.js';
+import { logSeries } from './recrawl.js';
 import type { RunStores } from './stores.js';
 
 export interface SiteStoresOptions {
@@ -33,8 +41,10 @@ export interface SiteStoresOptions {
     storageDir: string;
     /** Where raw pages are archived. Default: `<storageDir>/archive`. */
     archiveDir?: string;
-    /** Start over even when an unfinished run is found. Default: false (resume it). */
+    /** Start over, forgetting the site's earlier runs and any unfinished one. Default: false. */
     fresh?: boolean;
+    /** Recrawl even over an unfinished run (dropping what it had queued). Default: false (resume it). */
+    recrawl?: boolean;
     /** Hand out queued requests in random order (see SqliteRequestQueueOptions). Default: false. */
     randomOrder?: boolean;
     /**
@@ -69,6 +79,7 @@ export interface SiteStores extends RunStores {
     browserQueue: BoundedRequestQueue;
     raw: ArchiveStore;
     runState: RunState;
+    history: SqlitePageHistory;
     /** This process's hold on the site's stores: release it when the run is over. */
     lock: SiteLock;
     /** What was found of an unfinished run, when this one resumes it. */
@@ -98,9 +109,23 @@ async function openLocked(
         (queue) => queue.name === names.httpQueue || queue.name === names.browserQueue,
     );
     const pending = queues.reduce((sum, queue) => sum + queue.pendingRequestCount, 0);
-    const resuming = pending > 0 && !options.fresh;
+    const history = new SqlitePageHistory(storage.db, site, new SqliteDatasetClient(storage.db, names.items));
+    const resuming = pending > 0 && !options.fresh && !options.recrawl;
+    const recrawl = !resuming && !options.fresh && (await history.count()) > 0;
     const archiveDir = options.archiveDir ?? archiveDirOf(storageDir);
-    if (!resuming) await purge(site, archiveDir, { config, storage }, runState);
+    const last = history.series();
+    let series: SeriesRun = last ?? { run: 1, mode: 'first' };
+    if (!resuming) {
+        await emptyQueues(site, storage, runState);
+        if (recrawl) {
+            await (await datasetResults(site, config)).promote();
+            series = { run: (last?.run ?? 1) + 1, mode: 'recrawl' };
+        } else {
+            await purge(site, archiveDir, config, history);
+            series = { run: 1, mode: 'first' };
+        }
+        history.startRun(series);
+    }
 
     const httpQueue = await BoundedRequestQueue.open(names.httpQueue, { config });
     const browserQueue = await BoundedRequestQueue.open(names.browserQueue, { config });
@@ -112,7 +137,7 @@ async function openLocked(
         options.seenSet === 'bloom'
             ? new BloomSeenSet({ expectedItems: options.expectedUrls, falsePositiveRate: options.bloomErrorRate })
             : new MemorySeenSet();
-    const parts = { names, config, storage, httpQueue, browserQueue, raw, runState, seenSet, lock };
+    const parts = { names, config, storage, httpQueue, browserQueue, raw, runState, seenSet, lock, history, series };
     if (!resuming) return embeddedStores(parts, storageDir, stats);
 
     let locksReleased = 0;
@@ -137,7 +162,7 @@ function embeddedStores(
         ...parts,
         backend: 'embedded',
         stats,
-        outcomes: new SqliteOutcomes({ storage, names, stats, runState }),
+        outcomes: new SqliteOutcomes({ storage, names, stats, runState, history: parts.history, series: parts.series }),
         location: {
             dir: storageDir,
             dataset: names.items,
@@ -154,23 +179,29 @@ function embeddedStores(
 }
 
 /**
- * Empties the site's queues, datasets, raw pages and run state. The queues are deleted through the
- * storage client, not opened to be dropped: a Crawlee RequestQueue allocates a 16 MB dedup table as
- * it is made (see BoundedRequestQueue), which would be garbage at once.
+ * Empties the site's queues and run state. The queues are deleted through the storage client, not
+ * opened to be dropped: a Crawlee RequestQueue allocates a 16 MB dedup table as it is made (see
+ * BoundedRequestQueue), which would be garbage at once.
  */
+async function emptyQueues(site: string, storage: SqliteStorageClient, runState: RunState): Promise<void> {
+    const names = storeNames(site);
+    for (const name of [names.httpQueue, names.browserQueue]) await storage.requestQueue(name).delete();
+    runState.clear();
+}
+
+/** Forgets the site's earlier runs: its datasets, archive and page history. */
 async function purge(
     site: string,
     archiveDir: string,
-    { config, storage }: Pick<SiteStores, 'config' | 'storage'>,
-    runState: RunState,
+    config: Configuration,
+    history: SqlitePageHistory,
 ): Promise<void> {
     const names = storeNames(site);
-    for (const name of [names.httpQueue, names.browserQueue]) await storage.requestQueue(name).delete();
     for (const name of [names.items, names.quarantine, names.deadLetter]) {
-        await (await Dataset.open(name, { config })).drop();
+        for (const version of [name, `${name}${PREVIOUS}`]) await (await Dataset.open(version, { config })).drop();
     }
     await ArchiveStore.purge({ archiveDir, site });
-    runState.clear();
+    history.clear();
 }
 
 async function addInBatches(seenSet: SeenSet, urls: Iterable<string>, batchSize = 10_000): Promise<void> {
@@ -187,6 +218,7 @@ async function addInBatches(seenSet: SeenSet, urls: Iterable<string>, batchSize 
 
 /** Says what was found: a lock taken over from another host, an unfinished run resumed, a fleet joined. */
 export async function logOpened(stores: SiteStores | DistributedStores, site: string, log: Logger): Promise<void> {
+    await logSeries(stores, site, log);
     if (stores.backend === 'distributed') return (await import('./openDistributed.js')).logJoined(stores, site, log);
     const takenOver = stores.lock.takenOverFrom;
     if (takenOver) {

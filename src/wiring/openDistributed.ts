@@ -40,14 +40,19 @@ import { PgOutcomes } from '../store/postgres/outcomes.js';
 import { IndexedRawPages } from '../store/postgres/indexedRawPages.js';
 import { ArchiveStore, archiveDirOf } from '../store/archive/archiveStore.js';
 import { PgSink } from '../store/postgres/sink.js';
+import { PgPageHistory } from '../store/postgres/pageHistory.js';
+import { pgResults } from '../store/postgres/results.js';
+import type { SeriesRun } from '../store/pageHistory.js';
 import { redactUrl } from '../vocabulary/redact.js';
-import type { Stage } from '../vocabulary/request.js';
+import type { RequestData, Stage } from '../vocabulary/request.js';
+import { failedRecord } from '../parse/pageRecords.js';
 import type { RunStores } from './stores.js';
 
 export type DistributedStoresOptions = DistributedOptions &
     Pick<
         RunOptions,
         | 'fresh'
+        | 'recrawl'
         | 'randomOrder'
         | 'seenSet'
         | 'expectedUrls'
@@ -129,10 +134,13 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
         log.warn(`Redis: ${problem} (see docs/distributed.md, "RedisClient and PostgreSQL")`);
     const stats = new RunStats();
     const sink = new PgSink(db);
+    const history = new PgPageHistory(db, site);
+    let series: SeriesRun = { run: 1, mode: 'first' };
     const outcomes = new PgOutcomes({
         sink,
         site,
         stats,
+        run: () => series.run,
         fenceOf: (queue, request) => (queue instanceof JobQueue ? queue.fenceOf(request) : undefined),
         onRefused: (requestKey) =>
             log.warn({ requestKey }, `left ${requestKey} to the worker that took its job since: not stored twice`),
@@ -156,11 +164,10 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
             onLost: (request, reason) => {
                 const lost = /stalled/i.test(reason) ? 'worker-lost' : 'frontier-error';
                 log.warn({ url: request.url, stage, reason }, `dead-lettered as ${lost}: ${reason}`);
+                const { known } = request.userData as RequestData;
                 void outcomes
-                    .settle(
-                        queue,
-                        request,
-                        deadLetterOutcome({
+                    .settle(queue, request, {
+                        ...deadLetterOutcome({
                             url: request.url,
                             label: request.label,
                             failureClass: 'transient',
@@ -169,7 +176,8 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
                             attempts: request.retryCount + 1,
                             stage,
                         }),
-                    )
+                        ...(known ? { page: failedRecord(known, undefined) } : {}),
+                    })
                     .catch((error: unknown) =>
                         log.error({ err: error, url: request.url }, 'could not dead-letter a lost job'),
                     );
@@ -203,23 +211,30 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
             (sum, { waiting, delayed, active, spilled }) => sum + waiting + delayed + active + spilled,
             0,
         );
-        if (options.fresh && workers > 0) {
+        const forced = options.fresh ? '--fresh' : options.recrawl ? '--recrawl' : undefined;
+        if (forced && workers > 0) {
             throw new ConfigError(
-                `--fresh: ${workers} worker(s) of ${site} are active; stop them first (npm run status -- ` +
+                `${forced}: ${workers} worker(s) of ${site} are active; stop them first (npm run status -- ` +
                     `--site ${site})`,
             );
         }
-        const newRun = options.fresh || (workers === 0 && queued === 0);
+        const newRun = forced !== undefined || (workers === 0 && queued === 0);
+        const last = await history.series();
+        series = last ?? series;
         if (newRun) {
+            const recrawl = !options.fresh && (await history.count()) > 0;
             await Promise.all([
                 httpQueue.clear(),
                 browserQueue.clear(),
                 seenSet.clear(),
                 fleet.clear(),
-                sink.purge(site),
-                ArchiveStore.purge({ archiveDir, site }),
                 redis.del(...keys.shared),
+                ...(recrawl
+                    ? [sink.clearFrontier(site), pgResults(db, site).then((results) => results.promote())]
+                    : [sink.purge(site), ArchiveStore.purge({ archiveDir, site })]),
             ]);
+            series = recrawl ? { run: (last?.run ?? 1) + 1, mode: 'recrawl' } : { run: 1, mode: 'first' };
+            await history.startRun(series);
         }
         await fleet.heartbeat(stats.snapshot(), 0);
         return { seenSet, joined: newRun ? undefined : { workers, queued } };
@@ -256,6 +271,8 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
         seenSet,
         outcomes,
         raw,
+        history,
+        series,
         stats,
         fleet,
         shared: { redis, keyPrefix: keys.site },

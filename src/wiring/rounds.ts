@@ -13,6 +13,7 @@ import type { TimelinePoint } from '../monitor/timeline.js';
 import { onStop } from '../runtime/stopSignal.js';
 import type { Pipeline } from './build.js';
 import { startMonitors } from './monitors.js';
+import { carryUnsettledPages, seedKnownPages } from './recrawl.js';
 import { seedSitemaps, type SitemapSeeding } from './sitemapSeeding.js';
 
 export interface Ran {
@@ -28,6 +29,8 @@ export async function runRounds(pipeline: Pipeline): Promise<Ran> {
     const { options, frontier } = pipeline;
     const { site, log } = options;
     const startUrls = options.startUrls.length > 0 ? options.startUrls : site.startUrls;
+    // A recrawl's known pages first: a start URL the last run fetched is one of them, asked conditionally.
+    await seedKnownPages(pipeline.stores, frontier, log);
     await frontier.enqueue(startUrls.map((url) => ({ url })));
     log.info({ site: site.name, startUrls, storageDir: options.storageDir }, `crawling ${site.name}`);
     const sitemaps = seedSitemaps(pipeline, startUrls);
@@ -42,6 +45,7 @@ export async function runRounds(pipeline: Pipeline): Promise<Ran> {
         await monitors.stop();
     }
     if (sitemaps?.failure) throw sitemaps.failure;
+    if (!stopped) await carryUnsettledPages(pipeline.stores, pipeline.stores.stats);
     return { stopped, timeline: monitors.timeline.points };
 }
 

@@ -11,6 +11,7 @@ import type { Fleet } from '../frontier/redis/fleet.js';
 import type { SeenSet } from '../frontier/seenSet.js';
 import type { RunStats } from '../monitor/stats.js';
 import type { Outcomes } from '../store/outcomes.js';
+import type { PageHistory, SeriesRun } from '../store/pageHistory.js';
 import type { RawPages } from '../store/rawPages.js';
 import type { FrontierQueue } from '../vocabulary/queue.js';
 import type { RunSummary } from '../vocabulary/report.js';
@@ -24,6 +25,10 @@ export interface RunStores {
     seenSet: SeenSet;
     outcomes: Outcomes;
     raw: RawPages;
+    /** What the site's runs learned of each page: a recrawl starts from it (store/pageHistory.ts). */
+    history: PageHistory;
+    /** This run's place in the site's series: its first run, or a recrawl. */
+    series: SeriesRun;
     /** This process's counters (in the distributed mode, the fleet's are their sum: Fleet.stats). */
     stats: RunStats;
     /** Where the results are, for the summary. */

@@ -83,6 +83,7 @@ it('stores the latest take of a job whose lease ran out, in one table, whichever
             sink: new PgSink(db),
             site: SITE,
             stats: new RunStats(),
+            run: () => 1,
             fenceOf: (_queue, request) => queue.fenceOf(request),
             onRefused: (key) => refused.push(key),
         });

@@ -163,7 +163,7 @@ describe('PostgreSQL database', () => {
         const versions = await db.query(`SELECT version FROM ${db.table('dragnet_migrations')} ORDER BY version`);
         assert.deepEqual(
             versions.rows,
-            [1, 2, 3, 4, 5, 6].map((version) => ({ version })),
+            [1, 2, 3, 4, 5, 6, 7].map((version) => ({ version })),
         );
         const tables = await db.query(
             `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
@@ -177,9 +177,11 @@ describe('PostgreSQL database', () => {
                 'dragnet_migrations',
                 'items',
                 'outcome_fences',
+                'page_history',
                 'quarantine',
                 'raw_index',
                 'raw_pages_v1',
+                'site_runs',
             ],
         );
         await openPostgres(url).then((again) => again.close()); // and once more, on a database up to date

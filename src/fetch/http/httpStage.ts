@@ -25,6 +25,9 @@ import type { StageOptions } from '../stageOptions.js';
 import { cookieHeader, keepResponseCookies } from '../egress/sessionCookies.js';
 import { checkResponse, contentTypeRefusal, detectBlock } from '../failures/responseCheck.js';
 import { parseRetryAfter } from '../failures/retryPolicy.js';
+import { isNotModified, revalidationHeaders } from './conditionalRequest.js';
+import { payloadDigestOf } from '../../store/archive/pageRecords.js';
+import { movedRecord } from '../../parse/pageRecords.js';
 
 /** The dead-letter reason of a redirect whose target the frontier did not take. */
 const REDIRECT_FAILURES = {
@@ -104,11 +107,13 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                     Object.assign(requestOptions, { wire, identity });
                     const { cookie: siteCookie, Cookie: siteCookieToo, ...siteHeaders } = site.headers ?? {};
                     const cookie = await cookieHeader(identity.cookieJar, url, siteCookie ?? siteCookieToo);
+                    const { known } = request.userData as RequestData;
                     requestOptions.headers = {
                         ...requestOptions.headers,
                         ...identity.headers,
                         ...siteHeaders,
                         ...(cookie ? { cookie } : {}),
+                        ...(known ? revalidationHeaders(known) : {}),
                     };
                     if (options.adaptiveTimeout)
                         requestOptions.timeout = {
@@ -142,6 +147,20 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                 if (exitFault)
                     throw new FetchFailure('exit', `HTTP ${status} from the proxy`, status, `proxy-${status}`);
                 const requestHeaders = sentHeaders(response);
+                const { known } = userData;
+                if (known && isNotModified(known, status, response.headers)) {
+                    routing.end(request, { ok: true, bytes: 0 });
+                    return pageHandler.handleUnchanged({
+                        request: { url: request.url, label: request.label, userData },
+                        route: routeOf(request),
+                        status,
+                        headers: response.headers,
+                        requestHeaders,
+                        known,
+                        profile: 'server-not-modified',
+                        settle,
+                    });
+                }
                 const location = response.headers.location;
                 if (status >= 300 && status < 400 && location) {
                     const challenge = detectBlock({ status, headers: response.headers, url: request.url });
@@ -156,7 +175,7 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                         requestHeaders,
                     });
                     const outcome = await frontier.followRedirect(
-                        { url: request.url, label: request.label, userData },
+                        { url: request.url, label: request.label, userData: withoutHistory(userData) },
                         location,
                     );
                     // A target the frontier did not take leaves this URL nowhere else: it is dead-lettered with why.
@@ -164,8 +183,11 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                         const reason = REDIRECT_FAILURES[outcome];
                         throw new FetchFailure('permanent', `${reason}: ${request.url} → ${location}`, status, reason);
                     }
+                    const moved = known && movedRecord(known, location);
                     await settle({
+                        page: moved,
                         count: (counts) => {
+                            if (moved) counts.countChange(routeOf(request).label, 'removed', known.items);
                             counts.redirects += 1;
                             if (outcome === 'duplicate') counts.duplicates += 1;
                             counts.succeeded += 1;
@@ -192,6 +214,19 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                     throw failure;
                 }
                 routing.end(request, { ok: true, bytes: (body as Buffer).length });
+                const digest = known?.digest && payloadDigestOf(body as Buffer);
+                if (known && digest === known.digest)
+                    return pageHandler.handleUnchanged({
+                        request: { url: request.url, label: request.label, userData },
+                        route: routeOf(request),
+                        status,
+                        headers: response.headers,
+                        requestHeaders,
+                        known,
+                        profile: 'identical-payload-digest',
+                        digest,
+                        settle,
+                    });
                 if (binary)
                     throw new FetchFailure(
                         'permanent',
@@ -269,6 +304,11 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
         return true;
     };
     return crawler;
+}
+
+/** A redirect target's request data: what the history knew of the page redirecting is not the target's. */
+function withoutHistory({ known, ...userData }: RequestData): RequestData {
+    return userData;
 }
 
 /** The headers the request went out with, as the pre-navigation hook set them and the client sent them. */

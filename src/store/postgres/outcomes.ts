@@ -11,12 +11,15 @@ import type { RunStats } from '../../monitor/stats.js';
 import type { FrontierQueue, OutcomeFence } from '../../vocabulary/queue.js';
 import { GroupWriter } from '../groupWriter.js';
 import type { Outcome, Outcomes } from '../outcomes.js';
+import { writePageRecords } from './pageHistory.js';
 import type { PgSink } from './sink.js';
 
 export interface PgOutcomesOptions {
     sink: PgSink;
     site: string;
     stats: RunStats;
+    /** The run of the site's series the outcomes' page records belong to (known once the fleet is joined). */
+    run: () => number;
     /** Most outcomes per commit. Default: 200. */
     maxGroupSize?: number;
     /** The take of the job a request in work came from (JobQueue.fenceOf). Default: none, no fence. */
@@ -35,20 +38,29 @@ export class PgOutcomes implements Outcomes {
     private readonly writer: GroupWriter<Pending>;
     private readonly fenceOf: PgOutcomesOptions['fenceOf'];
 
-    constructor({ sink, site, stats, maxGroupSize = 200, fenceOf, onRefused }: PgOutcomesOptions) {
+    constructor({ sink, site, stats, run, maxGroupSize = 200, fenceOf, onRefused }: PgOutcomesOptions) {
         this.fenceOf = fenceOf;
         this.writer = new GroupWriter({
             maxBatchSize: maxGroupSize,
             write: async (group) => {
                 const refused = await sink.commit(
                     site,
-                    group.map(({ requestKey, fence, outcome: { items, quarantine, deadLetter } }) => ({
+                    group.map(({ requestKey, fence, outcome: { items, quarantine, deadLetter, page } }) => ({
                         requestKey,
                         items,
                         quarantine,
                         deadLetter,
+                        page,
                         fence,
                     })),
+                    (client, committed) =>
+                        writePageRecords(
+                            client,
+                            sink.db,
+                            site,
+                            run(),
+                            committed.flatMap(({ requestKey, page }) => (page ? [{ requestKey, record: page }] : [])),
+                        ),
                 );
                 for (const { requestKey, outcome } of group) {
                     if (refused.has(requestKey)) onRefused?.(requestKey);

@@ -27,8 +27,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import type { DeadLetterEntry, FailureClass } from '../../vocabulary/failure.js';
 import type { OutcomeFence } from '../../vocabulary/queue.js';
+import type { PageRecord } from '../pageHistory.js';
 import { type QuarantineEntry, storedDeadLetter, type StoredItem } from '../records.js';
-import { isConnectionError, jsonb, onlyRow, type PgDatabase } from './database.js';
+import { isConnectionError, jsonb, onlyRow, type PgDatabase, type PgTable } from './database.js';
 
 /** What became of one request, by the key its job had. */
 export interface PgOutcome {
@@ -36,8 +37,13 @@ export interface PgOutcome {
     items?: readonly StoredItem[];
     quarantine?: readonly QuarantineEntry[];
     deadLetter?: DeadLetterEntry;
+    /** What the page's history learns: written by the commit's `alsoWrite` (postgres/pageHistory.ts). */
+    page?: PageRecord;
     fence?: OutcomeFence;
 }
+
+/** More that a commit writes in its transaction, for the outcomes that were not refused. */
+export type AlsoWrite = (client: pg.PoolClient, committed: readonly PgOutcome[]) => Promise<void>;
 
 export interface RetryOptions {
     /**
@@ -138,7 +144,16 @@ export function deadLetterColumns(entries: readonly (readonly [string, DeadLette
 }
 
 /** Every table holding rows of a site, as purge() empties them. */
-const PURGED = ['items', 'quarantine', 'dead_letter', 'raw_index', 'backlog', 'outcome_fences'] as const;
+const PURGED = [
+    'items',
+    'quarantine',
+    'dead_letter',
+    'raw_index',
+    'backlog',
+    'outcome_fences',
+    'page_history',
+    'site_runs',
+] as const;
 
 /** Negative when `a` is an earlier take than `b`, positive when later, 0 when the same. */
 function compareFences(a: OutcomeFence, b: OutcomeFence): number {
@@ -147,7 +162,7 @@ function compareFences(a: OutcomeFence, b: OutcomeFence): number {
 
 export class PgSink {
     constructor(
-        private readonly db: PgDatabase,
+        readonly db: PgDatabase,
         private readonly options: RetryOptions = {},
     ) {}
 
@@ -156,10 +171,10 @@ export class PgSink {
      * lost or refused connection (see RetryOptions); any other failure rejects at once. Resolves to
      * the request keys whose outcome was refused, an earlier take's than the one stored.
      */
-    async commit(site: string, group: readonly PgOutcome[]): Promise<Set<string>> {
-        // A page that stores nothing (a listing, a duplicate) takes no part: nothing of it can clash.
+    async commit(site: string, group: readonly PgOutcome[], alsoWrite?: AlsoWrite): Promise<Set<string>> {
+        // A page that stores nothing (a duplicate) takes no part: nothing of it can clash.
         const outcomes = group.filter(
-            ({ items, quarantine, deadLetter }) => items?.length || quarantine?.length || deadLetter,
+            ({ items, quarantine, deadLetter, page }) => items?.length || quarantine?.length || deadLetter || page,
         );
         if (outcomes.length === 0) return new Set();
         const items = this.db.table('items');
@@ -174,7 +189,9 @@ export class PgSink {
                         outcomes.map((outcome) => outcome.requestKey),
                     );
                     const refused = await this.fence(client, site, outcomes);
-                    const rows = rowsOf(outcomes.filter((outcome) => !refused.has(outcome.requestKey)));
+                    const committed = outcomes.filter((outcome) => !refused.has(outcome.requestKey));
+                    const rows = rowsOf(committed);
+                    await alsoWrite?.(client, committed);
                     await insertRecords(client, this.db, 'items', site, rows.items);
                     await insertRecords(client, this.db, 'quarantine', site, rows.quarantine);
                     if (rows.judged.length > 0) {
@@ -283,12 +300,21 @@ EXCLUDED.reason,
         };
     }
 
-    /** Deletes every row of the site, raw pages included, in one transaction. */
+    /** Deletes every row of the site, raw pages and page history included, in one transaction. */
     async purge(site: string): Promise<void> {
+        await this.deleteRows(site, PURGED);
+    }
+
+    /** Deletes what a finished run's frontier left of the site (its backlog and fences), for a recrawl. */
+    async clearFrontier(site: string): Promise<void> {
+        await this.deleteRows(site, ['backlog', 'outcome_fences']);
+    }
+
+    private async deleteRows(site: string, tables: readonly PgTable[]): Promise<void> {
         await retryTransient(
             () =>
                 this.db.transaction(async (client) => {
-                    for (const table of PURGED) {
+                    for (const table of tables) {
                         await client.query(`DELETE FROM ${this.db.table(table)} WHERE site = $1`, [site]);
                     }
                 }),

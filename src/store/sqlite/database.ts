@@ -109,6 +109,29 @@ const MIGRATIONS: string[] = [
         since INTEGER NOT NULL
     );
     `,
+    `
+    -- What each run of a site leaves the next (store/pageHistory.ts): one row per page.
+    CREATE TABLE page_history (
+        site TEXT NOT NULL,
+        key TEXT NOT NULL,                      -- the page's request URL key
+        navigation INTEGER NOT NULL,            -- 1: a listing, fetched on every recrawl
+        page TEXT NOT NULL,                     -- KnownPage JSON: URL, validators, digest, checks
+        items TEXT NOT NULL,                    -- the items it yielded when last parsed, as a JSON array
+        rate REAL,                              -- estimated changes per ms; NULL before one interval
+        last_checked_at INTEGER NOT NULL,
+        next_due_at INTEGER NOT NULL,
+        run INTEGER NOT NULL,                   -- the run that last settled it
+        removed_run INTEGER,                    -- the run that found it gone; NULL while live
+        removal TEXT                            -- why, as JSON
+    );
+    CREATE UNIQUE INDEX page_history_key ON page_history (site, key);
+    -- A site's runs as a series: which run is the latest, and whether it recrawls.
+    CREATE TABLE site_runs (
+        site TEXT PRIMARY KEY,
+        run INTEGER NOT NULL,
+        mode TEXT NOT NULL
+    );
+    `,
 ];
 
 interface Entry {

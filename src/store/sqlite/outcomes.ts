@@ -17,6 +17,8 @@ import type { RunStats } from '../../monitor/stats.js';
 import type { FrontierQueue } from '../../vocabulary/queue.js';
 import type { StoreNames } from '../datasets.js';
 import type { Outcome, Outcomes } from '../outcomes.js';
+import type { SeriesRun } from '../pageHistory.js';
+import type { SqlitePageHistory } from './pageHistory.js';
 import { storedDeadLetter } from '../records.js';
 import type { RunState } from '../runState.js';
 import { SqliteDatasetClient } from './datasetClient.js';
@@ -30,6 +32,10 @@ export interface SqliteOutcomesOptions {
     names: StoreNames;
     stats: RunStats;
     runState: RunState;
+    /** The site's page history. */
+    history: SqlitePageHistory;
+    /** The run of the site's series this is. */
+    series: SeriesRun;
 }
 
 interface Settling {
@@ -46,7 +52,7 @@ export class SqliteOutcomes implements Outcomes {
     private readonly settling: TurnGroup<Settling, void>;
 
     constructor(options: SqliteOutcomesOptions) {
-        const { storage, names, stats, runState } = options;
+        const { storage, names, stats, runState, history, series } = options;
         this.items = new SqliteDatasetClient(storage.db, names.items);
         this.quarantine = new SqliteDatasetClient(storage.db, names.quarantine);
         this.deadLetter = new SqliteDatasetClient(storage.db, names.deadLetter);
@@ -60,6 +66,7 @@ export class SqliteOutcomes implements Outcomes {
             // Without secrets; the request's id leads a requeue back to it should the URL be masked.
             if (outcome.deadLetter)
                 this.deadLetter.appendItems([storedDeadLetter(outcome.deadLetter, requestIdOf(request))]);
+            if (outcome.page) history.record(outcome.page, series.run);
             if (outcome.claim) runState.addClaim(outcome.claim);
             outcome.count?.(stats);
         });

@@ -1,0 +1,193 @@
+/**
+ * The page history (store/pageHistory.ts) in the storage dir's SQLite file, beside the queues and
+ * datasets, so that a page's history is written in the transaction that stores its outcome
+ * (outcomes.ts) and a killed recrawl resumes with exactly what it committed.
+ */
+import {
+    type KnownPage,
+    type PageHistory,
+    type PageRecord,
+    type Removal,
+    type RemovedItem,
+    removedItem,
+    type SeriesRun,
+} from '../pageHistory.js';
+import type { StoredItem } from '../records.js';
+import type { SqliteDatasetClient } from './datasetClient.js';
+import type { SqliteDb } from './database.js';
+
+/** Keys per query when pages are read by key. */
+const KEYS_PER_QUERY = 500;
+
+function prepare(db: SqliteDb) {
+    const live = 'site = ? AND removed_run IS NULL';
+    return {
+        dueKeys: db
+            .prepare<[string, number, number], string>(
+                `SELECT key FROM page_history WHERE ${live} AND next_due_at <= ?
+                 ORDER BY navigation DESC, rate IS NOT NULL, rate * (? - last_checked_at) DESC, rowid`,
+            )
+            .pluck(),
+        notDueKeys: db
+            .prepare<[string, number], string>(`SELECT key FROM page_history WHERE ${live} AND next_due_at > ?`)
+            .pluck(),
+        count: db.prepare<[string], number>(`SELECT count(*) FROM page_history WHERE ${live}`).pluck(),
+        items: db
+            .prepare<[string, string], string>('SELECT items FROM page_history WHERE site = ? AND key = ?')
+            .pluck(),
+        upsert: db.prepare<[string, string, number, string, string, number | null, number, number, number]>(
+            `INSERT INTO page_history (site, key, navigation, page, items, rate, last_checked_at, next_due_at, run)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT (site, key) DO UPDATE SET navigation = excluded.navigation, page = excluded.page,
+                 items = excluded.items, rate = excluded.rate, last_checked_at = excluded.last_checked_at,
+                 next_due_at = excluded.next_due_at, run = excluded.run, removed_run = NULL, removal = NULL`,
+        ),
+        checked: db.prepare<[string, number | null, number, number, number, string, string]>(
+            `UPDATE page_history SET page = ?, rate = ?, last_checked_at = ?, next_due_at = ?, run = ?
+             WHERE site = ? AND key = ?`,
+        ),
+        remove: db.prepare<[number, number, string, string, string]>(
+            'UPDATE page_history SET run = ?, removed_run = ?, removal = ? WHERE site = ? AND key = ?',
+        ),
+        unsettled: db.prepare<[string, number], { key: string; page: string; items: string }>(
+            `SELECT key, page, items FROM page_history WHERE ${live} AND run < ? ORDER BY rowid`,
+        ),
+        settle: db.prepare<[number, string, string]>('UPDATE page_history SET run = ? WHERE site = ? AND key = ?'),
+        removed: db.prepare<[string, number], { items: string; removal: string }>(
+            'SELECT items, removal FROM page_history WHERE site = ? AND removed_run = ? ORDER BY rowid',
+        ),
+        series: db.prepare<[string], SeriesRun>('SELECT run, mode FROM site_runs WHERE site = ?'),
+        setSeries: db.prepare<[string, number, string]>(
+            `INSERT INTO site_runs (site, run, mode) VALUES (?, ?, ?)
+             ON CONFLICT (site) DO UPDATE SET run = excluded.run, mode = excluded.mode`,
+        ),
+        clear: db.prepare<[string]>('DELETE FROM page_history WHERE site = ?'),
+        clearSeries: db.prepare<[string]>('DELETE FROM site_runs WHERE site = ?'),
+    };
+}
+
+export class SqlitePageHistory implements PageHistory {
+    private readonly st;
+
+    constructor(
+        private readonly db: SqliteDb,
+        private readonly site: string,
+        /** The dataset this run stores its items in: carried items go there. */
+        private readonly dataset: SqliteDatasetClient,
+    ) {
+        this.st = prepare(db);
+    }
+
+    async dueKeys(now: number): Promise<string[]> {
+        return this.st.dueKeys.all(this.site, now, now);
+    }
+
+    async notDueKeys(now: number): Promise<string[]> {
+        return this.st.notDueKeys.all(this.site, now);
+    }
+
+    async pages(keys: readonly string[]): Promise<KnownPage[]> {
+        const pages: KnownPage[] = [];
+        for (let start = 0; start < keys.length; start += KEYS_PER_QUERY) {
+            const batch = keys.slice(start, start + KEYS_PER_QUERY);
+            const rows = this.db
+                .prepare(
+                    `SELECT key, page FROM page_history WHERE site = ? AND key IN (${batch.map(() => '?').join(',')})`,
+                )
+                .all(this.site, ...batch) as { key: string; page: string }[];
+            const byKey = new Map(rows.map((row) => [row.key, JSON.parse(row.page) as KnownPage]));
+            for (const key of batch) {
+                const page = byKey.get(key);
+                if (page) pages.push(page);
+            }
+        }
+        return pages;
+    }
+
+    async count(): Promise<number> {
+        return this.st.count.get(this.site) ?? 0;
+    }
+
+    async items(key: string): Promise<readonly StoredItem[] | undefined> {
+        const json = this.st.items.get(this.site, key);
+        return json === undefined ? undefined : (JSON.parse(json) as StoredItem[]);
+    }
+
+    /** Writes what an outcome found of its page; called inside the outcome's transaction. */
+    record(record: PageRecord, run: number): void {
+        if (record.kind === 'failed') {
+            this.st.settle.run(run, this.site, record.key);
+            return;
+        }
+        if (record.kind === 'removed') {
+            this.st.remove.run(run, run, JSON.stringify(record.removal), this.site, record.key);
+            return;
+        }
+        const { page, schedule } = record;
+        if (record.kind === 'unchanged') {
+            this.st.checked.run(
+                JSON.stringify(page),
+                schedule.rate ?? null,
+                page.lastCheckedAt,
+                schedule.nextDueAt,
+                run,
+                this.site,
+                page.key,
+            );
+            this.carry(this.st.items.get(this.site, page.key));
+            return;
+        }
+        this.st.upsert.run(
+            this.site,
+            page.key,
+            page.navigation ? 1 : 0,
+            JSON.stringify(page),
+            JSON.stringify(record.items),
+            schedule.rate ?? null,
+            page.lastCheckedAt,
+            schedule.nextDueAt,
+            run,
+        );
+    }
+
+    async carryUnsettled(run: number): Promise<Record<string, number>> {
+        const carried: Record<string, number> = {};
+        this.db.transaction(() => {
+            for (const row of this.st.unsettled.all(this.site, run)) {
+                const label = (JSON.parse(row.page) as KnownPage).label ?? '(none)';
+                carried[label] = (carried[label] ?? 0) + this.carry(row.items);
+                this.st.settle.run(run, this.site, row.key);
+            }
+        })();
+        return carried;
+    }
+
+    async *removed(run: number): AsyncGenerator<RemovedItem> {
+        for (const row of this.st.removed.all(this.site, run)) {
+            const removal = JSON.parse(row.removal) as Removal;
+            for (const item of JSON.parse(row.items) as StoredItem[]) yield removedItem(item, removal);
+        }
+    }
+
+    /** The site's latest run, if it has had one. */
+    series(): SeriesRun | undefined {
+        return this.st.series.get(this.site);
+    }
+
+    startRun(series: SeriesRun): void {
+        this.st.setSeries.run(this.site, series.run, series.mode);
+    }
+
+    /** Forgets the site's history and series (`--fresh`). */
+    clear(): void {
+        this.st.clear.run(this.site);
+        this.st.clearSeries.run(this.site);
+    }
+
+    /** Stores the page's last items in this run's dataset, marked unchanged; returns how many. */
+    private carry(json: string | undefined): number {
+        const items = json === undefined ? [] : (JSON.parse(json) as StoredItem[]);
+        this.dataset.appendItems(items.map((item) => ({ ...item, _change: 'unchanged' })));
+        return items.length;
+    }
+}

@@ -1,0 +1,35 @@
+/**
+ * A page a recrawl knows from the site's earlier runs (store/pageHistory.ts): what its request
+ * carries (RequestData.known) to be fetched conditionally and compared.
+ */
+
+/** What the history says about one page's checks, for the revisit policy (frontier/revisitPolicy.ts). */
+export interface CheckHistory {
+    /** Times the page was looked at after its first capture. */
+    checks: number;
+    /** How many of those found it changed. */
+    changes: number;
+    /** When it was first and last fetched (ms since the epoch). */
+    firstCheckedAt: number;
+    lastCheckedAt: number;
+}
+
+/** What a run needs of a known page to fetch it again: the request, the validators, the last capture. */
+export interface KnownPage extends CheckHistory {
+    /** The URL key (frontier/normalize.ts urlKey) of the page's request. */
+    key: string;
+    url: string;
+    label?: string;
+    /** A listing: it yields links, not items, and is fetched on every recrawl so new items are found. */
+    navigation: boolean;
+    etag?: string;
+    lastModified?: string;
+    /** The last capture's payload digest, as the archive writes it (`sha1:BASE32`). */
+    digest?: string;
+    /** When the last full capture was made (ISO), which a revisit record refers to. */
+    capturedAt?: string;
+    /** The last full capture's URL (the final URL the page was read from). */
+    capturedUrl?: string;
+    /** How many items it yielded when last parsed. */
+    items: number;
+}

@@ -1,0 +1,66 @@
+/**
+ * A recrawl's two ends (store/pageHistory.ts says what it starts from). At the start, the known
+ * pages due by the revisit policy go through the frontier with what the history knows of them
+ * (RequestData.known), navigation pages first and the rest most likely changed first, so a request
+ * budget is spent where changes are; the ones not due are marked seen, so no link fetches them.
+ * At the end of a recrawl that ran to its end, every live page it did not settle (not due, or out
+ * of budget) keeps its items, stored in this run's dataset as unchanged. A page is removed only by
+ * what the recrawl saw of it: a 404 or 410, or a redirect to another page.
+ *
+ * Seeding is idempotent (the seen-set keeps a page from being queued twice), so a resumed recrawl
+ * and every worker of a fleet seed alike; carrying is too (a page carried is this run's).
+ */
+import type { Logger } from 'pino';
+import type { Frontier } from '../frontier/frontier.js';
+import type { RunStats } from '../monitor/stats.js';
+import type { RunStores } from './stores.js';
+
+/** Keys per batch, into the seen-set and through the frontier. */
+const BATCH = 1000;
+
+/** Says in the run's first line whether it recrawls and what `--fresh` and `--recrawl` would change. */
+export async function logSeries(stores: RunStores, site: string, log: Logger): Promise<void> {
+    const { series } = stores;
+    if (series.mode === 'first') {
+        log.info(
+            { run: series.run },
+            `first run of ${site}: every page is new; the next run recrawls it, fetching known pages ` +
+                'conditionally and reporting what changed (--fresh starts over instead)',
+        );
+        return;
+    }
+    log.info(
+        { run: series.run, known: await stores.history.count() },
+        `recrawling ${site} (run ${series.run} of its series): known pages are fetched when due, conditionally, ` +
+            `and each item says what changed; the last run's items are kept as ${site}-previous (--fresh starts over)`,
+    );
+}
+
+/** Puts the known pages due now through the frontier, and marks the rest seen; returns how many of each. */
+export async function seedKnownPages(
+    { history, series, seenSet }: Pick<RunStores, 'history' | 'series' | 'seenSet'>,
+    frontier: Frontier,
+    log: Logger,
+): Promise<{ due: number; notDue: number }> {
+    if (series.mode !== 'recrawl') return { due: 0, notDue: 0 };
+    const now = Date.now();
+    const notDue = await history.notDueKeys(now);
+    for (let start = 0; start < notDue.length; start += BATCH) await seenSet.add(notDue.slice(start, start + BATCH));
+    const due = await history.dueKeys(now);
+    for (let start = 0; start < due.length; start += BATCH) {
+        const pages = await history.pages(due.slice(start, start + BATCH));
+        await frontier.enqueue(pages.map((page) => ({ url: page.url, label: page.label, userData: { known: page } })));
+    }
+    log.info(
+        { due: due.length, notDue: notDue.length },
+        `${due.length} known pages due now; ${notDue.length} not due keep their items`,
+    );
+    return { due: due.length, notDue: notDue.length };
+}
+
+/** The end of a recrawl that ran to its end: the pages it did not settle keep their items. */
+export async function carryUnsettledPages({ history, series }: RunStores, stats: RunStats): Promise<void> {
+    if (series.mode !== 'recrawl') return;
+    for (const [label, items] of Object.entries(await history.carryUnsettled(series.run)))
+        stats.countCarried(label, items);
+}
