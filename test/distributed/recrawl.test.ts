@@ -8,8 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CatalogChanges } from '../../src/demo/shop.js';
 import type { StoredItem } from '../../src/store/records.js';
-import type { CliResult } from '../helpers/cli.js';
-import { runScript } from '../helpers/cli.js';
+import { type CliResult, type RunningCli, runScript } from '../helpers/cli.js';
 import { assertExited, chromiumPath, type Fleet, startFleet } from '../helpers/fleet.js';
 import { CHANGING_SHOP, changeLogLines, comparable, expectedChangeLog } from '../helpers/recrawlWorld.js';
 
@@ -22,7 +21,7 @@ describe('a fleet recrawling a shop that changed, one worker killed', {
     let recrawl: CliResult[];
 
     before(async () => {
-        fleet = await startFleet(3, { ...CHANGING_SHOP, latencyMs: 40 });
+        fleet = await startFleet(3, { ...CHANGING_SHOP, latencyMs: 100 });
         assertExited(await fleet.results());
         firstItems = await fleet.world.stored<StoredItem>('demo-shop');
         changes = fleet.shop.advance();
@@ -40,6 +39,8 @@ describe('a fleet recrawling a shop that changed, one worker killed', {
                 },
             ),
         );
+        // Killed once it is crawling, with pages of its own in work.
+        await said(workers[0]!, /crawling demo-shop/);
         await recrawlItemsReach(fleet, 100);
         workers[0]!.child.kill('SIGKILL');
         recrawl = await Promise.all(workers.map((worker) => worker.result));
@@ -90,4 +91,20 @@ async function recrawlItemsReach({ world }: Fleet, count: number): Promise<void>
         if (Number(rows[0]!.n) >= count) return;
         await new Promise((resolve) => setTimeout(resolve, 200));
     }
+}
+
+/** Resolves once `worker` has written `pattern` to either stream. */
+function said(worker: RunningCli, pattern: RegExp): Promise<void> {
+    return new Promise((resolve) => {
+        let seen = '';
+        const listen = (chunk: Buffer | string) => {
+            seen += String(chunk);
+            if (!pattern.test(seen)) return;
+            worker.child.stdout!.off('data', listen);
+            worker.child.stderr!.off('data', listen);
+            resolve();
+        };
+        worker.child.stdout!.on('data', listen);
+        worker.child.stderr!.on('data', listen);
+    });
 }
