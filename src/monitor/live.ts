@@ -4,6 +4,7 @@
  * running stage's autoscaled pool; the rate is measured over a recent window, so a stall shows
  * up at once instead of being averaged away by the minutes before it.
  */
+import type { ChangeCounts } from '../vocabulary/report.js';
 import type { Stage } from '../vocabulary/request.js';
 import type { RunStats } from './stats.js';
 
@@ -77,6 +78,8 @@ export interface LiveSnapshot {
      * finishes. A lower bound while pages are still discovering links.
      */
     etaSec: number | null;
+    /** A recrawl's items by change so far (store/pageHistory.ts); absent in a first run. */
+    changes?: ChangeCounts;
 }
 
 export interface LiveStatusOptions {
@@ -109,6 +112,7 @@ export class LiveStatus {
         const inFlight = load ? inFlightOf(load()) : null;
         const unfinished = Math.max(0, stats.admitted - pages);
         const records = stats.itemsStored + stats.itemsInvalid;
+        const changes = stats.changeTotals();
         return {
             elapsedSec: round((now - stats.startedAt.getTime()) / 1000, 1),
             pages,
@@ -124,6 +128,7 @@ export class LiveStatus {
             invalid: stats.itemsInvalid,
             invalidShare: records === 0 ? 0 : round(stats.itemsInvalid / records, 4),
             etaSec: unfinished === 0 ? 0 : pagesPerSec > 0 ? Math.round(unfinished / pagesPerSec) : null,
+            ...(changes ? { changes } : {}),
         };
     }
 

@@ -86,6 +86,7 @@ export function formatLiveLine(progress: LiveSnapshot, { width, total, color = f
         { text: parts.retries },
         { text: parts.dead, painted: progress.deadLettered > 0 ? paint('red', parts.dead) : undefined },
         { text: parts.items },
+        ...(parts.changes === undefined ? [] : [{ text: parts.changes }]),
     ];
     return fit(fields, width, color);
 }

@@ -43,6 +43,7 @@ export function formatProgress(progress: LiveSnapshot): string {
         parts.dead,
         parts.escalations,
         parts.items,
+        parts.changes,
         parts.eta,
     ]
         .filter((part) => part !== undefined)
@@ -65,6 +66,10 @@ export function progressParts(progress: LiveSnapshot) {
         dead: `dead ${progress.deadLettered}`,
         escalations: `escalations ${progress.escalations}`,
         items: `items ${progress.items} (+${progress.invalid} invalid, ${formatShare(progress.invalidShare)})`,
+        changes:
+            progress.changes &&
+            `changes ${progress.changes.new} new, ${progress.changes.changed} changed, ` +
+                `${progress.changes.unchanged} unchanged, ${progress.changes.removed} removed`,
         eta: progress.etaSec === null || unfinished === 0 ? undefined : `ETA ${formatDuration(progress.etaSec)}`,
     };
 }

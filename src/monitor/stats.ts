@@ -107,6 +107,15 @@ export class RunStats {
         this.countChange(label, 'unchanged', items);
     }
 
+    /** A recrawl's items by change over every route; undefined before one was counted (a first run). */
+    changeTotals(): ChangeCounts | undefined {
+        if (this.changes.size === 0) return undefined;
+        const totals: ChangeCounts = { new: 0, changed: 0, unchanged: 0, removed: 0 };
+        for (const counts of this.changes.values())
+            for (const change of Object.keys(totals) as (keyof ChangeCounts)[]) totals[change] += counts[change];
+        return totals;
+    }
+
     /** Items of `label` whose page's check found `change`. */
     countChange(label: string, change: keyof ChangeCounts, items: number): void {
         let counts = this.changes.get(label);

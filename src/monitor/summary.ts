@@ -7,7 +7,6 @@
  */
 import { redactUrl, scrubText } from '../vocabulary/redact.js';
 import type {
-    ChangeCounts,
     DomainConcurrency,
     ProxyReport,
     RecrawlReport,
@@ -132,12 +131,9 @@ export function formatSummary(summary: RunSummary, { resumable = true }: { resum
 
 /** A recrawl's items by change, in all and by route. */
 export function recrawlReport(stats: RunStats, run: number): RecrawlReport {
-    const items: ChangeCounts = { new: 0, changed: 0, unchanged: 0, removed: 0 };
-    for (const counts of stats.changes.values())
-        for (const change of Object.keys(items) as (keyof ChangeCounts)[]) items[change] += counts[change];
     return {
         run,
-        items,
+        items: stats.changeTotals() ?? { new: 0, changed: 0, unchanged: 0, removed: 0 },
         byRoute: Object.fromEntries([...stats.changes].map(([label, counts]) => [label, { ...counts }])),
         unchangedPages: { ...stats.unchangedPages },
     };

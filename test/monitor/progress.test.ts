@@ -35,6 +35,15 @@ describe('formatProgress', () => {
         assert.doesNotMatch(line, /\n/);
     });
 
+    it("says a recrawl's items by change", () => {
+        const changes = { new: 3, changed: 12, unchanged: 95, removed: 2 };
+        assert.match(
+            formatProgress({ ...snapshot, changes }),
+            / · changes 3 new, 12 changed, 95 unchanged, 2 removed · ETA 4s$/,
+        );
+        assert.doesNotMatch(formatProgress(snapshot), /changes/);
+    });
+
     it('shows a small invalid share as such, not as 0.0%', () => {
         assert.match(formatProgress({ ...snapshot, invalidShare: 0.0004 }), /\(\+2 invalid, <0\.1%\)/);
     });
