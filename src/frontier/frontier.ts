@@ -211,6 +211,44 @@ export class Frontier {
     }
 
     /**
+     * Queues known pages of a recrawl that the seen-set holds but no queue does: pages the revisit
+     * policy found not due, marked seen so that no link fetches them, which a sitemap says have
+     * changed after all. Within the budget; returns how many were queued.
+     */
+    async queueKnown(links: readonly Link[]): Promise<number> {
+        const routed = links.flatMap((link) => {
+            const route = this.site.routeFor(link.label, new URL(link.url));
+            return route ? [{ ...link, route }] : [];
+        });
+        const taken = routed.length === 0 ? 0 : await this.budget.take(routed.length);
+        const chosen = routed.slice(0, taken);
+        const request = ({ url, route, userData }: (typeof chosen)[number]) => ({
+            url,
+            uniqueKey: url,
+            label: route.label,
+            userData: { ...userData },
+        });
+        try {
+            await Promise.all([
+                this.addTo(
+                    this.options.browserQueue,
+                    chosen.filter(({ route }) => route.render === 'always').map(request),
+                ),
+                this.addTo(
+                    this.options.httpQueue,
+                    chosen.filter(({ route }) => route.render !== 'always').map(request),
+                ),
+            ]);
+        } catch (error) {
+            await this.budget.giveBack(taken);
+            throw error;
+        }
+        this.options.stats.admitted += chosen.length;
+        this.options.stats.linksSkipped.overBudget += routed.length - chosen.length;
+        return chosen.length;
+    }
+
+    /**
      * Sends a page the cheap fetch could not carry to the browser queue. The page was already
      * admitted, so it bypasses the seen-set and the budget.
      */

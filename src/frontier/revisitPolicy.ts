@@ -14,7 +14,9 @@
  * check (2.5 Ī after one, 8.5 Ī after four), as StormCrawler's AdaptiveScheduler lengthens it,
  * rather than jumping to the bound.
  *
- * A page not looked at since its first capture has no interval to measure: it is due.
+ * A page not looked at since its first capture has no interval to measure: it is due. A page not
+ * due is due after all when the site's sitemap says it changed since its last check (`<lastmod>`)
+ * or that it changes more often than that check is old (`<changefreq>`).
  *
  * Which due pages first, when a budget cannot take them all: the most likely changed since their
  * last check, 1 − e^(−λ̂·t) for a Poisson process at the estimated rate, so in order of λ̂·t (the
@@ -47,4 +49,25 @@ export function nextDueAt(history: CheckHistory, bounds: RevisitBounds = {}): nu
     if (rate === undefined) return history.lastCheckedAt;
     const interval = Math.min(Math.max(1 / rate, revisitMin), Math.max(revisitMax, revisitMin));
     return Math.ceil(history.lastCheckedAt + interval);
+}
+
+const CHANGEFREQ_MS: Record<string, number> = {
+    always: 0,
+    hourly: 3_600_000,
+    daily: 86_400_000,
+    weekly: 7 * 86_400_000,
+    monthly: 30 * 86_400_000,
+    yearly: 365 * 86_400_000,
+};
+
+/** Whether a sitemap's entry says the page has changed since its last check (ms since the epoch: `now`). */
+export function sitemapSaysDue(
+    history: Pick<CheckHistory, 'lastCheckedAt'>,
+    hints: { lastmod?: string; changefreq?: string },
+    now: number,
+): boolean {
+    const lastmod = hints.lastmod === undefined ? Number.NaN : Date.parse(hints.lastmod);
+    if (lastmod > history.lastCheckedAt) return true;
+    const interval = CHANGEFREQ_MS[hints.changefreq ?? ''];
+    return interval !== undefined && history.lastCheckedAt + interval <= now;
 }

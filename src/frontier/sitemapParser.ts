@@ -19,9 +19,17 @@ export class SitemapFailure extends Error {
     }
 }
 
+/** What a sitemap says of when its URL changes: kept in the URL's request data (recrawl's revisit policy reads them). */
+export interface SitemapHints {
+    /** `<lastmod>` as an ISO date. */
+    lastmod?: string;
+    /** `<changefreq>`: always, hourly, daily, weekly, monthly, yearly or never. */
+    changefreq?: string;
+}
+
 /**
  * A sitemap's entries as its bytes arrive: `<urlset><url><loc>` entries with their
- * `<lastmod>`, and `<sitemapindex><sitemap><loc>` ones. Only those exact elements at those depths
+ * `<lastmod>` and `<changefreq>`, and `<sitemapindex><sitemap><loc>` ones. Only those exact elements at those depths
  * count, so an extension's `<image:loc>` inside a `<url>` is not taken for the page's URL. A
  * document whose root is anything else (an HTML page served at the sitemap's URL) fails at its
  * first tag, one that is not well-formed XML when sax finds it so (a cut-off one at its end).
@@ -31,12 +39,13 @@ export class SitemapParser {
     private readonly decoder = new StringDecoder('utf8');
     private root?: 'urlset' | 'sitemapindex';
     private depth = 0;
-    private field?: 'loc' | 'lastmod';
+    private field?: 'loc' | 'lastmod' | 'changefreq';
     private loc = '';
     private lastmod = '';
+    private changefreq = '';
     private error?: Error;
 
-    constructor(on: { url(loc: string, lastmod: string | undefined): void; sitemap(loc: string): void }) {
+    constructor(on: { url(loc: string, hints: SitemapHints): void; sitemap(loc: string): void }) {
         this.sax.onopentag = ({ name }) => {
             this.depth += 1;
             if (this.depth === 1) {
@@ -47,8 +56,8 @@ export class SitemapParser {
                     );
                 this.root = name;
             } else if (this.depth === 2) {
-                this.loc = this.lastmod = '';
-            } else if (this.depth === 3 && (name === 'loc' || name === 'lastmod')) {
+                this.loc = this.lastmod = this.changefreq = '';
+            } else if (this.depth === 3 && (name === 'loc' || name === 'lastmod' || name === 'changefreq')) {
                 this.field = name;
             }
         };
@@ -56,18 +65,25 @@ export class SitemapParser {
             this.field = undefined;
             const loc = this.loc.trim();
             if (this.depth === 2 && loc) {
-                if (this.root === 'urlset' && name === 'url') on.url(loc, isoDate(this.lastmod));
+                if (this.root === 'urlset' && name === 'url') on.url(loc, this.hints());
                 else if (this.root === 'sitemapindex' && name === 'sitemap') on.sitemap(loc);
             }
             this.depth -= 1;
         };
         this.sax.ontext = this.sax.oncdata = (text) => {
             if (this.field === 'loc') this.loc += text;
-            else if (this.field === 'lastmod') this.lastmod += text;
+            else if (this.field) this[this.field] += text;
         };
         this.sax.onerror = (error) => {
             this.error ??= error;
         };
+    }
+
+    /** The `<lastmod>` (as an ISO date) and `<changefreq>` of the entry just read, those it had. */
+    private hints(): SitemapHints {
+        const lastmod = isoDate(this.lastmod);
+        const changefreq = this.changefreq.trim().toLowerCase();
+        return { ...(lastmod ? { lastmod } : {}), ...(changefreq ? { changefreq } : {}) };
     }
 
     write(chunk: Buffer): void {

@@ -1,7 +1,7 @@
 /**
  * Sitemaps (sitemaps.org) as a source of start URLs: the `<url><loc>` entries of a `<urlset>` go to
  * the frontier as start URLs do, links with no label that the routes' `match` patterns route, each
- * with its `<lastmod>` kept in its userData as an ISO string (`lastmod`); the `<sitemap><loc>`
+ * with its `<lastmod>` kept in its userData as an ISO string (`lastmod`) and its `<changefreq>` (`changefreq`); the `<sitemap><loc>`
  * entries of a `<sitemapindex>` are read in turn, breadth first. With `sitemaps: true` the site's
  * sitemaps are the `Sitemap:` lines of its robots.txt.
  *
@@ -199,8 +199,9 @@ export class SitemapReader {
         let parsed = 0;
         const held: Link[] = [];
         const parser = new SitemapParser({
-            url: (loc, lastmod) => {
-                if (parsed++ >= skip) held.push(lastmod ? { url: loc, userData: { lastmod } } : { url: loc });
+            url: (loc, hints) => {
+                if (parsed++ >= skip)
+                    held.push(Object.keys(hints).length > 0 ? { url: loc, userData: { ...hints } } : { url: loc });
             },
             sitemap: (loc) => this.take(loc, base, sitemap.depth + 1),
         });

@@ -2,7 +2,8 @@
  * A recrawl's two ends (store/pageHistory.ts says what it starts from). At the start, the known
  * pages due by the revisit policy go through the frontier with what the history knows of them
  * (RequestData.known), navigation pages first and the rest most likely changed first, so a request
- * budget is spent where changes are; the ones not due are marked seen, so no link fetches them.
+ * budget is spent where changes are; the ones not due are marked seen, so no link fetches them,
+ * unless the site's sitemap says they changed (revisitPolicy.ts, `sitemapSaysDue`).
  * At the end of a recrawl that ran to its end, every live page it did not settle (not due, or out
  * of budget) keeps its items, stored in this run's dataset as unchanged. A page is removed only by
  * what the recrawl saw of it: a 404 or 410, or a redirect to another page.
@@ -12,6 +13,10 @@
  */
 import type { Logger } from 'pino';
 import type { Frontier } from '../frontier/frontier.js';
+import { normalizeUrl, urlKey } from '../frontier/normalize.js';
+import { sitemapSaysDue } from '../frontier/revisitPolicy.js';
+import type { SitemapHints } from '../frontier/sitemapParser.js';
+import type { Link } from '../vocabulary/request.js';
 import type { RunStats } from '../monitor/stats.js';
 import type { RunStores } from './stores.js';
 
@@ -36,13 +41,13 @@ export async function logSeries(stores: RunStores, site: string, log: Logger): P
     );
 }
 
-/** Puts the known pages due now through the frontier, and marks the rest seen; returns how many of each. */
+/** Puts the known pages due now through the frontier, and marks the rest seen; returns those. */
 export async function seedKnownPages(
     { history, series, seenSet }: Pick<RunStores, 'history' | 'series' | 'seenSet'>,
     frontier: Frontier,
     log: Logger,
-): Promise<{ due: number; notDue: number }> {
-    if (series.mode !== 'recrawl') return { due: 0, notDue: 0 };
+): Promise<NotDuePages> {
+    if (series.mode !== 'recrawl') return new NotDuePages([], history, frontier);
     const now = Date.now();
     const notDue = await history.notDueKeys(now);
     for (let start = 0; start < notDue.length; start += BATCH) await seenSet.add(notDue.slice(start, start + BATCH));
@@ -55,7 +60,50 @@ export async function seedKnownPages(
         { due: due.length, notDue: notDue.length },
         `${due.length} known pages due now; ${notDue.length} not due keep their items`,
     );
-    return { due: due.length, notDue: notDue.length };
+    return new NotDuePages(notDue, history, frontier);
+}
+
+/** A recrawl's known pages that were not due when it started, until a sitemap says they changed. */
+export class NotDuePages {
+    private readonly keys: Set<string>;
+
+    constructor(
+        keys: readonly string[],
+        private readonly history: RunStores['history'],
+        private readonly frontier: Frontier,
+    ) {
+        this.keys = new Set(keys);
+    }
+
+    /**
+     * Queues the pages of sitemap links (their `lastmod` and `changefreq` in the links' request data)
+     * that are not due but that the sitemap says changed since their last check; returns how many.
+     */
+    async fromSitemap(links: readonly Link[]): Promise<number> {
+        if (this.keys.size === 0) return 0;
+        const hinted = new Map<string, SitemapHints>();
+        for (const link of links) {
+            const key = this.keyOf(link.url);
+            if (key !== undefined && this.keys.has(key)) hinted.set(key, (link.userData ?? {}) as SitemapHints);
+        }
+        if (hinted.size === 0) return 0;
+        const now = Date.now();
+        const due = (await this.history.pages([...hinted.keys()])).filter((page) =>
+            sitemapSaysDue(page, hinted.get(page.key) ?? {}, now),
+        );
+        for (const page of due) this.keys.delete(page.key);
+        return this.frontier.queueKnown(
+            due.map((page) => ({ url: page.url, label: page.label, userData: { known: page } })),
+        );
+    }
+
+    private keyOf(url: string): string | undefined {
+        try {
+            return urlKey(normalizeUrl(url, { trackingParams: this.frontier.trackingParams }));
+        } catch {
+            return undefined;
+        }
+    }
 }
 
 /** The end of a recrawl that ran to its end: the pages it did not settle keep their items. */

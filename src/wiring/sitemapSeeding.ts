@@ -12,6 +12,7 @@ import { createSitemapFetch } from '../fetch/http/sitemapFetch.js';
 import { OWN_TURN, RedisSitemapTurn } from '../frontier/redis/sitemapTurn.js';
 import { SitemapReader } from '../frontier/sitemaps.js';
 import type { Pipeline } from './build.js';
+import type { NotDuePages } from './recrawl.js';
 
 export interface SitemapSeeding {
     /** Whether the sitemaps are still being read. */
@@ -30,7 +31,11 @@ export interface SitemapSeeding {
  * Starts reading the site's sitemaps, when it names any; `startUrls`
  * are the run's (their origins' robots.txt for `sitemaps: true`).
  */
-export function seedSitemaps(pipeline: Pipeline, startUrls: readonly string[]): SitemapSeeding | undefined {
+export function seedSitemaps(
+    pipeline: Pipeline,
+    startUrls: readonly string[],
+    notDue?: NotDuePages,
+): SitemapSeeding | undefined {
     const { options, frontier, stores, routing, egress, httpClient } = pipeline;
     const { site, log } = options;
     const named = site.sitemaps;
@@ -53,7 +58,8 @@ export function seedSitemaps(pipeline: Pipeline, startUrls: readonly string[]): 
             maxBytes: (options.maxResponseMb ?? CRAWL_DEFAULTS.maxResponseMb) * 1024 * 1024,
         }),
         enqueue: async (links, base) => {
-            const queued = await frontier.enqueue(links, base);
+            // A recrawl's pages not due are seen already: the sitemap may say they changed.
+            const queued = (await frontier.enqueue(links, base)) + ((await notDue?.fromSitemap(links)) ?? 0);
             batchDone();
             return queued;
         },
