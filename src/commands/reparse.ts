@@ -10,7 +10,10 @@ import { decodeBody } from '../fetch/http/decodeBody.js';
 import { checkResponse } from '../fetch/failures/responseCheck.js';
 import { optionLines, parseCommandLine } from '../options/config.js';
 import { ConfigError } from '../options/configError.js';
-import { type PageSource, reparse, reparseSite, type ReparseResult } from '../parse/reparse.js';
+import { livePages, type PageSource, reparse, reparseSite, type ReparseResult } from '../parse/reparse.js';
+import { PgPageHistory } from '../store/postgres/pageHistory.js';
+import { SqliteDatasetClient } from '../store/sqlite/datasetClient.js';
+import { SqlitePageHistory } from '../store/sqlite/pageHistory.js';
 import { type Skipped, WarcPages, warcFilesAt } from '../parse/warcPages.js';
 import type { Site } from '../site/site.js';
 import { openStorage } from '../store/datasets.js';
@@ -152,7 +155,10 @@ async function inStorageDir(where: Where): Promise<ReparseResult> {
     }
     const { config, storage } = openStorage(storageDir);
     try {
-        return await reparse({ site, storageDir, archiveDir, config, route, raw });
+        const history = new SqlitePageHistory(storage.db, site.name, new SqliteDatasetClient(storage.db, site.name));
+        const archived =
+            raw ?? livePages(await ArchiveStore.open({ archiveDir, site: site.name }), await history.removedKeys());
+        return await reparse({ site, storageDir, archiveDir, config, route, raw: archived });
     } finally {
         await storage.close();
     }
@@ -165,7 +171,12 @@ async function inPostgres(databaseUrl: string, where: Where): Promise<ReparseRes
     try {
         return await reparseSite({
             site,
-            raw: where.raw ?? (await IndexedRawPages.open(db, site.name, { archiveDir })),
+            raw:
+                where.raw ??
+                livePages(
+                    await IndexedRawPages.open(db, site.name, { archiveDir }),
+                    await new PgPageHistory(db, site.name).removedKeys(),
+                ),
             results: await pgResults(db, site.name),
             route,
         });

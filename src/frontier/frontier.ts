@@ -104,6 +104,20 @@ export class Frontier {
     }
 
     /**
+     * The links of a page that the frontier would route (crawlable, in scope, routed), in fetch form
+     * with their routes' labels, the first `maxLinksPerPage`: what a recrawl keeps of a listing, to
+     * queue again when the listing is found unchanged.
+     */
+    routedLinks(links: readonly Link[], base: URL): Link[] {
+        return links.slice(0, this.maxLinksPerPage).flatMap((link) => {
+            const url = this.fetchForm(link.url, base);
+            if (!url || (this.options.scope && !this.options.scope.includes(new URL(url)))) return [];
+            const route = this.site.routeFor(link.label, new URL(url));
+            return route ? [{ url, label: route.label }] : [];
+        });
+    }
+
+    /**
      * What became of each link, in order. Every skip is counted in the stats by its reason once the
      * links are admitted: an admission that fails counts nothing, and the page's retry counts them.
      */

@@ -132,6 +132,8 @@ export class PageHandler {
     async handleUnchanged(page: UnchangedPage): Promise<void> {
         const { request, route, profile, digest, known } = page;
         const fetchedAt = new Date().toISOString();
+        // What an unchanged listing leads to is found without a parse: the links it had are the links it has.
+        if (known.links) await this.options.frontier.enqueue(known.links);
         await this.options.raw.putRevisit({
             key: rawPageKey(known.capturedUrl ?? request.url, 'http'),
             url: request.url,
@@ -193,9 +195,12 @@ export class PageHandler {
             canonical && !request.userData.canonicalChecked
                 ? await frontier.claimCanonical(canonical, request.url)
                 : undefined;
+        const { known } = request.userData;
         if (claim === 'taken') {
             log.debug({ url: request.url, canonical }, 'duplicate of a page already seen');
             await settle({
+                // A known page that is now another's duplicate: its items of the last run are not carried.
+                page: known && { kind: 'withoutItems', key: known.key },
                 count: (counts) => {
                     counts.duplicates += 1;
                     counts.succeeded += 1;
@@ -204,7 +209,8 @@ export class PageHandler {
             return;
         }
 
-        await frontier.enqueueFromPage(parsed.links, new URL(parsed.base));
+        const base = new URL(parsed.base);
+        await frontier.enqueueFromPage(parsed.links, base);
 
         const fields = failingFields(verdict);
         if (renderer === 'http' && route.render === 'auto' && route.extract) {
@@ -228,7 +234,13 @@ export class PageHandler {
         const origin = { url: canonical ?? request.url, route: route.label, rawKey, renderer, fetchedAt };
         const rejected = quarantineEntries(verdict, origin);
         const items = storedItems(verdict, origin);
-        const { known } = request.userData;
+        const check: PageCheck = {
+            ...page.check,
+            items: items.length,
+            changed: false,
+            ...(isNavigation(route) ? { links: frontier.routedLinks(parsed.links, base) } : {}),
+            canonical: claimKey(claim),
+        };
         const previous = known && (await this.options.history.items(known.key));
         const marked = this.options.recrawl ? markChanges(previous, items) : undefined;
         const changed = known !== undefined && marked !== undefined && pageChanged(previous, marked);
@@ -236,7 +248,7 @@ export class PageHandler {
             items: marked ?? items,
             quarantine: rejected,
             claim: claimKey(claim),
-            page: fetchedRecord({ ...page.check, changed, items: items.length }, items, this.options.revisit),
+            page: fetchedRecord({ ...check, changed }, items, this.options.revisit),
             count: (counts) => {
                 for (const item of marked ?? []) counts.countChange(route.label, item._change, 1);
                 const routeStats = counts.route(route.label);

@@ -21,6 +21,10 @@ export interface PageCheck {
     /** Whether the check found the page changed since the last run; false for a page seen first. */
     changed: boolean;
     items: number;
+    /** A navigation page's routed links; default: what the history knew. */
+    links?: KnownPage['links'];
+    /** The canonical URL key the page claimed; default: what the history knew. */
+    canonical?: string;
 }
 
 /** A response's validators, as the history keeps them. */
@@ -30,6 +34,10 @@ export function validatorsOf(
     const etag = first(headers.etag);
     const lastModified = first(headers['last-modified']);
     return { ...(etag ? { etag } : {}), ...(lastModified ? { lastModified } : {}) };
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [key in K]?: V } {
+    return value === undefined ? {} : ({ [key]: value } as { [key in K]: V });
 }
 
 function first(value: string | string[] | undefined): string | undefined {
@@ -52,6 +60,8 @@ export function checkedPage(check: PageCheck): KnownPage {
         capturedAt: check.digest === undefined ? known?.capturedAt : check.fetchedAt,
         capturedUrl: check.digest === undefined ? known?.capturedUrl : check.finalUrl,
         items: check.items,
+        ...optional('links', check.links ?? known?.links),
+        ...optional('canonical', check.canonical ?? known?.canonical),
         checks: known ? known.checks + 1 : 0,
         changes: known ? known.changes + (check.changed ? 1 : 0) : 0,
         firstCheckedAt: known?.firstCheckedAt ?? now,
@@ -89,6 +99,6 @@ export function movedRecord(known: KnownPage, location: string): PageRecord | un
 
 /** A known page dead-lettered: gone when the site answers 404 or 410 for it, else failed this time. */
 export function failedRecord(known: KnownPage, status: number | undefined): PageRecord {
-    if (status !== 404 && status !== 410) return { kind: 'failed', key: known.key };
+    if (status !== 404 && status !== 410) return { kind: 'withoutItems', key: known.key };
     return { kind: 'removed', key: known.key, removal: { reason: `http-${status}` } };
 }

@@ -34,6 +34,20 @@ export interface PageSource {
     deadLetters?(): AsyncIterable<DeadLetterEntry>;
 }
 
+/**
+ * The pages of `raw` but those whose request a recrawl found gone (store/pageHistory.ts): the
+ * archive keeps every run's captures, and the newest capture of a removed page is the 200 of a run
+ * before it was removed.
+ */
+export function livePages(raw: Pick<PageSource, 'pages'>, removedKeys: readonly string[]): PageSource {
+    const removed = new Set(removedKeys);
+    return {
+        pages: async function* () {
+            for await (const page of raw.pages()) if (!removed.has(urlKey(page.url))) yield page;
+        },
+    };
+}
+
 export interface ReparseOptions {
     site: Site;
     storageDir: string;

@@ -10,6 +10,7 @@
  * (sqlite/pageHistory.ts) and PostgreSQL (postgres/pageHistory.ts).
  */
 import type { KnownPage } from '../vocabulary/knownPage.js';
+import type { RevisitBounds } from '../frontier/revisitPolicy.js';
 import type { StoredItem } from './records.js';
 
 export type { KnownPage } from '../vocabulary/knownPage.js';
@@ -48,10 +49,11 @@ export type PageRecord =
     /** Gone: its items leave the dataset and are reported removed. */
     | { kind: 'removed'; key: string; removal: Removal }
     /**
-     * Failed this time (dead-lettered for another reason): its items are not carried, since the request
-     * is in dead-letter, but the page stays known for the next run.
+     * Settled without items of its own this time (dead-lettered for another reason than a 404, or a
+     * duplicate of a page that claimed its canonical URL): its items are not carried, as the request
+     * is elsewhere, but the page stays known for the next run.
      */
-    | { kind: 'failed'; key: string };
+    | { kind: 'withoutItems'; key: string };
 
 /** An item of the previous run whose page is gone, as the change log reports it. */
 export type RemovedItem = StoredItem & { _change: 'removed'; _removedBecause: string; _movedTo?: string };
@@ -67,16 +69,21 @@ export function removedItem(item: StoredItem, removal: Removal): RemovedItem {
 
 export interface PageHistory {
     /**
-     * The keys of the live pages due by `now`: navigation pages first, then the rest most likely
+     * The keys of the live pages due by `now`, each one's next due time kept within `bounds` (the
+     * run's own, which may not be those it was set under): navigation pages first, then the rest most likely
      * changed first (frontier/revisitPolicy.ts), then in the order they were first stored.
      */
-    dueKeys(now: number): Promise<string[]>;
+    dueKeys(now: number, bounds: Required<RevisitBounds>): Promise<string[]>;
     /** The keys of the live pages not due by `now`. */
-    notDueKeys(now: number): Promise<string[]>;
+    notDueKeys(now: number, bounds: Required<RevisitBounds>): Promise<string[]>;
     /** The pages with these keys, in the keys' order (unknown keys left out). */
     pages(keys: readonly string[]): Promise<KnownPage[]>;
     /** How many live pages the history holds. */
     count(): Promise<number>;
+    /** Whether run `run` settled any page: a run that did not may be started again as the same run. */
+    settledAny(run: number): Promise<boolean>;
+    /** The canonical URL keys live pages claimed, other than their own, with the claiming page's key. */
+    canonicalClaims(): Promise<{ key: string; canonical: string }[]>;
     /** The items the page yielded when last parsed; undefined for a page the history does not know. */
     items(key: string): Promise<readonly StoredItem[] | undefined>;
     /**
@@ -85,6 +92,8 @@ export interface PageHistory {
      * marked this run's. Returns how many items were carried, by route.
      */
     carryUnsettled(run: number): Promise<Record<string, number>>;
+    /** The keys of the pages removed in any run: re-parse leaves their archived pages out. */
+    removedKeys(): Promise<string[]>;
     /** The items of the pages removed in `run`, as the change log reports them. */
     removed(run: number): AsyncIterable<RemovedItem>;
 }

@@ -32,4 +32,11 @@ export interface KnownPage extends CheckHistory {
     capturedUrl?: string;
     /** How many items it yielded when last parsed. */
     items: number;
+    /**
+     * A navigation page's links the frontier routes, as it last read them: queued again when the page
+     * is found unchanged, so what it leads to is found without a parse.
+     */
+    links?: { url: string; label?: string }[];
+    /** The URL key of the canonical URL the page claimed, when not its own. */
+    canonical?: string;
 }

@@ -33,7 +33,7 @@ import { sqliteClientOf } from '../store/sqlite/requestQueueClient.js';
 import { SqliteOutcomes } from '../store/sqlite/outcomes.js';
 import type { SqliteStorageClient } from '../store/sqlite/storageClient.js';
 import type { DistributedStores } from './openDistributed.js';
-import { logSeries } from './recrawl.js';
+import { logSeries, startSeries } from './recrawl.js';
 import type { RunStores } from './stores.js';
 
 export interface SiteStoresOptions {
@@ -111,19 +111,15 @@ async function openLocked(
     const pending = queues.reduce((sum, queue) => sum + queue.pendingRequestCount, 0);
     const history = new SqlitePageHistory(storage.db, site, new SqliteDatasetClient(storage.db, names.items));
     const resuming = pending > 0 && !options.fresh && !options.recrawl;
-    const recrawl = !resuming && !options.fresh && (await history.count()) > 0;
     const archiveDir = options.archiveDir ?? archiveDirOf(storageDir);
     const last = history.series();
     let series: SeriesRun = last ?? { run: 1, mode: 'first' };
     if (!resuming) {
         await emptyQueues(site, storage, runState);
-        if (recrawl) {
-            await (await datasetResults(site, config)).promote();
-            series = { run: (last?.run ?? 1) + 1, mode: 'recrawl' };
-        } else {
-            await purge(site, archiveDir, config, history);
-            series = { run: 1, mode: 'first' };
-        }
+        const start = await startSeries(history, last, options);
+        if (start.lastResults === 'purge') await purge(site, archiveDir, config, history);
+        if (start.lastResults === 'rotate') await (await datasetResults(site, config)).promote();
+        series = start.series;
         history.startRun(series);
     }
 

@@ -46,6 +46,7 @@ import type { SeriesRun } from '../store/pageHistory.js';
 import { redactUrl } from '../vocabulary/redact.js';
 import type { RequestData, Stage } from '../vocabulary/request.js';
 import { failedRecord } from '../parse/pageRecords.js';
+import { startSeries } from './recrawl.js';
 import type { RunStores } from './stores.js';
 
 export type DistributedStoresOptions = DistributedOptions &
@@ -222,18 +223,19 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
         const last = await history.series();
         series = last ?? series;
         if (newRun) {
-            const recrawl = !options.fresh && (await history.count()) > 0;
+            const start = await startSeries(history, last, options);
             await Promise.all([
                 httpQueue.clear(),
                 browserQueue.clear(),
                 seenSet.clear(),
                 fleet.clear(),
                 redis.del(...keys.shared),
-                ...(recrawl
-                    ? [sink.clearFrontier(site), pgResults(db, site).then((results) => results.promote())]
-                    : [sink.purge(site), ArchiveStore.purge({ archiveDir, site })]),
+                ...(start.lastResults === 'purge'
+                    ? [sink.purge(site), ArchiveStore.purge({ archiveDir, site })]
+                    : [sink.clearFrontier(site)]),
+                ...(start.lastResults === 'rotate' ? [pgResults(db, site).then((results) => results.promote())] : []),
             ]);
-            series = recrawl ? { run: (last?.run ?? 1) + 1, mode: 'recrawl' } : { run: 1, mode: 'first' };
+            series = start.series;
             await history.startRun(series);
         }
         await fleet.heartbeat(stats.snapshot(), 0);

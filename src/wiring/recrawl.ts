@@ -14,14 +14,42 @@
 import type { Logger } from 'pino';
 import type { Frontier } from '../frontier/frontier.js';
 import { normalizeUrl, urlKey } from '../frontier/normalize.js';
-import { sitemapSaysDue } from '../frontier/revisitPolicy.js';
+import { REVISIT_DEFAULTS, type RevisitBounds, sitemapSaysDue } from '../frontier/revisitPolicy.js';
 import type { SitemapHints } from '../frontier/sitemapParser.js';
 import type { Link } from '../vocabulary/request.js';
 import type { RunStats } from '../monitor/stats.js';
+import type { PageHistory, SeriesRun } from '../store/pageHistory.js';
 import type { RunStores } from './stores.js';
 
 /** Keys per batch, into the seen-set and through the frontier. */
 const BATCH = 1000;
+
+/** What a run that is not resumed starts as: its place in the series, and what to do to the last run's results. */
+export interface SeriesStart {
+    series: SeriesRun;
+    /** `purge`: a first run, the site emptied; `rotate`: the last run's results become `-previous`; `none`. */
+    lastResults: 'purge' | 'rotate' | 'none';
+}
+
+/**
+ * A first run when the history is empty or `fresh`; else a recrawl, one run after the last. A last
+ * recrawl that settled no page (it failed before its first outcome) is started again as the same run,
+ * so a failed start does not push the results before it out of `-previous`. A last recrawl that did
+ * settle pages has what it did not settle carried first (idempotent): if its own end was cut off,
+ * its results are made whole before they become `-previous`.
+ */
+export async function startSeries(
+    history: PageHistory,
+    last: SeriesRun | undefined,
+    { fresh = false }: { fresh?: boolean },
+): Promise<SeriesStart> {
+    if (fresh || (await history.count()) === 0) return { series: { run: 1, mode: 'first' }, lastResults: 'purge' };
+    if (last?.mode === 'recrawl') {
+        if (!(await history.settledAny(last.run))) return { series: last, lastResults: 'none' };
+        await history.carryUnsettled(last.run);
+    }
+    return { series: { run: (last?.run ?? 1) + 1, mode: 'recrawl' }, lastResults: 'rotate' };
+}
 
 /** Says in the run's first line whether it recrawls and what `--fresh` and `--recrawl` would change. */
 export async function logSeries(stores: RunStores, site: string, log: Logger): Promise<void> {
@@ -45,13 +73,17 @@ export async function logSeries(stores: RunStores, site: string, log: Logger): P
 export async function seedKnownPages(
     { history, series, seenSet }: Pick<RunStores, 'history' | 'series' | 'seenSet'>,
     frontier: Frontier,
+    revisit: RevisitBounds,
     log: Logger,
 ): Promise<NotDuePages> {
+    const bounds = { ...REVISIT_DEFAULTS, ...revisit };
     if (series.mode !== 'recrawl') return new NotDuePages([], history, frontier);
     const now = Date.now();
-    const notDue = await history.notDueKeys(now);
+    // A canonical URL a known page claimed stays its own: a link to it is a duplicate, not a new page.
+    for (const { key, canonical } of await history.canonicalClaims()) await seenSet.claim(canonical, key);
+    const notDue = await history.notDueKeys(now, bounds);
     for (let start = 0; start < notDue.length; start += BATCH) await seenSet.add(notDue.slice(start, start + BATCH));
-    const due = await history.dueKeys(now);
+    const due = await history.dueKeys(now, bounds);
     for (let start = 0; start < due.length; start += BATCH) {
         const pages = await history.pages(due.slice(start, start + BATCH));
         await frontier.enqueue(pages.map((page) => ({ url: page.url, label: page.label, userData: { known: page } })));

@@ -30,7 +30,7 @@ export async function runRounds(pipeline: Pipeline): Promise<Ran> {
     const { site, log } = options;
     const startUrls = options.startUrls.length > 0 ? options.startUrls : site.startUrls;
     // A recrawl's known pages first: a start URL the last run fetched is one of them, asked conditionally.
-    const notDue = await seedKnownPages(pipeline.stores, frontier, log);
+    const notDue = await seedKnownPages(pipeline.stores, frontier, options.revisit ?? {}, log);
     await frontier.enqueue(startUrls.map((url) => ({ url })));
     log.info({ site: site.name, startUrls, storageDir: options.storageDir }, `crawling ${site.name}`);
     const sitemaps = seedSitemaps(pipeline, startUrls, notDue);

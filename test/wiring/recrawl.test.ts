@@ -124,4 +124,13 @@ describe('a recrawl of a shop that changed since the first run', () => {
         const previous = await readDataset<StoredItem>(storageDir, `${siteDefinition.name}-previous`);
         assert.equal(previous.length, first.items.stored);
     });
+
+    it('re-parses its archive into the same items: no page the recrawl found gone comes back', async () => {
+        const run = await runScript('src/commands/reparse.ts', [
+            ...['--site', siteDefinition.name, '--storage-dir', storageDir],
+        ]);
+        assert.equal(run.code, 0, run.stderr);
+        const reparsed = await readDataset<StoredItem>(storageDir, siteDefinition.name);
+        assert.deepEqual(comparable(reparsed), comparable(items));
+    });
 });

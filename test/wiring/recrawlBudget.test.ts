@@ -89,3 +89,45 @@ function forgetChangeRates(dir: string): void {
         releaseDatabase(dir);
     }
 }
+
+describe('a recrawl after a first run its budget cut short', () => {
+    let shop: Shop;
+    let storageDir: string;
+    let items: StoredItem[];
+    let listingsAnswered304: number;
+
+    before(async () => {
+        shop = await startShop(CHANGING_SHOP);
+        storageDir = await mkdtemp(join(tmpdir(), 'dragnet-recrawl-cut-'));
+        const crawlOnce = (maxRequests?: number) =>
+            crawl({
+                site: siteDefinition,
+                startUrls: [`${shop.url}/`],
+                storageDir,
+                maxRequests,
+                progressIntervalSecs: 3600,
+                log: createLogger({ level: 'silent' }),
+                chromiumPath: undefined,
+            });
+        await crawlOnce(120);
+        shop.resetStats();
+        await crawlOnce();
+        items = await readDataset<StoredItem>(storageDir, siteDefinition.name);
+        const served = shop.stats().byPath;
+        listingsAnswered304 = Object.entries(served)
+            .filter(([path]) => path.startsWith('/category/'))
+            .reduce((sum, [, counts]) => sum + (counts['304'] ?? 0), 0);
+    });
+    after(async () => {
+        await shop?.close();
+        if (storageDir) await rm(storageDir, { recursive: true, force: true });
+    });
+
+    it("finds the rest of the shop through the unchanged listings' links, without parsing them again", () => {
+        assert.ok(listingsAnswered304 > 0, 'some listings were answered 304');
+        assert.deepEqual(
+            items.map((item) => item._url).sort(),
+            shop.products.map((product) => `${shop.url}${product.path}`).sort(),
+        );
+    });
+});

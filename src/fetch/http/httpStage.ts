@@ -148,7 +148,17 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                     throw new FetchFailure('exit', `HTTP ${status} from the proxy`, status, `proxy-${status}`);
                 const requestHeaders = sentHeaders(response);
                 const { known } = userData;
-                if (known && isNotModified(known, status, response.headers)) {
+                if (known && status === 304 && !isNotModified(known, status, response.headers)) {
+                    // Asked again without validators: the digest still tells an unchanged page.
+                    userData.known = { ...known, etag: undefined, lastModified: undefined };
+                    throw new FetchFailure(
+                        'transient',
+                        'unmatched-304: the site answered 304 naming other validators than the ones asked about',
+                        status,
+                        'unmatched-304',
+                    );
+                }
+                if (known && status === 304) {
                     routing.end(request, { ok: true, bytes: 0 });
                     return pageHandler.handleUnchanged({
                         request: { url: request.url, label: request.label, userData },
@@ -174,8 +184,13 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                         fetchedAt: new Date().toISOString(),
                         requestHeaders,
                     });
+                    const moved = known && movedRecord(known, location);
                     const outcome = await frontier.followRedirect(
-                        { url: request.url, label: request.label, userData: withoutHistory(userData) },
+                        {
+                            url: request.url,
+                            label: request.label,
+                            userData: moved ? withoutHistory(userData) : userData,
+                        },
                         location,
                     );
                     // A target the frontier did not take leaves this URL nowhere else: it is dead-lettered with why.
@@ -183,7 +198,6 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                         const reason = REDIRECT_FAILURES[outcome];
                         throw new FetchFailure('permanent', `${reason}: ${request.url} → ${location}`, status, reason);
                     }
-                    const moved = known && movedRecord(known, location);
                     await settle({
                         page: moved,
                         count: (counts) => {

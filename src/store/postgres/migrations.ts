@@ -122,6 +122,7 @@ later.seq > earlier.seq;
         navigation boolean NOT NULL,        -- a listing, fetched on every recrawl
         page json NOT NULL,                 -- KnownPage: URL, validators, digest, checks
         items json NOT NULL,                -- the items it yielded when last parsed
+        prev_items json,                    -- its items before the run that last settled it
         rate double precision,              -- estimated changes per ms; NULL before one interval
         last_checked_at bigint NOT NULL,    -- ms since the epoch, as next_due_at
         next_due_at bigint NOT NULL,

@@ -14,12 +14,16 @@ import {
     removedItem,
     type SeriesRun,
 } from '../pageHistory.js';
+import type { RevisitBounds } from '../../frontier/revisitPolicy.js';
 import type { StoredItem } from '../records.js';
 import { jsonb, type PgDatabase } from './database.js';
 import { insertRecords, retryTransient } from './sink.js';
 
 /** Pages carried per transaction at the end of a recrawl. */
 const CARRY_BATCH = 500;
+
+/** Whether a page is due at $2, its next due time kept within this run's $3 (min) and $4 (max) (revisitPolicy.ts). */
+const DUE = `(navigation OR ((next_due_at <= $2 OR last_checked_at + $4 <= $2) AND last_checked_at + $3 <= $2))`;
 
 /** A page record with the request key its outcome was committed under. */
 export interface KeyedPageRecord {
@@ -37,15 +41,16 @@ export class PgPageHistory implements PageHistory {
         this.table = db.table('page_history');
     }
 
-    async dueKeys(now: number): Promise<string[]> {
+    async dueKeys(now: number, bounds: Required<RevisitBounds>): Promise<string[]> {
         return this.keys(
-            `next_due_at <= $2 ORDER BY navigation DESC, rate IS NOT NULL, rate * ($2 - last_checked_at) DESC, seq`,
+            `${DUE} ORDER BY navigation DESC, rate IS NOT NULL, rate * ($2 - last_checked_at) DESC, seq`,
             now,
+            bounds,
         );
     }
 
-    async notDueKeys(now: number): Promise<string[]> {
-        return this.keys('next_due_at > $2', now);
+    async notDueKeys(now: number, bounds: Required<RevisitBounds>): Promise<string[]> {
+        return this.keys(`NOT ${DUE}`, now, bounds);
     }
 
     async pages(keys: readonly string[]): Promise<KnownPage[]> {
@@ -69,12 +74,44 @@ export class PgPageHistory implements PageHistory {
         return Number(rows[0]?.n ?? 0);
     }
 
+    async removedKeys(): Promise<string[]> {
+        const { rows } = await retryTransient(() =>
+            this.db.query<{ key: string }>(
+                `SELECT key FROM ${this.table} WHERE site = $1 AND removed_run IS NOT NULL`,
+                [this.site],
+            ),
+        );
+        return rows.map((row) => row.key);
+    }
+
+    async settledAny(run: number): Promise<boolean> {
+        const { rows } = await retryTransient(() =>
+            this.db.query(`SELECT 1 FROM ${this.table} WHERE site = $1 AND run = $2 LIMIT 1`, [this.site, run]),
+        );
+        return rows.length > 0;
+    }
+
+    async canonicalClaims(): Promise<{ key: string; canonical: string }[]> {
+        const { rows } = await retryTransient(() =>
+            this.db.query<{ key: string; canonical: string }>(
+                `SELECT key, page->>'canonical' AS canonical FROM ${this.table}
+                 WHERE site = $1 AND removed_run IS NULL AND page->>'canonical' IS NOT NULL`,
+                [this.site],
+            ),
+        );
+        return rows;
+    }
+
     async items(key: string): Promise<readonly StoredItem[] | undefined> {
         const { rows } = await retryTransient(() =>
-            this.db.query<{ items: StoredItem[] }>(`SELECT items FROM ${this.table} WHERE site = $1 AND key = $2`, [
-                this.site,
-                key,
-            ]),
+            // A page this run settled already (a job another worker lost, done again) is compared with what
+            // it was before this run.
+            this.db.query<{ items: StoredItem[] }>(
+                `SELECT CASE WHEN h.run >= r.run THEN h.prev_items ELSE h.items END AS items
+                 FROM ${this.table} h JOIN ${this.db.table('site_runs')} r ON r.site = h.site
+                 WHERE h.site = $1 AND h.key = $2`,
+                [this.site, key],
+            ),
         );
         return rows[0]?.items;
     }
@@ -136,11 +173,11 @@ export class PgPageHistory implements PageHistory {
         );
     }
 
-    private async keys(condition: string, now: number): Promise<string[]> {
+    private async keys(condition: string, now: number, bounds: Required<RevisitBounds>): Promise<string[]> {
         const { rows } = await retryTransient(() =>
             this.db.query<{ key: string }>(
                 `SELECT key FROM ${this.table} WHERE site = $1 AND removed_run IS NULL AND ${condition}`,
-                [this.site, now],
+                [this.site, now, bounds.revisitMin, bounds.revisitMax],
             ),
         );
         return rows.map((row) => row.key);
@@ -159,10 +196,11 @@ export async function writePageRecords(
     const fetched = records.flatMap(({ record }) => (record.kind === 'fetched' ? [record] : []));
     if (fetched.length > 0)
         await client.query(
-            `INSERT INTO ${table} (site, key, navigation, page, items, rate, last_checked_at, next_due_at, run)
+            `INSERT INTO ${table} AS h (site, key, navigation, page, items, rate, last_checked_at, next_due_at, run)
              SELECT $1, * FROM unnest($2::text[], $3::boolean[], $4::json[], $5::json[], $6::float8[], $7::bigint[],
                  $8::bigint[], $9::int[])
              ON CONFLICT (site, key) DO UPDATE SET navigation = EXCLUDED.navigation, page = EXCLUDED.page,
+                 prev_items = CASE WHEN h.run < EXCLUDED.run THEN h.items ELSE h.prev_items END,
                  items = EXCLUDED.items, rate = EXCLUDED.rate, last_checked_at = EXCLUDED.last_checked_at,
                  next_due_at = EXCLUDED.next_due_at, run = EXCLUDED.run, removed_run = NULL, removal = NULL`,
             [
@@ -183,7 +221,7 @@ export async function writePageRecords(
     if (unchanged.length > 0) {
         const { rows } = await client.query<{ key: string; items: StoredItem[] }>(
             `UPDATE ${table} AS h SET page = u.page, rate = u.rate, last_checked_at = u.checked, next_due_at = u.due,
-                 run = $2
+                 prev_items = CASE WHEN h.run < $2 THEN h.items ELSE h.prev_items END, run = $2
              FROM unnest($3::text[], $4::json[], $5::float8[], $6::bigint[], $7::bigint[]) AS u(key, page, rate, checked, due)
              WHERE h.site = $1 AND h.key = u.key
              RETURNING h.key, h.items`,
@@ -205,7 +243,7 @@ export async function writePageRecords(
             unchanged.map(({ requestKey, record }) => [requestKey, itemsByKey.get(record.page.key) ?? []]),
         );
     }
-    const failed = records.flatMap(({ record }) => (record.kind === 'failed' ? [record.key] : []));
+    const failed = records.flatMap(({ record }) => (record.kind === 'withoutItems' ? [record.key] : []));
     if (failed.length > 0)
         await client.query(`UPDATE ${table} SET run = $2 WHERE site = $1 AND key = ANY($3::text[])`, [
             site,

@@ -28,6 +28,7 @@ import type pg from 'pg';
 import type { DeadLetterEntry, FailureClass } from '../../vocabulary/failure.js';
 import type { OutcomeFence } from '../../vocabulary/queue.js';
 import type { PageRecord } from '../pageHistory.js';
+import { PREVIOUS } from '../siteResults.js';
 import { type QuarantineEntry, storedDeadLetter, type StoredItem } from '../records.js';
 import { isConnectionError, jsonb, onlyRow, type PgDatabase, type PgTable } from './database.js';
 
@@ -300,22 +301,25 @@ EXCLUDED.reason,
         };
     }
 
-    /** Deletes every row of the site, raw pages and page history included, in one transaction. */
+    /**
+     * Deletes every row of the site, raw pages and page history included, and the results a recrawl
+     * or a reparse kept as `<site>-previous`, in one transaction.
+     */
     async purge(site: string): Promise<void> {
-        await this.deleteRows(site, PURGED);
+        await this.deleteRows([site, `${site}${PREVIOUS}`], PURGED);
     }
 
     /** Deletes what a finished run's frontier left of the site (its backlog and fences), for a recrawl. */
     async clearFrontier(site: string): Promise<void> {
-        await this.deleteRows(site, ['backlog', 'outcome_fences']);
+        await this.deleteRows([site], ['backlog', 'outcome_fences']);
     }
 
-    private async deleteRows(site: string, tables: readonly PgTable[]): Promise<void> {
+    private async deleteRows(sites: readonly string[], tables: readonly PgTable[]): Promise<void> {
         await retryTransient(
             () =>
                 this.db.transaction(async (client) => {
                     for (const table of tables) {
-                        await client.query(`DELETE FROM ${this.db.table(table)} WHERE site = $1`, [site]);
+                        await client.query(`DELETE FROM ${this.db.table(table)} WHERE site = ANY($1::text[])`, [sites]);
                     }
                 }),
             this.options,

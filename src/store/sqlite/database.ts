@@ -117,6 +117,7 @@ const MIGRATIONS: string[] = [
         navigation INTEGER NOT NULL,            -- 1: a listing, fetched on every recrawl
         page TEXT NOT NULL,                     -- KnownPage JSON: URL, validators, digest, checks
         items TEXT NOT NULL,                    -- the items it yielded when last parsed, as a JSON array
+        prev_items TEXT,                        -- its items before the run that last settled it
         rate REAL,                              -- estimated changes per ms; NULL before one interval
         last_checked_at INTEGER NOT NULL,
         next_due_at INTEGER NOT NULL,

@@ -12,6 +12,7 @@ import {
     removedItem,
     type SeriesRun,
 } from '../pageHistory.js';
+import type { RevisitBounds } from '../../frontier/revisitPolicy.js';
 import type { StoredItem } from '../records.js';
 import type { SqliteDatasetClient } from './datasetClient.js';
 import type { SqliteDb } from './database.js';
@@ -19,31 +20,62 @@ import type { SqliteDb } from './database.js';
 /** Keys per query when pages are read by key. */
 const KEYS_PER_QUERY = 500;
 
+/** Whether a page is due at @now, its next due time kept within this run's @min and @max (revisitPolicy.ts). */
+const DUE = `(navigation = 1 OR ((next_due_at <= @now OR last_checked_at + @max <= @now) AND last_checked_at + @min <= @now))`;
+
+interface DueQuery {
+    site: string;
+    now: number;
+    min: number;
+    max: number;
+}
+
 function prepare(db: SqliteDb) {
     const live = 'site = ? AND removed_run IS NULL';
     return {
         dueKeys: db
-            .prepare<[string, number, number], string>(
-                `SELECT key FROM page_history WHERE ${live} AND next_due_at <= ?
-                 ORDER BY navigation DESC, rate IS NOT NULL, rate * (? - last_checked_at) DESC, rowid`,
+            .prepare<[DueQuery], string>(
+                `SELECT key FROM page_history WHERE site = @site AND removed_run IS NULL AND ${DUE}
+                 ORDER BY navigation DESC, rate IS NOT NULL, rate * (@now - last_checked_at) DESC, rowid`,
             )
             .pluck(),
         notDueKeys: db
-            .prepare<[string, number], string>(`SELECT key FROM page_history WHERE ${live} AND next_due_at > ?`)
+            .prepare<[DueQuery], string>(
+                `SELECT key FROM page_history WHERE site = @site AND removed_run IS NULL AND NOT ${DUE}`,
+            )
             .pluck(),
         count: db.prepare<[string], number>(`SELECT count(*) FROM page_history WHERE ${live}`).pluck(),
+        removedKeys: db
+            .prepare<[string], string>('SELECT key FROM page_history WHERE site = ? AND removed_run IS NOT NULL')
+            .pluck(),
+        settledAny: db
+            .prepare<[string, number], number>('SELECT EXISTS (SELECT 1 FROM page_history WHERE site = ? AND run = ?)')
+            .pluck(),
+        claims: db.prepare<[string], { key: string; canonical: string }>(
+            `SELECT key, json_extract(page, '$.canonical') AS canonical FROM page_history
+             WHERE ${live} AND json_extract(page, '$.canonical') IS NOT NULL`,
+        ),
+        // A page this run settled already (a request done again) is compared with what it was before this run.
         items: db
+            .prepare<[string, string, string], string>(
+                `SELECT CASE WHEN run >= (SELECT run FROM site_runs WHERE site = ?) THEN prev_items ELSE items END
+                 FROM page_history WHERE site = ? AND key = ?`,
+            )
+            .pluck(),
+        current: db
             .prepare<[string, string], string>('SELECT items FROM page_history WHERE site = ? AND key = ?')
             .pluck(),
         upsert: db.prepare<[string, string, number, string, string, number | null, number, number, number]>(
             `INSERT INTO page_history (site, key, navigation, page, items, rate, last_checked_at, next_due_at, run)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (site, key) DO UPDATE SET navigation = excluded.navigation, page = excluded.page,
+                 prev_items = CASE WHEN page_history.run < excluded.run THEN page_history.items ELSE prev_items END,
                  items = excluded.items, rate = excluded.rate, last_checked_at = excluded.last_checked_at,
                  next_due_at = excluded.next_due_at, run = excluded.run, removed_run = NULL, removal = NULL`,
         ),
-        checked: db.prepare<[string, number | null, number, number, number, string, string]>(
-            `UPDATE page_history SET page = ?, rate = ?, last_checked_at = ?, next_due_at = ?, run = ?
+        checked: db.prepare<[string, number | null, number, number, number, number, string, string]>(
+            `UPDATE page_history SET page = ?, rate = ?, last_checked_at = ?, next_due_at = ?,
+                 prev_items = CASE WHEN run < ? THEN items ELSE prev_items END, run = ?
              WHERE site = ? AND key = ?`,
         ),
         remove: db.prepare<[number, number, string, string, string]>(
@@ -78,12 +110,16 @@ export class SqlitePageHistory implements PageHistory {
         this.st = prepare(db);
     }
 
-    async dueKeys(now: number): Promise<string[]> {
-        return this.st.dueKeys.all(this.site, now, now);
+    async dueKeys(now: number, bounds: Required<RevisitBounds>): Promise<string[]> {
+        return this.st.dueKeys.all(this.dueQuery(now, bounds));
     }
 
-    async notDueKeys(now: number): Promise<string[]> {
-        return this.st.notDueKeys.all(this.site, now);
+    async notDueKeys(now: number, bounds: Required<RevisitBounds>): Promise<string[]> {
+        return this.st.notDueKeys.all(this.dueQuery(now, bounds));
+    }
+
+    private dueQuery(now: number, { revisitMin, revisitMax }: Required<RevisitBounds>): DueQuery {
+        return { site: this.site, now, min: revisitMin, max: revisitMax };
     }
 
     async pages(keys: readonly string[]): Promise<KnownPage[]> {
@@ -108,14 +144,26 @@ export class SqlitePageHistory implements PageHistory {
         return this.st.count.get(this.site) ?? 0;
     }
 
+    async removedKeys(): Promise<string[]> {
+        return this.st.removedKeys.all(this.site);
+    }
+
+    async settledAny(run: number): Promise<boolean> {
+        return this.st.settledAny.get(this.site, run) === 1;
+    }
+
+    async canonicalClaims(): Promise<{ key: string; canonical: string }[]> {
+        return this.st.claims.all(this.site);
+    }
+
     async items(key: string): Promise<readonly StoredItem[] | undefined> {
-        const json = this.st.items.get(this.site, key);
+        const json = this.st.items.get(this.site, this.site, key) ?? undefined;
         return json === undefined ? undefined : (JSON.parse(json) as StoredItem[]);
     }
 
     /** Writes what an outcome found of its page; called inside the outcome's transaction. */
     record(record: PageRecord, run: number): void {
-        if (record.kind === 'failed') {
+        if (record.kind === 'withoutItems') {
             this.st.settle.run(run, this.site, record.key);
             return;
         }
@@ -131,10 +179,11 @@ export class SqlitePageHistory implements PageHistory {
                 page.lastCheckedAt,
                 schedule.nextDueAt,
                 run,
+                run,
                 this.site,
                 page.key,
             );
-            this.carry(this.st.items.get(this.site, page.key));
+            this.carry(this.st.current.get(this.site, page.key));
             return;
         }
         this.st.upsert.run(
