@@ -93,5 +93,14 @@ reportAndExit({
         })),
         tierMoves: proxies.tierMoves.length,
         probes: proxies.probes,
+        ...(summary.recrawl
+            ? {
+                  recrawl: {
+                      run: summary.recrawl.run,
+                      items: summary.recrawl.items,
+                      unchangedPages: summary.recrawl.unchangedPages,
+                  },
+              }
+            : {}),
     },
 });

@@ -138,6 +138,12 @@ export interface DragnetSummaryFigures {
     }>;
     tierMoves: number;
     probes: number;
+    /** `recrawl`, when the run recrawled the site (a finished run in the same storage dir): what it found. */
+    recrawl?: {
+        run: number;
+        items: { new: number; changed: number; unchanged: number; removed: number };
+        unchangedPages: { notModified: number; identicalPayload: number };
+    };
 }
 
 /** The case a child was started with (argv[2]). */

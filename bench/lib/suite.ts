@@ -15,7 +15,7 @@ export interface BenchOptions {
     /** `--large`: the suite's large sizes (those the issue's figures are for) instead of its quick defaults. */
     large: boolean;
     /**
-     * `--page-weight`: the shop's page weight in the crawl suites (cpu, latency, failures, proxies): `real`,
+     * `--page-weight`: the shop's page weight in the crawl suites (cpu, latency, failures, proxies, recrawl): `real`,
      * a real store's pages (~15 KB products, ~24 KB listings, 180+ links each), or `light`, the small
      * pages of the test shop. Default: `real`.
      */
