@@ -132,6 +132,7 @@ later.seq > earlier.seq;
         PRIMARY KEY (site, key)
     );
     CREATE UNIQUE INDEX page_history_read_order ON ${s}.page_history (site, seq);
+    CREATE INDEX page_history_run ON ${s}.page_history (site, run);
     CREATE TABLE ${s}.site_runs (
         site text PRIMARY KEY,
         run int NOT NULL,

@@ -124,7 +124,7 @@ export class PgPageHistory implements PageHistory {
                     const { rows } = await client.query<{ page: KnownPage; items: StoredItem[] }>(
                         `UPDATE ${this.table} SET run = $2 WHERE site = $1 AND key IN (
                              SELECT key FROM ${this.table} WHERE site = $1 AND removed_run IS NULL AND run < $2
-                             ORDER BY seq LIMIT ${CARRY_BATCH} FOR UPDATE SKIP LOCKED)
+                             LIMIT ${CARRY_BATCH} FOR UPDATE SKIP LOCKED)
                          RETURNING page, items`,
                         [this.site, run],
                     );

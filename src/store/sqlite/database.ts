@@ -126,6 +126,8 @@ const MIGRATIONS: string[] = [
         removal TEXT                            -- why, as JSON
     );
     CREATE UNIQUE INDEX page_history_key ON page_history (site, key);
+    -- The pages a run has not settled yet, which its end carries over a batch at a time.
+    CREATE INDEX page_history_run ON page_history (site, run);
     -- A site's runs as a series: which run is the latest, and whether it recrawls.
     CREATE TABLE site_runs (
         site TEXT PRIMARY KEY,

@@ -19,6 +19,8 @@ import type { SqliteDb } from './database.js';
 
 /** Keys per query when pages are read by key. */
 const KEYS_PER_QUERY = 500;
+/** Pages carried per transaction at the end of a recrawl. */
+const CARRY_BATCH = 1000;
 
 /** Whether a page is due at @now, its next due time kept within this run's @min and @max (revisitPolicy.ts). */
 const DUE = `(navigation = 1 OR ((next_due_at <= @now OR last_checked_at + @max <= @now) AND last_checked_at + @min <= @now))`;
@@ -82,7 +84,7 @@ function prepare(db: SqliteDb) {
             'UPDATE page_history SET run = ?, removed_run = ?, removal = ? WHERE site = ? AND key = ?',
         ),
         unsettled: db.prepare<[string, number], { key: string; page: string; items: string }>(
-            `SELECT key, page, items FROM page_history WHERE ${live} AND run < ? ORDER BY rowid`,
+            `SELECT key, page, items FROM page_history WHERE ${live} AND run < ? LIMIT ${CARRY_BATCH}`,
         ),
         settle: db.prepare<[number, string, string]>('UPDATE page_history SET run = ? WHERE site = ? AND key = ?'),
         removed: db.prepare<[string, number], { items: string; removal: string }>(
@@ -199,15 +201,19 @@ export class SqlitePageHistory implements PageHistory {
         );
     }
 
+    /** A batch at a time, each in a transaction of its own: a recrawl with a small budget carries most of a site. */
     async carryUnsettled(run: number): Promise<Record<string, number>> {
         const carried: Record<string, number> = {};
-        this.db.transaction(() => {
-            for (const row of this.st.unsettled.all(this.site, run)) {
+        const carryBatch = this.db.transaction(() => {
+            const rows = this.st.unsettled.all(this.site, run);
+            for (const row of rows) {
                 const label = (JSON.parse(row.page) as KnownPage).label ?? '(none)';
                 carried[label] = (carried[label] ?? 0) + this.carry(row.items);
                 this.st.settle.run(run, this.site, row.key);
             }
-        })();
+            return rows.length;
+        });
+        while (carryBatch.immediate() > 0) await new Promise((resolve) => setImmediate(resolve));
         return carried;
     }
 
