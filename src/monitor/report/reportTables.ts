@@ -4,7 +4,26 @@
  */
 import { emptyState, escapeHtml, formatNumber } from './charts.js';
 import { sitemapsTried } from '../summary.js';
-import type { ReportSummary, SitemapReport } from '../../vocabulary/report.js';
+import type { RecrawlReport, ReportSummary, SitemapReport } from '../../vocabulary/report.js';
+
+/** A recrawl's items by change, per route, and the known pages that needed no parse. */
+function recrawlTable(recrawl: RecrawlReport): string {
+    const { notModified, identicalPayload } = recrawl.unchangedPages;
+    return grid(
+        `Changes per route (run ${recrawl.run} of the series)`,
+        ['route', 'new', 'changed', 'unchanged', 'removed'],
+        Object.entries(recrawl.byRoute).map(([route, counts]) => [
+            route,
+            counts.new,
+            counts.changed,
+            counts.unchanged,
+            counts.removed,
+        ]),
+        'no item yet',
+        `items by what the check of their page found; ${notModified} known pages answered 304 and ` +
+            `${identicalPayload} sent the same bytes again, none of them parsed`,
+    );
+}
 
 /** The summary's tables, each in its panel. */
 export function summaryTables(summary: ReportSummary): string[] {
@@ -55,6 +74,7 @@ export function summaryTables(summary: ReportSummary): string[] {
                 stats.escalations,
             ]),
         ),
+        ...(summary.recrawl ? [recrawlTable(summary.recrawl)] : []),
         grid(
             'Render decisions per route',
             ['route', 'mode', 'samples', 'needed browser', 'direct', 'probes', 'switches'],

@@ -226,6 +226,25 @@ describe('run report', () => {
         assert.equal(html.match(/class="marker"/g)?.length, 6, 'a marker on each chart over time');
     });
 
+    it("shows a recrawl's changes per route, and none in a first run", () => {
+        const { summary, timeline } = fakeRun();
+        assert.doesNotMatch(renderReport(summary, timeline), /Changes per route/);
+        const recrawl = {
+            run: 3,
+            items: { new: 4, changed: 12, unchanged: 180, removed: 2 },
+            byRoute: { product: { new: 4, changed: 12, unchanged: 180, removed: 2 } },
+            unchangedPages: { notModified: 120, identicalPayload: 60 },
+        };
+        const html = renderReport({ ...summary, recrawl }, timeline);
+        assert.match(html, /Changes per route \(run 3 of the series\)/);
+        const row = /<th>product<\/th>((?:<td>.*?<\/td>){4})/.exec(html.slice(html.indexOf('Changes per route')))?.[1];
+        assert.deepEqual(
+            [...(row ?? '').matchAll(/>(\d+)</g)].map((match) => Number(match[1])),
+            [4, 12, 180, 2],
+        );
+        assert.match(html, /120 known pages answered 304 and 60 sent the same bytes again/);
+    });
+
     it('renders a run too short for the charts without failing', () => {
         const { summary } = fakeRun();
         const html = renderReport(summary, []);
