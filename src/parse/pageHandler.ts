@@ -89,12 +89,13 @@ export class PageHandler {
         const { request, route, renderer } = page;
         const fetchedAt = new Date().toISOString();
         const rawKey = rawPageKey(page.finalUrl, renderer);
-        const payload = page.payload ?? Buffer.from(page.html);
+        // A rendered page whose loaded document could not be read is known by its DOM's digest.
+        const digest = payloadDigestOf(page.payload ?? Buffer.from(page.html));
         const check: Omit<PageCheck, 'changed' | 'items'> = {
             request,
             navigation: isNavigation(route),
             ...validatorsOf(page.headers),
-            digest: payloadDigestOf(payload),
+            digest,
             fetchedAt,
             finalUrl: page.finalUrl,
         };
@@ -109,7 +110,8 @@ export class PageHandler {
             label: route.label,
             body: page.html,
             charset: page.charset,
-            payload,
+            payload: page.payload,
+            payloadDigest: digest,
             requestHeaders: page.requestHeaders,
         });
         const parsing = this.options.parser.parse(route, {

@@ -54,7 +54,8 @@ export function payloadDigestOf(payload: Buffer): string {
 export function encodePage(page: PageCapture): EncodedCapture {
     // A rendered page's loaded document may be unreadable (gone with a navigation): its response is then cut.
     const payload = page.payload ?? (page.renderer === 'http' ? encodedBody(page.body, page.charset) : undefined);
-    const { records, responseId } = exchangeRecords({ ...page, payload }, page.finalUrl, page.key);
+    const payloadDigest = page.payload && page.payloadDigest; // a digest given is of the payload given
+    const { records, responseId } = exchangeRecords({ ...page, payload, payloadDigest }, page.finalUrl, page.key);
     const date = page.fetchedAt;
     const target = page.finalUrl;
     if (page.renderer !== 'http') {
@@ -97,6 +98,7 @@ function exchangeRecords(
             contentType: RESPONSE_TYPE,
             fields: { 'WARC-Truncated': capture.payload ? undefined : 'unspecified' },
             payloadOffset: payloadOffsetOf(block),
+            payloadDigest: capture.payload && capture.payloadDigest,
         },
         block,
     );

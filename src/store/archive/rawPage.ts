@@ -31,6 +31,8 @@ export interface PageCapture extends RawPage {
      * loaded (the DOM it became is `body`). Default: `body` encoded in `charset` (UTF-8 when absent).
      */
     payload?: Buffer;
+    /** `payloadDigestOf(payload)`, when the crawl has it already. Default: computed on writing. */
+    payloadDigest?: string;
     /** The headers the request was sent with, credentials masked on writing. Default: none known. */
     requestHeaders?: HttpHeaders;
 }
@@ -38,7 +40,7 @@ export interface PageCapture extends RawPage {
 /** A redirect's response, archived for the record: no page, nothing parsed. */
 export type RedirectCapture = Pick<
     PageCapture,
-    'url' | 'status' | 'headers' | 'fetchedAt' | 'payload' | 'requestHeaders'
+    'url' | 'status' | 'headers' | 'fetchedAt' | 'payload' | 'payloadDigest' | 'requestHeaders'
 >;
 
 /**

@@ -24,7 +24,10 @@ export interface WarcRecordFields {
      * record gets a `WARC-Payload-Digest`. Default: no payload digest.
      */
     payloadOffset?: number;
-    /** The `WARC-Payload-Digest` of a payload the block does not hold (a revisit's); unused with `payloadOffset`. */
+    /**
+     * The `WARC-Payload-Digest` of a payload the block does not hold (a revisit's), or of the one it
+     * holds from `payloadOffset` when the caller has it already. Default: computed from `payloadOffset`.
+     */
     payloadDigest?: string;
 }
 
@@ -47,7 +50,8 @@ const RECORD_END = Buffer.from(CRLF + CRLF);
 export function warcRecord(fields: WarcRecordFields, block: Buffer): WarcRecord {
     const id = `<urn:uuid:${randomUUID()}>`;
     const payloadDigest =
-        fields.payloadOffset === undefined ? fields.payloadDigest : sha1Digest(block.subarray(fields.payloadOffset));
+        fields.payloadDigest ??
+        (fields.payloadOffset === undefined ? undefined : sha1Digest(block.subarray(fields.payloadOffset)));
     const named: Record<string, string | undefined> = {
         'WARC-Type': fields.type,
         'WARC-Record-ID': id,
