@@ -24,7 +24,7 @@ export async function crawl(given: CrawlOptions): Promise<CrawlResult> {
     let pipeline: Pipeline | undefined;
     let ran: Ran;
     try {
-        await logOpened(stores, options.site.name, options.log);
+        await logOpened(stores, options.site.name, options.log, options.fresh);
         pipeline = await buildPipeline(stores, options);
         ran = await runRounds(pipeline);
     } finally {

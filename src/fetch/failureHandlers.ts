@@ -113,7 +113,9 @@ export function failureHook({
                 attempt: attempts,
                 delayMs: decision.delayMs,
             });
-            log.warn(
+            // Counted, and summed up by reason every few seconds (monitor/retrySummary.ts): at a 1% failure
+            // rate a large run would print thousands of these.
+            log.debug(
                 { ...context, retryInMs: decision.delayMs },
                 `retrying in ${(decision.delayMs / 1000).toFixed(1)} s: ${failure.message}`,
             );

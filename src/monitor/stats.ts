@@ -59,6 +59,8 @@ export class RunStats {
     /** Requests that needed at least one retry, and the retries themselves. */
     retriedRequests = 0;
     retries = 0;
+    /** Retries by the reason of the failure they retried: `http-503`, `timeout`, `econnreset`, … */
+    retryReasons: Record<string, number> = {};
     /** 3xx responses whose target went back through the frontier. */
     redirects = 0;
     /** Pages whose canonical URL or redirect target was already seen: nothing stored twice. */
@@ -141,6 +143,7 @@ export class RunStats {
     snapshot(): StatsSnapshot {
         const counters: Record<string, unknown> = Object.fromEntries(COUNTERS.map((name) => [name, this[name]]));
         counters.deadLetterReasons = this.deadLetterReasons;
+        counters.retryReasons = this.retryReasons;
         counters.linksSkipped = this.linksSkipped;
         counters.errorsByClass = this.errorsByClass;
         counters.sitemaps = this.sitemaps;
@@ -160,6 +163,7 @@ export class RunStats {
         const { counters } = saved;
         for (const name of COUNTERS) if (typeof counters[name] === 'number') stats[name] = counters[name];
         Object.assign(stats.deadLetterReasons, counters.deadLetterReasons);
+        Object.assign(stats.retryReasons, counters.retryReasons);
         Object.assign(stats.linksSkipped, counters.linksSkipped);
         Object.assign(stats.errorsByClass, counters.errorsByClass);
         Object.assign(stats.sitemaps, counters.sitemaps);

@@ -8,6 +8,7 @@ import { LiveStatus } from '../monitor/live.js';
 import { startLiveProgress } from '../monitor/liveProgress.js';
 import { stderrLine } from '../monitor/pinnedLine.js';
 import { startProgress } from '../monitor/progress.js';
+import { startRetrySummary } from '../monitor/retrySummary.js';
 import { startStatusServer } from '../monitor/statusServer.js';
 import { Timeline } from '../monitor/timeline.js';
 import type { Pipeline } from './build.js';
@@ -39,6 +40,7 @@ export async function startMonitors(pipeline: Pipeline): Promise<Monitors> {
             : undefined;
     if (statusServer) log.info(`metrics at ${statusServer.url}/metrics, status at ${statusServer.url}/status`);
     const stopProgress = showProgress(pipeline, progressIntervalSecs * 1000);
+    const stopRetrySummary = startRetrySummary({ stats, log, intervalMs: progressIntervalSecs * 1000 });
     const timeline = new Timeline(stats, {
         gauges: () => {
             const { http, browser } = stages.load();
@@ -56,6 +58,7 @@ export async function startMonitors(pipeline: Pipeline): Promise<Monitors> {
         timeline,
         stop: async () => {
             stopProgress();
+            stopRetrySummary();
             await stopSharing();
             timeline.stop();
             await statusServer?.close();

@@ -57,6 +57,7 @@ function count(events: RunEvents, stats: RunStats): void {
     events.on('retryScheduled', ({ failure, attempt }) => {
         stats.errorsByClass[failure.failureClass] += 1;
         stats.retries += 1;
+        stats.retryReasons[failure.reason] = (stats.retryReasons[failure.reason] ?? 0) + 1;
         if (attempt === 1) stats.retriedRequests += 1;
     });
 }

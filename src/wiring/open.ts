@@ -213,8 +213,13 @@ async function addInBatches(seenSet: SeenSet, urls: Iterable<string>, batchSize 
 }
 
 /** Says what was found: a lock taken over from another host, an unfinished run resumed, a fleet joined. */
-export async function logOpened(stores: SiteStores | DistributedStores, site: string, log: Logger): Promise<void> {
-    await logSeries(stores, site, log);
+export async function logOpened(
+    stores: SiteStores | DistributedStores,
+    site: string,
+    log: Logger,
+    fresh = false,
+): Promise<void> {
+    await logSeries(stores, site, log, fresh);
     if (stores.backend === 'distributed') return (await import('./openDistributed.js')).logJoined(stores, site, log);
     const takenOver = stores.lock.takenOverFrom;
     if (takenOver) {

@@ -52,8 +52,12 @@ export async function startSeries(
 }
 
 /** Says in the run's first line whether it recrawls and what `--fresh` and `--recrawl` would change. */
-export async function logSeries(stores: RunStores, site: string, log: Logger): Promise<void> {
+export async function logSeries(stores: RunStores, site: string, log: Logger, fresh = false): Promise<void> {
     const { series } = stores;
+    if (fresh) {
+        log.info({ run: series.run }, `starting ${site} over (--fresh): every page is new`);
+        return;
+    }
     if (series.mode === 'first') {
         log.info(
             { run: series.run },
