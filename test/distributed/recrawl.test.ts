@@ -10,7 +10,7 @@ import type { CatalogChanges } from '../../src/demo/shop.js';
 import type { StoredItem } from '../../src/store/records.js';
 import { type CliResult, type RunningCli, runScript } from '../helpers/cli.js';
 import { assertExited, chromiumPath, type Fleet, startFleet } from '../helpers/fleet.js';
-import { CHANGING_SHOP, changeLogLines, comparable, expectedChangeLog } from '../helpers/recrawlWorld.js';
+import { CHANGING_SHOP, changeLogLines, jsonLines, comparable, expectedChangeLog } from '../helpers/recrawlWorld.js';
 
 describe('a fleet recrawling a shop that changed, one worker killed', {
     skip: chromiumPath ? false : 'no Chromium found',
@@ -65,11 +65,7 @@ describe('a fleet recrawling a shop that changed, one worker killed', {
             },
         );
         assert.equal(run.code, 0, run.stderr);
-        const records = run.stdout
-            .trim()
-            .split('\n')
-            .map((line) => JSON.parse(line) as Record<string, unknown>);
-        assert.deepEqual(changeLogLines(records), expectedChangeLog(changes, fleet.shop.url));
+        assert.deepEqual(changeLogLines(jsonLines(run.stdout)), expectedChangeLog(changes, fleet.shop.url));
     });
 
     it('stores every product of the changed shop once, the unchanged ones as they were', async () => {

@@ -32,6 +32,14 @@ export function expectedChangeLog(changes: CatalogChanges, shopUrl: string): str
     ].sort();
 }
 
+/** The records `npm run export -- --format jsonl` wrote to standard output. */
+export function jsonLines(stdout: string): Record<string, unknown>[] {
+    return stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
 /** The change log's records as the lines of `expectedChangeLog`. */
 export function changeLogLines(records: readonly Record<string, unknown>[]): string[] {
     return records

@@ -14,7 +14,7 @@ import { type CatalogChanges, type Shop, startShop } from '../../src/demo/shop.j
 import type { StoredItem } from '../../src/store/records.js';
 import type { RunSummary } from '../../src/vocabulary/report.js';
 import { type CliResult, runCli, runScript, startCli } from '../helpers/cli.js';
-import { CHANGING_SHOP, changeLogLines, expectedChangeLog } from '../helpers/recrawlWorld.js';
+import { CHANGING_SHOP, changeLogLines, jsonLines, expectedChangeLog } from '../helpers/recrawlWorld.js';
 import { readDataset } from '../helpers/stores.js';
 
 describe('a recrawl killed mid-run and started again', () => {
@@ -60,11 +60,7 @@ describe('a recrawl killed mid-run and started again', () => {
             ...['--changes', '--format', 'jsonl', '--site', 'demo-shop', '--storage-dir', storageDir],
         ]);
         assert.equal(run.code, 0, run.stderr);
-        const records = run.stdout
-            .trim()
-            .split('\n')
-            .map((line) => JSON.parse(line) as Record<string, unknown>);
-        assert.deepEqual(changeLogLines(records), expectedChangeLog(changes, shop.url));
+        assert.deepEqual(changeLogLines(jsonLines(run.stdout)), expectedChangeLog(changes, shop.url));
         const items = await readDataset<StoredItem>(storageDir, 'demo-shop');
         assert.deepEqual(
             items.map((item) => item._url).sort(),

@@ -18,7 +18,7 @@ import type { StoredItem } from '../../src/store/records.js';
 import type { RunSummary } from '../../src/vocabulary/report.js';
 import { runScript } from '../helpers/cli.js';
 import { readDataset } from '../helpers/stores.js';
-import { CHANGING_SHOP, changeLogLines, comparable, expectedChangeLog } from '../helpers/recrawlWorld.js';
+import { CHANGING_SHOP, changeLogLines, jsonLines, comparable, expectedChangeLog } from '../helpers/recrawlWorld.js';
 
 type ChangedItem = StoredItem & { _change?: string };
 
@@ -99,11 +99,7 @@ describe('a recrawl of a shop that changed since the first run', () => {
             ...['--storage-dir', storageDir],
         ]);
         assert.equal(run.code, 0, run.stderr);
-        const records = run.stdout
-            .trim()
-            .split('\n')
-            .map((line) => JSON.parse(line) as Record<string, unknown>);
-        assert.deepEqual(changeLogLines(records), expectedChangeLog(changes, shop.url));
+        assert.deepEqual(changeLogLines(jsonLines(run.stdout)), expectedChangeLog(changes, shop.url));
     });
 
     it('counts the changes in the summary, per route', () => {

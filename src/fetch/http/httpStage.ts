@@ -28,6 +28,8 @@ import { parseRetryAfter } from '../failures/retryPolicy.js';
 import { isNotModified, revalidationHeaders } from './conditionalRequest.js';
 import { payloadDigestOf } from '../../store/archive/pageRecords.js';
 import { movedRecord } from '../../parse/pageRecords.js';
+import type { RevisitCapture } from '../../store/archive/rawPage.js';
+import type { KnownPage } from '../../vocabulary/knownPage.js';
 
 /** The dead-letter reason of a redirect whose target the frontier did not take. */
 const REDIRECT_FAILURES = {
@@ -148,6 +150,19 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                     throw new FetchFailure('exit', `HTTP ${status} from the proxy`, status, `proxy-${status}`);
                 const requestHeaders = sentHeaders(response);
                 const { known } = userData;
+                /** A known page found as it was: archived as a revisit, its items carried, nothing parsed. */
+                const unchanged = (page: KnownPage, profile: RevisitCapture['profile'], digest?: string) =>
+                    pageHandler.handleUnchanged({
+                        request: { url: request.url, label: request.label, userData },
+                        route: routeOf(request),
+                        status,
+                        headers: response.headers,
+                        requestHeaders,
+                        known: page,
+                        profile,
+                        ...(digest ? { digest } : {}),
+                        settle,
+                    });
                 if (known && status === 304 && !isNotModified(known, status, response.headers)) {
                     // Asked again without validators: the digest still tells an unchanged page.
                     userData.known = { ...known, etag: undefined, lastModified: undefined };
@@ -160,16 +175,7 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                 }
                 if (known && status === 304) {
                     routing.end(request, { ok: true, bytes: 0 });
-                    return pageHandler.handleUnchanged({
-                        request: { url: request.url, label: request.label, userData },
-                        route: routeOf(request),
-                        status,
-                        headers: response.headers,
-                        requestHeaders,
-                        known,
-                        profile: 'server-not-modified',
-                        settle,
-                    });
+                    return unchanged(known, 'server-not-modified');
                 }
                 const location = response.headers.location;
                 if (status >= 300 && status < 400 && location) {
@@ -229,18 +235,7 @@ export function createHttpStage(options: HttpStageOptions): HttpCrawler<HttpCraw
                 }
                 routing.end(request, { ok: true, bytes: (body as Buffer).length });
                 const digest = known?.digest && payloadDigestOf(body as Buffer);
-                if (known && digest === known.digest)
-                    return pageHandler.handleUnchanged({
-                        request: { url: request.url, label: request.label, userData },
-                        route: routeOf(request),
-                        status,
-                        headers: response.headers,
-                        requestHeaders,
-                        known,
-                        profile: 'identical-payload-digest',
-                        digest,
-                        settle,
-                    });
+                if (known && digest === known.digest) return unchanged(known, 'identical-payload-digest', digest);
                 if (binary)
                     throw new FetchFailure(
                         'permanent',
