@@ -22,14 +22,9 @@
  * last check, 1 − e^(−λ̂·t) for a Poisson process at the estimated rate, so in order of λ̂·t (the
  * histories order by it in SQL); pages with no estimate before all.
  */
-import type { CheckHistory } from '../vocabulary/knownPage.js';
+import type { CheckHistory, RevisitBounds } from '../vocabulary/knownPage.js';
 
-export interface RevisitBounds {
-    /** The shortest interval between two fetches of a page, in ms. Default: 0. */
-    revisitMin?: number;
-    /** The longest, in ms: a page quiet for ever is still looked at this often. Default: 7 days. */
-    revisitMax?: number;
-}
+export type { RevisitBounds } from '../vocabulary/knownPage.js';
 
 export const REVISIT_DEFAULTS = { revisitMin: 0, revisitMax: 7 * 24 * 3600 * 1000 } as const;
 

@@ -9,8 +9,7 @@
  * so a killed run resumes with the history it committed. Two backends: SQLite in the storage dir
  * (sqlite/pageHistory.ts) and PostgreSQL (postgres/pageHistory.ts).
  */
-import type { KnownPage } from '../vocabulary/knownPage.js';
-import type { RevisitBounds } from '../frontier/revisitPolicy.js';
+import type { KnownPage, RevisitBounds } from '../vocabulary/knownPage.js';
 import type { StoredItem } from './records.js';
 
 export type { KnownPage } from '../vocabulary/knownPage.js';

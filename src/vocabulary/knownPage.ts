@@ -14,6 +14,14 @@ export interface CheckHistory {
     lastCheckedAt: number;
 }
 
+/** Within what a recrawl sets each page's next due time (frontier/revisitPolicy.ts). */
+export interface RevisitBounds {
+    /** The shortest interval between two fetches of a page, in ms. Default: 0. */
+    revisitMin?: number;
+    /** The longest, in ms: a page quiet for ever is still looked at this often. Default: 7 days. */
+    revisitMax?: number;
+}
+
 /** What a run needs of a known page to fetch it again: the request, the validators, the last capture. */
 export interface KnownPage extends CheckHistory {
     /** The URL key (frontier/normalize.ts urlKey) of the page's request. */

@@ -14,7 +14,7 @@ import {
     removedItem,
     type SeriesRun,
 } from '../pageHistory.js';
-import type { RevisitBounds } from '../../frontier/revisitPolicy.js';
+import type { RevisitBounds } from '../../vocabulary/knownPage.js';
 import type { StoredItem } from '../records.js';
 import { jsonb, type PgDatabase } from './database.js';
 import { insertRecords, retryTransient } from './sink.js';

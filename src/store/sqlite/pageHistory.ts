@@ -12,7 +12,7 @@ import {
     removedItem,
     type SeriesRun,
 } from '../pageHistory.js';
-import type { RevisitBounds } from '../../frontier/revisitPolicy.js';
+import type { RevisitBounds } from '../../vocabulary/knownPage.js';
 import type { StoredItem } from '../records.js';
 import type { SqliteDatasetClient } from './datasetClient.js';
 import type { SqliteDb } from './database.js';
