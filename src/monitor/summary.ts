@@ -70,6 +70,7 @@ export function buildSummary(
         linksSkipped: { ...stats.linksSkipped },
         sitemaps: { ...stats.sitemaps, reasons: { ...stats.sitemaps.reasons } },
         deadLetterByReason: { ...stats.deadLetterReasons },
+        retriesByReason: { ...stats.retryReasons },
         seenSet: context.seenSet.describe(),
         errorsByClass: { ...stats.errorsByClass },
         routes,

@@ -173,6 +173,8 @@ export interface RunSummary {
     storage: { dir: string; dataset: string; quarantine: string; deadLetter: string; rawPages: string };
     /** Dead-lettered requests by reason (`http-404`, `renderer-unavailable`, …). */
     deadLetterByReason: Record<string, number>;
+    /** Retries by the reason of the failure retried (`http-503`, `timeout`, `browser-launch-failed`, …). */
+    retriesByReason: Record<string, number>;
     /** Requests by proxy tier and exit, sessions, tier moves and politeness (fetch/egress/proxyRouting.ts). */
     proxies: ProxyReport;
     /** A recrawl's changes; absent in a site's first run. */
