@@ -41,7 +41,8 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): RunningCl
  * Starts a script of the CLI (`src/commands/export.ts`, as `npm run export` does) with `args`; `env`
  * adds to the cleaned environment. `cwd` is where it runs (relative paths, `./storage`): this project
  * by default. `netns`: the network namespace it runs in (`ip netns exec`), for a host of a network
- * world (netWorld.ts); default: this one.
+ * world (netWorld.ts); default: this one. `timeoutMs`: how long it may run before it is killed with
+ * SIGTERM, as a hang; default: 120 s.
  */
 export function startScript(
     script: string,
@@ -49,6 +50,7 @@ export function startScript(
     env: NodeJS.ProcessEnv = {},
     cwd = ROOT,
     netns?: string,
+    timeoutMs = CHILD_TIMEOUT_MS,
 ): RunningCli {
     const childEnv: NodeJS.ProcessEnv = { ...process.env };
     for (const [, name] of helpText().matchAll(/env: ([A-Z_]+)/g)) childEnv[name as string] = '';
@@ -61,7 +63,7 @@ export function startScript(
     const command = [process.execPath, '--import', loader, resolve(ROOT, script), ...args];
     // `ip netns exec` execs the command: the child is the script's process itself, for signals.
     const [file, ...rest] = netns ? ['ip', 'netns', 'exec', netns, ...command] : command;
-    const child = spawn(file!, rest, { cwd, env: childEnv, timeout: CHILD_TIMEOUT_MS });
+    const child = spawn(file!, rest, { cwd, env: childEnv, timeout: timeoutMs });
     const result = new Promise<CliResult>((resolve, reject) => {
         let stdout = '';
         let stderr = '';

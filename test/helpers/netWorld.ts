@@ -18,6 +18,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startScript, type RunningCli } from './cli.js';
 
+/** How long a worker of a network world may run before it is taken for hung. */
+const WORKER_TIMEOUT_MS = 300_000;
+
 const PG_BIN = (() => {
     const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort() : [];
     const latest = versions.at(-1);
@@ -190,8 +193,11 @@ export async function openNetWorld(workers: number): Promise<NetWorld> {
                 restart: () => restart('postgres', startPostgres, postgresReady),
             },
             workers: workerHosts,
+            // A worker cut off for tens of seconds hears from Redis and PostgreSQL again only at its TCP
+            // connections' next retransmission, which backs off to tens of seconds: on a loaded machine
+            // it took the cut-off worker of a CI run past the usual 120 s.
             startWorker: (index, args, env = {}) =>
-                startScript('src/main.ts', args, env, undefined, workerHosts[index]!.netns),
+                startScript('src/main.ts', args, env, undefined, workerHosts[index]!.netns, WORKER_TIMEOUT_MS),
             cut: (host) => sh('ip', ['link', 'set', host.link, 'down']),
             heal: (host) => sh('ip', ['link', 'set', host.link, 'up']),
             netem: (host, spec) => {
