@@ -31,8 +31,8 @@ export interface PageCheck {
 export function validatorsOf(
     headers: Record<string, string | string[] | undefined>,
 ): Pick<KnownPage, 'etag' | 'lastModified'> {
-    const etag = first(headers.etag);
-    const lastModified = first(headers['last-modified']);
+    const etag = firstValue(headers.etag);
+    const lastModified = firstValue(headers['last-modified']);
     return { ...(etag ? { etag } : {}), ...(lastModified ? { lastModified } : {}) };
 }
 
@@ -40,7 +40,8 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [key in 
     return value === undefined ? {} : ({ [key]: value } as { [key in K]: V });
 }
 
-function first(value: string | string[] | undefined): string | undefined {
+/** A header's first value, as Node's HTTP client keeps a repeated `Content-Type` or `Location`. */
+export function firstValue(value: string | string[] | undefined): string | undefined {
     return Array.isArray(value) ? value[0] : value;
 }
 

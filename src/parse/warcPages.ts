@@ -14,6 +14,7 @@ import { type RawPage, rawPageKey } from '../store/archive/rawPage.js';
 import { type ArchivedRecord, WARC_FILE, warcFileRecords } from '../store/archive/warcReader.js';
 import type { HttpHeaders } from '../store/archive/warcRecord.js';
 import type { DeadLetterEntry, FailureClass } from '../vocabulary/failure.js';
+import { firstValue } from './pageRecords.js';
 
 export type SkipReason =
     /** Cut short by a crash or a partial copy, or its payload cut by its writer (`WARC-Truncated`). */
@@ -152,7 +153,7 @@ export class WarcPages {
         if (status === undefined) return skip('not-http', `${url}: no HTTP response`);
         if (!this.scope.includes(new URL(url))) return skip('other-site', url);
         if (record.truncated) return skip('cut-short', `${url}: WARC-Truncated: ${record.truncated}`);
-        const contentType = first(headers['content-type']);
+        const contentType = firstValue(headers['content-type']);
         const route = site.routeFor(undefined, new URL(url));
         // Images, scripts and styles are a web archive's everyday companions of pages, no failures of the site's:
         // the crawl, which never asks for them, dead-letters a wrong type (`unsupported-content-type`).
@@ -162,7 +163,7 @@ export class WarcPages {
         const { html, charset, binary } = reading.decodeBody(record.content, contentType);
         const failure = reading.checkResponse(status, contentType, { headers, body: html, url }, route.contentTypes);
         if (status >= 300 && status < 400 && failure?.failureClass !== 'blocked')
-            return skip('redirect', `${url}: ${status} to ${first(headers.location) ?? 'nowhere'}`);
+            return skip('redirect', `${url}: ${status} to ${firstValue(headers.location) ?? 'nowhere'}`);
         if (failure) {
             if (!read.pageUrls.has(url))
                 read.failures.set(url, {
@@ -203,9 +204,4 @@ export class WarcPages {
         if (count <= this.examplesPerReason) examples.push(skipped);
         return undefined;
     }
-}
-
-/** A header's first value, as Node's HTTP client keeps a repeated `Content-Type` or `Location`. */
-function first(value: string | string[] | undefined): string | undefined {
-    return Array.isArray(value) ? value[0] : value;
 }
