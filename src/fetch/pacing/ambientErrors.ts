@@ -78,18 +78,18 @@ export class AmbientErrors {
     }
 
     /**
-     * The limit is cut for errors from `from`: a trial starts,
-     * unless one is under way (chained cuts are judged together).
+     * The limit is cut for errors from `from`: a trial starts. Chained cuts are judged together, from
+     * the limit and the rate before the first, by the fetches started after the last: those started
+     * between them were still over the site's ceiling, and would make the cut look as if it did not help.
      */
     cut(from: number): void {
-        this.trial ??= {
+        const first = this.trial ?? {
             from,
             rateBefore: this.windowStartTrend.rate,
             samplesBefore: this.windowStartTrend.samples,
-            started: 0,
-            samples: 0,
-            errors: 0,
         };
+        const { rateBefore, samplesBefore } = first;
+        this.trial = { from: first.from, rateBefore, samplesBefore, started: 0, samples: 0, errors: 0 };
     }
 
     /**

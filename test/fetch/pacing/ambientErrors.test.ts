@@ -52,11 +52,23 @@ describe('AmbientErrors', () => {
         ambient.windowStarted();
         ambient.cut(40);
         outcomes(ambient, 60, 3, true);
-        ambient.cut(30); // a second cut while the first is judged
-        outcomes(ambient, 39, 2, true);
-        assert.equal(ambient.judgeTrial(0.02), undefined, '99 of 100 outcomes');
+        ambient.cut(30); // a second cut while the first is judged: the trial starts again from it
+        outcomes(ambient, 99, 5, true);
+        assert.equal(ambient.judgeTrial(0.02), undefined, '99 of 100 outcomes since the second cut');
         outcomes(ambient, 1, 0, true);
         assert.equal(ambient.judgeTrial(0.02), 40, 'back to the limit before the first cut');
+    });
+
+    it('judges a chain of cuts by the fetches after the last: those between were still over the ceiling', () => {
+        const ambient = new AmbientErrors();
+        outcomes(ambient, 200, 10);
+        ambient.windowStarted();
+        ambient.cut(45);
+        outcomes(ambient, 60, 6, true); // 10% at 33, still over the site's ceiling: as before the cut
+        ambient.cut(33);
+        outcomes(ambient, 100, 0, true);
+        assert.equal(ambient.judgeTrial(0.02), undefined, 'the cuts stand: the errors stopped at the last limit');
+        assert.equal(ambient.rate, 0);
     });
 
     it('undoes, learning nothing, a cut made before there was a rate to compare with', () => {
