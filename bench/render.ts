@@ -62,7 +62,7 @@ async function runOnce(benchCase: RenderBenchCase, run: number): Promise<RunOutc
     const renderCase: RenderCase = {
         shopUrl: shop.url,
         storageDir,
-        maxConcurrency: CRAWL_DEFAULTS.maxConcurrency,
+        maxConcurrency: CRAWL_DEFAULTS.foundConcurrency.start,
         renderLearning: { minSamples: LEARNING_MIN_SAMPLES },
     };
     try {
@@ -151,7 +151,7 @@ export default defineSuite({
                         case: `${benchCase.name}-${benchCase.shop.products}`,
                         products: benchCase.shop.products,
                         scriptOnlyRate: benchCase.shop.scriptOnlyRate,
-                        maxConcurrency: CRAWL_DEFAULTS.maxConcurrency,
+                        maxConcurrency: CRAWL_DEFAULTS.foundConcurrency.start,
                         // The stage's own default: what this machine holds (fetch/browser/browserConcurrency.ts).
                         browserPages: browserPages(),
                         learningMinSamples: LEARNING_MIN_SAMPLES,

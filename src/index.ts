@@ -41,11 +41,13 @@ export type { TierControllerOptions, TierCounts, TierTally } from './fetch/egres
 export type { RetryPolicyOptions } from './fetch/failures/retryPolicy.js';
 export type { AdaptiveTimeoutOptions } from './fetch/pacing/adaptiveTimeout.js';
 export type { ConcurrencyControllerOptions } from './fetch/pacing/concurrencyController.js';
+export type { MachineShortage } from './fetch/pacing/machineRoom.js';
 export type { DriftBreakerOptions } from './quality/driftBreaker.js';
 export type { RevisitBounds } from './frontier/revisitPolicy.js';
 export type {
     ChangeCounts,
     ConcurrencyDecision,
+    ConcurrencyReason,
     DomainConcurrency,
     ErrorsByClass,
     ExitCounters,

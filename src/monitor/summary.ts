@@ -7,6 +7,7 @@
  */
 import { redactUrl, scrubText } from '../vocabulary/redact.js';
 import type {
+    ConcurrencyDecision,
     DomainConcurrency,
     ProxyReport,
     RecrawlReport,
@@ -27,6 +28,7 @@ export function buildSummary(
         render: Record<string, RenderDecision>;
         drift: Trip[];
         concurrency?: Record<string, DomainConcurrency>;
+        concurrencyChanges?: ConcurrencyDecision[];
         browserAvailable: boolean;
         stopped?: NodeJS.Signals;
         storage: RunSummary['storage'];
@@ -67,6 +69,7 @@ export function buildSummary(
         render: context.render,
         drift: context.drift.map(scrubTrip),
         ...(context.concurrency ? { concurrency: context.concurrency } : {}),
+        ...(context.concurrencyChanges ? { concurrencyChanges: context.concurrencyChanges } : {}),
         linksSkipped: { ...stats.linksSkipped },
         sitemaps: { ...stats.sitemaps, reasons: { ...stats.sitemaps.reasons } },
         deadLetterByReason: { ...stats.deadLetterReasons },
@@ -117,7 +120,7 @@ export function formatSummary(summary: RunSummary, { resumable = true }: { resum
         ...Object.entries(summary.concurrency ?? {}).map(
             ([domain, c]) =>
                 `  limit      ${domain}: ${c.limit} requests at once (lowest ${c.lowest}, highest ${c.highest}; ` +
-                `lowered ${c.decreases}, raised ${c.increases} times)`,
+                `lowered ${c.decreases}, raised ${c.increases} times${heldBackText(c)})`,
         ),
         ...(usedProxies(summary.proxies) ? [`  proxies    ${proxyLine(summary.proxies)}`] : []),
         ...(sitemapsTried(summary.sitemaps) ? [`  sitemaps   ${sitemapLine(summary.sitemaps)}`] : []),
@@ -192,4 +195,11 @@ function scrubTrip(trip: Trip): Trip {
 
 function round(value: number): number {
     return Math.round(value * 100) / 100;
+}
+
+/** `; held by CPU in 12 windows, latency in 3`: what kept a limit from rising, when anything did. */
+function heldBackText({ heldBack }: DomainConcurrency): string {
+    const held = Object.entries(heldBack).filter(([, windows]) => windows > 0);
+    if (held.length === 0) return '';
+    return `; held by ${held.map(([by, windows]) => `${by === 'cpu' ? 'CPU' : by} in ${windows} windows`).join(', ')}`;
 }

@@ -19,7 +19,11 @@ import type { ConcurrencyDecision, RunSummary } from '../vocabulary/report.js';
 /** Defaults of the crawl options owned here (the parts' own options have theirs beside them). */
 export const CRAWL_DEFAULTS = {
     storageDir: './storage',
-    maxConcurrency: 20,
+    /**
+     * With no `maxConcurrency`, the width is found (fetch/pacing/concurrencyController.ts): it starts
+     * here and may rise to `ceiling`; with adaptive concurrency off, it stays at the start.
+     */
+    foundConcurrency: { start: 20, ceiling: 2_000 },
     requestTimeoutSecs: 30,
     maxResponseMb: 10,
     browserWaitSecs: 10,
@@ -130,7 +134,12 @@ export interface CrawlOptions {
     revisit?: RevisitBounds;
     /** Take queued requests in random order, so failures spread over the run instead of clustering. Default: false. */
     randomOrder?: boolean;
-    /** Most HTTP requests in flight. Default: 20. */
+    /**
+     * Most HTTP requests in flight, a ceiling the concurrency controller stays under (the HTTP stage
+     * starts there). Default: none, the width is found: from 20, raised while the site answers cleanly
+     * at flat response times and the machine has CPU and memory to spare, up to 2,000
+     * (`CRAWL_DEFAULTS.foundConcurrency`).
+     */
     maxConcurrency?: number;
     /** Most browser pages rendering at once. Default: what the machine holds (fetch/browser/browserConcurrency.ts). */
     browserConcurrency?: number;
@@ -195,10 +204,12 @@ export interface CrawlOptions {
     metricsHost?: string;
     /**
      * Lower and raise the HTTP stage's concurrency per domain by the site's error rate (AIMD,
-     * within 1..maxConcurrency, starting at maxConcurrency); `true` with the defaults, or options.
-     * Default: true — at a healthy site it stays at maxConcurrency, so it costs nothing there.
+     * within 1..maxConcurrency, starting at maxConcurrency, or finding the width when there is no
+     * maxConcurrency); `true` with the defaults, or options. Default: true.
      */
-    adaptiveConcurrency?: boolean | Omit<ConcurrencyControllerOptions, 'maxConcurrency' | 'now'>;
+    adaptiveConcurrency?:
+        | boolean
+        | Omit<ConcurrencyControllerOptions, 'maxConcurrency' | 'startConcurrency' | 'machineShortage' | 'now'>;
     /** Run on the shared Redis frontier and PostgreSQL sink instead of the embedded SQLite ones. Default: embedded. */
     distributed?: DistributedOptions;
     /** Obey robots.txt. Default: true. */

@@ -27,11 +27,13 @@ export const FETCH_OPTIONS = {
         flag: 'max-concurrency',
         env: 'DRAGNET_MAX_CONCURRENCY',
         group: 'fetch',
-        default: CRAWL_DEFAULTS.maxConcurrency,
+        defaultText:
+            `none: the width is found, from ${CRAWL_DEFAULTS.foundConcurrency.start} up to ` +
+            `${CRAWL_DEFAULTS.foundConcurrency.ceiling}, while the site answers cleanly and the machine has room`,
         doc:
-            'most HTTP requests in flight; the HTTP stage starts there, and only the concurrency controller or a ' +
-            'shortage of memory holds it lower',
-        schema: wholeAtLeast1(),
+            'most HTTP requests in flight, a ceiling: the HTTP stage starts there, and only the concurrency ' +
+            'controller or a shortage of memory holds it lower',
+        schema: wholeAtLeast1().optional(),
     }),
     adaptiveConcurrency: option({
         flag: 'adaptive-concurrency',
@@ -39,8 +41,9 @@ export const FETCH_OPTIONS = {
         group: 'fetch',
         default: onOffDefault(CRAWL_DEFAULTS.adaptiveConcurrency),
         doc:
-            'on: lower and raise HTTP concurrency per domain by its error rate, within 1..--max-concurrency; off: ' +
-            'stay at the maximum',
+            'on: lower and raise HTTP concurrency per domain by its error rate, within 1..--max-concurrency, or ' +
+            'find the width without one; off: stay at the maximum (without one, at ' +
+            `${CRAWL_DEFAULTS.foundConcurrency.start})`,
         schema: onOff(),
     }),
     parseWorkers: option({

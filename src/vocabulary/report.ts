@@ -118,7 +118,19 @@ export interface DomainConcurrency {
     /** The lowest and highest limits it had. */
     lowest: number;
     highest: number;
+    /**
+     * Clean windows whose limit was used but not raised, by what held it: response times slowing
+     * (`latency`), this machine's CPU or memory used up (`cpu`, `memory`; fetch/pacing/machineRoom.ts).
+     */
+    heldBack: { latency: number; cpu: number; memory: number };
 }
+
+/**
+ * Why a limit moved: cut for the window's transient failures (`errors`) or blocked responses
+ * (`blocks`); raised back because a cut did not lower the errors, so they are the site's ambient
+ * rate (`ambient`); raised after a clean window that used the limit while response times held (`clean`).
+ */
+export type ConcurrencyReason = 'errors' | 'blocks' | 'ambient' | 'clean';
 
 /** One change of a domain's concurrency limit, and the window that decided it. */
 export interface ConcurrencyDecision {
@@ -127,6 +139,7 @@ export interface ConcurrencyDecision {
     domain: string;
     from: number;
     to: number;
+    reason: ConcurrencyReason;
     /** Share of the window's outcomes that were transient failures, and blocked ones. */
     errorRate: number;
     blockRate: number;
@@ -164,6 +177,8 @@ export interface RunSummary {
      * and highest, and how often it changed. Absent when it is off.
      */
     concurrency?: Record<string, DomainConcurrency>;
+    /** Every change of a domain's HTTP concurrency limit, oldest first (the last 500); absent with adaptive concurrency off. */
+    concurrencyChanges?: ConcurrencyDecision[];
     linksSkipped: LinksSkipped;
     /** What the sitemaps gave: read, failed, URLs (frontier/sitemaps.ts). */
     sitemaps: SitemapReport;

@@ -31,6 +31,7 @@ import { RunEvents } from '../vocabulary/events.js';
 import { observeRun } from './observers.js';
 import type { ProxyRouting } from '../fetch/egress/proxyRouting.js';
 import { buildRouting } from './proxies.js';
+import { followPoolLimit, httpWidth } from './httpWidth.js';
 import type { RunStores } from './stores.js';
 
 export interface Pipeline {
@@ -62,13 +63,9 @@ export interface Pipeline {
 
 export async function buildPipeline(stores: RunStores, options: RunOptions): Promise<Pipeline> {
     const { site, log } = options;
-    const {
-        maxConcurrency = CRAWL_DEFAULTS.maxConcurrency,
-        requestTimeoutSecs = CRAWL_DEFAULTS.requestTimeoutSecs,
-        browserWaitSecs = CRAWL_DEFAULTS.browserWaitSecs,
-    } = options;
+    const { requestTimeoutSecs = CRAWL_DEFAULTS.requestTimeoutSecs, browserWaitSecs = CRAWL_DEFAULTS.browserWaitSecs } =
+        options;
     const { config, httpQueue, browserQueue, raw, stats, seenSet, outcomes } = stores;
-    const siteConcurrency = Math.min(maxConcurrency, site.maxConcurrency ?? maxConcurrency);
     // The parts that check their options come first: one that throws does so before a parse worker starts.
     const retryPolicy = new RetryPolicy(options.retry);
     const renderLearner = new RenderLearner(options.renderLearning);
@@ -78,6 +75,7 @@ export async function buildPipeline(stores: RunStores, options: RunOptions): Pro
         ? new AdaptiveTimeout(requestTimeoutSecs * 1000, timeouts === true ? {} : timeouts)
         : undefined;
     const adaptive = options.adaptiveConcurrency ?? CRAWL_DEFAULTS.adaptiveConcurrency;
+    const width = httpWidth(options, site.maxConcurrency, adaptive !== false);
     const fleetLimits =
         adaptive && stores.shared
             ? await RedisFleetLimits.open({
@@ -86,11 +84,9 @@ export async function buildPipeline(stores: RunStores, options: RunOptions): Pro
               })
             : undefined;
     const concurrency = adaptive
-        ? new ConcurrencyController(
-              { ...(adaptive === true ? {} : adaptive), maxConcurrency: siteConcurrency },
-              fleetLimits,
-          )
+        ? new ConcurrencyController({ ...(adaptive === true ? {} : adaptive), ...width }, fleetLimits)
         : undefined;
+    if (concurrency) followPoolLimit(httpQueue, concurrency);
     const events = new RunEvents();
     const startUrls = options.startUrls.length > 0 ? options.startUrls : site.startUrls;
     const allowedDomains = [...(site.allowedDomains ?? []), ...(options.allowDomains ?? [])];
@@ -221,7 +217,7 @@ export async function buildPipeline(stores: RunStores, options: RunOptions): Pro
                 createHttpStage({
                     ...stageOptions,
                     queue: httpQueue,
-                    maxConcurrency: siteConcurrency,
+                    maxConcurrency: width.maxConcurrency,
                     renderLearner,
                     concurrency,
                     adaptiveTimeout,

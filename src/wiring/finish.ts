@@ -61,6 +61,7 @@ export async function finishRun(
         render: renderLearner.decisions(),
         drift: driftBreaker.tripped,
         concurrency: concurrency?.byDomain(),
+        concurrencyChanges: concurrency?.decisions(),
         browserAvailable: (await browserStage.available()) ?? options.chromiumPath !== undefined,
         stopped,
         storage: stores.location,

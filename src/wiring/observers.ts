@@ -29,7 +29,7 @@ export function observeRun(
 ): void {
     count(events, stats);
     if (metrics) measure(events, metrics);
-    if (concurrency) controlConcurrency(events, concurrency);
+    if (concurrency) controlConcurrency(events, concurrency, log);
     if (adaptiveTimeout) {
         events.on('responded', ({ stage, url, responseMs, wire }) => {
             if (stage === 'http' && responseMs !== undefined) adaptiveTimeout.responded(url, responseMs, wire);
@@ -69,8 +69,24 @@ function measure(events: RunEvents, metrics: Metrics): void {
     events.on('attemptFailed', ({ request, stage }) => metrics.fetchFailed(request, stage));
 }
 
-/** The HTTP stage's attempts and their outcomes: the evidence of the site's load. */
-function controlConcurrency(events: RunEvents, concurrency: ConcurrencyController): void {
+/**
+ * The HTTP stage's attempts and their outcomes: the evidence of the site's load. A cut is said at
+ * info, as the site pushing back is worth seeing; a raise, which a found width makes every window, at debug.
+ */
+function controlConcurrency(events: RunEvents, concurrency: ConcurrencyController, log: Logger): void {
+    concurrency.onDecision((decision) => {
+        const { domain, from, to, reason, errorRate, blockRate } = decision;
+        const why =
+            reason === 'errors'
+                ? `${Math.round(errorRate * 100)}% of its requests failed`
+                : reason === 'blocks'
+                  ? `${Math.round(blockRate * 100)}% of its requests were blocked`
+                  : reason === 'ambient'
+                    ? 'its errors did not fall with the last cut: they are its ambient rate'
+                    : 'a clean window at flat response times';
+        const level = to < from ? 'info' : 'debug';
+        log[level]({ concurrency: decision }, `HTTP concurrency for ${domain}: ${from} → ${to} (${why})`);
+    });
     events.on('attemptStarted', ({ stage, request, url }) => {
         if (stage === 'http') concurrency.started(request, url);
     });

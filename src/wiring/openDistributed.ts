@@ -16,12 +16,7 @@ import { MemoryStorage } from '@crawlee/memory-storage';
 import type { RedisClient } from '../frontier/redis/connection.js';
 import type { Logger } from 'pino';
 import { ConfigError } from '../options/configError.js';
-import {
-    CRAWL_DEFAULTS,
-    DISTRIBUTED_DEFAULTS,
-    type DistributedOptions,
-    type RunOptions,
-} from '../options/crawlOptions.js';
+import { DISTRIBUTED_DEFAULTS, type DistributedOptions, type RunOptions } from '../options/crawlOptions.js';
 import { browserPages } from '../fetch/browser/browserConcurrency.js';
 import { deadLetterOutcome } from '../frontier/deadLetter.js';
 import { connectRedis, redisSettingProblems } from '../frontier/redis/connection.js';
@@ -48,6 +43,7 @@ import type { RequestData, Stage } from '../vocabulary/request.js';
 import { failedRecord } from '../parse/pageRecords.js';
 import { startSeries } from './recrawl.js';
 import type { RunStores } from './stores.js';
+import { HTTP_JOBS_AHEAD, startingWidth } from './httpWidth.js';
 
 export type DistributedStoresOptions = DistributedOptions &
     Pick<
@@ -186,8 +182,7 @@ export async function openDistributedStores(options: DistributedStoresOptions): 
         });
         return queue;
     };
-    // A job or two ahead of the crawler's slots, so a slot that frees finds its next page waiting.
-    const httpQueue = queueOf(keys.httpQueue, 'http', (options.maxConcurrency ?? CRAWL_DEFAULTS.maxConcurrency) + 2);
+    const httpQueue = queueOf(keys.httpQueue, 'http', startingWidth(options) + HTTP_JOBS_AHEAD);
     const browserQueue = queueOf(
         keys.browserQueue,
         'browser',

@@ -35,7 +35,7 @@ describe('parseConfig', () => {
         const defaults: Partial<Config> = {
             site: 'demo-shop',
             startUrls: [],
-            maxConcurrency: 20,
+            maxConcurrency: undefined,
             browserConcurrency: undefined,
             parseWorkers: undefined,
             maxRequests: undefined,
@@ -194,7 +194,7 @@ describe('parseConfig', () => {
     });
 
     it('treats an empty environment variable as unset', () => {
-        assert.equal(parse([], { DRAGNET_MAX_CONCURRENCY: '', DRAGNET_SITE: '' }).maxConcurrency, 20);
+        assert.equal(parse([], { DRAGNET_MAX_CONCURRENCY: '', DRAGNET_SITE: '' }).maxConcurrency, undefined);
         assert.equal(parse([], { DRAGNET_SITE: '' }).site, 'demo-shop');
     });
 
@@ -336,7 +336,7 @@ describe('helpText', () => {
     });
 
     it('shows the defaults', () => {
-        assert.match(text, /^ {2}--max-concurrency .*default: 20/m);
+        assert.match(text, /^ {2}--max-concurrency .*default: none: the width is found, from 20 up to 2000/m);
         assert.match(text, /^ {2}--site .*default: demo-shop/m);
         assert.match(text, /^ {2}--storage-dir .*default: \.\/storage/m);
     });

@@ -21,14 +21,28 @@
  * it moves, so a cut one worker sees the need for slows every worker, and a worker that joins
  * starts where the fleet is.
  */
-import type { ConcurrencyDecision, DomainConcurrency } from '../../vocabulary/report.js';
+import type { ConcurrencyDecision, ConcurrencyReason, DomainConcurrency } from '../../vocabulary/report.js';
+import type { MachineShortage } from './machineRoom.js';
 import { DomainState, type Outcome, type DomainAttempt } from './domainState.js';
 import type { FailureClass } from '../../vocabulary/failure.js';
 import { classifyStatus } from '../failures/failures.js';
 
 export interface ConcurrencyControllerOptions {
-    /** Most requests in flight per domain: the stage's max concurrency. Every domain starts here. */
+    /** Most requests in flight per domain: the stage's max concurrency, or the ceiling of a width found. */
     maxConcurrency: number;
+    /**
+     * Where every domain starts. Below the maximum, the controller finds the width: until the domain's
+     * errors first climb, a clean window multiplies its limit by `growthFactor` (see `adjust`).
+     * Default: maxConcurrency.
+     */
+    startConcurrency?: number;
+    /** A clean window's limit times this, until the domain's errors first climb. Default: 1.5. */
+    growthFactor?: number;
+    /**
+     * What this machine is short of (machineRoom.ts), asked before a limit is raised: a crawl that
+     * has used up the CPU or memory gains nothing from more requests in flight. Default: never short.
+     */
+    machineShortage?: () => MachineShortage | undefined;
     /** Fewest requests in flight per domain. Default: 1. */
     minConcurrency?: number;
     /**
@@ -37,7 +51,10 @@ export interface ConcurrencyControllerOptions {
      * Default: 1000 ms.
      */
     intervalMs?: number;
-    /** Added to the limit after a clean window. Default: 1. */
+    /**
+     * Added to the limit after a clean window once the domain's errors have climbed (at least; from
+     * 100 in flight on, 2% of the limit). Default: 1.
+     */
     increaseStep?: number;
     /** The limit is multiplied by this when errors climb. Default: 0.75. */
     decreaseFactor?: number;
@@ -78,6 +95,7 @@ export interface FleetLimits {
 /** The options' defaults, in one place. */
 export const CONCURRENCY_DEFAULTS = {
     minConcurrency: 1,
+    growthFactor: 1.5,
     intervalMs: 1000,
     increaseStep: 1,
     decreaseFactor: 0.75,
@@ -99,6 +117,13 @@ const USED_SHARE_TO_RAISE = 0.8;
 /** A domain's limit counts for the pool while it had an outcome within this many intervals. */
 const ACTIVE_INTERVALS = 3;
 
+/**
+ * Once a domain's errors have climbed, a clean window adds this share of its limit (at least
+ * `increaseStep`): near the ceiling it knows, the limit creeps, but +1 a window at 1,000 in flight
+ * would take an hour to come back from a cut.
+ */
+const CREEP_SHARE = 0.02;
+
 /** A fetch under way: its domain, and what its window needs to know of it. */
 interface Attempt extends DomainAttempt {
     domain: string;
@@ -106,12 +131,17 @@ interface Attempt extends DomainAttempt {
 
 export class ConcurrencyController {
     readonly maxConcurrency: number;
-    private readonly options: Required<Omit<ConcurrencyControllerOptions, 'now'>>;
+    private readonly options: Required<
+        Omit<ConcurrencyControllerOptions, 'now' | 'startConcurrency' | 'machineShortage'>
+    >;
+    private readonly startConcurrency: number;
+    private readonly machineShortage: () => MachineShortage | undefined;
     private readonly now: () => number;
     private readonly domains = new Map<string, DomainState>();
     private readonly attempts = new WeakMap<object, Attempt>();
     private readonly recent: ConcurrencyDecision[] = [];
     private readonly listeners = new Set<(poolLimit: number) => void>();
+    private readonly decisionListeners = new Set<(decision: ConcurrencyDecision) => void>();
     private lastPoolLimit: number;
 
     /** `fleet`: the limits of a fleet this process is a worker of; without one, the limits are this process's. */
@@ -121,19 +151,25 @@ export class ConcurrencyController {
     ) {
         this.options = { ...CONCURRENCY_DEFAULTS, ...definedOnly(options), maxConcurrency: options.maxConcurrency };
         this.now = options.now ?? Date.now;
+        this.machineShortage = options.machineShortage ?? (() => undefined);
         const { maxConcurrency, minConcurrency, decreaseFactor, lowThreshold, highThreshold } = this.options;
+        this.startConcurrency = options.startConcurrency ?? maxConcurrency;
         if (!(Number.isInteger(maxConcurrency) && maxConcurrency >= 1))
             throw new RangeError('maxConcurrency must be a whole number >= 1');
         if (!(Number.isInteger(minConcurrency) && minConcurrency >= 1 && minConcurrency <= maxConcurrency)) {
             throw new RangeError('minConcurrency must be a whole number between 1 and maxConcurrency');
         }
         if (!(decreaseFactor > 0 && decreaseFactor < 1)) throw new RangeError('decreaseFactor must be between 0 and 1');
+        if (!(this.options.growthFactor > 1)) throw new RangeError('growthFactor must be more than 1');
+        const start = this.startConcurrency;
+        if (!(Number.isInteger(start) && start >= minConcurrency && start <= maxConcurrency))
+            throw new RangeError('startConcurrency must be a whole number between minConcurrency and maxConcurrency');
         if (!(this.options.latencyTolerance >= 1)) throw new RangeError('latencyTolerance must be 1 or more');
         if (!(lowThreshold >= 0 && lowThreshold <= highThreshold && highThreshold <= 1)) {
             throw new RangeError('thresholds must satisfy 0 <= lowThreshold <= highThreshold <= 1');
         }
         this.maxConcurrency = maxConcurrency;
-        this.lastPoolLimit = maxConcurrency;
+        this.lastPoolLimit = this.startConcurrency;
         fleet?.onChange((domain, limit) => this.takeOn(domain, limit));
     }
 
@@ -187,13 +223,19 @@ export class ConcurrencyController {
             if (!latest || state.lastOutcomeAt > latest.lastOutcomeAt) latest = state;
         }
         // Between rounds nothing is in flight: the next round starts where the last domain fetched from left off.
-        return active ?? latest?.limit ?? this.maxConcurrency;
+        return active ?? latest?.limit ?? this.startConcurrency;
     }
 
     /** Calls `listener` with the new pool limit whenever it changes; returns the unsubscribe function. */
     onPoolLimit(listener: (poolLimit: number) => void): () => void {
         this.listeners.add(listener);
         return () => this.listeners.delete(listener);
+    }
+
+    /** Calls `listener` with every change of a domain's limit; returns the unsubscribe function. */
+    onDecision(listener: (decision: ConcurrencyDecision) => void): () => void {
+        this.decisionListeners.add(listener);
+        return () => this.decisionListeners.delete(listener);
     }
 
     /** The recent decisions, oldest first (at most `maxDecisions`). */
@@ -231,6 +273,7 @@ export class ConcurrencyController {
         if (tooManyErrors || state.blocks > highThreshold * judged) {
             if (tooManyErrors) state.ambient.cut(state.limit);
             this.change(domain, state, Math.max(minConcurrency, Math.floor(state.limit * decreaseFactor)), {
+                reason: tooManyErrors ? 'errors' : 'blocks',
                 errorRate,
                 blockRate,
                 now,
@@ -239,7 +282,7 @@ export class ConcurrencyController {
         }
         const undoTo = state.ambient.judgeTrial(lowThreshold);
         if (undoTo !== undefined) {
-            this.change(domain, state, Math.max(state.limit, undoTo), { errorRate, blockRate, now });
+            this.change(domain, state, Math.max(state.limit, undoTo), { reason: 'ambient', errorRate, blockRate, now });
             return;
         }
         if (state.samples < minSamples || now - state.windowStart < intervalMs) return;
@@ -250,11 +293,21 @@ export class ConcurrencyController {
         const baseline = state.baseline();
         const queueing =
             latency !== null && baseline !== undefined && latency > this.options.latencyTolerance * baseline;
-        const raised =
-            clean && used && !queueing ? Math.min(this.maxConcurrency, state.limit + increaseStep) : state.limit;
-        // Neither clean nor bad enough (or the limit unused, or responses
-        // slowing): hold it, and judge it again over a fresh window.
-        this.change(domain, state, raised, { errorRate, blockRate, now });
+        if (clean && used && queueing) state.heldBack.latency += 1;
+        const shortage = clean && used && !queueing && state.limit < this.maxConcurrency && this.machineShortage();
+        if (shortage) state.heldBack[shortage] += 1;
+        // Neither clean nor bad enough (or the limit unused, responses slowing, the machine full):
+        // hold it, and judge it again over a fresh window.
+        const raise = clean && used && !queueing && !shortage;
+        // Until the domain's errors first climb, the width is growing toward a ceiling not known
+        // yet: a latency-bound site (20 in flight at 2.5 s a page) needs hundreds, which +1 a window
+        // would take most of an hour to reach. After, the limit creeps back toward where they climbed.
+        const step =
+            state.decreases === 0
+                ? Math.ceil(state.limit * (this.options.growthFactor - 1))
+                : Math.floor(state.limit * CREEP_SHARE);
+        const raised = raise ? Math.min(this.maxConcurrency, state.limit + Math.max(increaseStep, step)) : state.limit;
+        this.change(domain, state, raised, { reason: 'clean', errorRate, blockRate, now });
     }
 
     /** The fleet's limit for a domain, within this worker's bounds: it starts a new window, as a change here does. */
@@ -270,7 +323,7 @@ export class ConcurrencyController {
     /** Where a domain starts: at the fleet's limit in a fleet that has one, else at the maximum. */
     private startingLimit(domain: string): number {
         const fleetLimit = this.fleet?.known(domain);
-        return fleetLimit === undefined ? this.maxConcurrency : this.bounded(fleetLimit);
+        return fleetLimit === undefined ? this.startConcurrency : this.bounded(fleetLimit);
     }
 
     /** A fleet's limit within this worker's bounds (its maximum may be lower than another's). */
@@ -283,7 +336,12 @@ export class ConcurrencyController {
         domain: string,
         state: DomainState,
         to: number,
-        { errorRate, blockRate, now }: { errorRate: number; blockRate: number; now: number },
+        {
+            reason,
+            errorRate,
+            blockRate,
+            now,
+        }: { reason: ConcurrencyReason; errorRate: number; blockRate: number; now: number },
     ): void {
         if (to !== state.limit) {
             this.fleet?.propose(domain, state.limit, to);
@@ -292,6 +350,7 @@ export class ConcurrencyController {
                 domain,
                 from: state.limit,
                 to,
+                reason,
                 errorRate: round(errorRate),
                 blockRate: round(blockRate),
                 samples: state.samples,
@@ -304,6 +363,7 @@ export class ConcurrencyController {
     private record(decision: ConcurrencyDecision): void {
         this.recent.push(decision);
         if (this.recent.length > this.options.maxDecisions) this.recent.shift();
+        for (const listener of this.decisionListeners) listener(decision);
     }
 
     private notify(): void {

@@ -47,6 +47,8 @@ export class DomainState {
     /** Most fetches in flight at once during the window. */
     peakInFlight = 0;
     lastOutcomeAt = 0;
+    /** Clean windows not raised, by what held the limit (see `DomainConcurrency`). */
+    readonly heldBack = { latency: 0, cpu: 0, memory: 0 };
     /** Which errors are ambient, and the trial of the last cut for errors. */
     readonly ambient = new AmbientErrors();
     /** Times to a usable response in the window, ms. */
@@ -125,6 +127,6 @@ export class DomainState {
     /** The limit and its history in brief, for the summary and the metrics. */
     report(): DomainConcurrency {
         const { limit, increases, decreases, lowest, highest } = this;
-        return { limit, increases, decreases, lowest, highest };
+        return { limit, increases, decreases, lowest, highest, heldBack: { ...this.heldBack } };
     }
 }

@@ -318,6 +318,11 @@ export class JobQueue implements FrontierQueue {
         await this.queue.close();
     }
 
+    /** Takes up to `jobs` jobs at once from now on: the crawler's slots and the few ahead of them. */
+    setPrefetch(jobs: number): void {
+        this.worker.concurrency = Math.max(1, jobs);
+    }
+
     /** Empties the queue in Redis (refused by BullMQ while a job is active). */
     async clear(): Promise<void> {
         await this.queue.obliterate();

@@ -18,6 +18,7 @@ import {
     type Series,
 } from './charts.js';
 import { proxySection, proxyTierChart, sessionTables } from './proxyTables.js';
+import { concurrencyTables } from './concurrencyTables.js';
 import { REPORT_CSS } from './reportStyle.js';
 import { percent, summaryTables } from './reportTables.js';
 import { usedProxies } from '../summary.js';
@@ -60,7 +61,11 @@ export function runStatus(summary: ReportSummary): RunStatus {
 export function renderReport(summary: ReportSummary, timeline: TimelinePoint[]): string {
     const status = runStatus(summary);
     const title = `dragnet · ${summary.site} · ${status}`;
-    const tables = [...summaryTables(summary), ...(usedProxies(summary.proxies) ? [] : sessionTables(summary.proxies))];
+    const tables = [
+        ...summaryTables(summary),
+        ...concurrencyTables(summary),
+        ...(usedProxies(summary.proxies) ? [] : sessionTables(summary.proxies)),
+    ];
     return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

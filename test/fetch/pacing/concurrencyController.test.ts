@@ -198,6 +198,7 @@ over the threshold, without waiting for more outcomes`, () => {
             decreases: 2,
             lowest: 2,
             highest: 4,
+            heldBack: { latency: 0, cpu: 0, memory: 0 },
         });
     });
 
