@@ -74,7 +74,14 @@ async function runScript(name: string): Promise<CaseReport[]> {
     return scriptCases(output);
 }
 
-function parseOptions(argv: string[]): { suites: string[]; options: BenchOptions; against?: string; help: boolean } {
+function parseOptions(argv: string[]): {
+    suites: string[];
+    options: BenchOptions;
+    /** Whether `--runs` was given: if not, a suite's own `defaultRuns` holds. */
+    runsGiven: boolean;
+    against?: string;
+    help: boolean;
+} {
     const { values, positionals } = parseArgs({
         args: argv,
         allowPositionals: true,
@@ -85,6 +92,9 @@ function parseOptions(argv: string[]): { suites: string[]; options: BenchOptions
             'page-weight': { type: 'string', default: 'real' },
             against: { type: 'string' },
             'dragnet-only': { type: 'boolean', default: false },
+            scale: { type: 'string', default: '1' },
+            'max-concurrency': { type: 'string' },
+            baselines: { type: 'boolean', default: false },
             help: { type: 'boolean', short: 'h', default: false },
         },
     });
@@ -93,6 +103,11 @@ function parseOptions(argv: string[]): { suites: string[]; options: BenchOptions
     const products = values.products?.split(',').map((size) => Number(size.replace(/_/g, '')));
     if (products?.some((size) => !Number.isInteger(size) || size < 1))
         throw new UsageError('--products must be whole numbers >= 1, comma-separated');
+    const scale = Number(values.scale);
+    if (!(scale > 0)) throw new UsageError('--scale must be a number > 0');
+    const maxConcurrency = values['max-concurrency'] === undefined ? undefined : Number(values['max-concurrency']);
+    if (maxConcurrency !== undefined && !(Number.isInteger(maxConcurrency) && maxConcurrency >= 1))
+        throw new UsageError('--max-concurrency must be a whole number >= 1');
     const pageWeight = values['page-weight'];
     if (pageWeight !== 'real' && pageWeight !== 'light') throw new UsageError('--page-weight must be real or light');
     return {
@@ -103,7 +118,11 @@ function parseOptions(argv: string[]): { suites: string[]; options: BenchOptions
             large: values.large ?? false,
             pageWeight,
             dragnetOnly: values['dragnet-only'] ?? false,
+            scale,
+            maxConcurrency,
+            baselines: values.baselines ?? false,
         },
+        runsGiven: values.runs !== undefined,
         against: values.against,
         help: values.help ?? false,
     };
@@ -114,7 +133,8 @@ class UsageError extends Error {}
 async function help(entries: Entry[]): Promise<string> {
     const lines = [
         'usage: npm run bench [-- <suite> ...] [--runs N] [--products N,N] ' +
-            '[--large] [--page-weight real|light] [--against REV] [--dragnet-only]',
+            '[--large] [--page-weight real|light] [--against REV] [--dragnet-only] ' +
+            '[--scale X] [--max-concurrency N] [--baselines]',
         '',
         'suites (* = run when none is named):',
     ];
@@ -128,7 +148,10 @@ async function help(entries: Entry[]): Promise<string> {
                   `defaults (no defineSuite); for its flags: npx tsx bench/${name}.ts`;
         lines.push(`  ${description}`);
     }
-    lines.push('', '--runs N        runs of each crawler per case (default 3); medians are reported');
+    lines.push(
+        '',
+        "--runs N        runs of each crawler per case (default 3, or the suite's own); medians are reported",
+    );
     lines.push("--products N,N  shop sizes instead of the suites' defaults");
     lines.push("--large         the suites' large sizes (slow)");
     lines.push(
@@ -141,6 +164,9 @@ async function help(entries: Entry[]): Promise<string> {
     lines.push(
         '--dragnet-only  the cpu and latency suites leave out plain Crawlee and Scrapy: a cheaper A/B with --against',
     );
+    lines.push('--scale X       the seed suite at a share of its 400,000 products (default 1; 0.1 is 40,000)');
+    lines.push("--max-concurrency N  the seed suite's ceiling for dragnet (default: none, dragnet's own width)");
+    lines.push('--baselines     the seed suite also runs Scrapy and plain Crawlee above --scale 0.1 (hours)');
     lines.push(
         '',
         "Each suite's result replaces bench/results/<suite>.json " +
@@ -154,7 +180,7 @@ async function help(entries: Entry[]): Promise<string> {
 }
 
 async function main(): Promise<void> {
-    const { suites: named, options, against, help: wantsHelp } = parseOptions(process.argv.slice(2));
+    const { suites: named, options, runsGiven, against, help: wantsHelp } = parseOptions(process.argv.slice(2));
     const entries = await discover();
     if (wantsHelp) {
         process.stdout.write(await help(entries));
@@ -178,15 +204,20 @@ async function main(): Promise<void> {
     const checkout = against === undefined ? undefined : checkOutAgainst(against);
     options.against = checkout?.crawler;
     try {
-        await runChosen(chosen, options);
+        await runChosen(chosen, options, runsGiven);
     } finally {
         checkout?.remove();
     }
 }
 
-async function runChosen(chosen: Array<{ name: string; suite?: Suite }>, options: BenchOptions): Promise<void> {
+async function runChosen(
+    chosen: Array<{ name: string; suite?: Suite }>,
+    given: BenchOptions,
+    runsGiven: boolean,
+): Promise<void> {
     const tables: string[] = [];
     for (const { name, suite } of chosen) {
+        const options = !runsGiven && suite?.defaultRuns ? { ...given, runs: suite.defaultRuns } : given;
         // A script gets none of the flags: its result is its defaults', and never an A/B.
         const result = startResult(projectRoot, name, suite ? options : undefined);
         if (!suite) {

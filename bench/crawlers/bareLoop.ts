@@ -66,11 +66,13 @@ const timeLimit = setTimeout(() => {
     reportAndExit({ ...measurement.stop(), crawlerPages: -1, items: -1, finished: false });
 }, crawlerCase.timeLimitSec * 1000);
 
+const width = crawlerCase.maxConcurrency;
+if (width === undefined) throw new Error('the bare loop has no width of its own: give the case maxConcurrency');
 let crawled = 0;
 await new Promise<void>((resolve, reject) => {
     let active = 0;
     const startMore = () => {
-        while (active < crawlerCase.maxConcurrency && queue.length > 0) {
+        while (active < width && queue.length > 0) {
             active += 1;
             crawlPage(queue.shift()!).then(() => {
                 active -= 1;

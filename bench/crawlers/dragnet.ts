@@ -1,7 +1,7 @@
 /**
  * Crawler child: dragnet's `crawl()` over the fixture shop, configured as `npm start` would be
  * (the CLI's defaults from src/options/options.ts, and its V8 heap setting from src/runtime/heapGrowth.ts) with the
- * case's concurrency, storage dir and flags, logs off and no Chromium (the bench shops have no
+ * case's concurrency (none: dragnet's own choice), start URLs, storage dir and flags, logs off and no Chromium (the bench shops have no
  * script-only pages), unless the case's `wire` asks for one to send with. Prints one CrawlerResult
  * line, with a few figures of the run summary (`dragnet`).
  *
@@ -20,7 +20,7 @@ import { crawl } from '../../src/run.js';
 import { requestStop } from '../../src/runtime/stopSignal.js';
 import { loadSite } from '../../src/site/sites.js';
 import { startMeasurement } from './measure.js';
-import { readCase, reportAndExit } from './protocol.js';
+import { readCase, reportAndExit, startUrlsOf } from './protocol.js';
 
 const crawlerCase = readCase();
 const { wire } = crawlerCase;
@@ -31,8 +31,8 @@ if (wire === 'chrome' && chromiumPath === undefined)
 // The environment is left out on purpose: a developer's .env or DRAGNET_* must not change the bench.
 const config = parseConfig(
     [
-        '--max-concurrency',
-        String(crawlerCase.maxConcurrency),
+        // None given: the width dragnet chooses itself, as `npm start` without the flag.
+        ...(crawlerCase.maxConcurrency === undefined ? [] : ['--max-concurrency', String(crawlerCase.maxConcurrency)]),
         '--storage-dir',
         crawlerCase.storageDir,
         '--log-level',
@@ -58,7 +58,7 @@ const { summary } = await crawl({
     ...crawlOptionsOf(config),
     // Loaded by name, as `npm start` loads it, so its pages go to parse workers where the machine has cores for them.
     site: await loadSite('demo-shop'),
-    startUrls: [`${crawlerCase.shopUrl}/`],
+    startUrls: startUrlsOf(crawlerCase),
     chromiumPath,
     log,
 });

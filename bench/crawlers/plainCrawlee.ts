@@ -9,7 +9,7 @@
  */
 import { CheerioCrawler, Configuration, createCheerioRouter, log, LogLevel } from 'crawlee';
 import { startMeasurement } from './measure.js';
-import { readCase, reportAndExit } from './protocol.js';
+import { readCase, reportAndExit, startUrlsOf } from './protocol.js';
 import { productFields, withoutQuery } from './plainShop.js';
 
 const crawlerCase = readCase();
@@ -48,7 +48,12 @@ const crawler: CheerioCrawler = new CheerioCrawler(
     { requestHandler: router, maxConcurrency: crawlerCase.maxConcurrency },
     crawlerCase.persistStorage === false ? new Configuration({ persistStorage: false }) : undefined,
 );
-const stats = await crawler.run([`${crawlerCase.shopUrl}/`]);
+// Given listing URLs (the seed suite), each is a listing page, labelled as the router's listings are.
+const stats = await crawler.run(
+    crawlerCase.startUrlsFile === undefined
+        ? startUrlsOf(crawlerCase)
+        : startUrlsOf(crawlerCase).map((url) => ({ url, label: 'CATEGORY' })),
+);
 clearTimeout(timeLimit);
 const measured = measurement.stop();
 const items = (await (await crawler.getDataset()).getInfo())?.itemCount ?? -1;

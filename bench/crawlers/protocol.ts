@@ -4,13 +4,26 @@
  * as the last line of its stdout. Nothing else is shared, so a crawler child depends on
  * nothing but the crawler it measures.
  */
+import { readFileSync } from 'node:fs';
 
 export interface CrawlerCase {
     /** The shop's origin, `http://127.0.0.1:PORT` (no trailing slash); the crawl starts at `/`. */
     shopUrl: string;
     /** An empty directory the crawl may write to; the parent removes it afterwards. */
     storageDir: string;
-    maxConcurrency: number;
+    /**
+     * The crawler's concurrency ceiling (dragnet's `--max-concurrency`, Crawlee's `maxConcurrency`,
+     * Scrapy's `CONCURRENT_REQUESTS`). Plain Crawlee and Scrapy need it; for dragnet, absent means
+     * no `--max-concurrency`: the width dragnet chooses itself.
+     */
+    maxConcurrency?: number;
+    /**
+     * A file of URLs to start from instead of the shop's `/`, one a line: the listing pages, given up
+     * front as a user who knows the site's page-number pattern would (the seed suite). A file, because
+     * 20,000 URLs do not fit in an argument (Linux's MAX_ARG_STRLEN is 128 KiB). Plain Crawlee and
+     * Scrapy handle each one as a listing page.
+     */
+    startUrlsFile?: string;
     /** The child stops measuring and exits after this many seconds, reporting `finished: false`. */
     timeLimitSec: number;
     /** Milliseconds between in-flight samples. */
@@ -151,6 +164,14 @@ export function readCase(): CrawlerCase {
     const json = process.argv[2];
     if (!json) throw new Error('usage: crawler child <case as JSON>');
     return JSON.parse(json) as CrawlerCase;
+}
+
+/** The URLs a crawl starts from: the case's `startUrlsFile`, one a line, or the shop's `/`. */
+export function startUrlsOf(crawlerCase: CrawlerCase): string[] {
+    if (crawlerCase.startUrlsFile === undefined) return [`${crawlerCase.shopUrl}/`];
+    return readFileSync(crawlerCase.startUrlsFile, 'utf8')
+        .split('\n')
+        .filter((line) => line !== '');
 }
 
 /** Prints the result as the last stdout line and exits once it is written (the crawl may still hold timers). */

@@ -34,9 +34,23 @@ def text(selection):
 class ShopSpider(scrapy.Spider):
     name = 'shop'
 
-    def __init__(self, shop_url, **kwargs):
+    def __init__(self, shop_url, start_urls_file=None, **kwargs):
         super().__init__(**kwargs)
         self.start_urls = [f'{shop_url}/']
+        self.start_urls_file = start_urls_file
+
+    def start_requests(self):
+        """
+        The shop's home, or the listing pages the case's startUrlsFile lists (one URL a line), each
+        handled as a listing, read lazily as Scrapy asks for more start requests.
+        """
+        if self.start_urls_file is None:
+            yield from super().start_requests()
+            return
+        with open(self.start_urls_file, encoding='utf8') as lines:
+            for line in lines:
+                if line.strip():
+                    yield scrapy.Request(line.strip(), callback=self.parse_listing)
 
     def parse(self, response):
         yield from response.follow_all(css='a.category-link', callback=self.parse_listing)
@@ -98,7 +112,7 @@ def main():
         report_and_exit({**measurement.stop(), 'crawlerPages': -1, 'items': -1, 'finished': False})
 
     reactor.callLater(crawler_case['timeLimitSec'] - measurement.elapsed_sec(), on_time_limit)
-    process.crawl(crawler, shop_url=crawler_case['shopUrl'])
+    process.crawl(crawler, shop_url=crawler_case['shopUrl'], start_urls_file=crawler_case.get('startUrlsFile'))
     process.start()  # returns once the crawl is done, its feed closed, and the reactor stopped
     measured = measurement.stop()
 

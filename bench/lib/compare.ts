@@ -142,12 +142,13 @@ export interface RunsSummary<K extends string> {
 
 /**
  * Medians over the successful runs of one crawler. `metrics` picks the numbers to take medians
- * of; `details` adds per-run fields that are reported but not aggregated (series, flags).
+ * of; `details` adds per-run fields that are reported but not aggregated (series, flags). A suite
+ * whose records carry more than a RunRecord (the seed suite's) gets its own type back in both.
  */
-export function summarizeRuns<K extends string>(
-    records: readonly RunRecord[],
-    metrics: (record: RunRecord & { outcome: { ok: true } }) => Record<K, number | null>,
-    details: (record: RunRecord & { outcome: { ok: true } }) => Record<string, unknown> = () => ({}),
+export function summarizeRuns<K extends string, R extends RunRecord = RunRecord>(
+    records: readonly R[],
+    metrics: (record: R & { outcome: { ok: true } }) => Record<K, number | null>,
+    details: (record: R & { outcome: { ok: true } }) => Record<string, unknown> = () => ({}),
 ): RunsSummary<K> {
     const runs: RunsSummary<K>['runs'] = [];
     const values = new Map<K, number[]>();
@@ -156,7 +157,7 @@ export function summarizeRuns<K extends string>(
             runs.push({ run: record.run, error: record.outcome.error, peakRssMb: record.outcome.peakRssMb });
             continue;
         }
-        const ok = record as RunRecord & { outcome: { ok: true } };
+        const ok = record as R & { outcome: { ok: true } };
         const picked = metrics(ok);
         for (const [name, value] of Object.entries(picked) as [K, number | null][]) {
             if (!values.has(name)) values.set(name, []);

@@ -80,6 +80,9 @@ export function startResult(
                       products: options.products ?? null,
                       large: options.large,
                       pageWeight: options.pageWeight,
+                      // The seed suite's flags, recorded only when given, as the command shows them.
+                      ...(options.scale !== 1 ? { scale: options.scale } : {}),
+                      ...(options.maxConcurrency !== undefined ? { maxConcurrency: options.maxConcurrency } : {}),
                   }
                 : null,
             startedAt,

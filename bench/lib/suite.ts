@@ -30,6 +30,18 @@ export interface BenchOptions {
      * without the plain Crawlee and Scrapy baselines. Default: false.
      */
     dragnetOnly: boolean;
+    /**
+     * `--scale X`: the seed suite's size as a share of its full one (400,000 products, 20,000
+     * listing pages); 0.1 is a tenth. Default: 1.
+     */
+    scale: number;
+    /**
+     * `--max-concurrency N`: the seed suite's ceiling for dragnet. Default: none, so dragnet
+     * runs with the width it chooses itself.
+     */
+    maxConcurrency?: number;
+    /** `--baselines`: the seed suite runs Scrapy and plain Crawlee at any scale, not only up to 0.1. Default: false. */
+    baselines: boolean;
 }
 
 export type { ResultCase as CaseReport, TableRow } from '../../src/authoring/benchmarkResults.js';
@@ -39,6 +51,8 @@ export interface Suite {
     description: string;
     /** Part of `npm run bench` with no suite named; keep such suites to a minute or two at their defaults. */
     runByDefault: boolean;
+    /** Its `--runs` when none is given, for a suite whose run is long. Default: 3. */
+    defaultRuns?: number;
     /** Runs every case, calling `report` once per case as soon as it is done. */
     run(options: BenchOptions, report: (result: CaseReport) => void): Promise<void>;
 }

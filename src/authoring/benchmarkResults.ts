@@ -31,7 +31,14 @@ export interface SuiteResult {
     /** The command that reproduces this result: the suite named alone, with the flags that shaped it. */
     command: string;
     /** The flags as the suite saw them. A standalone script runs with its own defaults: none. */
-    options: { runs: number; products: number[] | null; large: boolean; pageWeight: string } | null;
+    options: {
+        runs: number;
+        products: number[] | null;
+        large: boolean;
+        pageWeight: string;
+        scale?: number;
+        maxConcurrency?: number;
+    } | null;
     startedAt: string;
     finishedAt: string;
     machine: Machine;
@@ -53,6 +60,9 @@ export function commandFor(suite: string, options?: ResultOptions): string {
               ...(options.products ? [`--products ${options.products.join(',')}`] : []),
               ...(options.large ? ['--large'] : []),
               ...(options.pageWeight !== 'real' ? [`--page-weight ${options.pageWeight}`] : []),
+              ...(options.scale !== undefined && options.scale !== 1 ? [`--scale ${options.scale}`] : []),
+              ...(options.maxConcurrency !== undefined ? [`--max-concurrency ${options.maxConcurrency}`] : []),
+              ...(options.baselines ? ['--baselines'] : []),
               `--runs ${options.runs}`,
           ]
         : [];
@@ -75,6 +85,12 @@ export interface ResultOptions {
     products?: number[];
     large: boolean;
     pageWeight: string;
+    /** `--scale`: the seed suite's share of its full size. Default 1. */
+    scale?: number;
+    /** `--max-concurrency`: the seed suite's ceiling for dragnet, when given. */
+    maxConcurrency?: number;
+    /** `--baselines`: the seed suite runs Scrapy and plain Crawlee at any scale. */
+    baselines?: boolean;
 }
 
 export async function readResult(path: string): Promise<SuiteResult> {

@@ -36,7 +36,7 @@ import {
     unavailablePage,
 } from './pages.js';
 import { dressingFor } from './dressing.js';
-import { resolveOptions, type ShopOptions } from './shopOptions.js';
+import { resolveOptions, responseDelayMs, type ShopOptions } from './shopOptions.js';
 import {
     productLastmod,
     SHOP_SITEMAP_PATHS,
@@ -289,7 +289,7 @@ export async function startShop(options: ShopOptions = {}): Promise<Shop> {
             serving += 1;
             res.once('close', () => (serving -= 1));
         }
-        if (resolved.latencyMs > 0) await sleep(resolved.latencyMs);
+        if (resolved.latencyMs > 0) await sleep(responseDelayMs(resolved));
         // The client gave up or the shop closed while we slept: nothing to answer, nothing to count.
         if (req.socket.destroyed) return;
         const reply = route(req.method ?? 'GET', url, req.headers);

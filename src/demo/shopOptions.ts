@@ -76,6 +76,13 @@ export interface ShopOptions {
     /** Delay before every response, in milliseconds (not before `/__stats`). Default: 0. */
     latencyMs?: number;
     /**
+     * Spread of `latencyMs`, as a share of it: each response waits a delay drawn uniformly from
+     * `latencyMs * (1 ± latencyJitter)` (0.1: 2,500 ms becomes 2,250..2,750 ms), as a real site's
+     * times vary, so requests started together do not all come back in the same instant. Between 0
+     * and 1. Default: 0 (every response waits `latencyMs` exactly).
+     */
+    latencyJitter?: number;
+    /**
      * After this many product pages have been served, the shop "redesigns" its product page:
      * the title moves to `h1.product-name`, so a selector written for the old layout finds
      * nothing — layout drift. Default: never.
@@ -117,6 +124,7 @@ export function resolveOptions(options: ShopOptions): ResolvedOptions {
         notFoundLinks: options.notFoundLinks ?? 5,
         persistentFailures: options.persistentFailures ?? 0,
         latencyMs: options.latencyMs ?? 0,
+        latencyJitter: options.latencyJitter ?? 0,
         redesignAfter: options.redesignAfter ?? Infinity,
     };
     const counts = ['products', 'notFoundLinks', 'persistentFailures', 'latencyMs'] as const;
@@ -133,7 +141,7 @@ export function resolveOptions(options: ShopOptions): ResolvedOptions {
         if (!Number.isInteger(resolved[name]) || resolved[name] < 1)
             throw new RangeError(`shop option ${name} must be a whole number >= 1`);
     }
-    for (const name of ['scriptOnlyRate', 'transientFailureRate'] as const) {
+    for (const name of ['scriptOnlyRate', 'transientFailureRate', 'latencyJitter'] as const) {
         if (!(resolved[name] >= 0 && resolved[name] <= 1))
             throw new RangeError(`shop option ${name} must be between 0 and 1`);
     }
@@ -153,4 +161,15 @@ export function resolveOptions(options: ShopOptions): ResolvedOptions {
         if (status !== 429 && status !== 503) throw new RangeError('shop option retryAfter.status must be 429 or 503');
     }
     return resolved;
+}
+
+/**
+ * A response's delay: `latencyMs`, spread by `latencyJitter`. Math.random, not the seed: which request
+ * gets which delay depends on arrival order anyway, which no seed fixes.
+ */
+export function responseDelayMs({
+    latencyMs,
+    latencyJitter,
+}: Pick<ResolvedOptions, 'latencyMs' | 'latencyJitter'>): number {
+    return latencyJitter === 0 ? latencyMs : latencyMs * (1 + latencyJitter * (2 * Math.random() - 1));
 }

@@ -20,7 +20,14 @@ import {
 import { commandFor, readResult, readResults } from '../../src/authoring/benchmarkResults.js';
 import type { BenchOptions } from '../../bench/lib/suite.js';
 
-const options: BenchOptions = { runs: 3, large: false, pageWeight: 'real', dragnetOnly: false };
+const options: BenchOptions = {
+    runs: 3,
+    large: false,
+    pageWeight: 'real',
+    dragnetOnly: false,
+    scale: 1,
+    baselines: false,
+};
 const dirs: string[] = [];
 after(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 
@@ -41,6 +48,11 @@ describe('commandFor', () => {
             commandFor('latency', { ...options, large: true, pageWeight: 'light' }),
             'npm run -s bench -- latency --large --page-weight light --runs 3',
         );
+        assert.equal(
+            commandFor('seed', { ...options, runs: 1, scale: 0.1, maxConcurrency: 200 }),
+            'npm run -s bench -- seed --scale 0.1 --max-concurrency 200 --runs 1',
+        );
+        assert.equal(commandFor('seed', { ...options, runs: 1 }), 'npm run -s bench -- seed --runs 1');
     });
 
     it('gives a script, which takes no flags, its name alone', () => {

@@ -219,6 +219,19 @@ test('latencyMs delays every response', async (t) => {
     assert.ok(performance.now() - started >= 140, 'the response took the latency');
 });
 
+test('latencyJitter spreads the delay within latencyMs * (1 ± latencyJitter)', async (t) => {
+    const shop = await openShop(t, { products: 10, latencyMs: 200, latencyJitter: 0.5 });
+    const took = await Promise.all(
+        Array.from({ length: 8 }, async () => {
+            const started = performance.now();
+            assert.equal((await get(shop, '/')).status, 200);
+            return performance.now() - started;
+        }),
+    );
+    assert.ok(Math.min(...took) >= 90, `no response came before 100 ms: ${took}`);
+    assert.ok(Math.max(...took) - Math.min(...took) > 5, `the delays differ: ${took}`);
+});
+
 test('rateLimit refuses, at once and counted, the requests beyond maxConcurrent in progress', async (t) => {
     const shop = await openShop(t, { products: 10, latencyMs: 150, rateLimit: { maxConcurrent: 2 } });
     const started = performance.now();
@@ -295,6 +308,7 @@ test('bad options are refused', async () => {
     await assert.rejects(startShop({ products: -1 }), RangeError);
     await assert.rejects(startShop({ categories: 0 }), RangeError);
     await assert.rejects(startShop({ scriptOnlyRate: 1.5 }), RangeError);
+    await assert.rejects(startShop({ latencyJitter: -0.1 }), RangeError);
     await assert.rejects(startShop({ rateLimit: { maxConcurrent: 0 } }), RangeError);
     await assert.rejects(startShop({ pageWeight: 'heavy' as never }), RangeError);
 });
