@@ -186,7 +186,7 @@ export async function buildPipeline(stores: RunStores, options: RunOptions): Pro
                     ...stageOptions,
                     queue: browserQueue,
                     pages: browserPages({ limit: options.browserConcurrency, memoryMb: options.memoryMb }),
-                    siteHosts: [...startUrls.map((url) => new URL(url).hostname), ...allowedDomains],
+                    siteHosts: [...new Set(startUrls.map((url) => new URL(url).hostname)), ...allowedDomains],
                     executablePath,
                     waitForTimeoutMillis: browserWaitSecs * 1000,
                 }),

@@ -32,7 +32,12 @@ export async function runRounds(pipeline: Pipeline): Promise<Ran> {
     // A recrawl's known pages first: a start URL the last run fetched is one of them, asked conditionally.
     const notDue = await seedKnownPages(pipeline.stores, frontier, options.revisit ?? {}, log);
     await frontier.enqueue(startUrls.map((url) => ({ url })));
-    log.info({ site: site.name, startUrls, storageDir: options.storageDir }, `crawling ${site.name}`);
+    // A crawl given 20,000 listing URLs logs a few of them and how many, not a line of a megabyte.
+    const shown = startUrls.slice(0, SHOWN_START_URLS);
+    log.info(
+        { site: site.name, startUrls: shown, startUrlCount: startUrls.length, storageDir: options.storageDir },
+        `crawling ${site.name} from ${startUrls.length} start URL${startUrls.length === 1 ? '' : 's'}`,
+    );
     const sitemaps = seedSitemaps(pipeline, startUrls, notDue);
 
     const monitors = await startMonitors(pipeline);
@@ -48,6 +53,9 @@ export async function runRounds(pipeline: Pipeline): Promise<Ran> {
     if (!stopped) await carryUnsettledPages(pipeline.stores, pipeline.stores.stats);
     return { stopped, timeline: monitors.timeline.points };
 }
+
+/** Start URLs named in the first log line; the rest are counted. */
+const SHOWN_START_URLS = 5;
 
 /** How long a round waits on a queue that is empty here and not yet finished elsewhere before asking again. */
 const IDLE_WAIT_MS = 250;
