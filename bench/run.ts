@@ -237,7 +237,8 @@ async function runChosen(
             });
             tables.push(formatTable(`bench ${name} (medians of ${options.runs} runs each)`, rows));
         }
-        const path = resultPath(projectRoot, name, suite ? options : undefined);
+        const variant = suite?.variant?.(options);
+        const path = resultPath(projectRoot, variant ? `${name}@${variant}` : name, suite ? options : undefined);
         await writeResult(path, result.finish(suite ? takeLeftOut() : []));
         process.stderr.write(`bench ${name}: wrote ${relative(projectRoot, path)}\n`);
     }

@@ -51,6 +51,12 @@ export interface Suite {
     description: string;
     /** Part of `npm run bench` with no suite named; keep such suites to a minute or two at their defaults. */
     runByDefault: boolean;
+    /**
+     * A result kept beside the suite's main one: `results/<suite>@<variant>.json`, with a block of its
+     * own on the benchmarks page (the seed suite's `--scale`, so its full run and the tenth's side by
+     * side are both kept). Undefined: the main one. Default: always the main one.
+     */
+    variant?(options: BenchOptions): string | undefined;
     /** Its `--runs` when none is given, for a suite whose run is long. Default: 3. */
     defaultRuns?: number;
     /** Runs every case, calling `report` once per case as soon as it is done. */

@@ -13,7 +13,7 @@ export function blockBegin(suite: string): string {
 }
 
 /** A begin marker, however its parenthesis reads, and the block up to its end marker. */
-const BLOCK = /<!-- bench: ([\w-]+)\b[^>]*-->\n([\s\S]*?)<!-- bench: end -->/g;
+const BLOCK = /<!-- bench: ([\w.@-]+)\b[^>]*-->\n([\s\S]*?)<!-- bench: end -->/g;
 
 /** One suite's block, markers included: its table and where it came from, or how to produce it. */
 export function renderSuiteBlock(suite: string, result: SuiteResult | undefined): string {
@@ -37,7 +37,7 @@ export function renderBenchmarkBlocks(
 /** The page with each generated block replaced by what the results give today; the rest left as it is. */
 export function updateBenchmarksPage(markdown: string, results: Readonly<Record<string, SuiteResult>>): string {
     const updated = markdown.replace(BLOCK, (_block, suite: string) => renderSuiteBlock(suite, results[suite]));
-    const begins = markdown.match(/<!-- bench: (?!end )[\w-]+/g)?.length ?? 0;
+    const begins = markdown.match(/<!-- bench: (?!end )[\w.@-]+/g)?.length ?? 0;
     const blocks = [...markdown.matchAll(BLOCK)].length;
     if (begins !== blocks)
         throw new Error(`docs/benchmarks.md: ${begins - blocks} block(s) without a \`${BLOCK_END}\``);
