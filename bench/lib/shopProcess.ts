@@ -14,6 +14,8 @@ const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
  * 400,000 real-weight products ~5 s (~450 MB); this is a hang.
  */
 const READY_TIMEOUT_MS = 60_000;
+/** A report of a long run (the seed's 16,000 in-flight samples) is a moment's work; this is a hang. */
+const REPORT_TIMEOUT_MS = 60_000;
 
 /** What the shop saw since it started. Times are `Date.now()` in the child (one machine, one clock). */
 export interface ShopReport {
@@ -85,7 +87,7 @@ export async function startReportingChild<M extends { type: 'ready' } | { type: 
         ready: ready as ReadyOf<M>,
         pid: child.pid!,
         async report() {
-            const answer = nextMessage<M>(child, 'report', 10_000);
+            const answer = nextMessage<M>(child, 'report', REPORT_TIMEOUT_MS);
             child.send({ type: 'report' });
             return ((await answer) as { report: ReportOf<M> }).report;
         },

@@ -20,7 +20,7 @@ export function renderSuiteBlock(suite: string, result: SuiteResult | undefined)
     const body = result
         ? measured(result)
         : [
-              `Not measured yet: \`${commandFor(suite)}\` writes \`bench/results/${suite}.json\`, ` +
+              `Not measured yet: \`${commandFor(suite)}\` writes its result to \`bench/results/\`, ` +
                   'and `npm run docs` puts its table here.',
           ];
     return [blockBegin(suite), ...body, BLOCK_END].join('\n');

@@ -80,8 +80,8 @@ describe('renderSuiteBlock', () => {
             renderSuiteBlock('render', undefined),
             [
                 blockBegin('render'),
-                'Not measured yet: `npm run -s bench -- render` writes ' +
-                    '`bench/results/render.json`, and `npm run docs` puts its table here.',
+                'Not measured yet: `npm run -s bench -- render` writes its result to ' +
+                    '`bench/results/`, and `npm run docs` puts its table here.',
                 '<!-- bench: end -->',
             ].join('\n'),
         );
