@@ -293,12 +293,13 @@ export class ConcurrencyController {
         const baseline = state.baseline();
         const queueing =
             latency !== null && baseline !== undefined && latency > this.options.latencyTolerance * baseline;
-        if (clean && used && queueing) state.heldBack.latency += 1;
-        const shortage = clean && used && !queueing && state.limit < this.maxConcurrency && this.machineShortage();
+        // A clean window that used the limit raises it, unless responses are slowing or the machine is
+        // full (counted as held back). Otherwise the limit holds, judged again over a fresh window.
+        const earned = clean && used;
+        if (earned && queueing) state.heldBack.latency += 1;
+        const shortage = earned && !queueing && state.limit < this.maxConcurrency && this.machineShortage();
         if (shortage) state.heldBack[shortage] += 1;
-        // Neither clean nor bad enough (or the limit unused, responses slowing, the machine full):
-        // hold it, and judge it again over a fresh window.
-        const raise = clean && used && !queueing && !shortage;
+        const raise = earned && !queueing && !shortage;
         // Until the domain's errors first climb, the width is growing toward a ceiling not known
         // yet: a latency-bound site (20 in flight at 2.5 s a page) needs hundreds, which +1 a window
         // would take most of an hour to reach. After, the limit creeps back toward where they climbed.
